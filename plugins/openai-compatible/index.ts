@@ -1,0 +1,14 @@
+import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugins/contract.js";
+import { openAICompatibleCodec } from "./codec.js";
+
+/** Any OpenAI-style chat-completions upstream: DeepSeek, Kimi, MiMo, GLM, OpenRouter, Mistral, Groq, vLLM, Ollama, llama.cpp… */
+export default definePlugin({
+  name: "openai-compatible",
+  apiVersion: PLUGIN_API_VERSION,
+  description: "OpenAI-style chat completions (reasoning_content / reasoning / reasoning_details)",
+  create(context) {
+    return {
+      invoke: (call) => context.http.send(openAICompatibleCodec, call),
+    };
+  },
+});

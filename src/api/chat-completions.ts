@@ -1,0 +1,121 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AssistantTurn } from "../carriers/turn-accumulator.js";
+import type { ChatService, TurnRun } from "../chat/chat-service.js";
+import type { GatewayOptions } from "../config/options.js";
+import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
+import type { StreamPart } from "../plugins/contract.js";
+import { readJsonBody } from "./read-body.js";
+import { sendJson } from "./respond.js";
+import { SseWriter } from "./sse.js";
+import { validateChatRequest } from "./validate-request.js";
+
+/** POST /v1/chat/completions, streaming and not (SPEC §7). */
+export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<void> {
+  const body = validateChatRequest(await readJsonBody(request, options.bodyLimit));
+  const stream = body.stream === true;
+  const abort = new AbortController();
+  response.on("close", () => {
+    if (!response.writableFinished) abort.abort();
+  });
+  const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+  const run = await chat.start(body, { sessionHeader, stream, signal: abort.signal });
+  const id = `chatcmpl-${run.turnId.slice(5)}`;
+  const created = Math.floor(Date.now() / 1000);
+  if (stream) {
+    await streamChunks(run, response, options, { id, created, includeUsage: (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true });
+  } else {
+    await respondWhole(run, response, id, created);
+  }
+}
+
+async function respondWhole(run: TurnRun, response: ServerResponse, id: string, created: number): Promise<void> {
+  try {
+    for await (const _part of run.parts) {
+      // the accumulator inside the run folds every part
+    }
+  } catch (error) {
+    run.fail(error);
+    throw asUpstreamFailure(error);
+  }
+  const turn = await run.complete();
+  sendJson(response, 200, completionBody(turn, run.model, id, created), { "x-session-id": run.sessionId });
+}
+
+export function completionBody(turn: AssistantTurn, model: string, id: string, created: number): object {
+  const message: Record<string, unknown> = { role: "assistant", content: turn.content.length > 0 || turn.toolCalls.length === 0 ? turn.content : null };
+  if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
+  if (turn.toolCalls.length > 0) message.tool_calls = turn.toolCalls;
+  return {
+    id,
+    object: "chat.completion",
+    created,
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: turn.finishReason }],
+    usage: turn.usage ?? null,
+  };
+}
+
+interface StreamShape {
+  id: string;
+  created: number;
+  includeUsage: boolean;
+}
+
+/**
+ * Relays parts as `chat.completion.chunk`s. The constant head of every chunk
+ * is serialised once; per part only the delta is stringified.
+ */
+async function streamChunks(run: TurnRun, response: ServerResponse, options: GatewayOptions, shape: StreamShape): Promise<void> {
+  const sse = new SseWriter(response, { "x-session-id": run.sessionId }, options.keepaliveSeconds);
+  const head = `{"id":${JSON.stringify(shape.id)},"object":"chat.completion.chunk","created":${shape.created},"model":${JSON.stringify(run.model)}`;
+  const chunk = (delta: string, finish: string | null = null) =>
+    `${head},"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? "null" : JSON.stringify(finish)}}]}`;
+  sse.data(chunk(`{"role":"assistant","content":""}`));
+  const toolIndexes = new Map<number, number>();
+  try {
+    for await (const part of run.parts) {
+      const delta = deltaOf(part, toolIndexes);
+      if (delta !== undefined) sse.data(chunk(delta));
+    }
+  } catch (error) {
+    run.fail(error);
+    const failure = asUpstreamFailure(error);
+    sse.data(JSON.stringify(toOpenAIError(failure)));
+    sse.end("data: [DONE]\n\n");
+    return;
+  }
+  const turn = await run.complete(); // durable before the client sees [DONE]
+  sse.data(chunk("{}", turn.finishReason));
+  if (shape.includeUsage && turn.usage) sse.data(`${head},"choices":[],"usage":${JSON.stringify(turn.usage)}}`);
+  sse.end("data: [DONE]\n\n");
+}
+
+function deltaOf(part: StreamPart, toolIndexes: Map<number, number>): string | undefined {
+  switch (part.type) {
+    case "reasoning-delta":
+      return `{"reasoning_content":${JSON.stringify(part.text)}}`;
+    case "text-delta":
+      return `{"content":${JSON.stringify(part.text)}}`;
+    case "tool-call-delta": {
+      // clients index tool calls from 0 in the order they appear, whatever the upstream numbered them
+      let index = toolIndexes.get(part.index);
+      const first = index === undefined;
+      if (index === undefined) toolIndexes.set(part.index, (index = toolIndexes.size));
+      const fn: Record<string, string> = {};
+      if (first) fn.name = part.name ?? "";
+      if (part.arguments !== undefined || first) fn.arguments = part.arguments ?? "";
+      const call: Record<string, unknown> = { index };
+      if (first) Object.assign(call, { id: part.id ?? "", type: "function" });
+      call.function = fn;
+      return `{"tool_calls":[${JSON.stringify(call)}]}`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function asUpstreamFailure(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
+  return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
+}

@@ -1,0 +1,32 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+const ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
+const ALLOWED_HEADERS = "Authorization, Content-Type, X-Session-Id, Idempotency-Key";
+const EXPOSED_HEADERS = "X-Session-Id";
+
+/**
+ * CORS only for origins on the allowlist (`*` allows any). Returns false when
+ * the request was a preflight and has been answered.
+ */
+export function applyCors(request: IncomingMessage, response: ServerResponse, allowlist: readonly string[]): "continue" | "answered" {
+  const origin = request.headers.origin;
+  const allowed = typeof origin === "string" && (allowlist.includes("*") || allowlist.includes(origin));
+  if (allowed) {
+    response.setHeader("Access-Control-Allow-Origin", origin);
+    response.setHeader("Vary", "Origin");
+    response.setHeader("Access-Control-Expose-Headers", EXPOSED_HEADERS);
+  }
+  if (request.method !== "OPTIONS") return "continue";
+  if (!allowed) {
+    response.writeHead(403, { "content-type": "application/json" });
+    response.end(JSON.stringify({ error: { message: "origin not allowed", type: "permission_error", param: null, code: "origin_not_allowed" } }));
+    return "answered";
+  }
+  response.writeHead(204, {
+    "Access-Control-Allow-Methods": ALLOWED_METHODS,
+    "Access-Control-Allow-Headers": ALLOWED_HEADERS,
+    "Access-Control-Max-Age": "600",
+  });
+  response.end();
+  return "answered";
+}

@@ -1,0 +1,104 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { inject, injectable } from "tsyringe";
+import { CHAT_SERVICE, LOGGER, OPTIONS, ROUTE_SOURCE } from "../container/tokens.js";
+import type { ChatService } from "../chat/chat-service.js";
+import type { GatewayOptions } from "../config/options.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { Logger } from "../logging/logger.js";
+import type { RouteSource } from "../routes/route-source.js";
+import { bearerToken, keyMatches } from "./auth.js";
+import { handleChatCompletions } from "./chat-completions.js";
+import { applyCors } from "./cors.js";
+import { capabilitiesBody, modelsBody } from "./discovery.js";
+import { sendError, sendJson } from "./respond.js";
+
+export type RouteHandler = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void> | void;
+
+/** A route other capabilities (responses, events, dashboard, metrics) add to the server. */
+export interface ExtraRoute {
+  method: string;
+  /** Exact path, or a prefix when it ends with `/`. */
+  path: string;
+  auth: boolean;
+  handler: RouteHandler;
+}
+
+/** The HTTP front door: CORS, auth, routing, and errors in OpenAI shape. */
+@injectable()
+export class HttpServer {
+  readonly server: Server;
+  private readonly extraRoutes: ExtraRoute[] = [];
+
+  constructor(
+    @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
+    @inject(CHAT_SERVICE) private readonly chat: ChatService,
+    @inject(LOGGER) private readonly log: Logger,
+  ) {
+    this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
+    this.server.on("clientError", (_error, socket) => socket.destroy());
+  }
+
+  addRoute(route: ExtraRoute): void {
+    this.extraRoutes.push(route);
+  }
+
+  async listen(): Promise<{ host: string; port: number; url: string }> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.options.port, this.options.host, () => resolve());
+    });
+    const address = this.server.address() as AddressInfo;
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    return { host: address.address, port: address.port, url: `http://${host}:${address.port}` };
+  }
+
+  async close(): Promise<void> {
+    this.server.closeIdleConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const started = performance.now();
+    try {
+      if (applyCors(request, response, this.options.corsOrigins) === "answered") return;
+      const url = new URL(request.url ?? "/", "http://carrierd.local");
+      await this.route(request, response, url);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) this.log.error({ err: error, path: request.url }, "unexpected error while handling a request");
+      else if (error.status >= 500) this.log.warn({ code: error.code, message: error.message, path: request.url }, "request failed");
+      sendError(response, error);
+    } finally {
+      this.log.debug({ method: request.method, path: request.url, status: response.statusCode, ms: Math.round(performance.now() - started) }, "request");
+    }
+  }
+
+  private async route(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
+    const { pathname } = url;
+    const method = request.method ?? "GET";
+    if (pathname === "/health" || pathname === "/v1/health") {
+      sendJson(response, 200, { status: "ok" });
+      return;
+    }
+    const extra = this.extraRoutes.find((route) => route.method === method && (route.path.endsWith("/") ? pathname.startsWith(route.path) : route.path === pathname));
+    if (extra?.auth !== false) this.authenticate(request);
+    if (extra) return extra.handler(request, response, url);
+    switch (`${method} ${pathname}`) {
+      case "POST /v1/chat/completions":
+        return handleChatCompletions(request, response, this.chat, this.options);
+      case "GET /v1/models":
+        return sendJson(response, 200, modelsBody(this.routes.current));
+      case "GET /v1/capabilities":
+        return sendJson(response, 200, capabilitiesBody(this.routes.current));
+    }
+    const known = ["/v1/chat/completions", "/v1/models", "/v1/capabilities"].includes(pathname);
+    throw known ? new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`) : new GatewayError("not_found", `no route for ${method} ${pathname}`);
+  }
+
+  private authenticate(request: IncomingMessage): void {
+    if (!keyMatches(bearerToken(request.headers), this.options.apiKey)) {
+      throw new GatewayError("invalid_api_key", "Invalid or missing API key. Send Authorization: Bearer <key> (the key is in $CARRIERD_HOME/api_key unless CARRIERD_API_KEY is set).");
+    }
+  }
+}

@@ -1,0 +1,90 @@
+import type { IncomingMessage } from "node:http";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import type { Readable } from "node:stream";
+import { GatewayError } from "../errors/gateway-error.js";
+
+const MAX_DEPTH = 64;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads a JSON body: at most `limit` bytes (413 past it, counted after
+ * decompression too), gzip/deflate/br or identity (400 for anything else),
+ * strict UTF-8, nesting at most 64 levels (SPEC §12.12).
+ */
+export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
+  const declared = Number(request.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const bytes = await collect(decodeStream(request), limit);
+  if (bytes.length === 0) throw new GatewayError("invalid_json", "request body is empty; expected a JSON object");
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new GatewayError("invalid_json", "request body is not valid UTF-8");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    if (error instanceof RangeError) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
+    throw new GatewayError("invalid_json", `request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (depthOf(value) > MAX_DEPTH) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
+  return value;
+}
+
+function decodeStream(request: IncomingMessage): Readable {
+  const encoding = String(request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  switch (encoding) {
+    case "":
+    case "identity":
+      return request;
+    case "gzip":
+    case "x-gzip":
+      return request.pipe(createGunzip());
+    case "deflate":
+      return request.pipe(createInflate());
+    case "br":
+      return request.pipe(createBrotliDecompress());
+    default:
+      request.resume();
+      throw new GatewayError("unsupported_encoding", `unsupported Content-Encoding "${encoding}" (use identity, gzip, deflate or br)`);
+  }
+}
+
+async function collect(stream: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        stream.destroy();
+        throw tooLarge(limit);
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    throw new GatewayError("invalid_request", `could not read the request body: ${(error as Error).message}`);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function tooLarge(limit: number): GatewayError {
+  return new GatewayError("request_too_large", `request body is larger than ${limit} bytes`);
+}
+
+/** Iterative, so a hostile body cannot blow the stack. */
+function depthOf(root: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth > max) max = depth;
+    if (max > MAX_DEPTH) return max;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return max;
+}

@@ -1,0 +1,18 @@
+import type { ServerResponse } from "node:http";
+import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
+
+export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  response.end(text);
+}
+
+/** Any error becomes an OpenAI-shaped body; only a GatewayError chooses its status, anything else is a 500 that is logged. */
+export function sendError(response: ServerResponse, error: unknown): void {
+  const gatewayError = error instanceof GatewayError ? error : new GatewayError("internal_error", "internal error");
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  sendJson(response, gatewayError.status, toOpenAIError(gatewayError));
+}

@@ -1,0 +1,48 @@
+import type { ServerResponse } from "node:http";
+
+/**
+ * Server-sent events to a client. Data is always JSON (no raw CR/LF can
+ * reach the framing), event names are checked, and an idle stream gets
+ * `: keepalive` comments so proxies keep it open.
+ */
+export class SseWriter {
+  private lastWrite = Date.now();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly response: ServerResponse,
+    headers: Record<string, string>,
+    keepaliveSeconds: number,
+  ) {
+    response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no", ...headers });
+    response.flushHeaders();
+    const interval = keepaliveSeconds * 1000;
+    this.timer = setInterval(() => {
+      if (Date.now() - this.lastWrite >= interval) this.raw(": keepalive\n\n");
+    }, Math.max(250, interval / 2));
+    this.timer.unref();
+  }
+
+  get closed(): boolean {
+    return this.response.destroyed || this.response.writableEnded;
+  }
+
+  /** `json` is already-serialised JSON text (callers build it once). */
+  data(json: string, event?: string): void {
+    if (event !== undefined && /[\r\n]/.test(event)) throw new Error("SSE event names cannot contain CR or LF");
+    this.raw(event === undefined ? `data: ${json}\n\n` : `event: ${event}\ndata: ${json}\n\n`);
+  }
+
+  end(finalLine?: string): void {
+    clearInterval(this.timer);
+    if (this.closed) return;
+    if (finalLine) this.response.write(finalLine);
+    this.response.end();
+  }
+
+  private raw(text: string): void {
+    if (this.closed) return;
+    this.lastWrite = Date.now();
+    this.response.write(text);
+  }
+}

@@ -1,0 +1,29 @@
+import { CARRIER_FIELDS, type CarrierField, type CarrierPolicy, type ChatMessage } from "../plugins/contract.js";
+
+/** The `must_echo` placeholder: a single space, never "" (DeepSeek V4 rejects the empty string). */
+export const ECHO_PLACEHOLDER = " ";
+
+/**
+ * Builds the wire messages for one route (SPEC §5, rules 2–5): every carrier
+ * field that is not effective is stripped, including ones the client sent;
+ * `must_echo` tool-call turns with no reasoning get the placeholder. The
+ * input history is never modified; a message is copied only when it changes.
+ */
+export function shapeMessages(messages: readonly ChatMessage[], policy: CarrierPolicy, effective: readonly CarrierField[] = policy.fields): ChatMessage[] {
+  const echo = policy.mustEcho && effective.includes("reasoning_content");
+  return messages.map((message) => {
+    if (message.role !== "assistant") return message;
+    let shaped: ChatMessage | undefined;
+    for (const field of CARRIER_FIELDS) {
+      if (field in message && !effective.includes(field)) {
+        shaped ??= { ...message };
+        delete shaped[field];
+      }
+    }
+    const current = shaped ?? message;
+    if (echo && current.tool_calls?.length && !(typeof current.reasoning_content === "string" && current.reasoning_content.length > 0)) {
+      shaped = { ...current, reasoning_content: ECHO_PLACEHOLDER };
+    }
+    return shaped ?? message;
+  });
+}

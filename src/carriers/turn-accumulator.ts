@@ -1,0 +1,120 @@
+import type { Json, JsonObject, StreamPart, ToolCall, Usage } from "../plugins/contract.js";
+
+/** A completed assistant turn as carrierd stores and replays it. */
+export interface AssistantTurn {
+  content: string;
+  toolCalls: ToolCall[];
+  /** The one plain reasoning text, whichever field it arrived in (SPEC §12.1). */
+  reasoningText: string;
+  /** `reasoning_details` as the provider returns it non-streamed (SPEC §12.2); undefined when none came. */
+  reasoningDetails: JsonObject[] | undefined;
+  /** The plugin's private record, merged from its fragments. */
+  nativeRecord: JsonObject | undefined;
+  usage: Usage | undefined;
+  finishReason: string;
+  upstreamId: string | undefined;
+  upstreamModel: string | undefined;
+}
+
+/**
+ * Folds canonical stream parts into one turn. Streamed and non-streamed
+ * answers go through the same fold, so both store the same thing.
+ */
+export class TurnAccumulator {
+  private reasoning = "";
+  private content = "";
+  private readonly tools: { id: string; name: string; arguments: string }[] = [];
+  private details: JsonObject[] | undefined;
+  private detailsByIndex: Map<number, JsonObject> | undefined;
+  private native: JsonObject | undefined;
+  private usage: Usage | undefined;
+  private finishReason: string | undefined;
+  private upstreamId: string | undefined;
+  private upstreamModel: string | undefined;
+
+  constructor(private readonly mergeNative: (collected: JsonObject | undefined, fragment: JsonObject) => JsonObject = shallowMerge) {}
+
+  add(part: StreamPart): void {
+    switch (part.type) {
+      case "reasoning-delta":
+        this.reasoning += part.text;
+        break;
+      case "text-delta":
+        this.content += part.text;
+        break;
+      case "tool-call-delta": {
+        const tool = (this.tools[part.index] ??= { id: "", name: "", arguments: "" });
+        if (part.id) tool.id = part.id;
+        if (part.name && !tool.name) tool.name = part.name;
+        if (part.arguments) tool.arguments += part.arguments;
+        break;
+      }
+      case "reasoning-details-delta":
+        for (const detail of part.details) this.addDetail(detail);
+        break;
+      case "native-record":
+        this.native = this.mergeNative(this.native, part.record);
+        break;
+      case "usage":
+        this.usage = part.usage;
+        break;
+      case "finish":
+        this.finishReason = part.reason;
+        break;
+      case "response-metadata":
+        this.upstreamId ??= part.id;
+        this.upstreamModel ??= part.model;
+        break;
+    }
+  }
+
+  /**
+   * Merge by `index` (SPEC §12.2): texts (and summaries) concatenate in order;
+   * `signature`, `data`, `id`, `format` are kept from whichever fragment has
+   * them. A Claude signature arrives as its own fragment with no text.
+   */
+  private addDetail(detail: JsonObject): void {
+    this.details ??= [];
+    this.detailsByIndex ??= new Map();
+    const index = typeof detail.index === "number" ? detail.index : undefined;
+    const existing = index === undefined ? undefined : this.detailsByIndex.get(index);
+    if (!existing) {
+      const copy = { ...detail };
+      this.details.push(copy);
+      if (index !== undefined) this.detailsByIndex.set(index, copy);
+      return;
+    }
+    for (const [key, value] of Object.entries(detail)) {
+      if ((key === "text" || key === "summary") && typeof value === "string" && typeof existing[key] === "string") {
+        existing[key] = (existing[key] as string) + value;
+      } else if (value !== null && value !== undefined && (existing[key] === undefined || existing[key] === null || existing[key] === "")) {
+        existing[key] = value as Json;
+      }
+    }
+  }
+
+  get reasoningSoFar(): string {
+    return this.reasoning;
+  }
+
+  finish(): AssistantTurn {
+    const toolCalls: ToolCall[] = this.tools
+      .filter((tool) => tool !== undefined)
+      .map((tool) => ({ id: tool.id, type: "function" as const, function: { name: tool.name, arguments: tool.arguments } }));
+    return {
+      content: this.content,
+      toolCalls,
+      reasoningText: this.reasoning,
+      reasoningDetails: this.details,
+      nativeRecord: this.native,
+      usage: this.usage,
+      finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      upstreamId: this.upstreamId,
+      upstreamModel: this.upstreamModel,
+    };
+  }
+}
+
+function shallowMerge(collected: JsonObject | undefined, fragment: JsonObject): JsonObject {
+  return { ...collected, ...fragment };
+}

@@ -1,0 +1,92 @@
+import type { CommandModule } from "yargs";
+import { resolve } from "node:path";
+import { resolveOptions } from "../../config/options.js";
+import { PluginRegistry } from "../../plugins/plugin-registry.js";
+import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
+import { hostOf } from "../../routes/host-match.js";
+
+interface RoutesFlags {
+  file?: string;
+  routes?: string;
+  model?: string;
+  provider?: string;
+  host?: string;
+  plugins?: string;
+  json?: boolean;
+}
+
+export const routesCommand: CommandModule<object, RoutesFlags> = {
+  command: "routes <action>",
+  describe: "check a route table, or explain the carrier policy for a model",
+  builder: (yargs) =>
+    yargs
+      .command<RoutesFlags>({
+        command: "check [file]",
+        describe: "validate a route table; exit 1 with file:line:col errors",
+        builder: (y) => y.positional("file", { type: "string", describe: "default: CARRIERD_ROUTES or ./routes.yaml" }).option("plugins", { type: "string" }) as never,
+        handler: async (flags) => {
+          const file = resolve(flags.file ?? resolveOptions({}).routesPath);
+          const registry = await PluginRegistry.load(resolveOptions({ plugins: flags.plugins }).pluginDirs);
+          const result = await loadRoutesFile(file, { knownPlugins: registry.names });
+          if (!result.ok) {
+            for (const problem of result.problems) console.error(formatProblem(problem));
+            process.exitCode = 1;
+            return;
+          }
+          const { table } = result;
+          console.log(`${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`);
+        },
+      })
+      .command<RoutesFlags>({
+        command: "explain",
+        describe: "print the resolved carrier policy for a request",
+        builder: (y) =>
+          y
+            .option("model", { type: "string", demandOption: true, describe: "the model name a client asks for" })
+            .option("provider", { type: "string", describe: "explain for this provider id instead of the model's" })
+            .option("host", { type: "string", describe: "explain as if the provider's base_url had this host" })
+            .option("routes", { type: "string" })
+            .option("plugins", { type: "string" })
+            .option("json", { type: "boolean", default: false }) as never,
+        handler: async (flags) => {
+          const options = resolveOptions({ routes: flags.routes, plugins: flags.plugins });
+          const registry = await PluginRegistry.load(options.pluginDirs);
+          const result = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
+          if (!result.ok) {
+            for (const problem of result.problems) console.error(formatProblem(problem));
+            process.exitCode = 1;
+            return;
+          }
+          const { table } = result;
+          const resolved = table.resolveModel(flags.model!);
+          let provider = flags.provider ? table.providers.get(flags.provider) : resolved?.provider;
+          if (!provider) {
+            console.error(flags.provider ? `no provider "${flags.provider}" in ${options.routesPath}` : `no model matches "${flags.model}" in ${options.routesPath}`);
+            process.exitCode = 1;
+            return;
+          }
+          if (flags.host) provider = { ...provider, host: hostOf(`https://${flags.host}`) || flags.host };
+          const upstreamModel = resolved?.upstreamModel ?? flags.model!;
+          const policy = table.policyFor(provider, upstreamModel);
+          const explained = {
+            model: flags.model,
+            provider: provider.id,
+            plugin: provider.plugin,
+            host: provider.host,
+            upstream_model: upstreamModel,
+            route: policy.routeIndex >= 0 ? policy.routeIndex : "default",
+            route_match: policy.routeIndex >= 0 ? table.carriers[policy.routeIndex]!.match : null,
+            fields: policy.fields,
+            must_echo: policy.mustEcho,
+            request_extra: policy.requestExtra ?? null,
+            native: policy.native,
+            replay: policy.replay ?? null,
+            params: resolved?.params ?? null,
+          };
+          if (flags.json) console.log(JSON.stringify(explained, null, 2));
+          else for (const [key, value] of Object.entries(explained)) console.log(`${key.padEnd(15)} ${typeof value === "string" ? value : JSON.stringify(value)}`);
+        },
+      })
+      .demandCommand(1),
+  handler: () => undefined,
+};

@@ -1,0 +1,34 @@
+import "reflect-metadata";
+import yargs from "yargs";
+import { hideBin } from "yargs/helpers";
+import { gatewayCommand } from "./commands/gateway.js";
+import { logsCommand } from "./commands/logs.js";
+import { pluginsCommand } from "./commands/plugins.js";
+import { routesCommand } from "./commands/routes.js";
+
+/** The carrierd CLI (SPEC §2). Every subcommand takes --home and honours CARRIERD_HOME. */
+export async function main(argv: string[]): Promise<void> {
+  await yargs(argv)
+    .scriptName("carrierd")
+    .usage("$0 <command> [options]")
+    .option("home", { type: "string", describe: "state dir (state.db, logs/, api_key); env CARRIERD_HOME, default ~/.carrierd", global: true })
+    .command(gatewayCommand)
+    .command(routesCommand)
+    .command(pluginsCommand)
+    .command(logsCommand)
+    .demandCommand(1, "name a command; see --help")
+    .strict()
+    .help()
+    .alias("h", "help")
+    .version(false)
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((message, error, instance) => {
+      if (error) throw error;
+      console.error(`${message}\n`);
+      instance.showHelp();
+      process.exit(1);
+    })
+    .parseAsync();
+}
+
+await main(hideBin(process.argv));

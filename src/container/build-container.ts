@@ -1,0 +1,46 @@
+import "reflect-metadata";
+import { container as rootContainer, type DependencyContainer } from "tsyringe";
+import { HttpServer } from "../api/http-server.js";
+import { ChatService } from "../chat/chat-service.js";
+import type { GatewayOptions } from "../config/options.js";
+import { EventBus } from "../events/event-bus.js";
+import type { Logger } from "../logging/logger.js";
+import { PluginHost } from "../plugins/plugin-host.js";
+import { PluginRegistry } from "../plugins/plugin-registry.js";
+import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
+import { RouteSource } from "../routes/route-source.js";
+import { UpstreamHttp } from "../upstream/upstream-http.js";
+import { CHAT_SERVICE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
+
+/** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
+export class RoutesInvalidError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`routes file is invalid:\n${problems.join("\n")}`);
+    this.name = "RoutesInvalidError";
+  }
+}
+
+/**
+ * Wires one gateway: every component is registered under its token and gets
+ * what it needs through its constructor. Async set-up (plugins, the first
+ * route table) happens here, before anything resolves.
+ */
+export async function buildContainer(options: GatewayOptions, log: Logger): Promise<DependencyContainer> {
+  const container = rootContainer.createChildContainer();
+  const bus = new EventBus();
+  const registry = await PluginRegistry.load(options.pluginDirs, log);
+  const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
+  if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
+  const http = new UpstreamHttp();
+
+  container.register(OPTIONS, { useValue: options });
+  container.register(LOGGER, { useValue: log });
+  container.register(EVENT_BUS, { useValue: bus });
+  container.register(PLUGIN_REGISTRY, { useValue: registry });
+  container.register(UPSTREAM_HTTP, { useValue: http });
+  container.register(ROUTE_SOURCE, { useValue: new RouteSource(loaded.table, registry.names, bus, log) });
+  container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
+  container.registerSingleton(CHAT_SERVICE, ChatService);
+  container.registerSingleton(HTTP_SERVER, HttpServer);
+  return container;
+}

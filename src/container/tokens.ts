@@ -1,0 +1,14 @@
+/**
+ * DI tokens: every component is resolved by one of these, never by class
+ * metadata (vitest's transform emits none) and never through a global.
+ */
+export const OPTIONS = Symbol("GatewayOptions");
+export const LOGGER = Symbol("Logger");
+export const EVENT_BUS = Symbol("EventBus");
+export const PLUGIN_REGISTRY = Symbol("PluginRegistry");
+export const ROUTE_SOURCE = Symbol("RouteSource");
+export const STORE = Symbol("Store");
+export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
+export const HTTP_SERVER = Symbol("HttpServer");
+export const CHAT_SERVICE = Symbol("ChatService");
+export const PLUGIN_HOST = Symbol("PluginHost");

@@ -1,0 +1,39 @@
+import type { DependencyContainer } from "tsyringe";
+import type { HttpServer } from "../api/http-server.js";
+import { buildContainer } from "../container/build-container.js";
+import { HTTP_SERVER, LOGGER, ROUTE_SOURCE, UPSTREAM_HTTP } from "../container/tokens.js";
+import type { GatewayOptions } from "../config/options.js";
+import type { Logger } from "../logging/logger.js";
+import type { RouteSource } from "../routes/route-source.js";
+import type { UpstreamHttp } from "../upstream/upstream-http.js";
+
+/** A running gateway. */
+export interface Gateway {
+  readonly url: string;
+  readonly port: number;
+  readonly container: DependencyContainer;
+  /** Re-reads routes.yaml now (what SIGHUP does). */
+  reloadRoutes(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Builds the container, starts watching routes.yaml, and listens. */
+export async function startGateway(options: GatewayOptions, log: Logger): Promise<Gateway> {
+  const container = await buildContainer(options, log);
+  const routes = container.resolve<RouteSource>(ROUTE_SOURCE);
+  const server = container.resolve<HttpServer>(HTTP_SERVER);
+  routes.watch();
+  const address = await server.listen();
+  container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "carrierd listening");
+  return {
+    url: address.url,
+    port: address.port,
+    container,
+    reloadRoutes: () => routes.reload("reload requested"),
+    async close() {
+      await server.close();
+      await routes.close();
+      await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
+    },
+  };
+}

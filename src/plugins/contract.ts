@@ -1,0 +1,174 @@
+/**
+ * The plugin contract: the only types a provider plugin needs from carrierd.
+ *
+ * A plugin turns one canonical request (an OpenAI chat-completions body whose
+ * messages already carry exactly the reasoning the route may read) into its
+ * provider's wire format, and the provider's answer back into canonical
+ * stream parts. The core never learns a provider's fields: provider-private
+ * reasoning travels as an opaque `native-record` the plugin owns.
+ */
+
+/** Bumped on any breaking change of this file. A plugin declares the version it was written for. */
+export const PLUGIN_API_VERSION = 1;
+
+/** A JSON value as it came off the wire. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** The standard OpenAI-style reasoning carrier fields (SPEC §3). */
+export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details";
+export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details"];
+
+/** One tool call as OpenAI chat completions spells it. */
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** A chat message in the canonical (OpenAI chat-completions) shape. Unknown keys pass through. */
+export interface ChatMessage {
+  role: "system" | "developer" | "user" | "assistant" | "tool";
+  content?: string | JsonObject[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  reasoning_content?: string;
+  reasoning?: string;
+  reasoning_details?: Json[];
+  [key: string]: unknown;
+}
+
+/** The canonical request body: OpenAI chat completions. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  tools?: JsonObject[];
+  reasoning_effort?: string;
+  /** carrierd's per-request options; never sent upstream. */
+  model_options?: { reasoning?: { enabled?: boolean; effort?: string } };
+  [key: string]: unknown;
+}
+
+/** The request's reasoning controls (SPEC §7), for plugins to express in their provider's native form. */
+export interface ReasoningControls {
+  /** false: the client asked for no reasoning; ask the upstream not to reason where it can. */
+  readonly enabled: boolean;
+  /** `reasoning_effort` / `reasoning.effort` as the client sent it. */
+  readonly effort: string | undefined;
+}
+
+/** The provider entry of routes.yaml, with its secret resolved from the environment. */
+export interface ProviderConfig {
+  readonly id: string;
+  readonly plugin: string;
+  readonly baseUrl?: string;
+  /** Hostname of `baseUrl` without port, lower-cased; "" for in-process plugins. */
+  readonly host: string;
+  readonly apiKeyEnv?: string;
+  /** Extra HTTP headers sent upstream (routes.yaml `headers`). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What the route table resolved for one request: who receives which carrier. */
+export interface CarrierPolicy {
+  readonly fields: readonly CarrierField[];
+  readonly mustEcho: boolean;
+  readonly requestExtra: JsonObject | undefined;
+  readonly native: boolean;
+  readonly replay: "signed" | "unsigned" | "stripped" | undefined;
+  /** Index of the matching carriers route, for logs and `routes explain`. */
+  readonly routeIndex: number;
+}
+
+/** Everything a plugin gets to make one upstream call. */
+export interface UpstreamCall {
+  readonly provider: ProviderConfig;
+  /** The provider's API key, read from `api_key_env`; undefined when unset. */
+  readonly apiKey: string | undefined;
+  /** Upstream model name. */
+  readonly model: string;
+  /** Canonical body, replay already applied, `model` already the upstream name. */
+  readonly body: ChatRequest;
+  readonly stream: boolean;
+  readonly reasoning: ReasoningControls;
+  readonly policy: CarrierPolicy;
+  readonly signal: AbortSignal;
+}
+
+/** Usage in OpenAI's chat shape. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  completion_tokens_details?: { reasoning_tokens?: number };
+  [key: string]: unknown;
+}
+
+/** Canonical stream parts: what every plugin's answer is turned into. */
+export type StreamPart =
+  | { type: "reasoning-delta"; text: string }
+  | { type: "text-delta"; text: string }
+  /** A fragment of a tool call, OpenAI-style: `index` groups fragments; id and name arrive once. */
+  | { type: "tool-call-delta"; index: number; id?: string; name?: string; arguments?: string }
+  /** Fragments of the provider's `reasoning_details` array, merged by `index` (SPEC §12.2). */
+  | { type: "reasoning-details-delta"; details: JsonObject[] }
+  /** A fragment of the plugin's private record; the plugin merges fragments itself via `mergeNative`. */
+  | { type: "native-record"; record: JsonObject }
+  | { type: "usage"; usage: Usage }
+  | { type: "finish"; reason: string }
+  /** Upstream metadata worth keeping (its response id, its model). */
+  | { type: "response-metadata"; id?: string; model?: string };
+
+/** The result of one upstream call, known before anything reaches the client. */
+export type UpstreamResult =
+  | { ok: true; parts: AsyncIterable<StreamPart> }
+  | { ok: false; status: number; body: string };
+
+/**
+ * How an HTTP-based plugin speaks its provider's wire format. The core owns
+ * the connection pool and the SSE parser; the codec only converts.
+ */
+export interface HttpCodec {
+  buildRequest(call: UpstreamCall): { url: string; headers: Record<string, string>; body: string };
+  /** A non-streaming response body, parsed. */
+  decodeResponse(body: JsonObject): StreamPart[];
+  /** Returns a stateful decoder for one stream's SSE events. */
+  createStreamDecoder(): (event: { event?: string; data: string }) => StreamPart[];
+}
+
+/** Services the core hands to a plugin factory. */
+export interface PluginContext {
+  /** Sends a call through the core's keep-alive pool and SSE parser. */
+  readonly http: { send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult> };
+  readonly log: { debug(obj: object, msg?: string): void; info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+}
+
+/** A provider plugin instance. */
+export interface ProviderPlugin {
+  invoke(call: UpstreamCall): Promise<UpstreamResult>;
+  /**
+   * Error classifier: given an upstream 4xx and the carrier fields the failing
+   * request sent, names the field the provider rejected as unknown, if any.
+   */
+  classifyError?(status: number, body: string, sentFields: readonly string[]): string | undefined;
+  /** Folds a new native-record fragment into what was collected so far. Default: shallow merge. */
+  mergeNative?(collected: JsonObject | undefined, fragment: JsonObject): JsonObject;
+}
+
+/** What a plugin folder's entry module default-exports. */
+export interface PluginDefinition {
+  readonly name: string;
+  readonly apiVersion: number;
+  /** One line for `plugins list`. */
+  readonly description: string;
+  /** The private record type this plugin owns, with the JSON Schema the store validates it against. */
+  readonly native?: { readonly type: string; readonly schema: object };
+  create(context: PluginContext): ProviderPlugin;
+}
+
+/** Identity helper that gives plugin authors type checking. */
+export function definePlugin(definition: PluginDefinition): PluginDefinition {
+  return definition;
+}

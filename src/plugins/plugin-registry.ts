@@ -1,0 +1,113 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import type { Logger } from "../logging/logger.js";
+import { PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
+
+/** The shipped plugins: `plugins/` beside `src/` (or `dist/plugins/` beside `dist/src/` when built). */
+export const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL("../../plugins/", import.meta.url));
+
+const ENTRY_NAMES = ["index.js", "index.mjs", "index.ts"];
+
+/** A plugin folder that exists but cannot be used: fails loudly, with its name. */
+export class PluginLoadError extends Error {
+  constructor(readonly plugin: string, message: string, options?: { cause?: unknown }) {
+    super(`plugin "${plugin}" is broken: ${message}`, options);
+    this.name = "PluginLoadError";
+  }
+}
+
+export interface LoadedPlugin {
+  readonly definition: PluginDefinition;
+  readonly folder: string;
+  /** Validates a native record against the plugin's schema; undefined when the plugin has no native record. */
+  readonly validateNative?: (record: unknown) => string | undefined;
+}
+
+/** Every plugin found in the shipped folder and the operator's folders, by name. */
+export class PluginRegistry {
+  private readonly plugins = new Map<string, LoadedPlugin>();
+
+  get names(): ReadonlySet<string> {
+    return new Set(this.plugins.keys());
+  }
+
+  get(name: string): LoadedPlugin | undefined {
+    return this.plugins.get(name);
+  }
+
+  list(): LoadedPlugin[] {
+    return [...this.plugins.values()].sort((a, b) => a.definition.name.localeCompare(b.definition.name));
+  }
+
+  /** Loads `plugins/` and then each extra folder; a later plugin of the same name replaces an earlier one. */
+  static async load(extraDirs: readonly string[], log?: Logger): Promise<PluginRegistry> {
+    const registry = new PluginRegistry();
+    for (const folder of [...pluginFolders(BUILTIN_PLUGIN_DIR), ...extraDirs.flatMap(expandExtraDir)]) {
+      const loaded = await loadPlugin(folder);
+      if (!loaded) {
+        log?.warn({ folder }, "plugin folder has no entry module (index.js); skipped");
+        continue;
+      }
+      if (registry.plugins.has(loaded.definition.name)) log?.info({ plugin: loaded.definition.name, folder }, "plugin overrides an earlier one of the same name");
+      registry.plugins.set(loaded.definition.name, loaded);
+    }
+    return registry;
+  }
+}
+
+/** A folder named by --plugins is either one plugin (it has an entry) or a folder of plugins. */
+function expandExtraDir(dir: string): string[] {
+  if (!existsSync(dir)) throw new PluginLoadError(basename(dir), `folder ${dir} does not exist`);
+  return findEntry(dir) ? [dir] : pluginFolders(dir);
+}
+
+function pluginFolders(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(path).isDirectory())
+    .sort();
+}
+
+function findEntry(folder: string): string | undefined {
+  return ENTRY_NAMES.map((name) => join(folder, name)).find((path) => existsSync(path));
+}
+
+async function loadPlugin(folder: string): Promise<LoadedPlugin | undefined> {
+  const entry = findEntry(folder);
+  if (!entry) return undefined;
+  const name = basename(folder);
+  let module: { default?: unknown };
+  try {
+    module = (await import(pathToFileURL(entry).href)) as { default?: unknown };
+  } catch (error) {
+    throw new PluginLoadError(name, `cannot import ${entry}: ${(error as Error).message}`, { cause: error });
+  }
+  const definition = checkDefinition(name, module.default);
+  let validateNative: LoadedPlugin["validateNative"];
+  if (definition.native) {
+    try {
+      const validate = new Ajv2020({ allErrors: true, strict: false }).compile(definition.native.schema);
+      validateNative = (record) => (validate(record) ? undefined : new Ajv2020().errorsText(validate.errors));
+    } catch (error) {
+      throw new PluginLoadError(definition.name, `native record schema does not compile: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  return { definition, folder, validateNative };
+}
+
+function checkDefinition(folderName: string, value: unknown): PluginDefinition {
+  if (!value || typeof value !== "object") throw new PluginLoadError(folderName, "entry module has no default export");
+  const definition = value as Partial<PluginDefinition>;
+  if (typeof definition.name !== "string" || definition.name.length === 0) throw new PluginLoadError(folderName, "definition has no name");
+  if (definition.apiVersion !== PLUGIN_API_VERSION) {
+    throw new PluginLoadError(definition.name, `written for plugin API ${String(definition.apiVersion)}, this carrierd speaks ${PLUGIN_API_VERSION}`);
+  }
+  if (typeof definition.create !== "function") throw new PluginLoadError(definition.name, "definition has no create() factory");
+  if (definition.native && (typeof definition.native.type !== "string" || typeof definition.native.schema !== "object")) {
+    throw new PluginLoadError(definition.name, "native must be { type: string, schema: JSON Schema }");
+  }
+  return definition as PluginDefinition;
+}

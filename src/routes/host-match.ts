@@ -1,0 +1,33 @@
+import { isIP } from "node:net";
+
+/** True when `hostname` is `pattern` or a subdomain of it (`a.b.mistral.ai` matches `mistral.ai`, `mistral.ai.evil.io` does not). */
+export function hostMatches(hostname: string, pattern: string): boolean {
+  const host = hostname.toLowerCase();
+  const wanted = pattern.toLowerCase().replace(/^\.+/, "");
+  return host === wanted || host.endsWith(`.${wanted}`);
+}
+
+/** Loopback, private-range, link-local and `.local` hosts: Ollama, vLLM, llama.cpp, LM Studio. */
+export function isLocalHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host === "host.docker.internal") return true;
+  const family = isIP(host);
+  if (family === 4) {
+    const [a, b] = host.split(".").map(Number) as [number, number];
+    return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || a === 0;
+  }
+  if (family === 6) {
+    return host === "::1" || host.startsWith("fc") || host.startsWith("fd") || host.startsWith("fe80") || host === "::";
+  }
+  return false;
+}
+
+/** Hostname of a base URL, lower-cased, without port; "" when there is none. */
+export function hostOf(baseUrl: string | undefined): string {
+  if (!baseUrl) return "";
+  try {
+    return new URL(baseUrl).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,119 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
+import { isMap, LineCounter, parseDocument, type Document } from "yaml";
+import schema from "../../schemas/routes.schema.json" with { type: "json" };
+import { RouteTable, type RoutesFile } from "./route-table.js";
+
+const validate = new Ajv2020({ allErrors: true, strict: false }).compile<RoutesFile>(schema);
+
+/** One problem in a route table, located in its file. */
+export interface RouteProblem {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+export type LoadResult = { ok: true; table: RouteTable } | { ok: false; problems: RouteProblem[] };
+
+export interface LoadOptions {
+  /** Names of the loaded plugins; a provider naming any other is a problem. */
+  knownPlugins: ReadonlySet<string>;
+}
+
+export async function loadRoutesFile(file: string, options: LoadOptions): Promise<LoadResult> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    return { ok: false, problems: [{ file, line: 1, column: 1, message: `cannot read: ${(error as Error).message}` }] };
+  }
+  return parseRoutes(text, file, options);
+}
+
+/** parse → validate against the schema → check references → build an immutable table. */
+export function parseRoutes(text: string, file: string, options: LoadOptions): LoadResult {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number, message: string): RouteProblem => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { file, line, column: col, message };
+  };
+  if (document.errors.length > 0) {
+    return { ok: false, problems: document.errors.map((error) => at(error.pos[0], error.message.split("\n")[0]!)) };
+  }
+  const data = document.toJS() as unknown;
+  if (!validate(data)) {
+    const problems = (validate.errors ?? []).filter(isUseful).map((error) => at(offsetOf(document, error.instancePath), describe(error)));
+    return { ok: false, problems: dedupe(problems) };
+  }
+  const problems: RouteProblem[] = [];
+  for (const [id, provider] of Object.entries(data.providers)) {
+    if (!options.knownPlugins.has(provider.plugin)) {
+      const known = [...options.knownPlugins].sort().join(", ");
+      problems.push(at(offsetOf(document, `/providers/${id}/plugin`), `provider "${id}" names plugin "${provider.plugin}", which is not loaded (loaded: ${known})`));
+    }
+  }
+  data.models.forEach((model, index) => {
+    if (!(model.provider in data.providers)) {
+      problems.push(at(offsetOf(document, `/models/${index}/provider`), `model "${model.name}" names provider "${model.provider}", which routes.yaml does not define`));
+    }
+  });
+  if (problems.length > 0) return { ok: false, problems };
+  const revision = createHash("sha256").update(text).digest("hex").slice(0, 12);
+  return { ok: true, table: new RouteTable(data, revision, file) };
+}
+
+export function formatProblem(problem: RouteProblem): string {
+  return `${problem.file}:${problem.line}:${problem.column}: ${problem.message}`;
+}
+
+/** `oneOf` reports every branch; the branch errors already say what is wrong. */
+function isUseful(error: ErrorObject): boolean {
+  return error.keyword !== "oneOf" && error.keyword !== "if";
+}
+
+function describe(error: ErrorObject): string {
+  const where = error.instancePath === "" ? "routes.yaml" : error.instancePath.slice(1).replaceAll("/", ".");
+  switch (error.keyword) {
+    case "additionalProperties":
+      return `${where}: unknown key "${(error.params as { additionalProperty: string }).additionalProperty}"`;
+    case "enum":
+      return `${where}: must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "required":
+      return `${where}: missing required key "${(error.params as { missingProperty: string }).missingProperty}"`;
+    default:
+      return `${where}: ${error.message ?? "is invalid"}`;
+  }
+}
+
+/** Start offset of the YAML node at a JSON pointer, or of its nearest existing parent. */
+function offsetOf(document: Document, pointer: string): number {
+  const path = pointer.split("/").slice(1).map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
+  for (; path.length > 0; path.pop()) {
+    const node = document.getIn(path, true) as { range?: [number] } | undefined;
+    if (node && typeof node === "object" && node.range) return node.range[0];
+    const key = keyOffset(document, path);
+    if (key !== undefined) return key;
+  }
+  return (document.contents as { range?: [number] } | null)?.range?.[0] ?? 0;
+}
+
+/** Scalar values such as `plugin: foo` have a range; so do map keys, used when the value is missing. */
+function keyOffset(document: Document, path: string[]): number | undefined {
+  const parent = document.getIn(path.slice(0, -1), true);
+  if (!isMap(parent)) return undefined;
+  const pair = parent.items.find((item) => (item.key as { value?: unknown })?.value === path[path.length - 1]);
+  return (pair?.key as { range?: [number] } | undefined)?.range?.[0];
+}
+
+function dedupe(problems: RouteProblem[]): RouteProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const key = formatProblem(problem);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,132 @@
+import type { CarrierField, CarrierPolicy, JsonObject, ProviderConfig } from "../plugins/contract.js";
+import { globCapture, globMatches } from "./glob.js";
+import { hostMatches, hostOf, isLocalHost } from "./host-match.js";
+
+/** routes.yaml as validated by schemas/routes.schema.json. */
+export interface RoutesFile {
+  version: 1;
+  providers: Record<string, { plugin: string; base_url?: string; api_key_env?: string; headers?: Record<string, string> }>;
+  models: ModelEntry[];
+  carriers?: CarrierRoute[];
+}
+
+export interface ModelEntry {
+  name: string;
+  provider: string;
+  model?: string;
+  params?: JsonObject;
+  context_window?: number;
+  description?: string;
+}
+
+type OneOrMany = string | string[];
+
+export interface CarrierRoute {
+  match: { provider?: OneOrMany; plugin?: OneOrMany; host?: OneOrMany; model?: OneOrMany; local?: boolean };
+  fields: CarrierField[];
+  must_echo?: boolean;
+  request_extra?: JsonObject;
+  native?: boolean;
+  replay?: "signed" | "unsigned" | "stripped";
+}
+
+/** What a client's model name resolved to. */
+export interface ResolvedModel {
+  readonly name: string;
+  readonly provider: ProviderConfig;
+  readonly upstreamModel: string;
+  readonly params: JsonObject | undefined;
+  readonly contextWindow: number | undefined;
+}
+
+/** With no carriers route matching: local hosts read both plain names, everything else `reasoning_content` (hermes A.1). */
+const FALLBACK_LOCAL: CarrierField[] = ["reasoning_content", "reasoning"];
+const FALLBACK_REMOTE: CarrierField[] = ["reasoning_content"];
+
+/**
+ * An immutable, validated route table. A reload builds a new one and swaps
+ * the reference; a request keeps the table it started with.
+ */
+export class RouteTable {
+  readonly providers: ReadonlyMap<string, ProviderConfig>;
+  readonly models: readonly ModelEntry[];
+  readonly carriers: readonly CarrierRoute[];
+
+  constructor(
+    readonly file: RoutesFile,
+    /** Content hash of the source text. */
+    readonly revision: string,
+    readonly path: string,
+  ) {
+    const providers = new Map<string, ProviderConfig>();
+    for (const [id, entry] of Object.entries(file.providers)) {
+      providers.set(
+        id,
+        Object.freeze({
+          id,
+          plugin: entry.plugin,
+          baseUrl: entry.base_url?.replace(/\/+$/, ""),
+          host: hostOf(entry.base_url),
+          apiKeyEnv: entry.api_key_env,
+          headers: Object.freeze({ ...entry.headers }),
+        }),
+      );
+    }
+    this.providers = providers;
+    this.models = file.models;
+    this.carriers = file.carriers ?? [];
+    deepFreeze(file);
+  }
+
+  /** First matching `models` entry wins; `openrouter/*` passes the starred part on as the upstream model. */
+  resolveModel(name: string): ResolvedModel | undefined {
+    for (const entry of this.models) {
+      if (!globMatches(entry.name, name)) continue;
+      const provider = this.providers.get(entry.provider);
+      if (!provider) continue;
+      const upstreamModel = entry.model ?? globCapture(entry.name, name) ?? name;
+      return { name, provider, upstreamModel, params: entry.params, contextWindow: entry.context_window };
+    }
+    return undefined;
+  }
+
+  /** The carrier policy of the first `carriers` route that matches this provider and upstream model. */
+  policyFor(provider: ProviderConfig, upstreamModel: string): CarrierPolicy {
+    const index = this.carriers.findIndex((route) => routeMatches(route, provider, upstreamModel));
+    if (index < 0) {
+      const fields = isLocalHost(provider.host) ? FALLBACK_LOCAL : FALLBACK_REMOTE;
+      return { fields, mustEcho: false, requestExtra: undefined, native: true, replay: undefined, routeIndex: -1 };
+    }
+    const route = this.carriers[index]!;
+    return {
+      fields: route.fields,
+      mustEcho: route.must_echo ?? false,
+      requestExtra: route.request_extra,
+      native: route.native ?? true,
+      replay: route.replay,
+      routeIndex: index,
+    };
+  }
+}
+
+export function routeMatches(route: CarrierRoute, provider: ProviderConfig, upstreamModel: string): boolean {
+  const { match } = route;
+  if (match.provider !== undefined && !list(match.provider).includes(provider.id)) return false;
+  if (match.plugin !== undefined && !list(match.plugin).includes(provider.plugin)) return false;
+  if (match.host !== undefined && !list(match.host).some((host) => hostMatches(provider.host, host))) return false;
+  if (match.model !== undefined && !list(match.model).some((pattern) => globMatches(pattern, upstreamModel))) return false;
+  if (match.local !== undefined && isLocalHost(provider.host) !== match.local) return false;
+  return true;
+}
+
+function list(value: OneOrMany): string[] {
+  return Array.isArray(value) ? value : [value];
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  // tsyringe's @inject is a legacy parameter decorator; no metadata is emitted, so every injection names its token.
+  oxc: { decorator: { legacy: true } },
+  test: {
+    include: ["test/**/*.test.ts", "src/**/*.test.ts", "plugins/**/*.test.ts"],
+    testTimeout: 20000,
+    hookTimeout: 30000,
+    pool: "forks",
+  },
+});
