@@ -36,6 +36,12 @@ export interface ChatMessage {
   reasoning_content?: string;
   reasoning?: string;
   reasoning_details?: Json[];
+  /**
+   * The stored native record of this turn. Replay sets it only when the
+   * route's plugin owns the record (SPEC §5 rule 6); that plugin's codec turns
+   * it into wire fields and must never send this key itself.
+   */
+  native_record?: JsonObject;
   [key: string]: unknown;
 }
 
