@@ -10,7 +10,10 @@ import { PluginRegistry } from "../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
 import { RouteSource } from "../routes/route-source.js";
 import { UpstreamHttp } from "../upstream/upstream-http.js";
-import { CHAT_SERVICE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
+import { join } from "node:path";
+import { openDatabase } from "../store/database.js";
+import { STORE_MIGRATIONS } from "../store/migrations.js";
+import { CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {
@@ -32,12 +35,14 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp();
+  const database = openDatabase(join(options.home, "state.db"), [...STORE_MIGRATIONS]);
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });
   container.register(EVENT_BUS, { useValue: bus });
   container.register(PLUGIN_REGISTRY, { useValue: registry });
   container.register(UPSTREAM_HTTP, { useValue: http });
+  container.register(DATABASE, { useValue: database });
   container.register(ROUTE_SOURCE, { useValue: new RouteSource(loaded.table, registry.names, bus, log) });
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);

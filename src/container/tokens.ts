@@ -7,6 +7,7 @@ export const LOGGER = Symbol("Logger");
 export const EVENT_BUS = Symbol("EventBus");
 export const PLUGIN_REGISTRY = Symbol("PluginRegistry");
 export const ROUTE_SOURCE = Symbol("RouteSource");
+export const DATABASE = Symbol("Database");
 export const STORE = Symbol("Store");
 export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
 export const HTTP_SERVER = Symbol("HttpServer");

@@ -1,11 +1,12 @@
 import type { DependencyContainer } from "tsyringe";
 import type { HttpServer } from "../api/http-server.js";
 import { buildContainer } from "../container/build-container.js";
-import { HTTP_SERVER, LOGGER, ROUTE_SOURCE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { DATABASE, HTTP_SERVER, LOGGER, ROUTE_SOURCE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { UpstreamHttp } from "../upstream/upstream-http.js";
+import type { Db } from "../store/database.js";
 
 /** A running gateway. */
 export interface Gateway {
@@ -34,6 +35,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       await server.close();
       await routes.close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
+      container.resolve<Db>(DATABASE).close();
     },
   };
 }
