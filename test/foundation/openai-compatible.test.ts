@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { fixtureJson, fixtureLines, startRecordedUpstream, type RecordedUpstream } from "./recorded-upstream.js";
+import { chunkDeltas, type Chunk } from "./sse-chunks.js";
+
+/** Model name (what the emulator replays) → recording under shared/fixtures/chunks. */
+const RECORDINGS = {
+  "deepseek-reasoning": { name: "deepseek/deepseek-reasoning" },
+  "deepseek-tool-call": { name: "deepseek/deepseek-tool-call" },
+  "groq-reasoning": { name: "groq/groq-reasoning" },
+  "alibaba-reasoning": { name: "alibaba/alibaba-reasoning" },
+  "mistral-reasoning": { name: "mistral/mistral-reasoning" },
+  "bad-temperature": { status: 400, file: "openai/reasoning-model-temperature-error.json" },
+  "over-quota": { status: 429, file: "openai/openai-error.1.json" },
+};
+const PROVIDER_KEY = "sk-emulated-provider-key";
+
+let upstream: RecordedUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  upstream = await startRecordedUpstream(RECORDINGS);
+  gateway = await startTestGateway({
+    routes: `version: 1
+providers:
+  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}", api_key_env: RECORDED_KEY }
+models:
+  - { name: "rec/*", provider: recorded }
+`,
+    env: { RECORDED_KEY: PROVIDER_KEY },
+  });
+});
+afterAll(async () => {
+  await gateway.stop();
+  await upstream.close();
+});
+
+/** What a correct relay must reproduce: the recorded reasoning and answer, concatenated (one reasoning text, SPEC §12.1). */
+function recordedText(name: string): { reasoning: string; content: string } {
+  let reasoning = "";
+  let content = "";
+  for (const line of fixtureLines(name)) {
+    const delta = (JSON.parse(line) as { choices?: { delta?: Record<string, unknown> }[] }).choices?.[0]?.delta;
+    if (!delta) continue;
+    const plain = delta.reasoning_content ?? delta.reasoning;
+    if (typeof plain === "string") reasoning += plain;
+    if (typeof delta.content === "string") content += delta.content;
+    // Mistral Magistral: content is a list of {type:"thinking"} and {type:"text"} chunks
+    if (Array.isArray(delta.content)) {
+      for (const part of delta.content as { type: string; text?: string; thinking?: { text: string }[] }[]) {
+        if (part.type === "thinking") reasoning += part.thinking!.map((inner) => inner.text).join("");
+        if (part.type === "text") content += part.text!;
+      }
+    }
+  }
+  return { reasoning, content };
+}
+
+async function streamFrom(model: string, extra: Record<string, unknown> = {}) {
+  const response = await gateway.post("/v1/chat/completions", { model: `rec/${model}`, stream: true, messages: [{ role: "user", content: "How many r's are in strawberry?" }], ...extra });
+  expect(response.status).toBe(200);
+  const { events, done } = await readSse(response);
+  expect(done).toBe(true);
+  return chunkDeltas(events as Chunk[]);
+}
+
+describe.each([
+  ["deepseek-reasoning", "deepseek/deepseek-reasoning"],
+  ["groq-reasoning", "groq/groq-reasoning"],
+  ["alibaba-reasoning", "alibaba/alibaba-reasoning"],
+  ["mistral-reasoning", "mistral/mistral-reasoning"],
+])("recorded %s stream", (model, recording) => {
+  test("reasoning and content come back exactly as recorded, reasoning first", async () => {
+    const expected = recordedText(recording);
+    expect(expected.reasoning.length).toBeGreaterThan(0);
+    const stream = await streamFrom(model);
+    expect(stream.reasoning).toBe(expected.reasoning);
+    expect(stream.content).toBe(expected.content);
+    expect(stream.firstContentIndex).toBeGreaterThan(stream.lastReasoningIndex);
+    expect(stream.finishReason).toBe("stop");
+    expect(upstream.received.at(-1)!.body.stream).toBe(true);
+  });
+
+  test("non-stream mirrors the recorded message and asks the upstream for a whole body", async () => {
+    const recorded = fixtureJson(`${recording}.json`) as { choices: { message: Record<string, unknown> }[] };
+    const message = recorded.choices[0]!.message;
+    const response = await gateway.post("/v1/chat/completions", { model: `rec/${model}`, messages: [{ role: "user", content: "How many r's?" }] });
+    expect(response.status).toBe(200);
+    expect(upstream.received.at(-1)!.body.stream).toBe(false);
+    const body = (await response.json()) as { object: string; choices: { message: Record<string, unknown>; finish_reason: string }[] };
+    expect(body.object).toBe("chat.completion");
+    const relayed = body.choices[0]!.message;
+    if (Array.isArray(message.content)) {
+      const parts = message.content as { type: string; text?: string; thinking?: { text: string }[] }[];
+      expect(relayed.reasoning_content).toBe(parts.filter((part) => part.type === "thinking").flatMap((part) => part.thinking!.map((inner) => inner.text)).join(""));
+      expect(relayed.content).toBe(parts.filter((part) => part.type === "text").map((part) => part.text).join(""));
+    } else {
+      expect(relayed.reasoning_content).toBe(message.reasoning_content ?? message.reasoning);
+      expect(relayed.content).toBe(message.content);
+    }
+    expect(body.choices[0]!.finish_reason).toBe("stop");
+  });
+});
+
+test("the provider key from api_key_env is sent upstream as a bearer token; carrierd's own key is not", async () => {
+  await streamFrom("deepseek-reasoning");
+  const headers = upstream.received.at(-1)!.headers;
+  expect(headers.authorization).toBe(`Bearer ${PROVIDER_KEY}`);
+  expect(JSON.stringify(headers)).not.toContain(gateway.key);
+});
+
+test("include_usage adds a choices:[] usage chunk with the recorded reasoning_tokens", async () => {
+  const response = await gateway.post("/v1/chat/completions", {
+    model: "rec/deepseek-reasoning",
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: "user", content: "How many r's?" }],
+  });
+  const { events } = await readSse(response);
+  const last = events.at(-1) as Chunk;
+  expect(last.choices).toEqual([]);
+  expect(last.usage).toMatchObject({ prompt_tokens: 18, completion_tokens: 219, completion_tokens_details: { reasoning_tokens: 205 } });
+  expect(upstream.received.at(-1)!.body.stream_options).toEqual({ include_usage: true });
+});
+
+test("a streamed tool call keeps the upstream's id, name and arguments", async () => {
+  const lines = fixtureLines("deepseek/deepseek-tool-call").map((line) => JSON.parse(line) as Chunk);
+  const recordedCalls = lines.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
+  const recordedArguments = recordedCalls.map((call) => call.function?.arguments ?? "").join("");
+  const stream = await streamFrom("deepseek-tool-call", { tools: [weatherTool] });
+  expect(stream.toolCalls).toEqual([{ id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", type: "function", function: { name: "weather", arguments: recordedArguments } }]);
+  expect(JSON.parse(recordedArguments)).toEqual({ location: "San Francisco" });
+  expect(stream.reasoning).toBe(recordedText("deepseek/deepseek-tool-call").reasoning);
+  expect(stream.finishReason).toBe("tool_calls");
+});
+
+test("a non-stream tool call mirrors the recorded message", async () => {
+  const response = await gateway.post("/v1/chat/completions", { model: "rec/deepseek-tool-call", tools: [weatherTool], messages: [{ role: "user", content: "Weather in SF?" }] });
+  const body = (await response.json()) as { choices: { message: { tool_calls: unknown[]; reasoning_content: string }; finish_reason: string }[] };
+  expect(body.choices[0]!.message.tool_calls).toEqual([{ id: "call_00_9V0vrf86Pc9aelHCJMZqnJBo", type: "function", function: { name: "weather", arguments: '{"location": "San Francisco"}' } }]);
+  expect(body.choices[0]!.message.reasoning_content).toMatch(/^The user is asking for the weather/);
+  expect(body.choices[0]!.finish_reason).toBe("tool_calls");
+});
+
+describe.each([
+  ["bad-temperature", 400, "openai/reasoning-model-temperature-error.json"],
+  ["over-quota", 429, "openai/openai-error.1.json"],
+])("upstream error %s", (model, status, file) => {
+  test.each([false, true])("comes back OpenAI-shaped with the upstream status (stream: %s)", async (stream) => {
+    const response = await gateway.post("/v1/chat/completions", { model: `rec/${model}`, stream, messages: [{ role: "user", content: "hi" }] });
+    expect(response.status).toBe(status);
+    expect(response.headers.get("content-type")).toMatch(/application\/json/);
+    const body = (await response.json()) as { error: Record<string, unknown> };
+    expect(Object.keys(body.error).sort()).toEqual(["code", "message", "param", "type"]);
+    expect(body.error.message).toBe((fixtureJson(file) as { error: { message: string } }).error.message);
+  });
+});
+
+const weatherTool = {
+  type: "function",
+  function: { name: "weather", description: "Current weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } },
+};

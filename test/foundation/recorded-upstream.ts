@@ -1,0 +1,94 @@
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Recorded provider traffic, kept beside the clone (CI has shared/ next to it). */
+export const CHUNKS_DIR = fileURLToPath(new URL("../../../shared/fixtures/chunks/", import.meta.url));
+
+/** A recorded exchange: `<name>.chunks.txt` (one JSON payload per line) for streams, `<name>.json` for whole bodies. */
+export interface Recording {
+  /** Path under fixtures/chunks without extension, e.g. `deepseek/deepseek-reasoning`. */
+  readonly name: string;
+}
+
+/** A recorded upstream error: served with `status` and the fixture file's body. */
+export interface RecordedError {
+  readonly status: number;
+  /** Path under fixtures/chunks, e.g. `openai/openai-error.1.json`. */
+  readonly file: string;
+}
+
+export interface ReceivedRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Record<string, unknown>;
+}
+
+export interface RecordedUpstream {
+  /** Base URL to put in routes.yaml (`http://127.0.0.1:PORT/v1`). */
+  readonly baseUrl: string;
+  /** Every request received, in order. */
+  readonly received: ReceivedRequest[];
+  close(): Promise<void>;
+}
+
+export function fixtureLines(name: string): string[] {
+  return readFileSync(join(CHUNKS_DIR, `${name}.chunks.txt`), "utf8").split("\n").filter((line) => line.trim() !== "");
+}
+
+export function fixtureJson(file: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(CHUNKS_DIR, file), "utf8")) as Record<string, unknown>;
+}
+
+/**
+ * A loopback emulator of an OpenAI-style reasoning upstream. The request's
+ * `model` picks the recording; `stream: true` replays the recorded chunks as
+ * `data: <line>\n\n` then `data: [DONE]`, otherwise the recorded JSON body.
+ * Chunks are written one per network write so the gateway's SSE parser sees
+ * real framing boundaries.
+ */
+export async function startRecordedUpstream(recordings: Record<string, Recording | RecordedError>): Promise<RecordedUpstream> {
+  const received: ReceivedRequest[] = [];
+  const server = createServer((request, response) => {
+    let text = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => (text += chunk));
+    request.on("end", async () => {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      received.push({ headers: request.headers, body });
+      const recording = recordings[String(body.model)];
+      if (!recording || request.url !== "/v1/chat/completions") {
+        response.writeHead(404, { "content-type": "application/json" });
+        response.end(JSON.stringify({ error: { message: `The model \`${String(body.model)}\` does not exist`, type: "invalid_request_error", param: null, code: "model_not_found" } }));
+        return;
+      }
+      if ("status" in recording) {
+        response.writeHead(recording.status, { "content-type": "application/json" });
+        response.end(readFileSync(join(CHUNKS_DIR, recording.file)));
+        return;
+      }
+      if (body.stream !== true) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify(fixtureJson(`${recording.name}.json`)));
+        return;
+      }
+      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      for (const line of fixtureLines(recording.name)) {
+        if (!response.write(`data: ${line}\n\n`)) await new Promise((resolve) => response.once("drain", resolve));
+      }
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
