@@ -61,8 +61,12 @@ export function parseRoutes(text: string, file: string, options: LoadOptions): L
     }
   });
   if (problems.length > 0) return { ok: false, problems };
-  const revision = createHash("sha256").update(text).digest("hex").slice(0, 12);
-  return { ok: true, table: new RouteTable(data, revision, file) };
+  return { ok: true, table: new RouteTable(data, revisionOf(text), file) };
+}
+
+/** A table's revision: the content hash of its source text. */
+export function revisionOf(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 12);
 }
 
 export function formatProblem(problem: RouteProblem): string {

@@ -1,7 +1,8 @@
+import { readFile } from "node:fs/promises";
 import { watch, type FSWatcher } from "chokidar";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { formatProblem, loadRoutesFile, type RouteProblem } from "./load-routes.js";
+import { formatProblem, parseRoutes, revisionOf, type RouteProblem } from "./load-routes.js";
 import type { RouteTable } from "./route-table.js";
 
 export type ReloadListener = (next: RouteTable, previous: RouteTable) => void;
@@ -16,6 +17,9 @@ export class RouteSource {
   private watcher: FSWatcher | undefined;
   private readonly listeners = new Set<ReloadListener>();
   private reloading: Promise<void> = Promise.resolve();
+  /** Content hash of the last text parsed, good or bad: a file event that changed nothing is ignored. */
+  private lastSeen: string;
+  private settleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     initial: RouteTable,
@@ -24,6 +28,7 @@ export class RouteSource {
     private readonly log: Logger,
   ) {
     this.table = initial;
+    this.lastSeen = initial.revision;
   }
 
   get current(): RouteTable {
@@ -36,15 +41,40 @@ export class RouteSource {
     return () => this.listeners.delete(listener);
   }
 
-  /** Re-reads the file; reloads are serialised so two quick saves apply in order. */
+  /**
+   * Re-reads the file (SIGHUP, or a caller that wants it now); reloads are
+   * serialised so two quick saves apply in order. An explicit reload
+   * re-reports a file that is still broken.
+   */
   reload(reason: string): Promise<void> {
-    this.reloading = this.reloading.then(() => this.reloadNow(reason));
+    return this.enqueue(reason, false);
+  }
+
+  private enqueue(reason: string, onlyIfChanged: boolean): Promise<void> {
+    this.reloading = this.reloading.then(() => this.reloadNow(reason, onlyIfChanged));
     return this.reloading;
   }
 
-  private async reloadNow(reason: string): Promise<void> {
+  private async reloadNow(reason: string, onlyIfChanged: boolean): Promise<void> {
     const path = this.table.path;
-    const result = await loadRoutesFile(path, { knownPlugins: this.knownPlugins });
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (error) {
+      // mid-save by rename the file is briefly absent; the watcher's `add` follows
+      if (onlyIfChanged && (error as NodeJS.ErrnoException).code === "ENOENT") return;
+      this.reject(path, [{ file: path, line: 1, column: 1, message: `cannot read: ${(error as Error).message}` }], reason);
+      return;
+    }
+    if (onlyIfChanged && text.trim() === "") {
+      // an editor truncates before it writes; the write's own event follows
+      this.log.debug({ file: path }, "routes file is empty, waiting for the rest of the save");
+      return;
+    }
+    const revision = revisionOf(text);
+    if (onlyIfChanged && revision === this.lastSeen) return;
+    this.lastSeen = revision;
+    const result = parseRoutes(text, path, { knownPlugins: this.knownPlugins });
     if (!result.ok) {
       this.reject(path, result.problems, reason);
       return;
@@ -63,15 +93,31 @@ export class RouteSource {
     this.bus.publish({ type: "routes.rejected", file: path, errors: problems, revision_in_force: this.table.revision });
   }
 
-  /** Watches the file; editors that save by rename are followed too. */
-  watch(): void {
+  /** Watches the file; editors that save by rename are followed too. Resolves once the watch is armed. */
+  async watch(): Promise<void> {
     if (this.watcher) return;
-    this.watcher = watch(this.table.path, { ignoreInitial: true, atomic: 50 });
-    const onChange = () => void this.reload("file changed");
-    this.watcher.on("change", onChange).on("add", onChange);
+    const watcher = watch(this.table.path, { ignoreInitial: true, atomic: 50 });
+    this.watcher = watcher;
+    watcher.on("change", () => this.onFileEvent()).on("add", () => this.onFileEvent());
+    // a save made before chokidar is ready would be missed, and the gateway must not say it is listening on a stale table
+    await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+  }
+
+  /**
+   * Reads now, so a save is in force well within a second, and once more
+   * shortly after: chokidar drops a `change` that comes within 50 ms of the
+   * previous one, and a save may first be seen truncated or half-written.
+   * The content hash makes the second read free when nothing changed.
+   */
+  private onFileEvent(): void {
+    void this.enqueue("file changed", true);
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => void this.enqueue("file changed", true), 150);
+    this.settleTimer.unref();
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.settleTimer);
     await this.watcher?.close();
     this.watcher = undefined;
     await this.reloading;
