@@ -13,8 +13,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
   const declared = Number(request.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const bytes = await collect(decodeStream(request), limit);
+  if (Number.isFinite(declared) && declared > limit) throw discardRest(request, tooLarge(limit));
+  const bytes = await collect(request, decodeStream(request), limit);
   if (bytes.length === 0) throw new GatewayError("invalid_json", "request body is empty; expected a JSON object");
   let text: string;
   try {
@@ -52,23 +52,32 @@ function decodeStream(request: IncomingMessage): Readable {
   }
 }
 
-async function collect(stream: Readable, limit: number): Promise<Buffer> {
+async function collect(request: IncomingMessage, stream: Readable, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > limit) {
-        stream.destroy();
-        throw tooLarge(limit);
-      }
+      if (size > limit) throw tooLarge(limit);
       chunks.push(chunk);
     }
   } catch (error) {
-    if (error instanceof GatewayError) throw error;
-    throw new GatewayError("invalid_request", `could not read the request body: ${(error as Error).message}`);
+    if (stream !== request) stream.destroy(); // the decompressor, never the socket the answer goes out on
+    if (error instanceof GatewayError) throw discardRest(request, error);
+    throw discardRest(request, new GatewayError("invalid_request", `could not read the request body: ${(error as Error).message}`));
   }
   return Buffer.concat(chunks, size);
+}
+
+/**
+ * Stops reading a body we refuse. Destroying the request would destroy its
+ * socket, and the client would never see the 413; instead the rest is
+ * discarded and the error response closes the connection (see sendError).
+ */
+function discardRest(request: IncomingMessage, error: GatewayError): GatewayError {
+  request.unpipe();
+  request.resume();
+  return error;
 }
 
 function tooLarge(limit: number): GatewayError {

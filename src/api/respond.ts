@@ -14,5 +14,7 @@ export function sendError(response: ServerResponse, error: unknown): void {
     response.destroy();
     return;
   }
-  sendJson(response, gatewayError.status, toOpenAIError(gatewayError));
+  // a refused body may still be arriving: close the connection rather than read it all
+  const headers: Record<string, string> = gatewayError.status === 413 ? { connection: "close" } : {};
+  sendJson(response, gatewayError.status, toOpenAIError(gatewayError), headers);
 }
