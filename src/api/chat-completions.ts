@@ -114,7 +114,7 @@ function deltaOf(part: StreamPart, toolIndexes: Map<number, number>): string | u
   }
 }
 
-function asUpstreamFailure(error: unknown): GatewayError {
+export function asUpstreamFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
   return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });

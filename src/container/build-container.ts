@@ -13,6 +13,7 @@ import { UpstreamHttp } from "../upstream/upstream-http.js";
 import { join } from "node:path";
 import { openDatabase } from "../store/database.js";
 import { STORE_MIGRATIONS } from "../store/migrations.js";
+import { installResponses, RESPONSES_MIGRATIONS } from "../responses/install.js";
 import { CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
@@ -35,7 +36,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp();
-  const database = openDatabase(join(options.home, "state.db"), [...STORE_MIGRATIONS]);
+  const database = openDatabase(join(options.home, "state.db"), [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS]);
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });
@@ -47,5 +48,6 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
   container.registerSingleton(HTTP_SERVER, HttpServer);
+  installResponses(container, database);
   return container;
 }

@@ -1,0 +1,90 @@
+import { GatewayError } from "../errors/gateway-error.js";
+import type { ChatMessage, ChatRequest, JsonObject } from "../plugins/contract.js";
+
+/** POST /v1/responses body, as far as carrierd reads it (schemas/requests/responses.schema.json). */
+export interface ResponsesRequest {
+  model: string;
+  input: string | unknown[];
+  instructions?: string | null;
+  stream?: boolean | null;
+  store?: boolean | null;
+  previous_response_id?: string | null;
+  conversation?: string | { id: string } | null;
+  tools?: JsonObject[];
+  tool_choice?: string | JsonObject;
+  parallel_tool_calls?: boolean | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  max_output_tokens?: number | null;
+  reasoning?: { effort?: string | null; summary?: string | null } | null;
+  text?: { format?: JsonObject } | null;
+  metadata?: JsonObject | null;
+  user?: string;
+  include?: string[] | null;
+  background?: boolean | null;
+  model_options?: ChatRequest["model_options"];
+  [key: string]: unknown;
+}
+
+/**
+ * The canonical chat request for one Responses call: `instructions` first
+ * (they never carry over to a continued response, as in OpenAI's API), then
+ * the stored history, then this input. Reasoning controls travel in
+ * `model_options`, so every plugin receives them as `call.reasoning`.
+ */
+export function toChatRequest(body: ResponsesRequest, history: readonly ChatMessage[], input: readonly ChatMessage[], stream: boolean): ChatRequest {
+  const messages: ChatMessage[] = [];
+  if (body.instructions) messages.push({ role: "system", content: body.instructions });
+  messages.push(...history, ...input);
+  if (messages.length === 0) throw new GatewayError("invalid_request", "'input' must not be empty", "input");
+  const request: ChatRequest = { model: body.model, messages, stream };
+  if (body.tools?.length) request.tools = body.tools.map(chatTool);
+  if (body.tool_choice !== undefined) request.tool_choice = chatToolChoice(body.tool_choice);
+  if (typeof body.parallel_tool_calls === "boolean") request.parallel_tool_calls = body.parallel_tool_calls;
+  if (typeof body.temperature === "number") request.temperature = body.temperature;
+  if (typeof body.top_p === "number") request.top_p = body.top_p;
+  if (typeof body.max_output_tokens === "number") request.max_tokens = body.max_output_tokens;
+  if (typeof body.user === "string") request.user = body.user;
+  const format = body.text?.format ? responseFormat(body.text.format) : undefined;
+  if (format) request.response_format = format;
+  const effort = body.model_options?.reasoning?.effort ?? body.reasoning?.effort ?? undefined;
+  if (body.model_options || effort) request.model_options = { ...body.model_options, reasoning: { ...body.model_options?.reasoning, ...(effort ? { effort } : {}) } };
+  return request;
+}
+
+/** Responses function tools are flat; chat nests them under `function`. Hosted tools have no chat equivalent. */
+function chatTool(tool: JsonObject, index: number): JsonObject {
+  if (tool.type !== "function") throw new GatewayError("invalid_request", `Tools of type '${String(tool.type)}' are not supported by carrierd; only 'function' tools are.`, `tools[${index}].type`);
+  if (typeof tool.name !== "string" || !tool.name) throw new GatewayError("invalid_request", `Missing required parameter: 'tools[${index}].name'.`, `tools[${index}].name`);
+  const fn: JsonObject = { name: tool.name };
+  if (typeof tool.description === "string") fn.description = tool.description;
+  if (tool.parameters && typeof tool.parameters === "object") fn.parameters = tool.parameters;
+  if (typeof tool.strict === "boolean") fn.strict = tool.strict;
+  return { type: "function", function: fn };
+}
+
+function chatToolChoice(choice: string | JsonObject): string | JsonObject {
+  if (typeof choice === "string") {
+    if (choice === "auto" || choice === "none" || choice === "required") return choice;
+  } else if (choice.type === "function" && typeof choice.name === "string") {
+    return { type: "function", function: { name: choice.name } };
+  }
+  throw new GatewayError("invalid_request", "Invalid 'tool_choice': use 'auto', 'none', 'required' or {\"type\":\"function\",\"name\":…}.", "tool_choice");
+}
+
+function responseFormat(format: JsonObject): JsonObject | undefined {
+  switch (format.type) {
+    case "text":
+      return undefined;
+    case "json_object":
+      return { type: "json_object" };
+    case "json_schema": {
+      const schema: JsonObject = { name: typeof format.name === "string" ? format.name : "response", schema: format.schema ?? {} };
+      if (typeof format.strict === "boolean") schema.strict = format.strict;
+      if (typeof format.description === "string") schema.description = format.description;
+      return { type: "json_schema", json_schema: schema };
+    }
+    default:
+      throw new GatewayError("invalid_request", `Invalid value for 'text.format.type': '${String(format.type)}'.`, "text.format.type");
+  }
+}

@@ -1,0 +1,168 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { inject, injectable } from "tsyringe";
+import responsesSchema from "../../schemas/requests/responses.schema.json" with { type: "json" };
+import { asUpstreamFailure } from "../api/chat-completions.js";
+import { readJsonBody } from "../api/read-body.js";
+import { sendJson } from "../api/respond.js";
+import { SseWriter } from "../api/sse.js";
+import { requestValidator } from "../api/validate-request.js";
+import type { AssistantTurn } from "../carriers/turn-accumulator.js";
+import type { ChatService, TurnRun } from "../chat/chat-service.js";
+import { checkSessionId, newId } from "../chat/session-id.js";
+import type { GatewayOptions } from "../config/options.js";
+import { CHAT_SERVICE, OPTIONS, RESPONSE_STORE } from "../container/tokens.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { ChatMessage, JsonObject } from "../plugins/contract.js";
+import { convertInput } from "./convert-input.js";
+import { ResponseEventWriter } from "./event-writer.js";
+import { OutputBuilder } from "./output-builder.js";
+import { toChatRequest, type ResponsesRequest } from "./request.js";
+import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./response-object.js";
+import type { ResponseStore } from "./response-store.js";
+
+const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
+
+/** What one POST continues from and must store afterwards. */
+interface Continuation {
+  readonly history: ChatMessage[];
+  readonly input: ChatMessage[];
+  readonly sessionHeader: string | undefined;
+  readonly conversationId: string | null;
+}
+
+/** POST/GET/DELETE /v1/responses (SPEC §7), on top of the chat path every plugin serves. */
+@injectable()
+export class ResponsesApi {
+  constructor(
+    @inject(CHAT_SERVICE) private readonly chat: ChatService,
+    @inject(RESPONSE_STORE) private readonly store: ResponseStore,
+    @inject(OPTIONS) private readonly options: GatewayOptions,
+  ) {}
+
+  async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));
+    if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
+    const stream = body.stream === true;
+    const continuation = this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined);
+    const chatRequest = toChatRequest(body, continuation.history, continuation.input, stream);
+    const abort = new AbortController();
+    response.on("close", () => {
+      if (!response.writableFinished) abort.abort();
+    });
+    const run = await this.chat.start(chatRequest, { sessionHeader: continuation.sessionHeader, stream, signal: abort.signal });
+    const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
+    if (stream) await this.streamResponse(run, response, identity, continuation);
+    else await this.respondWhole(run, response, identity, continuation);
+  }
+
+  get(id: string, response: ServerResponse): void {
+    const stored = this.store.get(id);
+    if (!stored) throw responseNotFound(id);
+    sendJson(response, 200, stored.body, { "x-session-id": stored.sessionId });
+  }
+
+  delete(id: string, response: ServerResponse): void {
+    if (!this.store.delete(id)) throw responseNotFound(id);
+    sendJson(response, 200, { id, object: "response", deleted: true });
+  }
+
+  /**
+   * The history this request continues and the session it belongs to:
+   * `previous_response_id` or `conversation` first, then the client's
+   * X-Session-Id, then the session of the stored items its input references.
+   */
+  private continuation(body: ResponsesRequest, header: string | undefined): Continuation {
+    if (body.previous_response_id && body.conversation) {
+      throw new GatewayError("invalid_request", "Mutually exclusive parameters: provide only one of 'previous_response_id' or 'conversation'.", "conversation");
+    }
+    let referencedSession: string | undefined;
+    const input = convertInput(body.input, (id) => {
+      const found = this.store.item(id);
+      if (found) referencedSession = found.sessionId;
+      return found?.item;
+    });
+    if (body.previous_response_id) {
+      const previous = this.store.get(body.previous_response_id);
+      if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
+      return { history: previous.messages, input, sessionHeader: previous.sessionId, conversationId: null };
+    }
+    if (body.conversation) {
+      const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
+      if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
+      const conversation = this.store.conversation(id);
+      return { history: conversation?.messages ?? [], input, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
+    }
+    return { history: [], input, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
+  }
+
+  private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+    const builder = new OutputBuilder();
+    try {
+      for await (const part of run.parts) builder.add(part);
+    } catch (error) {
+      run.fail(error);
+      throw asUpstreamFailure(error);
+    }
+    const items = builder.finish();
+    const body = this.finish(await run.complete(), items, run, identity, continuation);
+    sendJson(response, 200, body, { "x-session-id": run.sessionId });
+  }
+
+  /** Streams SPEC §7's events; the response is stored before `response.completed` goes out. */
+  private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+    const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds));
+    const opening = responseObject(identity, { status: "in_progress", output: [] });
+    events.emit("response.created", { response: opening });
+    events.emit("response.in_progress", { response: opening });
+    const builder = new OutputBuilder(events);
+    try {
+      for await (const part of run.parts) builder.add(part);
+      const items = builder.finish();
+      const body = this.finish(await run.complete(), items, run, identity, continuation);
+      events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
+    } catch (error) {
+      run.fail(error);
+      const failure = asUpstreamFailure(error);
+      const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
+      // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
+      events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
+      events.emit("response.failed", { response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }) });
+    }
+    events.end();
+  }
+
+  /** Builds the final Response, stores it (unless `store: false`) and the conversation, and returns it. */
+  private finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, identity: ResponseIdentity, continuation: Continuation): JsonObject {
+    const incompleteReason = incompleteReasonOf(turn.finishReason);
+    const body = responseObject(identity, { status: incompleteReason ? "incomplete" : "completed", output: items, usage: turn.usage, incompleteReason });
+    const messages = [...continuation.history, ...continuation.input, assistantMessage(turn, items)];
+    if (identity.request.store !== false) {
+      this.store.save(
+        { id: identity.id, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, previousResponseId: identity.request.previous_response_id ?? null, conversationId: identity.conversationId, messages, body },
+        items,
+      );
+    }
+    if (identity.conversationId) this.store.saveConversation({ id: identity.conversationId, sessionId: run.sessionId, messages }, identity.id);
+    return body;
+  }
+}
+
+/**
+ * The turn as the next request's history holds it. Tool-call ids come from
+ * the items the client saw, so its `function_call_output`s match them.
+ */
+function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage {
+  const calls = items.filter((item) => item.type === "function_call");
+  const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
+  if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
+  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: String(item.call_id), type: "function" as const, function: { name: String(item.name), arguments: String(item.arguments) } }));
+  return message;
+}
+
+function sessionOf(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : checkSessionId(header);
+}
+
+function responseNotFound(id: string): GatewayError {
+  return new GatewayError("not_found", `Response with id '${id}' not found.`, "response_id");
+}

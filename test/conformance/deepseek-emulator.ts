@@ -1,0 +1,96 @@
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+const FIXTURES = process.env.CARRIERD_FIXTURES ?? "/work/shared/fixtures/chunks";
+
+/** One recorded DeepSeek exchange: the stream (one JSON chunk per line) and the same answer non-streamed. */
+function fixture(name: string): { chunks: string[]; whole: string } {
+  const chunks = readFileSync(`${FIXTURES}/deepseek/${name}.chunks.txt`, "utf8").split("\n").filter((line) => line.trim());
+  return { chunks, whole: readFileSync(`${FIXTURES}/deepseek/${name}.json`, "utf8") };
+}
+
+export interface EmulatedUpstream {
+  readonly baseUrl: string;
+  /** Every request body received, parsed, in order. */
+  readonly requests: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback stand-in for api.deepseek.com's chat completions that replays
+ * recorded real traffic: the tool-call recording when the request offers
+ * tools (and the last message is not a tool result), the plain reasoning one
+ * otherwise. A user message containing FAIL_MID_STREAM gets half the stream
+ * and a dropped connection; FAIL_400 gets DeepSeek's own 400.
+ */
+export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
+  const reasoning = fixture("deepseek-reasoning");
+  const toolCall = fixture("deepseek-tool-call");
+  const requests: Record<string, unknown>[] = [];
+  const server: Server = createServer((request, response) => {
+    let text = "";
+    request.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    request.on("end", () => {
+      const body = JSON.parse(text) as { stream?: boolean; tools?: unknown[]; messages: { role: string; content?: unknown }[] };
+      requests.push(body);
+      const last = body.messages[body.messages.length - 1];
+      const lastText = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
+      if (lastText.includes("FAIL_400")) {
+        response.writeHead(400, { "content-type": "application/json" });
+        response.end(JSON.stringify({ error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" } }));
+        return;
+      }
+      const recording = body.tools?.length && last?.role !== "tool" ? toolCall : reasoning;
+      if (!body.stream) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(recording.whole);
+        return;
+      }
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const chunks = lastText.includes("FAIL_MID_STREAM") ? recording.chunks.slice(0, 20) : recording.chunks;
+      for (const chunk of chunks) response.write(`data: ${chunk}\n\n`);
+      if (lastText.includes("FAIL_MID_STREAM")) {
+        // let the first half reach the gateway, then drop the connection as a crashing upstream would
+        setTimeout(() => response.socket?.destroy(), 50);
+        return;
+      }
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** routes.yaml serving `demo` (in-process) and `deepseek-reasoner` (the emulator), with DeepSeek's real carrier route. */
+export function conformanceRoutes(baseUrl: string): string {
+  return `version: 1
+providers:
+  demo: { plugin: demo }
+  deepseek: { plugin: openai-compatible, base_url: "${baseUrl}", api_key_env: DEEPSEEK_API_KEY }
+models:
+  - { name: demo, provider: demo, model: demo-reasoner }
+  - { name: deepseek-reasoner, provider: deepseek, model: deepseek-reasoner }
+carriers:
+  - match: { provider: deepseek }
+    fields: [reasoning_content]
+    must_echo: true
+  - match: {}
+    fields: [reasoning_content]
+`;
+}
+
+/** The weather tool the DeepSeek recording calls. */
+export const WEATHER_TOOL = {
+  type: "function",
+  function: { name: "weather", description: "Get the weather in a location", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } },
+} as const;
