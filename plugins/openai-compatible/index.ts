@@ -1,5 +1,6 @@
 import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugins/contract.js";
 import { openAICompatibleCodec } from "./codec.js";
+import { classifyOpenAIError } from "./errors.js";
 
 /** Any OpenAI-style chat-completions upstream: DeepSeek, Kimi, MiMo, GLM, OpenRouter, Mistral, Groq, vLLM, Ollama, llama.cpp… */
 export default definePlugin({
@@ -9,6 +10,7 @@ export default definePlugin({
   create(context) {
     return {
       invoke: (call) => context.http.send(openAICompatibleCodec, call),
+      classifyError: classifyOpenAIError,
     };
   },
 });

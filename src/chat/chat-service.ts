@@ -1,15 +1,22 @@
 import { inject, injectable } from "tsyringe";
-import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE } from "../container/tokens.js";
-import { shapeMessages } from "../carriers/shape-messages.js";
+import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORE, VERDICT_STORE } from "../container/tokens.js";
+import { replayOptOut } from "../carriers/replay-opt-out.js";
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import type { ChatRequest, StreamPart, UpstreamCall } from "../plugins/contract.js";
+import type { ChatMessage, ChatRequest, StreamPart, UpstreamResult } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
-import { buildUpstreamBody } from "./upstream-body.js";
+import { fingerprintOf } from "../sessions/fingerprint.js";
+import { keyScope } from "../sessions/key-scope.js";
+import { findSession } from "../sessions/session-finder.js";
+import type { SessionStore } from "../store/session-store.js";
+import type { VerdictStore } from "../verdicts/verdict-store.js";
+import { fieldsToReject } from "../verdicts/unknown-field.js";
+import { recordRejection, rejectedFor } from "../verdicts/record-rejection.js";
+import { UpstreamRequestBuilder } from "./upstream-request.js";
 import { checkSessionId, newId } from "./session-id.js";
 
 /** Who is asking, and how. */
@@ -18,6 +25,8 @@ export interface RequestContext {
   readonly sessionHeader: string | undefined;
   readonly stream: boolean;
   readonly signal: AbortSignal;
+  /** The bearer key the client presented; fingerprint matching is scoped to it. Default: the gateway's key. */
+  readonly apiKey?: string;
 }
 
 /**
@@ -46,9 +55,16 @@ export class ChatService {
     @inject(EVENT_BUS) private readonly bus: EventBus,
     @inject(LOGGER) private readonly log: Logger,
     @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(STORE) private readonly store: SessionStore,
+    @inject(VERDICT_STORE) private readonly verdicts: VerdictStore,
   ) {}
 
-  /** Resolves, replays, and calls the upstream. Throws a GatewayError (404, upstream 4xx…) before anything reached the client. */
+  /**
+   * Finds the session, replays stored carriers, and calls the upstream; on an
+   * unknown-field rejection records the verdict and retries exactly once
+   * (SPEC §6). Throws a GatewayError (404, upstream 4xx…) before anything
+   * reached the client.
+   */
   async start(request: ChatRequest, context: RequestContext): Promise<TurnRun> {
     const table = this.routes.current; // this request keeps this table to its end
     const resolved = table.resolveModel(request.model);
@@ -56,32 +72,51 @@ export class ChatService {
     const plugin = this.plugins.instance(resolved.provider.plugin);
     if (!plugin) throw new GatewayError("provider_not_configured", `plugin "${resolved.provider.plugin}" is not loaded`);
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
-    const sessionId = context.sessionHeader ? checkSessionId(context.sessionHeader) : newId("sess_");
+    const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
+    const optOut = replayOptOut(request);
+    const keyHash = keyScope(context.apiKey ?? this.options.apiKey);
+    const match = findSession(this.store, keyHash, request.messages, explicit);
+    const sessionId = match.sessionId ?? newId("sess_");
     const turnId = newId("turn_");
     const reasoningEnabled = request.model_options?.reasoning?.enabled !== false;
+    const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
 
-    const messages = shapeMessages(request.messages, policy);
-    this.log.debug({ session_id: sessionId, route: policy.routeIndex, fields: policy.fields }, "carriers shaped");
-    const body = buildUpstreamBody(request, messages, resolved, policy, context.stream);
-    const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;
-    const reasoning = { enabled: reasoningEnabled, effort: request.model_options?.reasoning?.effort ?? request.reasoning_effort ?? undefined };
-    const call: UpstreamCall = { provider: resolved.provider, apiKey, model: resolved.upstreamModel, body, stream: context.stream, reasoning, policy, signal: context.signal };
+    const builder = new UpstreamRequestBuilder(this.store, this.plugins.registry, request, resolved, policy, match, context, this.options.env);
+    const rejected = rejectedFor(this.verdicts, this.store, key, match.sessionId);
+    let effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
+    let call = builder.build(effective);
+    this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: policy.routeIndex, effective, attached: call.attached }, "carriers attached");
 
-    const result = await plugin.invoke(call);
+    let sentAt = performance.now();
+    let result: UpstreamResult = await plugin.invoke(call.call);
     if (!result.ok) {
-      this.log.warn({ provider: resolved.provider.id, model: resolved.upstreamModel, status: result.status }, "upstream rejected the request");
+      const named = plugin.classifyError?.(result.status, result.body, call.sent);
+      const newlyRejected = fieldsToReject(named, call.sent, policy.mustEcho, rejected);
+      if (newlyRejected.length > 0) {
+        recordRejection({ verdicts: this.verdicts, store: this.store, bus: this.bus, log: this.log }, { ...key, sessionId, keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel: request.model });
+        effective = effective.filter((field) => !newlyRejected.includes(field));
+        call = builder.build(effective);
+        this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, effective, attached: call.attached }, "carriers attached (retry without rejected fields)");
+        sentAt = performance.now();
+        result = await plugin.invoke(call.call);
+      }
+    }
+    if (!result.ok) {
+      this.log.warn({ provider: key.provider, model: key.model, status: result.status }, "upstream rejected the request");
       throw upstreamError(result.status, result.body);
     }
 
+    const upstreamMs = performance.now() - sentAt;
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
       this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields });
-    publish("turn.started", { model: request.model, provider: resolved.provider.id, upstream_model: resolved.upstreamModel, route: policy.routeIndex, fields: policy.fields });
+    publish("turn.started", { model: request.model, provider: key.provider, upstream_model: key.model, route: policy.routeIndex, fields: effective, upstream_ms: upstreamMs });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
     const bus = this.bus;
+    const parts = result.parts;
     async function* relay(): AsyncIterable<StreamPart> {
-      for await (const part of result.ok ? result.parts : []) {
+      for await (const part of parts) {
         accumulator.add(part);
         if (part.type === "reasoning-delta") {
           if (!reasoningEnabled) continue;
@@ -100,8 +135,21 @@ export class ChatService {
       parts: relay(),
       complete: async () => {
         const turn = accumulator.finish();
+        this.persist(turn, {
+          turnId,
+          sessionId,
+          keyHash,
+          parentTurnId: match.parentTurnId,
+          model: request.model,
+          plugin: resolved.provider.plugin,
+          provider: key.provider,
+          host: key.host,
+          upstreamModel: key.model,
+          messages: request.messages,
+        });
+        // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
-        for (const call of turn.toolCalls) publish("tool_call", { id: call.id, name: call.function.name, arguments: call.function.arguments });
+        for (const toolCall of turn.toolCalls) publish("tool_call", { id: toolCall.id, name: toolCall.function.name, arguments: toolCall.function.arguments });
         publish("turn.completed", { usage: turn.usage ?? null, finish_reason: turn.finishReason });
         return turn;
       },
@@ -110,4 +158,52 @@ export class ChatService {
       },
     };
   }
+
+  /** Makes the turn durable (a synchronous SQLite commit) with every carrier verbatim. */
+  private persist(turn: AssistantTurn, meta: TurnMeta): void {
+    let nativeRecord = turn.nativeRecord;
+    if (nativeRecord) {
+      const validate = this.plugins.registry.get(meta.plugin)?.validateNative;
+      const problem = validate ? validate(nativeRecord) : "the plugin declares no native record type";
+      if (problem) {
+        this.log.error({ plugin: meta.plugin, session_id: meta.sessionId, problem }, "native record fails the plugin's schema; the turn is stored without it");
+        nativeRecord = undefined;
+      }
+    }
+    const lastAssistant = meta.messages.findLastIndex((message) => message.role === "assistant");
+    this.store.saveTurn({
+      id: meta.turnId,
+      sessionId: meta.sessionId,
+      keyHash: meta.keyHash,
+      parentTurnId: meta.parentTurnId,
+      model: meta.model,
+      plugin: meta.plugin,
+      provider: meta.provider,
+      host: meta.host,
+      upstreamModel: meta.upstreamModel,
+      prompt: meta.messages.slice(lastAssistant + 1),
+      content: turn.content,
+      toolCalls: turn.toolCalls,
+      reasoningText: turn.reasoningText,
+      reasoningDetails: turn.reasoningDetails,
+      nativeRecord,
+      usage: turn.usage,
+      finishReason: turn.finishReason,
+      upstreamId: turn.upstreamId,
+      fingerprint: fingerprintOf(turn.content, turn.toolCalls),
+    });
+  }
+}
+
+interface TurnMeta {
+  turnId: string;
+  sessionId: string;
+  keyHash: string;
+  parentTurnId: string | undefined;
+  model: string;
+  plugin: string;
+  provider: string;
+  host: string;
+  upstreamModel: string;
+  messages: ChatMessage[];
 }

@@ -13,6 +13,10 @@ import { UpstreamHttp } from "../upstream/upstream-http.js";
 import { join } from "node:path";
 import { openDatabase } from "../store/database.js";
 import { STORE_MIGRATIONS } from "../store/migrations.js";
+import { SessionStore } from "../store/session-store.js";
+import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
+import { VerdictStore } from "../verdicts/verdict-store.js";
+import { STORE, VERDICT_STORE } from "./tokens.js";
 import { installResponses, RESPONSES_MIGRATIONS } from "../responses/install.js";
 import { CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
 
@@ -44,7 +48,13 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(PLUGIN_REGISTRY, { useValue: registry });
   container.register(UPSTREAM_HTTP, { useValue: http });
   container.register(DATABASE, { useValue: database });
-  container.register(ROUTE_SOURCE, { useValue: new RouteSource(loaded.table, registry.names, bus, log) });
+  const routeSource = new RouteSource(loaded.table, registry.names, bus, log);
+  container.register(ROUTE_SOURCE, { useValue: routeSource });
+  const sessionStore = new SessionStore(database);
+  const verdictStore = new VerdictStore(database);
+  container.register(STORE, { useValue: sessionStore });
+  container.register(VERDICT_STORE, { useValue: verdictStore });
+  clearVerdictsOnRouteEdit(routeSource, verdictStore, sessionStore, log);
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
   container.registerSingleton(HTTP_SERVER, HttpServer);

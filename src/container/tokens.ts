@@ -9,6 +9,7 @@ export const PLUGIN_REGISTRY = Symbol("PluginRegistry");
 export const ROUTE_SOURCE = Symbol("RouteSource");
 export const DATABASE = Symbol("Database");
 export const STORE = Symbol("Store");
+export const VERDICT_STORE = Symbol("VerdictStore");
 export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
 export const HTTP_SERVER = Symbol("HttpServer");
 export const CHAT_SERVICE = Symbol("ChatService");

@@ -1,0 +1,109 @@
+import type { CarrierField, ChatMessage, Json, JsonObject } from "../plugins/contract.js";
+import type { ReplaySource } from "../store/stored-turn.js";
+import { sameProducer } from "./model-family.js";
+
+/** Who receives this request's carriers. */
+export interface ReplayTarget {
+  readonly plugin: string;
+  readonly upstreamModel: string;
+  /** The route's effective fields (fields minus verdicts minus opt-out). */
+  readonly effective: readonly CarrierField[];
+  /** routes.yaml `native`; false withholds native records too. */
+  readonly native: boolean;
+  /** Whether `plugin` declares a native record type at all. */
+  readonly pluginHasNative: boolean;
+}
+
+/** What replay attached to one message, for the per-request debug line (names only). */
+export interface AttachedFields {
+  readonly index: number;
+  readonly turn: string | undefined;
+  readonly fields: string[];
+}
+
+const PLAIN_FIELDS = ["reasoning_content", "reasoning"] as const;
+
+/**
+ * Attaches stored carriers to the assistant messages going upstream (SPEC §5
+ * rules 3, 6, 7; §12.1, §12.3). Stored wins over what the client sent; a
+ * client-sent value is used only when nothing is stored. Plain reasoning text
+ * goes under every effective plain field; `reasoning_details` is only ever the
+ * verbatim stored array (same object, never rebuilt). Stripping of what is not
+ * effective, and the must-echo placeholder, follow in `shapeMessages`.
+ * The input is never modified: a message is copied only when it changes.
+ */
+export function attachStoredCarriers(
+  messages: readonly ChatMessage[],
+  sources: ReadonlyMap<number, ReplaySource>,
+  target: ReplayTarget,
+): { messages: ChatMessage[]; attached: AttachedFields[] } {
+  const attached: AttachedFields[] = [];
+  const out = messages.map((message, index) => {
+    if (message.role !== "assistant") return message;
+    const source = sources.get(index);
+    const next: ChatMessage = { ...message };
+    // a client never gets to hand a plugin a native record: only replay sets it
+    delete next.native_record;
+    const fields: string[] = [];
+    const text = source?.reasoningText || clientText(message);
+    for (const field of PLAIN_FIELDS) {
+      if (!target.effective.includes(field)) continue;
+      if (text) {
+        next[field] = text;
+        fields.push(field);
+      }
+    }
+    if (target.effective.includes("reasoning_details")) {
+      const details = storedDetails(source, target) ?? (source?.reasoningDetails ? undefined : clientDetails(message));
+      if (details) {
+        next.reasoning_details = details;
+        fields.push("reasoning_details");
+      } else {
+        delete next.reasoning_details;
+      }
+    }
+    if (source?.nativeRecord && target.native && target.pluginHasNative && sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
+      next.native_record = source.nativeRecord;
+      fields.push("native_record");
+    }
+    attached.push({ index, turn: source?.id, fields });
+    return next;
+  });
+  return { messages: out, attached };
+}
+
+/**
+ * The stored array, verbatim — unless it holds a signed or encrypted element
+ * and the target is another plugin or model family (rule 7): then none of it
+ * goes, since a partial array would no longer be the provider's own.
+ */
+function storedDetails(source: ReplaySource | undefined, target: ReplayTarget): Json[] | undefined {
+  const details = source?.reasoningDetails;
+  if (!details || details.length === 0) return undefined;
+  if (details.some(isSignedOrEncrypted) && !sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) return undefined;
+  return details;
+}
+
+/** OpenRouter-style detail objects: `reasoning.encrypted` (`data`) and signed `reasoning.text` (`signature`). */
+export function isSignedOrEncrypted(detail: Json): boolean {
+  if (!detail || typeof detail !== "object" || Array.isArray(detail)) return false;
+  const record = detail as JsonObject;
+  return (
+    record.type === "reasoning.encrypted" ||
+    (typeof record.signature === "string" && record.signature.length > 0) ||
+    (typeof record.data === "string" && record.data.length > 0) ||
+    (typeof record.encrypted_content === "string" && record.encrypted_content.length > 0)
+  );
+}
+
+/** One reasoning text whichever name the client used (§12.1); a blank or " " placeholder is not reasoning. */
+function clientText(message: ChatMessage): string | undefined {
+  for (const value of [message.reasoning_content, message.reasoning]) {
+    if (typeof value === "string" && value.trim().length > 0) return value;
+  }
+  return undefined;
+}
+
+function clientDetails(message: ChatMessage): Json[] | undefined {
+  return Array.isArray(message.reasoning_details) && message.reasoning_details.length > 0 ? message.reasoning_details : undefined;
+}

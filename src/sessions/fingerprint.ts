@@ -1,0 +1,48 @@
+import { createHash } from "node:crypto";
+import type { ChatMessage, ToolCall } from "../plugins/contract.js";
+
+/**
+ * The fingerprint of an assistant message: what stateless clients keep of a
+ * turn — its visible text and its tool calls — normalised (SPEC §12.6).
+ * Content null, absent and "" are the same; trailing whitespace is ignored;
+ * tool-call arguments compare as canonical JSON; tool-call ids count.
+ */
+export function fingerprintOf(content: ChatMessage["content"], toolCalls: readonly ToolCall[] | undefined): string {
+  const calls = (toolCalls ?? []).map((call) => [call.id ?? "", call.function?.name ?? "", canonicalArguments(call.function?.arguments)]);
+  return createHash("sha256")
+    .update(JSON.stringify([visibleText(content).trimEnd(), calls]))
+    .digest("base64url")
+    .slice(0, 32);
+}
+
+export function fingerprintMessage(message: ChatMessage): string {
+  return fingerprintOf(message.content, message.tool_calls);
+}
+
+/** A content-part array counts by its text parts, which is what a client displays. */
+export function visibleText(content: ChatMessage["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((part) => (typeof part.text === "string" ? part.text : "")).join("");
+}
+
+/** Parsed and re-serialised with sorted keys; arguments that are not JSON compare as trimmed text. */
+export function canonicalArguments(argumentsText: string | undefined): string {
+  if (argumentsText === undefined || argumentsText.trim() === "") return "";
+  try {
+    return canonicalJson(JSON.parse(argumentsText));
+  } catch {
+    return argumentsText.trim();
+  }
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

@@ -1,0 +1,57 @@
+import type { ChatMessage } from "../plugins/contract.js";
+import type { SessionStore } from "../store/session-store.js";
+import { fingerprintMessage } from "./fingerprint.js";
+
+/** Where a request belongs, and which stored turn each of its assistant messages is. */
+export interface SessionMatch {
+  readonly sessionId: string | undefined;
+  /** Stored turn id per message index; only assistant messages that matched have one. */
+  readonly turnIds: ReadonlyMap<number, string>;
+  /** The stored turn the request continues (its last assistant message's turn), if any. */
+  readonly parentTurnId: string | undefined;
+}
+
+/**
+ * Finds a request's session (SPEC §4, §5 rule 1).
+ *
+ * Explicit (`X-Session-Id`): each assistant message is matched by fingerprint
+ * within that session, else by position (the k-th assistant message is the
+ * session's turn k) — a client that re-renders a turn's text still gets its
+ * reasoning back.
+ *
+ * Implicit: each assistant message is matched by fingerprint, scoped to the
+ * API key; the session is the one of the last matched message's most recent
+ * turn, and the other messages prefer turns of that same session. One indexed
+ * lookup per assistant message; no history scans.
+ */
+export function findSession(store: SessionStore, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): SessionMatch {
+  const candidates = new Map<number, { id: string; session_id: string }[]>();
+  const assistantIndexes: number[] = [];
+  messages.forEach((message, index) => {
+    if (message.role !== "assistant") return;
+    assistantIndexes.push(index);
+    candidates.set(index, store.fingerprintMatches(keyHash, fingerprintMessage(message)));
+  });
+
+  let sessionId = explicit;
+  if (sessionId === undefined) {
+    for (let position = assistantIndexes.length - 1; position >= 0 && sessionId === undefined; position--) {
+      sessionId = candidates.get(assistantIndexes[position]!)?.[0]?.session_id;
+    }
+  }
+
+  const turnIds = new Map<number, string>();
+  assistantIndexes.forEach((index, ordinal) => {
+    const found = candidates.get(index) ?? [];
+    const inSession = found.find((candidate) => candidate.session_id === sessionId);
+    if (inSession) turnIds.set(index, inSession.id);
+    else if (explicit !== undefined) {
+      const positional = store.turnAtPosition(explicit, ordinal + 1);
+      if (positional) turnIds.set(index, positional.id);
+    } else if (found[0]) turnIds.set(index, found[0].id);
+  });
+
+  const last = assistantIndexes.at(-1);
+  const parentTurnId = last === undefined ? undefined : turnIds.get(last);
+  return { sessionId, turnIds, parentTurnId };
+}

@@ -1,0 +1,301 @@
+import type { Statement } from "better-sqlite3";
+import { inject, injectable } from "tsyringe";
+import { DATABASE } from "../container/tokens.js";
+import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../plugins/contract.js";
+import type { Db } from "./database.js";
+import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
+
+/** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
+export interface SessionModelConfig {
+  /** `[provider, host, model, fields]` */
+  rejected_carriers?: [string, string, string, string[]][];
+  [key: string]: unknown;
+}
+
+interface TurnRow {
+  seq: number;
+  id: string;
+  session_id: string;
+  position: number;
+  parent_turn_id: string | null;
+  model: string;
+  plugin: string;
+  provider: string;
+  host: string;
+  upstream_model: string;
+  prompt: string;
+  content: string;
+  tool_calls: string | null;
+  reasoning_text: string | null;
+  reasoning_details: string | null;
+  native_record: string | null;
+  usage: string | null;
+  finish_reason: string | null;
+  upstream_id: string | null;
+  created_at: string;
+}
+
+type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream_model" | "reasoning_text" | "reasoning_details" | "native_record">;
+
+/**
+ * The session store: sessions, their turns with every carrier verbatim, and
+ * the fingerprint index stateless clients are matched through. All access
+ * goes through prepared statements; better-sqlite3 is synchronous, so a turn
+ * is durable when `saveTurn` returns.
+ */
+@injectable()
+export class SessionStore {
+  private readonly statements: {
+    fingerprintMatches: Statement<[string, string, number]>;
+    replaySource: Statement<[string]>;
+    turnAtPosition: Statement<[string, number]>;
+    sessionExists: Statement<[string]>;
+    insertSession: Statement<unknown[]>;
+    touchSession: Statement<[string, string | null, string]>;
+    nextPosition: Statement<[string]>;
+    insertTurn: Statement<unknown[]>;
+    insertFingerprint: Statement<[string, string, number]>;
+    modelConfig: Statement<[string]>;
+    setModelConfig: Statement<[string, string]>;
+    listSessions: Statement<[number]>;
+    sessionRow: Statement<[string]>;
+    sessionTurns: Statement<[string]>;
+    deleteSession: Statement<[string]>;
+    sessionKey: Statement<[string]>;
+    configsWithRejections: Statement<[]>;
+  };
+
+  constructor(@inject(DATABASE) private readonly db: Db) {
+    const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
+    this.statements = {
+      // most recent first: a fingerprint seen in several sessions resolves to the most recent (SPEC §4)
+      fingerprintMatches: prepare(
+        `SELECT t.id, t.session_id FROM fingerprints f JOIN turns t ON t.seq = f.turn_seq
+          WHERE f.key_hash = ? AND f.fingerprint = ? ORDER BY f.turn_seq DESC LIMIT ?`,
+      ),
+      replaySource: prepare(`SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ?`),
+      turnAtPosition: prepare(`SELECT id, session_id FROM turns WHERE session_id = ? AND position = ?`),
+      sessionExists: prepare(`SELECT 1 FROM sessions WHERE id = ?`),
+      insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      touchSession: prepare(`UPDATE sessions SET updated_at = ?, model = COALESCE(?, model) WHERE id = ?`),
+      nextPosition: prepare(`SELECT COALESCE(MAX(position), 0) + 1 AS next FROM turns WHERE session_id = ?`),
+      insertTurn: prepare(
+        `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertFingerprint: prepare(`INSERT OR IGNORE INTO fingerprints (key_hash, fingerprint, turn_seq) VALUES (?, ?, ?)`),
+      modelConfig: prepare(`SELECT model_config FROM sessions WHERE id = ?`),
+      setModelConfig: prepare(`UPDATE sessions SET model_config = ? WHERE id = ?`),
+      listSessions: prepare(
+        `SELECT s.id, s.model, s.parent_id, s.created_at, s.updated_at, (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns
+           FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?`,
+      ),
+      sessionRow: prepare(`SELECT id, key_hash, model, parent_id, model_config, created_at, updated_at FROM sessions WHERE id = ?`),
+      sessionTurns: prepare(`SELECT * FROM turns WHERE session_id = ? ORDER BY position`),
+      deleteSession: prepare(`DELETE FROM sessions WHERE id = ?`),
+      sessionKey: prepare(`SELECT key_hash FROM sessions WHERE id = ?`),
+      configsWithRejections: prepare(`SELECT id, model_config FROM sessions WHERE model_config LIKE '%rejected_carriers%'`),
+    };
+  }
+
+  /** Turns whose fingerprint matches, most recent first. */
+  fingerprintMatches(keyHash: string, fingerprint: string, limit = 8): { id: string; session_id: string }[] {
+    return this.statements.fingerprintMatches.all(keyHash, fingerprint, limit) as { id: string; session_id: string }[];
+  }
+
+  turnAtPosition(sessionId: string, position: number): { id: string; session_id: string } | undefined {
+    return this.statements.turnAtPosition.get(sessionId, position) as { id: string; session_id: string } | undefined;
+  }
+
+  /** The carriers of one turn, for replay. */
+  replaySource(turnId: string): ReplaySource | undefined {
+    const row = this.statements.replaySource.get(turnId) as ReplayRow | undefined;
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      sessionId: row.session_id,
+      plugin: row.plugin,
+      upstreamModel: row.upstream_model,
+      reasoningText: row.reasoning_text ?? "",
+      reasoningDetails: parseJson<Json[]>(row.reasoning_details),
+      nativeRecord: parseJson<JsonObject>(row.native_record),
+    };
+  }
+
+  sessionExists(id: string): boolean {
+    return this.statements.sessionExists.get(id) !== undefined;
+  }
+
+  /** Writes the turn, its fingerprint, and the session if new, in one transaction; returns the turn's position. */
+  saveTurn(turn: NewTurn): number {
+    return this.db.transaction(() => {
+      const now = new Date().toISOString();
+      this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
+      this.statements.touchSession.run(now, turn.model, turn.sessionId);
+      const { next } = this.statements.nextPosition.get(turn.sessionId) as { next: number };
+      const info = this.statements.insertTurn.run(
+        turn.id,
+        turn.sessionId,
+        next,
+        turn.parentTurnId ?? null,
+        turn.model,
+        turn.plugin,
+        turn.provider,
+        turn.host,
+        turn.upstreamModel,
+        JSON.stringify(turn.prompt),
+        turn.content,
+        turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
+        turn.reasoningText,
+        turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
+        turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
+        turn.usage ? JSON.stringify(turn.usage) : null,
+        turn.finishReason,
+        turn.upstreamId ?? null,
+        now,
+      );
+      this.statements.insertFingerprint.run(turn.keyHash, turn.fingerprint, Number(info.lastInsertRowid));
+      return next;
+    })();
+  }
+
+  /** Creates an empty session (an explicit X-Session-Id that does not exist yet, or a verdict before the first turn). */
+  ensureSession(id: string, keyHash: string, model: string | null): void {
+    const now = new Date().toISOString();
+    this.statements.insertSession.run(id, keyHash, model, null, "{}", now, now);
+  }
+
+  modelConfig(sessionId: string): SessionModelConfig {
+    const row = this.statements.modelConfig.get(sessionId) as { model_config: string } | undefined;
+    return parseJson<SessionModelConfig>(row?.model_config) ?? {};
+  }
+
+  /** Read-modify-write in one transaction, so two requests of one session cannot lose each other's patch. */
+  patchModelConfig(sessionId: string, patch: (config: SessionModelConfig) => SessionModelConfig): void {
+    this.db.transaction(() => {
+      const next = patch(this.modelConfig(sessionId));
+      this.statements.setModelConfig.run(JSON.stringify(next), sessionId);
+    })();
+  }
+
+  /** Removes rejected carriers matching `predicate` from every session's model config (verdict clearing). */
+  removeRejections(predicate: (provider: string, host: string, model: string, field: string) => boolean): number {
+    let changed = 0;
+    this.db.transaction(() => {
+      for (const row of this.statements.configsWithRejections.all() as { id: string; model_config: string }[]) {
+        const config = parseJson<SessionModelConfig>(row.model_config) ?? {};
+        const before = JSON.stringify(config.rejected_carriers ?? []);
+        config.rejected_carriers = (config.rejected_carriers ?? [])
+          .map(([provider, host, model, fields]) => [provider, host, model, fields.filter((field) => !predicate(provider, host, model, field))] as [string, string, string, string[]])
+          .filter((entry) => entry[3].length > 0);
+        if (JSON.stringify(config.rejected_carriers) !== before) {
+          this.statements.setModelConfig.run(JSON.stringify(config), row.id);
+          changed++;
+        }
+      }
+    })();
+    return changed;
+  }
+
+  listSessions(limit: number): SessionSummary[] {
+    return (this.statements.listSessions.all(limit) as { id: string; model: string | null; parent_id: string | null; turns: number; created_at: string; updated_at: string }[]).map((row) => ({
+      id: row.id,
+      model: row.model,
+      parentId: row.parent_id,
+      turns: row.turns,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }));
+  }
+
+  session(id: string): (SessionSummary & { modelConfig: SessionModelConfig; turnList: StoredTurn[]; prompts: ChatMessage[][] }) | undefined {
+    const row = this.statements.sessionRow.get(id) as { id: string; model: string | null; parent_id: string | null; model_config: string; created_at: string; updated_at: string } | undefined;
+    if (!row) return undefined;
+    const rows = this.statements.sessionTurns.all(id) as TurnRow[];
+    return {
+      id: row.id,
+      model: row.model,
+      parentId: row.parent_id,
+      turns: rows.length,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      modelConfig: parseJson<SessionModelConfig>(row.model_config) ?? {},
+      turnList: rows.map(toStoredTurn),
+      prompts: rows.map((turn) => parseJson<ChatMessage[]>(turn.prompt) ?? []),
+    };
+  }
+
+  /**
+   * A new session holding turns 1..at of `sourceId`, every carrier copied
+   * byte for byte (the rows are copied in SQL, never re-serialised), with
+   * fingerprints so stateless clients of the branch find it.
+   */
+  branch(sourceId: string, newId: string, at: number | undefined): number {
+    return this.db.transaction(() => {
+      const source = this.statements.sessionRow.get(sourceId) as { key_hash: string; model: string | null; model_config: string } | undefined;
+      if (!source) throw new Error(`no session ${sourceId}`);
+      const now = new Date().toISOString();
+      this.statements.insertSession.run(newId, source.key_hash, source.model, sourceId, source.model_config, now, now);
+      const limit = at ?? Number.MAX_SAFE_INTEGER;
+      const copied = this.db
+        .prepare(
+          `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
+           SELECT 'turn_' || lower(hex(randomblob(12))), ?, position, NULL, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at
+             FROM turns WHERE session_id = ? AND position <= ? ORDER BY position`,
+        )
+        .run(newId, sourceId, limit).changes;
+      // parents follow positions in the copy: turn N's parent is turn N-1
+      this.db
+        .prepare(`UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = ?`)
+        .run(newId);
+      this.db
+        .prepare(
+          `INSERT OR IGNORE INTO fingerprints (key_hash, fingerprint, turn_seq)
+           SELECT f.key_hash, f.fingerprint, copy.seq FROM turns orig JOIN fingerprints f ON f.turn_seq = orig.seq
+             JOIN turns copy ON copy.session_id = ? AND copy.position = orig.position WHERE orig.session_id = ? AND orig.position <= ?`,
+        )
+        .run(newId, sourceId, limit);
+      return copied;
+    })();
+  }
+
+  removeSession(id: string): boolean {
+    return this.statements.deleteSession.run(id).changes > 0;
+  }
+}
+
+function toStoredTurn(row: TurnRow): StoredTurn {
+  return {
+    seq: row.seq,
+    id: row.id,
+    sessionId: row.session_id,
+    position: row.position,
+    parentTurnId: row.parent_turn_id,
+    model: row.model,
+    plugin: row.plugin,
+    provider: row.provider,
+    host: row.host,
+    upstreamModel: row.upstream_model,
+    content: row.content,
+    toolCalls: parseJson<ToolCall[]>(row.tool_calls) ?? [],
+    reasoningText: row.reasoning_text ?? "",
+    reasoningDetails: parseJson<Json[]>(row.reasoning_details),
+    nativeRecord: parseJson<JsonObject>(row.native_record),
+    usage: parseJson<Usage>(row.usage),
+    finishReason: row.finish_reason,
+    upstreamId: row.upstream_id,
+    createdAt: row.created_at,
+  };
+}
+
+function parseJson<T>(text: string | null | undefined): T | undefined {
+  if (text === null || text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,62 @@
+import type { EventBus } from "../events/event-bus.js";
+import type { Logger } from "../logging/logger.js";
+import type { CarrierField } from "../plugins/contract.js";
+import type { SessionStore } from "../store/session-store.js";
+import { upstreamError } from "../errors/gateway-error.js";
+import type { VerdictStore } from "./verdict-store.js";
+
+export interface VerdictKey {
+  readonly provider: string;
+  readonly host: string;
+  readonly model: string;
+}
+
+/** Fields rejected for this key: the verdict table, plus the session's model config (what `--resume` keeps). */
+export function rejectedFor(verdicts: VerdictStore, store: SessionStore, key: VerdictKey, sessionId: string | undefined): CarrierField[] {
+  const fields = new Set(verdicts.fieldsFor(key.provider, key.host, key.model));
+  if (sessionId !== undefined) {
+    for (const [provider, host, model, rejected] of store.modelConfig(sessionId).rejected_carriers ?? []) {
+      if (provider === key.provider && host === key.host && model === key.model) for (const field of rejected) fields.add(field as CarrierField);
+    }
+  }
+  return [...fields];
+}
+
+/**
+ * Records an unknown-field rejection (SPEC §6 step 1 and 3): one verdict per
+ * field in SQLite, the same in the session's model config, one
+ * `verdict.recorded` event and one log line.
+ */
+export function recordRejection(
+  services: { verdicts: VerdictStore; store: SessionStore; bus: EventBus; log: Logger },
+  rejection: VerdictKey & { sessionId: string; keyHash: string; clientModel: string; fields: readonly CarrierField[]; status: number; body: string },
+): void {
+  const message = upstreamError(rejection.status, rejection.body).message;
+  const recorded = rejection.fields.map((field) =>
+    services.verdicts.record({ provider: rejection.provider, host: rejection.host, model: rejection.model, field, status: rejection.status, message }),
+  );
+  services.store.ensureSession(rejection.sessionId, rejection.keyHash, rejection.clientModel);
+  services.store.patchModelConfig(rejection.sessionId, (config) => {
+    const entries = (config.rejected_carriers ?? []).filter(([provider, host, model]) => !(provider === rejection.provider && host === rejection.host && model === rejection.model));
+    const previous = (config.rejected_carriers ?? []).find(([provider, host, model]) => provider === rejection.provider && host === rejection.host && model === rejection.model)?.[3] ?? [];
+    const fields = [...new Set([...previous, ...rejection.fields])].sort();
+    return { ...config, rejected_carriers: [...entries, [rejection.provider, rejection.host, rejection.model, fields]] };
+  });
+  services.log.warn(
+    { provider: rejection.provider, host: rejection.host, model: rejection.model, fields: rejection.fields, status: rejection.status, upstream_message: message, session_id: rejection.sessionId },
+    `verdict recorded: ${rejection.provider} (${rejection.host}) ${rejection.model} rejects ${rejection.fields.join(", ")}; retrying once without it`,
+  );
+  services.bus.publish({
+    type: "verdict.recorded",
+    session_id: rejection.sessionId,
+    provider: rejection.provider,
+    host: rejection.host,
+    model: rejection.model,
+    field: rejection.fields[0],
+    fields: rejection.fields,
+    status: rejection.status,
+    message,
+    recorded_at: recorded[0]?.recorded_at,
+    retried: true,
+  });
+}

@@ -1,0 +1,68 @@
+import type { Statement } from "better-sqlite3";
+import { inject, injectable } from "tsyringe";
+import { DATABASE } from "../container/tokens.js";
+import type { CarrierField } from "../plugins/contract.js";
+import type { Db } from "../store/database.js";
+
+/** One verdict as `verdicts list --json` prints it (SPEC §12.7). */
+export interface Verdict {
+  provider: string;
+  /** Hostname without port. */
+  host: string;
+  /** Upstream model name. */
+  model: string;
+  field: string;
+  /** The upstream's HTTP status. */
+  status: number;
+  /** The upstream's error message. */
+  message: string;
+  recorded_at: string;
+}
+
+/**
+ * Unknown-field verdicts: (provider, host, model, field) that an upstream
+ * rejected. Read per request straight from SQLite (a primary-key lookup), so
+ * `carrierd verdicts clear` in another process takes effect on the next
+ * request without any signal to the daemon.
+ */
+@injectable()
+export class VerdictStore {
+  private readonly fieldsStatement: Statement<[string, string, string]>;
+  private readonly upsert: Statement<[string, string, string, string, number, string, string]>;
+  private readonly all: Statement<[]>;
+  private readonly deleteOne: Statement<[string, string, string, string]>;
+
+  constructor(@inject(DATABASE) private readonly db: Db) {
+    this.fieldsStatement = db.prepare(`SELECT field FROM verdicts WHERE provider = ? AND host = ? AND model = ?`);
+    this.upsert = db.prepare(
+      `INSERT INTO verdicts (provider, host, model, field, status, message, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (provider, host, model, field) DO UPDATE SET status = excluded.status, message = excluded.message, recorded_at = excluded.recorded_at`,
+    );
+    this.all = db.prepare(`SELECT provider, host, model, field, status, message, recorded_at FROM verdicts ORDER BY recorded_at, provider, model, field`);
+    this.deleteOne = db.prepare(`DELETE FROM verdicts WHERE provider = ? AND host = ? AND model = ? AND field = ?`);
+  }
+
+  /** The fields rejected for this (provider, host, model). */
+  fieldsFor(provider: string, host: string, model: string): CarrierField[] {
+    return (this.fieldsStatement.all(provider, host, model) as { field: CarrierField }[]).map((row) => row.field);
+  }
+
+  record(verdict: Omit<Verdict, "recorded_at">): Verdict {
+    const full = { ...verdict, recorded_at: new Date().toISOString() };
+    this.upsert.run(full.provider, full.host, full.model, full.field, full.status, full.message, full.recorded_at);
+    return full;
+  }
+
+  list(): Verdict[] {
+    return this.all.all() as Verdict[];
+  }
+
+  /** Deletes the verdicts `predicate` selects; returns them. */
+  clear(predicate: (verdict: Verdict) => boolean): Verdict[] {
+    return this.db.transaction(() => {
+      const cleared = this.list().filter(predicate);
+      for (const verdict of cleared) this.deleteOne.run(verdict.provider, verdict.host, verdict.model, verdict.field);
+      return cleared;
+    })();
+  }
+}
