@@ -24,11 +24,15 @@ export interface ExtraRoute {
   handler: RouteHandler;
 }
 
+/** One finished request, as metrics see it: `route` is the matched route's path (or "unmatched"), never the raw URL. */
+export type ResponseListener = (record: { method: string; route: string; status: number }) => void;
+
 /** The HTTP front door: CORS, auth, routing, and errors in OpenAI shape. */
 @injectable()
 export class HttpServer {
   readonly server: Server;
   private readonly extraRoutes: ExtraRoute[] = [];
+  private readonly responseListeners = new Set<ResponseListener>();
 
   constructor(
     @inject(OPTIONS) private readonly options: GatewayOptions,
@@ -42,6 +46,12 @@ export class HttpServer {
 
   addRoute(route: ExtraRoute): void {
     this.extraRoutes.push(route);
+  }
+
+  /** Called after every response (request metrics); listeners must be cheap and must not throw. */
+  onResponse(listener: ResponseListener): () => void {
+    this.responseListeners.add(listener);
+    return () => this.responseListeners.delete(listener);
   }
 
   async listen(): Promise<{ host: string; port: number; url: string }> {
@@ -71,6 +81,7 @@ export class HttpServer {
       sendError(response, error);
     } finally {
       this.log.debug({ method: request.method, path: request.url, status: response.statusCode, ms: Math.round(performance.now() - started) }, "request");
+      if (this.responseListeners.size > 0) this.notifyResponse(request, response);
     }
   }
 
@@ -94,6 +105,21 @@ export class HttpServer {
     }
     const known = ["/v1/chat/completions", "/v1/models", "/v1/capabilities"].includes(pathname);
     throw known ? new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`) : new GatewayError("not_found", `no route for ${method} ${pathname}`);
+  }
+
+  private notifyResponse(request: IncomingMessage, response: ServerResponse): void {
+    const method = request.method ?? "GET";
+    const pathname = (request.url ?? "/").split("?")[0]!;
+    const extra = this.extraRoutes.find((route) => route.path.endsWith("/") ? pathname.startsWith(route.path) : route.path === pathname);
+    const builtIn = ["/health", "/v1/health", "/v1/chat/completions", "/v1/models", "/v1/capabilities"].includes(pathname);
+    const record = { method, route: extra?.path ?? (builtIn ? pathname : "unmatched"), status: response.statusCode };
+    for (const listener of this.responseListeners) {
+      try {
+        listener(record);
+      } catch {
+        // metrics must never break a response
+      }
+    }
   }
 
   private authenticate(request: IncomingMessage): void {

@@ -4,6 +4,9 @@ import { HttpServer } from "../api/http-server.js";
 import { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { EventBus } from "../events/event-bus.js";
+import { EventHub } from "../events/event-hub.js";
+import { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { EVENT_HUB, METRICS } from "./tokens.js";
 import type { Logger } from "../logging/logger.js";
 import { PluginHost } from "../plugins/plugin-host.js";
 import { PluginRegistry } from "../plugins/plugin-registry.js";
@@ -59,5 +62,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.registerSingleton(CHAT_SERVICE, ChatService);
   container.registerSingleton(HTTP_SERVER, HttpServer);
   installResponses(container, database);
+  container.registerSingleton(EVENT_HUB, EventHub);
+  container.registerSingleton(METRICS, GatewayMetrics);
   return container;
 }

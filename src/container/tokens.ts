@@ -14,5 +14,7 @@ export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
 export const HTTP_SERVER = Symbol("HttpServer");
 export const CHAT_SERVICE = Symbol("ChatService");
 export const PLUGIN_HOST = Symbol("PluginHost");
+export const EVENT_HUB = Symbol("EventHub");
+export const METRICS = Symbol("GatewayMetrics");
 export const RESPONSE_STORE = Symbol("ResponseStore");
 export const RESPONSES_API = Symbol("ResponsesApi");

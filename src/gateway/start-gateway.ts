@@ -7,6 +7,8 @@ import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { UpstreamHttp } from "../upstream/upstream-http.js";
 import type { Db } from "../store/database.js";
+import { attachEventStream } from "../events/attach-event-stream.js";
+import { attachMetrics } from "../metrics/attach-metrics.js";
 
 /** A running gateway. */
 export interface Gateway {
@@ -23,6 +25,8 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   const container = await buildContainer(options, log);
   const routes = container.resolve<RouteSource>(ROUTE_SOURCE);
   const server = container.resolve<HttpServer>(HTTP_SERVER);
+  const detachMetrics = attachMetrics(container, server);
+  const closeEventStream = attachEventStream(container, server);
   await routes.watch();
   const address = await server.listen();
   container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "carrierd listening");
@@ -32,6 +36,8 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
     container,
     reloadRoutes: () => routes.reload("reload requested"),
     async close() {
+      closeEventStream(); // upgraded sockets would otherwise hold server.close() open
+      detachMetrics();
       await server.close();
       await routes.close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();

@@ -1,0 +1,174 @@
+import type { RawData, WebSocket } from "ws";
+import type { Logger } from "../logging/logger.js";
+import { keyMatches } from "../api/auth.js";
+import { EventFilter } from "./event-filter.js";
+import type { GatewayEvent } from "./event-bus.js";
+import type { HubLimits } from "./hub-limits.js";
+
+/** Close codes of the event stream. 4401 mirrors HTTP 401; 1013 is "try again later". */
+export const CLOSE_UNAUTHORIZED = 4401;
+export const CLOSE_TOO_SLOW = 1013;
+
+export interface ConnectionHooks {
+  readonly apiKey: string;
+  readonly limits: HubLimits;
+  readonly log: Logger;
+  /** Called once, when the connection is authenticated (by header or by its auth message). */
+  onAuthenticated(connection: EventConnection): void;
+  onDropped(count: number): void;
+  onTooSlow(): void;
+  onClosed(connection: EventConnection): void;
+}
+
+/**
+ * One WebSocket subscriber. Sending never waits: when the socket's queue is
+ * past `maxBufferedBytes` the event is dropped and counted, and the peer is
+ * told how many it missed once it catches up. A peer that stays behind for
+ * `stallMs` gets the count and a 1013 close, so its queue cannot grow.
+ */
+export class EventConnection {
+  private authenticated = false;
+  private filter = EventFilter.all;
+  private dropped = 0;
+  private alive = true;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private authTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly hooks: ConnectionHooks,
+  ) {
+    ws.on("message", (data, isBinary) => this.receive(data, isBinary));
+    ws.on("pong", () => (this.alive = true));
+    ws.on("error", (error) => hooks.log.debug({ err: error }, "event stream connection error"));
+    ws.on("close", () => this.closed());
+  }
+
+  /** Authenticated by the upgrade's header, or given `authTimeoutMs` to send its auth message. */
+  start(authenticatedByHeader: boolean): void {
+    if (authenticatedByHeader) this.authenticate();
+    else this.authTimer = setTimeout(() => this.refuse("no auth message in time"), this.hooks.limits.authTimeoutMs);
+  }
+
+  get isAuthenticated(): boolean {
+    return this.authenticated;
+  }
+
+  /** Hands a serialised event to the socket, or drops it when the peer is behind. */
+  deliver(event: GatewayEvent, payload: () => string): void {
+    if (!this.authenticated || this.ws.readyState !== this.ws.OPEN || !this.filter.matches(event)) return;
+    if (this.ws.bufferedAmount > this.hooks.limits.maxBufferedBytes) {
+      this.dropped++;
+      this.hooks.onDropped(1);
+      this.stallTimer ??= setTimeout(() => this.checkStall(), this.hooks.limits.stallMs);
+      return;
+    }
+    if (this.stallTimer) {
+      clearTimeout(this.stallTimer);
+      this.stallTimer = undefined;
+    }
+    this.flushDropped();
+    this.ws.send(payload());
+  }
+
+  /** Called by the hub's heartbeat: a peer that did not answer the last ping is gone. */
+  heartbeat(): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    if (!this.alive) {
+      this.hooks.log.debug("event stream peer missed a pong; terminating");
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    this.ws.ping();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason);
+  }
+
+  /** Ends the connection without a closing handshake (shutdown of a stalled peer). */
+  terminate(): void {
+    this.ws.terminate();
+  }
+
+  private checkStall(): void {
+    this.stallTimer = undefined;
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.flushDropped();
+    if (this.ws.bufferedAmount > this.hooks.limits.maxBufferedBytes) {
+      this.hooks.log.info({ buffered: this.ws.bufferedAmount }, "closing an event subscriber that stayed behind");
+      this.ws.close(CLOSE_TOO_SLOW, "subscriber too slow");
+      this.hooks.onTooSlow();
+    }
+  }
+
+  private flushDropped(): void {
+    if (this.dropped === 0) return;
+    this.ws.send(JSON.stringify({ type: "dropped", count: this.dropped }));
+    this.dropped = 0;
+  }
+
+  private receive(data: RawData, isBinary: boolean): void {
+    const message = isBinary ? undefined : parseObject(data);
+    if (!this.authenticated) {
+      // before auth, anything but the right key ends the connection: nothing is said to an unknown peer
+      const key = message?.type === "auth" ? message.key : undefined;
+      if (typeof key === "string" && keyMatches(key, this.hooks.apiKey)) this.authenticate();
+      else this.refuse(message?.type === "auth" ? "wrong key" : "the first message must be an auth message");
+      return;
+    }
+    if (!message) return this.reply({ type: "error", code: "invalid_message", message: "messages are JSON objects with a \"type\"" });
+    switch (message.type) {
+      case "subscribe": {
+        const filter = EventFilter.parse(message.sessions, message.events);
+        if ("error" in filter) return this.reply({ type: "error", code: "invalid_subscribe", message: filter.error });
+        this.filter = filter;
+        return this.reply({ type: "subscribed", ...filter.describe() });
+      }
+      case "auth":
+        // already authenticated (by header or an earlier message); a different key is still a wrong key
+        if (typeof message.key !== "string" || !keyMatches(message.key, this.hooks.apiKey)) this.refuse("wrong key");
+        return;
+      case "ping":
+        return this.reply({ type: "pong" });
+      default:
+        return this.reply({ type: "error", code: "unknown_message", message: `unknown message type ${JSON.stringify(String(message.type).slice(0, 64))}; send "subscribe" or "ping"` });
+    }
+  }
+
+  private authenticate(): void {
+    if (this.authTimer) clearTimeout(this.authTimer);
+    this.authTimer = undefined;
+    this.authenticated = true;
+    this.hooks.onAuthenticated(this);
+  }
+
+  private refuse(reason: string): void {
+    this.authenticated = false;
+    this.hooks.log.info({ reason }, "event stream connection refused");
+    this.close(CLOSE_UNAUTHORIZED, `unauthorized: ${reason}`);
+  }
+
+  private reply(body: object): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(body));
+  }
+
+  private closed(): void {
+    if (this.authTimer) clearTimeout(this.authTimer);
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.authTimer = this.stallTimer = undefined;
+    this.hooks.onClosed(this);
+  }
+}
+
+function parseObject(data: RawData): Record<string, unknown> | undefined {
+  try {
+    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const text = buffer.toString("utf8");
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

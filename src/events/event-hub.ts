@@ -1,0 +1,119 @@
+import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { inject, injectable } from "tsyringe";
+import { WebSocketServer } from "ws";
+import { EVENT_BUS, LOGGER, OPTIONS } from "../container/tokens.js";
+import type { GatewayOptions } from "../config/options.js";
+import type { Logger } from "../logging/logger.js";
+import type { EventBus, GatewayEvent } from "./event-bus.js";
+import { EventConnection } from "./event-connection.js";
+import { hubLimitsFromEnv, type HubLimits } from "./hub-limits.js";
+import { checkUpgrade } from "./upgrade-guard.js";
+
+/**
+ * The WebSocket side of the event bus (SPEC §8): `GET /v1/events`. The hub
+ * is the bus's one WebSocket listener; each event is serialised at most once
+ * and handed to every connection that wants it. Nothing here awaits, so a
+ * request that publishes is never held up by a subscriber.
+ */
+@injectable()
+export class EventHub {
+  readonly limits: HubLimits;
+  private readonly wss: WebSocketServer;
+  private readonly subscribers = new Set<EventConnection>();
+  private readonly pending = new Set<EventConnection>();
+  private unsubscribe: (() => void) | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private droppedTotal = 0;
+  private slowClosedTotal = 0;
+
+  constructor(
+    @inject(EVENT_BUS) private readonly bus: EventBus,
+    @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(LOGGER) private readonly log: Logger,
+  ) {
+    this.limits = hubLimitsFromEnv(options.env);
+    this.wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: this.limits.maxPayloadBytes });
+  }
+
+  /** Authenticated connections. */
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Events not sent to some subscriber because it was behind, since start. */
+  get droppedEvents(): number {
+    return this.droppedTotal;
+  }
+
+  /** Subscribers closed with 1013 because they stayed behind, since start. */
+  get slowClosed(): number {
+    return this.slowClosedTotal;
+  }
+
+  /** Takes over the server's upgrade requests and starts listening to the bus. */
+  attach(server: Server): void {
+    if (this.unsubscribe) return;
+    server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
+    this.unsubscribe = this.bus.subscribe((event) => this.fanOut(event));
+    this.heartbeat = setInterval(() => {
+      for (const connection of this.subscribers) connection.heartbeat();
+    }, this.limits.pingIntervalMs).unref();
+  }
+
+  /** Closes every connection (1001, going away) so the HTTP server can close. */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const connection of [...this.subscribers, ...this.pending]) {
+      connection.close(1001, "gateway shutting down");
+      // a peer that stopped reading would hold the close handshake open; shutdown does not wait for it
+      setTimeout(() => connection.terminate(), 1000).unref();
+    }
+  }
+
+  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on("error", () => socket.destroy());
+    const decision = checkUpgrade(request, this.options.apiKey, this.options.corsOrigins);
+    if (!decision.accept) {
+      refuseUpgrade(socket, decision.status, decision.message);
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      const connection: EventConnection = new EventConnection(
+        ws,
+        {
+          apiKey: this.options.apiKey,
+          limits: this.limits,
+          log: this.log,
+          onAuthenticated: (authenticated) => {
+            this.pending.delete(authenticated);
+            this.subscribers.add(authenticated);
+          },
+          onDropped: (count) => (this.droppedTotal += count),
+          onTooSlow: () => this.slowClosedTotal++,
+          onClosed: (closed) => {
+            this.pending.delete(closed);
+            this.subscribers.delete(closed);
+          },
+        },
+      );
+      this.pending.add(connection);
+      connection.start(decision.authenticatedByHeader);
+    });
+  }
+
+  private fanOut(event: GatewayEvent): void {
+    if (this.subscribers.size === 0) return;
+    let payload: string | undefined;
+    const serialise = () => (payload ??= JSON.stringify(event));
+    for (const connection of this.subscribers) connection.deliver(event, serialise);
+  }
+}
+
+function refuseUpgrade(socket: Duplex, status: 401 | 403 | 404, message: string): void {
+  const reason = { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" }[status];
+  const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code: status === 401 ? "invalid_api_key" : status === 403 ? "origin_not_allowed" : "not_found" } });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+}

@@ -1,0 +1,121 @@
+import { inject, injectable } from "tsyringe";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { EVENT_BUS, EVENT_HUB } from "../container/tokens.js";
+import type { EventBus, GatewayEvent } from "../events/event-bus.js";
+import type { EventHub } from "../events/event-hub.js";
+
+/** What http-server reports per finished request. */
+export interface RequestRecord {
+  method: string;
+  /** The matched route's path, never the raw URL (bounded label values). */
+  route: string;
+  status: number;
+}
+
+const MAX_OPEN_TURNS = 10_000;
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/**
+ * Prometheus metrics (SPEC §11), one Registry per gateway so two gateways in
+ * one process (tests) never share counters. Everything but request counts is
+ * derived from the event bus; per streamed chunk the only work is one map
+ * lookup for the turn's first reasoning token.
+ */
+@injectable()
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"method" | "route" | "status">;
+  private readonly upstreamLatency: Histogram<"provider">;
+  private readonly firstReasoning: Histogram<"provider">;
+  private readonly turnDuration: Histogram<"provider" | "outcome">;
+  private readonly retries: Counter<"provider">;
+  private readonly verdicts: Counter<"provider" | "field">;
+  private readonly reloads: Counter<"result">;
+  /** turn_id → provider and start time, for turns whose first reasoning token has not come yet. */
+  private readonly openTurns = new Map<string, { provider: string; started: number; awaitingReasoning: boolean }>();
+  private defaultsCollected = false;
+  private readonly unsubscribe: () => void;
+
+  constructor(@inject(EVENT_BUS) bus: EventBus, @inject(EVENT_HUB) hub: EventHub) {
+    const registers = [this.registry];
+    this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route and status", labelNames: ["method", "route", "status"], registers });
+    this.upstreamLatency = new Histogram({ name: "carrierd_upstream_latency_seconds", help: "Time from sending a request upstream until the upstream answered (response headers)", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers });
+    this.firstReasoning = new Histogram({ name: "carrierd_time_to_first_reasoning_token_seconds", help: "Time from sending a request upstream until its first reasoning token", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers });
+    this.turnDuration = new Histogram({ name: "carrierd_turn_duration_seconds", help: "Time from sending a request upstream to the end of its turn", labelNames: ["provider", "outcome"], buckets: LATENCY_BUCKETS, registers });
+    this.retries = new Counter({ name: "carrierd_upstream_retries_total", help: "Requests retried upstream without a field the upstream rejected (SPEC §6)", labelNames: ["provider"], registers });
+    this.verdicts = new Counter({ name: "carrierd_verdicts_recorded_total", help: "Unknown-field verdicts recorded, by provider and field", labelNames: ["provider", "field"], registers });
+    this.reloads = new Counter({ name: "carrierd_route_reloads_total", help: "routes.yaml reloads, by result (reloaded, rejected)", labelNames: ["result"], registers });
+    new Gauge({ name: "carrierd_websocket_subscribers", help: "Authenticated WebSocket event stream connections", registers, collect() { this.set(hub.subscriberCount); } });
+    new Counter({ name: "carrierd_websocket_dropped_events_total", help: "Events not sent to a WebSocket subscriber because it was behind", registers, collect() { this.reset(); this.inc(hub.droppedEvents); } });
+    new Counter({ name: "carrierd_websocket_slow_closes_total", help: "WebSocket subscribers closed with 1013 because they stayed behind", registers, collect() { this.reset(); this.inc(hub.slowClosed); } });
+    this.reloads.inc({ result: "reloaded" }, 0);
+    this.reloads.inc({ result: "rejected" }, 0);
+    this.unsubscribe = bus.subscribe((event) => this.observe(event));
+  }
+
+  /** Called by the HTTP server when a response has finished. */
+  recordRequest(record: RequestRecord): void {
+    this.requests.inc({ method: record.method, route: record.route, status: String(record.status) });
+  }
+
+  /** The text exposition. Process metrics are registered on the first scrape, so gateways nobody scrapes (tests) run no sampling timers. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    if (!this.defaultsCollected) {
+      this.defaultsCollected = true;
+      collectDefaultMetrics({ register: this.registry });
+    }
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.openTurns.clear();
+  }
+
+  private observe(event: GatewayEvent): void {
+    switch (event.type) {
+      case "reasoning.delta": {
+        const turn = typeof event.turn_id === "string" ? this.openTurns.get(event.turn_id) : undefined;
+        if (turn?.awaitingReasoning) {
+          turn.awaitingReasoning = false;
+          this.firstReasoning.observe({ provider: turn.provider }, (performance.now() - turn.started) / 1000);
+        }
+        return;
+      }
+      case "content.delta":
+      case "tool_call":
+        return;
+      case "turn.started": {
+        const provider = String(event.provider ?? "unknown");
+        const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : undefined;
+        if (upstreamMs !== undefined) this.upstreamLatency.observe({ provider }, upstreamMs / 1000);
+        // time to first reasoning counts from when the request went upstream, not from its answer's headers
+        if (this.openTurns.size >= MAX_OPEN_TURNS) this.openTurns.delete(this.openTurns.keys().next().value!); // a turn that never ended must not grow the map forever
+        if (typeof event.turn_id === "string") this.openTurns.set(event.turn_id, { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true });
+        return;
+      }
+      case "turn.completed":
+      case "turn.failed":
+        return this.endTurn(event, event.type === "turn.completed" ? "completed" : "failed");
+      case "verdict.recorded": {
+        const provider = String(event.provider ?? "unknown");
+        const fields = Array.isArray(event.fields) ? event.fields : [event.field];
+        for (const field of fields) this.verdicts.inc({ provider, field: String(field ?? "unknown") });
+        if (event.retried !== false) this.retries.inc({ provider });
+        return;
+      }
+      case "routes.reloaded":
+        return this.reloads.inc({ result: "reloaded" });
+      case "routes.rejected":
+        return this.reloads.inc({ result: "rejected" });
+    }
+  }
+
+  private endTurn(event: GatewayEvent, outcome: "completed" | "failed"): void {
+    if (typeof event.turn_id !== "string") return;
+    const turn = this.openTurns.get(event.turn_id);
+    if (!turn) return;
+    this.openTurns.delete(event.turn_id);
+    this.turnDuration.observe({ provider: turn.provider, outcome }, (performance.now() - turn.started) / 1000);
+  }
+}
