@@ -17,9 +17,21 @@ export function isLocalHost(hostname: string): boolean {
     return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || a === 0;
   }
   if (family === 6) {
+    const mapped = ipv4Mapped(host);
+    if (mapped) return isLocalHost(mapped);
     return host === "::1" || host.startsWith("fc") || host.startsWith("fd") || host.startsWith("fe80") || host === "::";
   }
   return false;
+}
+
+/** `::ffff:127.0.0.1` and `::ffff:7f00:1` (how URL spells it) are IPv4 addresses in IPv6 clothing. */
+function ipv4Mapped(host: string): string | undefined {
+  const match = /^::ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(host);
+  if (!match) return undefined;
+  if (match[1]) return match[1];
+  const high = parseInt(match[2]!, 16);
+  const low = parseInt(match[3]!, 16);
+  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
 }
 
 /** Hostname of a base URL, lower-cased, without port; "" when there is none. */

@@ -45,7 +45,7 @@ export function parseRoutes(text: string, file: string, options: LoadOptions): L
   }
   const data = document.toJS() as unknown;
   if (!validate(data)) {
-    const problems = (validate.errors ?? []).filter(isUseful).map((error) => at(offsetOf(document, error.instancePath), describe(error)));
+    const problems = (validate.errors ?? []).filter(isUseful).map((error) => at(locate(document, error), describe(error)));
     return { ok: false, problems: dedupe(problems) };
   }
   const problems: RouteProblem[] = [];
@@ -92,9 +92,23 @@ function describe(error: ErrorObject): string {
   }
 }
 
+/** Where an operator should look: the offending key itself for an unknown key, else the value at fault. */
+function locate(document: Document, error: ErrorObject): number {
+  if (error.keyword === "additionalProperties") {
+    const path = pathOf(error.instancePath);
+    const key = keyOffset(document, [...path, (error.params as { additionalProperty: string }).additionalProperty]);
+    if (key !== undefined) return key;
+  }
+  return offsetOf(document, error.instancePath);
+}
+
+function pathOf(pointer: string): string[] {
+  return pointer.split("/").slice(1).map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
+}
+
 /** Start offset of the YAML node at a JSON pointer, or of its nearest existing parent. */
 function offsetOf(document: Document, pointer: string): number {
-  const path = pointer.split("/").slice(1).map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const path = pathOf(pointer);
   for (; path.length > 0; path.pop()) {
     const node = document.getIn(path, true) as { range?: [number] } | undefined;
     if (node && typeof node === "object" && node.range) return node.range[0];
@@ -106,7 +120,7 @@ function offsetOf(document: Document, pointer: string): number {
 
 /** Scalar values such as `plugin: foo` have a range; so do map keys, used when the value is missing. */
 function keyOffset(document: Document, path: string[]): number | undefined {
-  const parent = document.getIn(path.slice(0, -1), true);
+  const parent = path.length === 1 ? document.contents : document.getIn(path.slice(0, -1), true);
   if (!isMap(parent)) return undefined;
   const pair = parent.items.find((item) => (item.key as { value?: unknown })?.value === path[path.length - 1]);
   return (pair?.key as { range?: [number] } | undefined)?.range?.[0];
