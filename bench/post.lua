@@ -1,0 +1,8 @@
+-- wrk script: POST the body in $BENCH_BODY with the key in $BENCH_KEY.
+local file = io.open(os.getenv("BENCH_BODY"), "rb")
+wrk.method = "POST"
+wrk.body = file:read("*a")
+file:close()
+wrk.headers["Content-Type"] = "application/json"
+local key = os.getenv("BENCH_KEY")
+if key and key ~= "" then wrk.headers["Authorization"] = "Bearer " .. key end

@@ -1,0 +1,195 @@
+// carrierd's benchmark suite (issue 9): what carrierd costs on top of the
+// network, against a raw pass-through proxy in the same run. Not part of
+// `npm test`; run with `npm run bench`. Prints a table and writes
+// bench/results/latest.json.
+//
+// Cores: every server under test (raw proxy, carrierd) runs on core 0; the
+// upstream emulator and wrk share core 1 — the same for every target.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Pool } from "undici";
+import { memoryOf, startPinned, stop } from "./processes.mjs";
+import { median, wrk } from "./wrk.mjs";
+
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const KEY = "bench-key-0123456789";
+const work = mkdtempSync(join(tmpdir(), "carrierd-bench-"));
+
+function routesYaml(upstreamPort, extraModel = "") {
+  return `version: 1
+providers:
+  bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
+models:
+  - { name: bench, provider: bench, model: bench-reasoner }${extraModel}
+carriers:
+  # must_echo with reasoning_content: the most demanding replay route
+  - match: { provider: bench }
+    fields: [reasoning_content]
+    must_echo: true
+`;
+}
+
+async function startCarrierd(upstreamPort, name) {
+  const home = join(work, name);
+  mkdirSync(home, { recursive: true });
+  const routes = join(home, "routes.yaml");
+  writeFileSync(routes, routesYaml(upstreamPort));
+  const handle = await startPinned(0, [here("../bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], { CARRIERD_HOME: home, CARRIERD_API_KEY: KEY });
+  return { ...handle, routes, home };
+}
+
+/** Builds a 20-turn history the way a stateless frontend resends it: visible text only, no reasoning. */
+async function buildHistory(port, turns) {
+  const messages = [{ role: "system", content: "You are a benchmark." }];
+  for (let i = 0; i < turns; i++) {
+    messages.push({ role: "user", content: `question ${i}: ${"lorem ipsum ".repeat(20)}` });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", messages }) });
+    const body = await response.json();
+    messages.push({ role: "assistant", content: body.choices[0].message.content });
+  }
+  messages.push({ role: "user", content: "and now?" });
+  return messages;
+}
+
+async function latencyRows(targets, bodies) {
+  const rows = [];
+  for (const mode of ["json", "stream"]) {
+    for (const connections of [1, 16, 64]) {
+      const row = { mode, connections };
+      for (const target of targets) {
+        const runs = [];
+        for (let i = 0; i < RUNS; i++) runs.push(await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodies[mode], key: KEY, core: 1 }));
+        row[target.name] = { p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), rps: median(runs.map((r) => r.rps)) };
+      }
+      for (const name of ["raw", "carrierd"]) {
+        row[name].addedP50 = row[name].p50 - row.direct.p50;
+        row[name].addedP99 = row[name].p99 - row.direct.p99;
+      }
+      row.ratioP50 = row.carrierd.addedP50 / row.raw.addedP50;
+      row.ratioRps = row.carrierd.rps / row.raw.rps;
+      rows.push(row);
+      console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} added p50 raw ${row.raw.addedP50.toFixed(3)} ms, carrierd ${row.carrierd.addedP50.toFixed(3)} ms (×${row.ratioP50.toFixed(2)}); p99 raw ${row.raw.addedP99.toFixed(3)}, carrierd ${row.carrierd.addedP99.toFixed(3)}; rps raw ${row.raw.rps.toFixed(0)}, carrierd ${row.carrierd.rps.toFixed(0)} (×${row.ratioRps.toFixed(2)})`);
+    }
+  }
+  return rows;
+}
+
+/** Time from sending a streaming request to the first reasoning byte, at concurrency 16. */
+async function firstReasoningByte(url, body, key, total = 320, concurrency = 16) {
+  const pool = new Pool(new URL(url).origin, { connections: concurrency });
+  const samples = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      next++;
+      const started = performance.now();
+      const response = await pool.request({ path: new URL(url).pathname, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body });
+      let seen = false;
+      for await (const chunk of response.body) {
+        if (!seen && chunk.includes("think")) {
+          samples.push(performance.now() - started);
+          seen = true;
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  await pool.close();
+  return { p50: median(samples), p99: [...samples].sort((a, b) => a - b)[Math.floor(samples.length * 0.99)] };
+}
+
+/** Peak RSS of carrierd while 1,000 streams are open at once. */
+async function rssWithOpenStreams(count = 1000) {
+  const upstream = await startPinned(1, [here("./upstream.mjs")], { HOLD_MS: "4000" });
+  const gateway = await startCarrierd(upstream.port, "rss");
+  const before = await memoryOf(gateway.pid);
+  const pool = new Pool(`http://127.0.0.1:${gateway.port}`, { connections: count, pipelining: 0 });
+  const body = JSON.stringify({ model: "bench", stream: true, messages: [{ role: "user", content: "hold" }] });
+  let open = 0;
+  let peakWhileOpen = 0;
+  const requests = Array.from({ length: count }, async () => {
+    const response = await pool.request({ path: "/v1/chat/completions", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` }, body });
+    let counted = false;
+    for await (const chunk of response.body) {
+      if (!counted && chunk.includes("hold")) {
+        counted = true;
+        if (++open === count) peakWhileOpen = (await memoryOf(gateway.pid)).rssMiB;
+      }
+    }
+  });
+  await Promise.all(requests);
+  const after = await memoryOf(gateway.pid);
+  await pool.close();
+  await stop(gateway);
+  await stop(upstream);
+  return { streams: count, allOpenAtOnce: open === count, idleRssMiB: before.rssMiB, rssWithAllOpenMiB: peakWhileOpen, peakRssMiB: after.peakMiB };
+}
+
+/** File write → the new model listed by /v1/models. */
+async function hotReload(gateway, upstreamPort, times = 5) {
+  const samples = [];
+  for (let i = 0; i < times; i++) {
+    const name = `reload-${i}`;
+    const started = performance.now();
+    writeFileSync(gateway.routes, routesYaml(upstreamPort, `\n  - { name: ${name}, provider: bench, model: bench-reasoner }`));
+    for (;;) {
+      const response = await fetch(`http://127.0.0.1:${gateway.port}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } });
+      const text = await response.text();
+      if (text.includes(name)) break;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    samples.push(performance.now() - started);
+  }
+  return { p50: median(samples), max: Math.max(...samples) };
+}
+
+async function main() {
+  const upstream = await startPinned(1, [here("./upstream.mjs")]);
+  const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
+  const gateway = await startCarrierd(upstream.port, "main");
+  try {
+    const history = await buildHistory(gateway.port, 20);
+    const bodies = {};
+    for (const mode of ["json", "stream"]) {
+      bodies[mode] = join(work, `${mode}.json`);
+      writeFileSync(bodies[mode], JSON.stringify({ model: "bench", stream: mode === "stream", messages: history }));
+    }
+    const targets = [
+      { name: "direct", url: `http://127.0.0.1:${upstream.port}/v1/chat/completions` },
+      { name: "raw", url: `http://127.0.0.1:${raw.port}/v1/chat/completions` },
+      { name: "carrierd", url: `http://127.0.0.1:${gateway.port}/v1/chat/completions` },
+    ];
+    console.log(`carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`);
+    const latency = await latencyRows(targets, bodies);
+    const streamBody = JSON.stringify({ model: "bench", stream: true, messages: history });
+    const ttfr = {};
+    for (const target of targets) ttfr[target.name] = await firstReasoningByte(target.url, streamBody, KEY);
+    const ttfrOverhead = { raw: ttfr.raw.p50 - ttfr.direct.p50, carrierd: ttfr.carrierd.p50 - ttfr.direct.p50 };
+    console.log(`first reasoning byte at c=16, p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`);
+    const reload = await hotReload(gateway, upstream.port);
+    console.log(`hot reload (write → in force): p50 ${reload.p50.toFixed(1)} ms, max ${reload.max.toFixed(1)} ms`);
+    await stop(gateway);
+    await stop(raw);
+    await stop(upstream);
+    const rss = await rssWithOpenStreams();
+    console.log(`1,000 open streams: RSS idle ${rss.idleRssMiB.toFixed(0)} MiB, with all open ${rss.rssWithAllOpenMiB.toFixed(0)} MiB, peak ${rss.peakRssMiB.toFixed(0)} MiB`);
+    const results = { date: new Date().toISOString(), node: process.version, seconds: SECONDS, runs: RUNS, latency, firstReasoningByte: { ...ttfr, overhead: ttfrOverhead }, hotReload: reload, rss };
+    mkdirSync(here("./results/"), { recursive: true });
+    writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+    console.log("\n| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw rps | carrierd rps | rps ratio |\n|---|---|---|---|---|---|---|---|---|---|");
+    for (const row of latency) {
+      console.log(`| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} |`);
+    }
+  } finally {
+    await stop(gateway).catch(() => undefined);
+    await stop(raw).catch(() => undefined);
+    await stop(upstream).catch(() => undefined);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
