@@ -1,0 +1,44 @@
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { streamText } from "ai";
+import OpenAI from "openai";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { startConformance, type ConformanceSetup } from "./harness.js";
+
+let setup: ConformanceSetup;
+let client: OpenAI;
+beforeAll(async () => {
+  setup = await startConformance();
+  client = new OpenAI({ apiKey: setup.gateway.key, baseURL: `${setup.gateway.url}/v1`, maxRetries: 0 });
+});
+afterAll(() => setup?.stop());
+
+const DROP = { model: "deepseek-reasoner", input: "FAIL_MID_STREAM now" };
+
+test("openai SDK: an upstream that drops mid-stream rejects chat and responses streams with an APIError", async () => {
+  const chat = await client.chat.completions.create({ model: DROP.model, stream: true, messages: [{ role: "user", content: DROP.input }] });
+  await expect(async () => {
+    for await (const _chunk of chat) {
+      // reasoning chunks arrive first, then the error chunk
+    }
+  }).rejects.toMatchObject({ name: "Error", message: expect.stringMatching(/upstream/) });
+
+  await expect(client.responses.stream(DROP).finalResponse()).rejects.toThrow(/upstream/);
+});
+
+test("openai SDK: an upstream 400 before the stream is an APIError with the upstream's status and message", async () => {
+  await expect(client.responses.create({ model: "deepseek-reasoner", input: "FAIL_400", stream: true })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/reasoning_content/) });
+  await expect(client.chat.completions.create({ model: "deepseek-reasoner", messages: [{ role: "user", content: "FAIL_400" }] })).rejects.toMatchObject({ status: 400 });
+});
+
+test("Vercel AI SDK: both providers surface a mid-stream failure as an error part", async () => {
+  const compatible = createOpenAICompatible({ name: "carrierd", baseURL: `${setup.gateway.url}/v1`, apiKey: setup.gateway.key });
+  const openai = createOpenAI({ baseURL: `${setup.gateway.url}/v1`, apiKey: setup.gateway.key });
+  for (const model of [compatible.chatModel(DROP.model), openai.responses(DROP.model)]) {
+    const result = streamText({ model, prompt: DROP.input, onError: () => {} });
+    const types: string[] = [];
+    for await (const part of result.fullStream) types.push(part.type);
+    expect(types).toContain("error");
+    expect(types).toContain("reasoning-delta"); // what arrived before the drop still reached the client
+  }
+});
