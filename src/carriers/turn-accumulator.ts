@@ -25,7 +25,6 @@ export class TurnAccumulator {
   private content = "";
   private readonly tools: { id: string; name: string; arguments: string }[] = [];
   private details: JsonObject[] | undefined;
-  private detailsByIndex: Map<number, JsonObject> | undefined;
   private native: JsonObject | undefined;
   private usage: Usage | undefined;
   private finishReason: string | undefined;
@@ -75,13 +74,13 @@ export class TurnAccumulator {
    */
   private addDetail(detail: JsonObject): void {
     this.details ??= [];
-    this.detailsByIndex ??= new Map();
     const index = typeof detail.index === "number" ? detail.index : undefined;
-    const existing = index === undefined ? undefined : this.detailsByIndex.get(index);
+    // xAI via OpenRouter streams its `reasoning.encrypted` item under the same index as the
+    // `reasoning.summary` before it: a fragment of another type starts a new element
+    const existing =
+      index === undefined ? undefined : this.details.findLast((kept) => kept.index === index && (detail.type === undefined || kept.type === undefined || kept.type === detail.type));
     if (!existing) {
-      const copy = { ...detail };
-      this.details.push(copy);
-      if (index !== undefined) this.detailsByIndex.set(index, copy);
+      this.details.push({ ...detail });
       return;
     }
     for (const [key, value] of Object.entries(detail)) {
