@@ -30,8 +30,9 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       log.warn({ host: resolved.host }, "binding a non-loopback address: anyone who can reach this port and has the key can use your providers");
     }
     const gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
-    process.stdout.write(`carrierd listening on ${gateway.url}\n`);
+    // the key's location first: whoever waits for the listening line has both by then
     if (apiKey.file) process.stdout.write(`API key: ${apiKey.file}\n`);
+    process.stdout.write(`carrierd listening on ${gateway.url}\n`);
     process.on("SIGHUP", () => void gateway.reloadRoutes());
     const stop = async () => {
       await gateway.close();

@@ -1,0 +1,64 @@
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The repo root; `bin/carrierd` runs dist/, which `npm test` builds first (pretest). */
+export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The environment a CLI test runs in: nothing of the developer's carrierd settings leaks in. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith("CARRIERD_") && !key.endsWith("_API_KEY")) env[key] = value;
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `carrierd ARGS` to completion. */
+export function carrierd(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ["bin/carrierd", ...args], { cwd: options.cwd ?? REPO, env: options.env ?? cleanEnv(), timeout: 15_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export interface RunningGateway {
+  readonly process: ChildProcessWithoutNullStreams;
+  readonly url: string;
+  /** Everything the process printed to stdout so far. */
+  stdout(): string;
+  /** SIGTERM, and wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `carrierd gateway ARGS` and resolves once it prints its listening line. */
+export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv): Promise<RunningGateway> {
+  const child = spawn(process.execPath, ["bin/carrierd", "gateway", ...args], { cwd: REPO, env });
+  let out = "";
+  let err = "";
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      const listening = /^carrierd listening on (http:\/\/\S+)$/m.exec(out);
+      if (listening) {
+        resolve({
+          process: child,
+          url: listening[1]!,
+          stdout: () => out,
+          stop: () => {
+            child.kill("SIGTERM");
+            return exited;
+          },
+        });
+      }
+    });
+    void exited.then((code) => reject(new Error(`gateway exited with ${code} before listening:\n${out}\n${err}`)));
+  });
+}

@@ -1,0 +1,166 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, test } from "vitest";
+import { carrierd, cleanEnv, startGatewayProcess } from "./cli-process.js";
+
+const home = mkdtempSync(join(tmpdir(), "carrierd-cli-"));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+describe("routes check", () => {
+  test("a broken file exits 1 with file:line:col problems on stderr", async () => {
+    const file = join(home, "broken.yaml");
+    writeFileSync(file, "version: 1\nproviders:\n  demo: { plugin: nope }\nmodels:\n  - { name: demo, provider: demo, colour: red }\n");
+    const result = await carrierd(["routes", "check", file]);
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toContain(`${file}:5:35: models.0: unknown key "colour"`);
+    for (const line of lines) expect(line).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+:\\d+: `));
+  });
+
+  test("a missing plugin is named in the problem", async () => {
+    const file = join(home, "no-plugin.yaml");
+    writeFileSync(file, "version: 1\nproviders:\n  claude: { plugin: anthropic-v9 }\nmodels: []\n");
+    const result = await carrierd(["routes", "check", file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${file}:3:21: provider "claude" names plugin "anthropic-v9", which is not loaded`);
+  });
+
+  test("the shipped routes.yaml passes", async () => {
+    const result = await carrierd(["routes", "check"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/routes\.yaml: ok \(revision [0-9a-f]{12}; \d+ providers, \d+ models, \d+ carrier routes\)/);
+  });
+});
+
+describe("routes explain", () => {
+  test("shows the resolved policy for deepseek-reasoner, must_echo included", async () => {
+    const result = await carrierd(["routes", "explain", "--model", "deepseek-reasoner"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^must_echo\s+true$/m);
+    expect(result.stdout).toMatch(/^fields\s+\["reasoning_content"\]$/m);
+    expect(result.stdout).toMatch(/^host\s+api\.deepseek\.com$/m);
+  });
+
+  test("--json is machine-readable, and --host explains as if served from elsewhere", async () => {
+    const result = await carrierd(["routes", "explain", "--model", "deepseek-reasoner", "--host", "api.mistral.ai", "--json"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ model: "deepseek-reasoner", provider: "deepseek", host: "api.mistral.ai", fields: [], must_echo: false });
+  });
+
+  test("an unknown model exits 1", async () => {
+    const result = await carrierd(["routes", "explain", "--model", "nope"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('no model matches "nope"');
+  });
+});
+
+describe("plugins list", () => {
+  test("lists the shipped plugins", async () => {
+    const result = await carrierd(["plugins", "list"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^demo\s/m);
+    expect(result.stdout).toMatch(/^openai-compatible\s/m);
+  });
+
+  test("--plugins adds external folders; --json shows native record types", async () => {
+    const extra = fileURLToPath(new URL("./fixtures/plugins-mixed/", import.meta.url));
+    const result = await carrierd(["plugins", "list", "--plugins", extra, "--json"]);
+    expect(result.code).toBe(0);
+    const rows = JSON.parse(result.stdout) as { name: string; native_record: string | null; api_version: number }[];
+    expect(rows.find((row) => row.name === "echo")).toMatchObject({ native_record: "echo_record", api_version: 1 });
+  });
+
+  test("a broken plugin fails the command with its name", async () => {
+    const broken = fileURLToPath(new URL("./fixtures/plugins-old-api/", import.meta.url));
+    const result = await carrierd(["plugins", "list", "--plugins", broken]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('plugin "old-api" is broken');
+  });
+});
+
+test.each([[[]], [["gateway"]], [["routes"]], [["routes", "check"]], [["routes", "explain"]], [["plugins", "list"]], [["logs"]]])("carrierd %j --help works", async (command) => {
+  const result = await carrierd([...command, "--help"]);
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain("carrierd");
+  expect(result.stdout).toContain("--home");
+});
+
+test("an unknown command exits 1 with help", async () => {
+  const result = await carrierd(["frobnicate"]);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(/Unknown argument|Unknown command/i);
+});
+
+describe("gateway", () => {
+  test("--port 0 prints the real address, serves the demo, keeps its generated key 0600 across restarts, and logs", async () => {
+    const gatewayHome = join(home, "gw");
+    const env = cleanEnv({ CARRIERD_HOME: gatewayHome });
+    const first = await startGatewayProcess(["--port", "0"], env);
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(first.url).not.toMatch(/:0$/);
+    expect(first.stdout()).toContain(`API key: ${join(gatewayHome, "api_key")}`);
+
+    const keyFile = join(gatewayHome, "api_key");
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyFile, "utf8").trim();
+    expect(key.length).toBeGreaterThanOrEqual(32);
+
+    expect((await fetch(`${first.url}/health`)).status).toBe(200);
+    expect((await fetch(`${first.url}/v1/models`)).status).toBe(401);
+    const models = (await (await fetch(`${first.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { id: string; description?: string }[] };
+    expect(models.data.find((model) => model.id === "demo")?.description).toMatch(/SIMULATION/);
+    const response = await fetch(`${first.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo", stream: true, messages: [{ role: "user", content: "What is 2+2?" }] }),
+    });
+    const text = await response.text();
+    expect(text).toContain('"reasoning_content"');
+    expect(text).toContain("data: [DONE]");
+    expect(await first.stop()).toBe(0);
+
+    const second = await startGatewayProcess(["--port", "0"], env);
+    try {
+      expect(readFileSync(keyFile, "utf8").trim()).toBe(key);
+      expect((await fetch(`${second.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    } finally {
+      await second.stop();
+    }
+
+    // `logs` reads what the gateway wrote, honouring CARRIERD_HOME like every subcommand
+    const logs = await carrierd(["logs"], { env });
+    expect(logs.code).toBe(0);
+    expect(logs.stdout).toMatch(/INFO\s+carrierd listening/);
+    expect(logs.stdout).toContain("generated an API key");
+    const warnOnly = await carrierd(["logs", "--home", gatewayHome, "--level", "warn"]);
+    expect(warnOnly.stdout).not.toMatch(/INFO/);
+  });
+
+  test("CARRIERD_API_KEY replaces the generated key", async () => {
+    const keyedHome = join(home, "keyed");
+    const gateway = await startGatewayProcess(["--port", "0", "--home", keyedHome], cleanEnv({ CARRIERD_API_KEY: "operator-chosen-key-000000" }));
+    try {
+      expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: "Bearer operator-chosen-key-000000" } })).status).toBe(200);
+      expect(() => statSync(join(keyedHome, "api_key"))).toThrow();
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  test("a broken routes.yaml stops the start with line:col problems", async () => {
+    const file = join(home, "bad-start.yaml");
+    writeFileSync(file, "version: 1\nproviders: {}\nmodels:\n  - { name: x, provider: ghost }\n");
+    const result = await carrierd(["gateway", "--port", "0", "--routes", file, "--home", join(home, "bad")]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${file}:4:26: model "x" names provider "ghost"`);
+  });
+
+  test("logs on an empty home says there is no log yet", async () => {
+    const result = await carrierd(["logs", "--home", join(home, "never-ran")]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("no log yet");
+  });
+});
