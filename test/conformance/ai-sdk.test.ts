@@ -85,4 +85,23 @@ describe.each(MODELS)("Vercel AI SDK against %s", (model) => {
       expect(upstream.messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
     }
   });
+
+  test("@ai-sdk/openai Responses provider with store: false drops its reasoning; carrierd's store puts it back upstream", async () => {
+    const openai = createOpenAI({ baseURL: `${setup.gateway.url}/v1`, apiKey: setup.gateway.key, fetch: recordingFetch });
+    const providerOptions = { openai: { store: false } };
+    const first = await generateText({ model: openai.responses(model), prompt: QUESTION, providerOptions });
+    expect(first.reasoningText?.length).toBeGreaterThan(10);
+    const messages: ModelMessage[] = [{ role: "user", content: QUESTION }, ...first.response.messages, { role: "user", content: "And in the word raspberry?" }];
+    const upstreamBefore = setup.upstream.requests.length;
+    sent.length = 0;
+    const second = await generateText({ model: openai.responses(model), messages, providerOptions });
+    const input = sent[0]!.body.input as { type?: string; summary?: { text: string }[] }[];
+    // the SDK skips reasoning it has no encrypted_content for when store is false, and references nothing
+    expect(input.some((item) => item.type === "item_reference" || item.type === "reasoning")).toBe(false);
+    expect(second.text.length).toBeGreaterThan(0);
+    if (model === "deepseek-reasoner") {
+      const upstream = setup.upstream.requests[upstreamBefore] as { messages: { role: string; reasoning_content?: string }[] };
+      expect(upstream.messages.find((message) => message.role === "assistant")?.reasoning_content).toBe(first.reasoningText);
+    }
+  });
 });
