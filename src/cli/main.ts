@@ -5,6 +5,9 @@ import { gatewayCommand } from "./commands/gateway.js";
 import { logsCommand } from "./commands/logs.js";
 import { pluginsCommand } from "./commands/plugins.js";
 import { routesCommand } from "./commands/routes.js";
+import { chatCommand } from "./commands/chat.js";
+import { sessionsCommand } from "./commands/sessions.js";
+import { verdictsCommand } from "./commands/verdicts.js";
 
 /** The carrierd CLI (SPEC §2). Every subcommand takes --home and honours CARRIERD_HOME. */
 export async function main(argv: string[]): Promise<void> {
@@ -16,6 +19,9 @@ export async function main(argv: string[]): Promise<void> {
     .command(routesCommand)
     .command(pluginsCommand)
     .command(logsCommand)
+    .command(sessionsCommand)
+    .command(verdictsCommand)
+    .command(chatCommand)
     .demandCommand(1, "name a command; see --help")
     .strict()
     .help()

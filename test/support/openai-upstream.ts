@@ -39,6 +39,8 @@ export interface StrictProfile {
   readonly status: number;
   /** The error body for the first offending (message index, field). */
   body(index: number, field: string): string;
+  /** Answered to a request with history but none of `fields`: an upstream that keeps failing after the retry. */
+  readonly thenError?: FixedError;
 }
 
 /** A scripted error answered whatever the request holds (look-alike errors, outages). */
@@ -133,6 +135,9 @@ const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
   mistral: { text: [], details: false },
 };
 
+/** Custom (strict / fixed-error) flavours answer like an OpenRouter-format gateway: plain text and details. */
+const DEFAULT_REPLY = { text: ["reasoning_content"], details: true };
+
 export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promise<OpenAIUpstream> {
   const received: ReceivedRequest[] = [];
   const issued = new Map<string, Issued>(); // by tool-call id, or by content for text turns
@@ -187,6 +192,7 @@ function validate(flavor: string, body: ReceivedRequest["body"], issued: Map<str
       const field = strict.fields.find((name) => name in message);
       if (field) return { status: strict.status, body: strict.body(index, field) };
     }
+    if (strict.thenError && messages.some((message) => message.role === "assistant")) return strict.thenError;
   }
   const schema = SCHEMAS[flavor];
   if (schema) {
@@ -239,7 +245,7 @@ function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number): 
   const last = body.messages.at(-1);
   const tools = (body.tools as { function: { name: string } }[] | undefined) ?? [];
   const reasoning = `Step ${n}: the ${flavor} model thinks about "${String(last?.content ?? "").slice(0, 40)}".`;
-  const details = REPLY_FIELDS[flavor]?.details
+  const details = (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).details
     ? [
         { type: "reasoning.text", text: reasoning, format: "anthropic-claude-v1", index: 0, signature: `sig-${flavor}-${n}-${Buffer.from(reasoning).toString("base64")}` },
         { type: "reasoning.encrypted", data: `enc-${n}-AAEC/+8=`, format: "anthropic-claude-v1", index: 1 },
@@ -260,7 +266,7 @@ function remember(issued: Map<string, Issued>, reply: Reply): void {
 function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
   const message: Record<string, unknown> = { role: "assistant", content: reply.toolCalls.length > 0 ? null : reply.content };
   if (flavor === "mistral") message.content = [{ type: "thinking", thinking: [{ type: "text", text: reply.reasoning }] }, { type: "text", text: reply.content }];
-  for (const field of REPLY_FIELDS[flavor]?.text ?? []) message[field] = reply.reasoning;
+  for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) message[field] = reply.reasoning;
   if (reply.details) message.reasoning_details = reply.details;
   if (reply.toolCalls.length > 0) message.tool_calls = reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
   return message;
@@ -287,7 +293,7 @@ function streamReply(response: import("node:http").ServerResponse, flavor: strin
   for (const piece of [reply.reasoning.slice(0, half), reply.reasoning.slice(half)]) {
     const delta: Record<string, unknown> = {};
     if (flavor === "mistral") delta.content = [{ type: "thinking", thinking: [{ type: "text", text: piece }] }];
-    for (const field of REPLY_FIELDS[flavor]?.text ?? []) delta[field] = piece;
+    for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) delta[field] = piece;
     out.push(chunk(delta));
   }
   if (reply.details) {

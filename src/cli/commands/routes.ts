@@ -4,8 +4,10 @@ import { resolveOptions } from "../../config/options.js";
 import { PluginRegistry } from "../../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
+import { verdictsInForce } from "../../verdicts/verdicts-in-force.js";
 
 interface RoutesFlags {
+  home?: string;
   file?: string;
   routes?: string;
   model?: string;
@@ -68,6 +70,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
           if (flags.host) provider = { ...provider, host: hostOf(`https://${flags.host}`) || flags.host };
           const upstreamModel = resolved?.upstreamModel ?? flags.model!;
           const policy = table.policyFor(provider, upstreamModel);
+          const verdicts = verdictsInForce(flags.home, provider.id, provider.host, upstreamModel);
           const explained = {
             model: flags.model,
             provider: provider.id,
@@ -77,6 +80,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             route: policy.routeIndex >= 0 ? policy.routeIndex : "default",
             route_match: policy.routeIndex >= 0 ? table.carriers[policy.routeIndex]!.match : null,
             fields: policy.fields,
+            verdicts: verdicts.map(({ field, status, recorded_at }) => ({ field, status, recorded_at })),
+            effective_fields: policy.fields.filter((field) => !verdicts.some((verdict) => verdict.field === field)),
             must_echo: policy.mustEcho,
             request_extra: policy.requestExtra ?? null,
             native: policy.native,

@@ -1,0 +1,139 @@
+import type { CommandModule } from "yargs";
+import { newId } from "../../chat/session-id.js";
+import { resolveHome } from "../../config/options.js";
+import { openState } from "../../store/open-state.js";
+import type { StoredTurn } from "../../store/stored-turn.js";
+
+interface SessionsFlags {
+  home?: string;
+  id?: string;
+  limit?: number;
+  json?: boolean;
+  at?: number;
+}
+
+/** `sessions show --json`, one turn (documented in docs/sessions-and-replay.md). */
+export function turnJson(turn: StoredTurn): object {
+  return {
+    position: turn.position,
+    id: turn.id,
+    parent_turn_id: turn.parentTurnId,
+    model: turn.model,
+    plugin: turn.plugin,
+    provider: turn.provider,
+    host: turn.host,
+    upstream_model: turn.upstreamModel,
+    created_at: turn.createdAt,
+    finish_reason: turn.finishReason,
+    content: turn.content,
+    tool_calls: turn.toolCalls,
+    carriers: carrierNames(turn),
+    reasoning_text: turn.reasoningText || null,
+    reasoning_details: turn.reasoningDetails ?? null,
+    native_record: turn.nativeRecord ?? null,
+    usage: turn.usage ?? null,
+  };
+}
+
+/** Which reasoning carriers a turn holds: the plain text (replayed as reasoning_content / reasoning), reasoning_details, native_record. */
+export function carrierNames(turn: StoredTurn): string[] {
+  const names: string[] = [];
+  if (turn.reasoningText) names.push("reasoning_text");
+  if (turn.reasoningDetails?.length) names.push("reasoning_details");
+  if (turn.nativeRecord) names.push("native_record");
+  return names;
+}
+
+export const sessionsCommand: CommandModule<object, SessionsFlags> = {
+  command: "sessions <action>",
+  describe: "list, show, branch and remove stored sessions",
+  builder: (yargs) =>
+    yargs
+      .command<SessionsFlags>({
+        command: "list",
+        describe: "sessions, most recently used first",
+        builder: (y) => y.option("limit", { type: "number", default: 20 }).option("json", { type: "boolean", default: false }) as never,
+        handler: (flags) =>
+          withState(flags, ({ sessions }) => {
+            const limit = Number.isInteger(flags.limit) && flags.limit! > 0 ? flags.limit! : 20;
+            const rows = sessions.listSessions(limit).map((row) => ({ id: row.id, model: row.model, parent_id: row.parentId, turns: row.turns, created_at: row.createdAt, updated_at: row.updatedAt }));
+            if (flags.json) return console.log(JSON.stringify(rows, null, 2));
+            if (rows.length === 0) return console.log("no sessions yet");
+            for (const row of rows) console.log(`${row.id.padEnd(34)} ${String(row.turns).padStart(4)} turns  ${(row.model ?? "-").padEnd(28)} ${row.updated_at}${row.parent_id ? `  (branch of ${row.parent_id})` : ""}`);
+          }),
+      })
+      .command<SessionsFlags>({
+        command: "show <id>",
+        describe: "a session's turns, with which reasoning carriers each holds",
+        builder: (y) => y.positional("id", { type: "string" }).option("json", { type: "boolean", default: false }) as never,
+        handler: (flags) =>
+          withState(flags, ({ sessions }) => {
+            const session = sessions.session(flags.id!);
+            if (!session) return notFound(flags.id!);
+            if (flags.json) {
+              const { turnList, prompts: _prompts, modelConfig, ...summary } = session;
+              return console.log(
+                JSON.stringify({ id: summary.id, model: summary.model, parent_id: summary.parentId, created_at: summary.createdAt, updated_at: summary.updatedAt, model_config: modelConfig, turns: turnList.map(turnJson) }, null, 2),
+              );
+            }
+            console.log(`session ${session.id}  model ${session.model ?? "-"}  ${session.turns} turns${session.parentId ? `  branch of ${session.parentId}` : ""}`);
+            for (const turn of session.turnList) {
+              const details = turn.reasoningDetails?.map((detail) => (detail && typeof detail === "object" && !Array.isArray(detail) ? String(detail.type ?? "?") : "?")) ?? [];
+              const held = [
+                turn.reasoningText ? `reasoning text (${turn.reasoningText.length} chars)` : undefined,
+                details.length ? `reasoning_details [${details.join(", ")}]` : undefined,
+                turn.nativeRecord ? `native_record` : undefined,
+              ].filter(Boolean);
+              const said = turn.toolCalls.length > 0 ? `tool calls: ${turn.toolCalls.map((call) => call.function.name).join(", ")}` : JSON.stringify(turn.content.slice(0, 60));
+              console.log(`  #${turn.position}  ${turn.provider} (${turn.host || "in-process"}) ${turn.upstreamModel}  ${said}`);
+              console.log(`       carriers: ${held.length > 0 ? held.join("; ") : "none"}`);
+            }
+            const rejected = session.modelConfig.rejected_carriers ?? [];
+            for (const [provider, host, model, fields] of rejected) console.log(`  verdict in this session: ${provider} (${host}) ${model} rejects ${fields.join(", ")}`);
+          }),
+      })
+      .command<SessionsFlags>({
+        command: "branch <id>",
+        describe: "a new session holding turns 1..N, every reasoning carrier copied",
+        builder: (y) => y.positional("id", { type: "string" }).option("at", { type: "number", describe: "last turn to copy (default: all)" }) as never,
+        handler: (flags) =>
+          withState(flags, ({ sessions }) => {
+            if (!sessions.sessionExists(flags.id!)) return notFound(flags.id!);
+            if (flags.at !== undefined && (!Number.isInteger(flags.at) || flags.at < 0)) {
+              console.error("--at must be a whole number of turns");
+              process.exitCode = 1;
+              return;
+            }
+            const branchId = newId("sess_");
+            const copied = sessions.branch(flags.id!, branchId, flags.at);
+            console.log(branchId);
+            console.error(`branched ${flags.id} into ${branchId} with ${copied} turn(s)`);
+          }),
+      })
+      .command<SessionsFlags>({
+        command: "rm <id>",
+        describe: "remove a session and its turns",
+        builder: (y) => y.positional("id", { type: "string" }) as never,
+        handler: (flags) =>
+          withState(flags, ({ sessions }) => {
+            if (!sessions.removeSession(flags.id!)) return notFound(flags.id!);
+            console.log(`removed ${flags.id}`);
+          }),
+      })
+      .demandCommand(1),
+  handler: () => undefined,
+};
+
+function withState(flags: { home?: string }, run: (state: ReturnType<typeof openState>) => void): void {
+  const state = openState(resolveHome(flags.home));
+  try {
+    run(state);
+  } finally {
+    state.close();
+  }
+}
+
+function notFound(id: string): void {
+  console.error(`no session ${id}`);
+  process.exitCode = 1;
+}
