@@ -1,0 +1,50 @@
+import type { HttpCodec, UpstreamCall } from "../../src/plugins/contract.js";
+import { buildMessagesBody } from "./request-body.js";
+import { AnthropicDecoder } from "./response-decoder.js";
+
+/** The Messages API version header every request carries. */
+export const ANTHROPIC_VERSION = "2023-06-01";
+/** Vertex AI names the API version in the body instead. */
+export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
+
+/**
+ * The Anthropic Messages API codec. One plugin serves three front doors:
+ * - Anthropic: `base_url: https://api.anthropic.com` → `POST {base}/v1/messages`, `x-api-key`;
+ * - Microsoft Foundry: `base_url: https://RESOURCE.services.ai.azure.com/anthropic`, same path and key header;
+ * - Google Vertex AI: a base URL on `*-aiplatform.googleapis.com` ending in
+ *   `/projects/P/locations/L`; the model goes into the path
+ *   (`…/publishers/anthropic/models/M:rawPredict` / `:streamRawPredict`),
+ *   `anthropic_version` into the body, and the key (an OAuth access token)
+ *   into `Authorization: Bearer`.
+ * Headers from routes.yaml (`anthropic-beta`, another auth header) go on top.
+ */
+export function createAnthropicCodec(note: (message: string) => void): HttpCodec {
+  return {
+    buildRequest(call: UpstreamCall) {
+      const body = buildMessagesBody(call, note);
+      const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json" };
+      const base = (call.provider.baseUrl ?? "https://api.anthropic.com").replace(/\/+$/, "");
+      let url: string;
+      if (isVertex(call.provider.host)) {
+        delete body.model;
+        body.anthropic_version = VERTEX_ANTHROPIC_VERSION;
+        url = `${base}/publishers/anthropic/models/${encodeURIComponent(call.model)}:${call.stream ? "streamRawPredict" : "rawPredict"}`;
+        if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
+      } else {
+        url = `${base}/v1/messages`;
+        headers["anthropic-version"] = ANTHROPIC_VERSION;
+        if (call.apiKey) headers["x-api-key"] = call.apiKey;
+      }
+      return { url, headers: { ...headers, ...call.provider.headers }, body: JSON.stringify(body) };
+    },
+    decodeResponse: (body) => new AnthropicDecoder().response(body),
+    createStreamDecoder() {
+      const decoder = new AnthropicDecoder();
+      return ({ data }) => decoder.event(data);
+    },
+  };
+}
+
+function isVertex(host: string): boolean {
+  return host === "aiplatform.googleapis.com" || host.endsWith("-aiplatform.googleapis.com");
+}

@@ -1,0 +1,25 @@
+import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugins/contract.js";
+import { createAnthropicCodec } from "./codec.js";
+import { mergeLayout } from "./content-layout.js";
+import { classifyAnthropicError } from "./errors.js";
+import schema from "./native.schema.json" with { type: "json" };
+
+/**
+ * Anthropic Messages API (also Vertex AI and Microsoft Foundry): signed
+ * `thinking` and `redacted_thinking` blocks are stored verbatim and replayed
+ * before the tool_use they preceded.
+ */
+export default definePlugin({
+  name: "anthropic",
+  apiVersion: PLUGIN_API_VERSION,
+  description: "Anthropic Messages API (signed thinking / redacted_thinking blocks; Vertex and Foundry by base_url)",
+  native: { type: "anthropic.native_assistant", schema },
+  create(context) {
+    const codec = createAnthropicCodec((message) => context.log.debug({}, message));
+    return {
+      invoke: (call) => context.http.send(codec, call),
+      classifyError: classifyAnthropicError,
+      mergeNative: mergeLayout,
+    };
+  },
+});

@@ -1,0 +1,186 @@
+import type { JsonObject, StreamPart, Usage } from "../../src/plugins/contract.js";
+import type { LayoutBlock } from "./content-layout.js";
+
+/**
+ * Anthropic's answer → canonical parts. Streamed and non-streamed answers go
+ * through the same block handling, so both store the same record: each
+ * closed block becomes one `native-record` fragment (`{content:[block]}`),
+ * thinking and redacted_thinking verbatim.
+ */
+export class AnthropicDecoder {
+  private readonly blocks = new Map<number, OpenBlock>();
+  private toolCount = 0;
+  private inputUsage: JsonObject = {};
+
+  /** One SSE event (`event:` name and `data:` payload); unknown events are ignored. */
+  event(data: string): StreamPart[] {
+    let payload: JsonObject;
+    try {
+      payload = JSON.parse(data) as JsonObject;
+    } catch {
+      return [];
+    }
+    const index = typeof payload.index === "number" ? payload.index : -1;
+    switch (payload.type) {
+      case "message_start": {
+        const message = (payload.message ?? {}) as JsonObject;
+        this.inputUsage = (message.usage ?? {}) as JsonObject;
+        return [{ type: "response-metadata", id: str(message.id), model: str(message.model) }];
+      }
+      case "content_block_start":
+        return this.open(index, (payload.content_block ?? {}) as JsonObject);
+      case "content_block_delta":
+        return this.delta(index, (payload.delta ?? {}) as JsonObject);
+      case "content_block_stop":
+        return this.close(index);
+      case "message_delta": {
+        const parts: StreamPart[] = [];
+        const usage = payload.usage as JsonObject | undefined;
+        if (usage) parts.push({ type: "usage", usage: toUsage({ ...this.inputUsage, ...usage }) });
+        const reason = str((payload.delta as JsonObject | undefined)?.stop_reason);
+        if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
+        return parts;
+      }
+      case "error": {
+        // a mid-stream error (overloaded_error…) ends the turn as a failure, never as a short answer
+        const error = (payload.error ?? {}) as JsonObject;
+        throw new Error(`Anthropic stream error: ${str(error.type) ?? "error"}: ${str(error.message) ?? ""}`);
+      }
+      default:
+        return []; // ping, message_stop, and whatever Anthropic adds next
+    }
+  }
+
+  /** A whole non-streaming Messages response. */
+  response(body: JsonObject): StreamPart[] {
+    const parts: StreamPart[] = [{ type: "response-metadata", id: str(body.id), model: str(body.model) }];
+    const content = Array.isArray(body.content) ? (body.content as JsonObject[]) : [];
+    content.forEach((block, index) => {
+      parts.push(...this.open(index, block, true));
+      parts.push(...this.close(index));
+    });
+    if (body.usage && typeof body.usage === "object") parts.push({ type: "usage", usage: toUsage(body.usage as JsonObject) });
+    const reason = str(body.stop_reason);
+    if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
+    return parts;
+  }
+
+  private open(index: number, block: JsonObject, whole = false): StreamPart[] {
+    switch (block.type) {
+      case "thinking": {
+        const thinking = str(block.thinking) ?? "";
+        this.blocks.set(index, { kind: "thinking", thinking, signature: str(block.signature) ?? "", verbatim: whole ? block : undefined });
+        return thinking ? [{ type: "reasoning-delta", text: thinking }] : [];
+      }
+      case "redacted_thinking":
+        // arrives whole; encrypted, so it is stored but never shown (SPEC §12.16)
+        this.blocks.set(index, { kind: "redacted", block });
+        return [];
+      case "text": {
+        const text = str(block.text) ?? "";
+        this.blocks.set(index, { kind: "text", text });
+        return text ? [{ type: "text-delta", text }] : [];
+      }
+      case "tool_use": {
+        const tool = this.toolCount++;
+        const input = block.input && typeof block.input === "object" && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : "";
+        // non-streamed input is whole in the block; streamed input arrives as input_json_delta
+        this.blocks.set(index, { kind: "tool", tool, id: str(block.id) ?? "", sentArguments: whole ? input.length > 0 : false, startInput: input });
+        const parts: StreamPart[] = [{ type: "tool-call-delta", index: tool, id: str(block.id), name: str(block.name), arguments: "" }];
+        if (whole && input) parts.push({ type: "tool-call-delta", index: tool, arguments: input });
+        return parts;
+      }
+      default:
+        return [];
+    }
+  }
+
+  private delta(index: number, delta: JsonObject): StreamPart[] {
+    const block = this.blocks.get(index);
+    if (!block) return [];
+    if (delta.type === "thinking_delta" && block.kind === "thinking") {
+      const text = str(delta.thinking) ?? "";
+      block.thinking += text;
+      return text ? [{ type: "reasoning-delta", text }] : [];
+    }
+    if (delta.type === "signature_delta" && block.kind === "thinking") {
+      block.signature += str(delta.signature) ?? "";
+      return [];
+    }
+    if (delta.type === "text_delta" && block.kind === "text") {
+      const text = str(delta.text) ?? "";
+      block.text += text;
+      return text ? [{ type: "text-delta", text }] : [];
+    }
+    if (delta.type === "input_json_delta" && block.kind === "tool") {
+      const fragment = str(delta.partial_json) ?? "";
+      if (!fragment) return [];
+      block.sentArguments = true;
+      return [{ type: "tool-call-delta", index: block.tool, arguments: fragment }];
+    }
+    return [];
+  }
+
+  private close(index: number): StreamPart[] {
+    const block = this.blocks.get(index);
+    if (!block) return [];
+    this.blocks.delete(index);
+    let stored: LayoutBlock | JsonObject;
+    const parts: StreamPart[] = [];
+    switch (block.kind) {
+      case "thinking":
+        stored = block.verbatim ?? { type: "thinking", thinking: block.thinking, signature: block.signature };
+        break;
+      case "redacted":
+        stored = block.block;
+        break;
+      case "text":
+        stored = { type: "text", text: block.text };
+        break;
+      case "tool":
+        // a tool without arguments still needs a JSON object for OpenAI clients
+        if (!block.sentArguments) parts.push({ type: "tool-call-delta", index: block.tool, arguments: block.startInput || "{}" });
+        stored = { type: "tool_use", id: block.id };
+        break;
+    }
+    parts.push({ type: "native-record", record: { content: [stored as JsonObject] } });
+    return parts;
+  }
+}
+
+type OpenBlock =
+  | { kind: "thinking"; thinking: string; signature: string; verbatim: JsonObject | undefined }
+  | { kind: "redacted"; block: JsonObject }
+  | { kind: "text"; text: string }
+  | { kind: "tool"; tool: number; id: string; sentArguments: boolean; startInput: string };
+
+/** Anthropic's usage in OpenAI's shape; prompt tokens include the cached ones, as OpenAI counts them. */
+export function toUsage(usage: JsonObject): Usage {
+  const input = num(usage.input_tokens);
+  const cacheRead = num(usage.cache_read_input_tokens);
+  const prompt = input + num(usage.cache_creation_input_tokens) + cacheRead;
+  const completion = num(usage.output_tokens);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cacheRead } };
+}
+
+const FINISH: Readonly<Record<string, string>> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  pause_turn: "stop",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  tool_use: "tool_calls",
+  refusal: "content_filter",
+};
+
+export function finishReason(reason: string): string {
+  return FINISH[reason] ?? reason;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
