@@ -1,26 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
+import { redact } from "./redact.js";
 
 export type { Logger };
-
-/** Secrets never reach a log line: keys, bearer headers, and anything named like a key. */
-const REDACT = [
-  "apiKey",
-  "api_key",
-  "key",
-  "authorization",
-  "Authorization",
-  "*.apiKey",
-  "*.api_key",
-  "*.authorization",
-  "*.Authorization",
-  "headers.authorization",
-  "headers.x-api-key",
-  "headers.x-goog-api-key",
-  "*.headers.authorization",
-  "*.headers.x-api-key",
-];
 
 export interface LoggerOptions {
   level: string;
@@ -47,7 +30,21 @@ export function createLogger(options: LoggerOptions): Logger {
     );
   }
   if (targets.length === 0 || options.level === "silent") return silentLogger();
-  return pino({ level: options.level, redact: { paths: REDACT, censor: "[redacted]" }, base: { pid: process.pid } }, pino.transport({ targets }));
+  return pino(
+    {
+      level: options.level,
+      base: { pid: process.pid },
+      // every logged object and message is scrubbed of keys and bearer tokens, however deeply nested
+      formatters: { log: (object) => redact(object) },
+      hooks: { logMethod: scrubMessage },
+    },
+    pino.transport({ targets }),
+  );
+}
+
+/** A message string can carry a secret too ("calling with Bearer …"). */
+function scrubMessage(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn): void {
+  method.apply(this, args.map((arg) => (typeof arg === "string" ? redact(arg) : arg)) as Parameters<pino.LogFn>);
 }
 
 /** A logger that writes nowhere, for tests and one-shot commands. */

@@ -53,7 +53,7 @@ export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv): Pro
           url: listening[1]!,
           stdout: () => out,
           stop: () => {
-            child.kill("SIGTERM");
+            if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
             return exited;
           },
         });

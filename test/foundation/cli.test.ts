@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { carrierd, cleanEnv, startGatewayProcess } from "./cli-process.js";
 
 const home = mkdtempSync(join(tmpdir(), "carrierd-cli-"));
@@ -99,6 +99,7 @@ describe("gateway", () => {
     const gatewayHome = join(home, "gw");
     const env = cleanEnv({ CARRIERD_HOME: gatewayHome });
     const first = await startGatewayProcess(["--port", "0"], env);
+    onTestFinished(() => void first.stop()); // a failed assertion must not leave the daemon running
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(first.url).not.toMatch(/:0$/);
     expect(first.stdout()).toContain(`API key: ${join(gatewayHome, "api_key")}`);
@@ -123,12 +124,10 @@ describe("gateway", () => {
     expect(await first.stop()).toBe(0);
 
     const second = await startGatewayProcess(["--port", "0"], env);
-    try {
-      expect(readFileSync(keyFile, "utf8").trim()).toBe(key);
-      expect((await fetch(`${second.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
-    } finally {
-      await second.stop();
-    }
+    onTestFinished(() => void second.stop());
+    expect(readFileSync(keyFile, "utf8").trim()).toBe(key);
+    expect((await fetch(`${second.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect(await second.stop()).toBe(0);
 
     // `logs` reads what the gateway wrote, honouring CARRIERD_HOME like every subcommand
     const logs = await carrierd(["logs"], { env });
