@@ -43,6 +43,7 @@ export function toChatRequest(body: ResponsesRequest, history: readonly ChatMess
   if (typeof body.parallel_tool_calls === "boolean") request.parallel_tool_calls = body.parallel_tool_calls;
   if (typeof body.temperature === "number") request.temperature = body.temperature;
   if (typeof body.top_p === "number") request.top_p = body.top_p;
+  // max_tokens, not max_completion_tokens: the one spelling DeepSeek, Kimi, GLM, OpenRouter, Mistral and local servers all accept
   if (typeof body.max_output_tokens === "number") request.max_tokens = body.max_output_tokens;
   if (typeof body.user === "string") request.user = body.user;
   const format = body.text?.format ? responseFormat(body.text.format) : undefined;
