@@ -74,6 +74,7 @@ describe.each(MODELS)("openai SDK against %s", (model) => {
       if (event.type === "response.reasoning_summary_text.delta") reasoningText += event.delta;
     }
     expect(types[0]).toBe("response.created");
+    expect(types.slice(1, 3)).toEqual(["response.output_item.added", "response.reasoning_summary_part.added"]);
     expect(types[types.length - 1]).toBe("response.completed");
     const reasoningDone = types.indexOf("response.output_item.done");
     expect(types.slice(1, reasoningDone + 1).filter((type) => type.startsWith("response.reasoning_summary")).length).toBeGreaterThan(3);

@@ -44,7 +44,6 @@ export function checkResponseStream(events: SseEvent[]): Record<string, unknown>
   const closed: Record<string, unknown>[] = [];
   let position = 1;
   const body = events.slice(0, -1);
-  if (body[position]?.data.type === "response.in_progress") position++;
   while (position < body.length) {
     const added = body[position]!.data;
     if (added.type === "error") {
