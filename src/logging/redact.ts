@@ -7,8 +7,12 @@
 
 export const CENSOR = "[redacted]";
 
-/** Key names whose values are secrets, wherever they appear. */
-const SECRET_KEY = /^(authorization|proxy-authorization|x-api-key|x-goog-api-key|api[-_]?key|apikey|key|secret|client[-_]?secret|password|access[-_]?token|refresh[-_]?token|x-amz-security-token|cookie|set-cookie)$/i;
+/**
+ * Key names whose values are secrets, wherever they appear: headers
+ * (`Authorization`, `x-api-key`), options (`apiKey`), and environment
+ * variables (`DEEPSEEK_API_KEY`, `AWS_SECRET_ACCESS_KEY`) when a whole env is logged.
+ */
+const SECRET_KEY = /^(authorization|proxy-authorization|cookie|set-cookie|key|secret|password|token)$|(^|[-_])(api[-_]?key|apikey|access[-_]?key|secret|password|(access|refresh|session|security|auth|bearer|id)[-_]?token)$|apiKey$/i;
 const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
 /** Log objects are small; anything deeper is cut rather than walked. */
 const MAX_DEPTH = 8;

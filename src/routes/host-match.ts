@@ -24,6 +24,14 @@ export function isLocalHost(hostname: string): boolean {
   return false;
 }
 
+/** Only this machine: 127/8, ::1, localhost. Private ranges are *not* loopback (binding them exposes the gateway to a network). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  if (host === "localhost" || host.endsWith(".localhost") || host === "::1") return true;
+  const ipv4 = isIP(host) === 4 ? host : isIP(host) === 6 ? ipv4Mapped(host) : undefined;
+  return ipv4 !== undefined && ipv4.startsWith("127.");
+}
+
 /** `::ffff:127.0.0.1` and `::ffff:7f00:1` (how URL spells it) are IPv4 addresses in IPv6 clothing. */
 function ipv4Mapped(host: string): string | undefined {
   const match = /^::ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(host);

@@ -12,14 +12,18 @@ test("secret keys are censored at any depth, and bearer tokens inside strings", 
     upstream: { request: { options: { headers: { "x-goog-api-key": "g-3" } } } },
     apiKey: "sk-4",
     note: "retrying with Bearer sk-5 after 401",
-    usage: { prompt_tokens: 3, completion_tokens: 4 },
+    usage: { prompt_tokens: 3, completion_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } },
+    env: { DEEPSEEK_API_KEY: "sk-11", AWS_SECRET_ACCESS_KEY: "aws-12", AWS_SESSION_TOKEN: "aws-13", HOME: "/root" },
+    provider: { apiKeyEnv: "DEEPSEEK_API_KEY", max_tokens: 100 },
   });
   expect(scrubbed).toEqual({
     headers: { Authorization: CENSOR, "x-api-key": CENSOR, accept: "text/event-stream" },
     upstream: { request: { options: { headers: { "x-goog-api-key": CENSOR } } } },
     apiKey: CENSOR,
     note: `retrying with Bearer ${CENSOR} after 401`,
-    usage: { prompt_tokens: 3, completion_tokens: 4 },
+    usage: { prompt_tokens: 3, completion_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } },
+    env: { DEEPSEEK_API_KEY: CENSOR, AWS_SECRET_ACCESS_KEY: CENSOR, AWS_SESSION_TOKEN: CENSOR, HOME: "/root" },
+    provider: { apiKeyEnv: "DEEPSEEK_API_KEY", max_tokens: 100 },
   });
 });
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import type { ProviderConfig } from "../../src/plugins/contract.js";
 import { formatProblem, parseRoutes, type RouteProblem } from "../../src/routes/load-routes.js";
-import { hostMatches, hostOf, isLocalHost } from "../../src/routes/host-match.js";
+import { hostMatches, hostOf, isLocalHost, isLoopbackHost } from "../../src/routes/host-match.js";
 import type { RouteTable } from "../../src/routes/route-table.js";
 
 const PLUGINS = new Set(["demo", "openai-compatible"]);
@@ -143,6 +143,20 @@ describe("host matching", () => {
     ["", false],
   ])("isLocalHost(%j) → %s", (host, expected) => {
     expect(isLocalHost(host)).toBe(expected);
+  });
+
+  test.each([
+    ["127.0.0.1", true],
+    ["localhost", true],
+    ["::1", true],
+    ["[::1]", true],
+    ["::ffff:127.0.0.1", true],
+    ["0.0.0.0", false],
+    ["::", false],
+    ["192.168.1.5", false],
+    ["10.0.0.2", false],
+  ])("isLoopbackHost(%j) → %s (a bind address that is not loopback gets a warning)", (host, expected) => {
+    expect(isLoopbackHost(host)).toBe(expected);
   });
 
   test("hostOf drops port, brackets and case", () => {

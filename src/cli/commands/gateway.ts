@@ -4,7 +4,7 @@ import type { CommandModule } from "yargs";
 import { ensureApiKey } from "../../config/api-key.js";
 import { resolveHome, resolveOptions, type OptionFlags } from "../../config/options.js";
 import { startGateway } from "../../gateway/start-gateway.js";
-import { isLocalHost } from "../../routes/host-match.js";
+import { isLoopbackHost } from "../../routes/host-match.js";
 import { createLogger } from "../../logging/logger.js";
 
 export const gatewayCommand: CommandModule<object, OptionFlags> = {
@@ -26,7 +26,7 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     const apiKey = ensureApiKey(resolved.home, resolved.apiKey);
     const log = createLogger({ level: resolved.logLevel, logDir: join(resolved.home, "logs"), pretty: process.stdout.isTTY });
     if (apiKey.file) log.info({ file: apiKey.file, generated: apiKey.generated }, apiKey.generated ? `generated an API key in ${apiKey.file}` : `using the API key in ${apiKey.file}`);
-    if (!isLocalHost(resolved.host) || resolved.host === "0.0.0.0" || resolved.host === "::") {
+    if (!isLoopbackHost(resolved.host)) {
       log.warn({ host: resolved.host }, "binding a non-loopback address: anyone who can reach this port and has the key can use your providers");
     }
     const gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
