@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
-import type { ChatService, TurnRun } from "../chat/chat-service.js";
+import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { StreamPart } from "../plugins/contract.js";
@@ -18,7 +18,11 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
     if (!response.writableFinished) abort.abort();
   });
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
-  const run = await chat.start(body, { sessionHeader, stream, signal: abort.signal });
+  const run = await chat.start(body, { sessionHeader, stream, signal: abort.signal }).catch((error: unknown) => {
+    const sessionId = sessionIdOf(error);
+    if (sessionId) response.setHeader("x-session-id", sessionId); // an upstream error still names the session
+    throw error;
+  });
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {

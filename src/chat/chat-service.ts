@@ -46,6 +46,18 @@ export interface TurnRun {
   fail(error: unknown): void;
 }
 
+const SESSION = Symbol("sessionId");
+
+/** Marks an error thrown once the session was known, so its response can still carry X-Session-Id (SPEC §4). */
+function withSession<E extends Error>(error: E, sessionId: string): E {
+  return Object.assign(error, { [SESSION]: sessionId });
+}
+
+/** The session an error from `start` belongs to, when it was known before the failure. */
+export function sessionIdOf(error: unknown): string | undefined {
+  return error && typeof error === "object" && SESSION in error ? ((error as Record<symbol, string>)[SESSION] ?? undefined) : undefined;
+}
+
 /** The request path shared by chat completions and the Responses API. */
 @injectable()
 export class ChatService {
@@ -103,7 +115,7 @@ export class ChatService {
     }
     if (!result.ok) {
       this.log.warn({ provider: key.provider, model: key.model, status: result.status }, "upstream rejected the request");
-      throw upstreamError(result.status, result.body);
+      throw withSession(upstreamError(result.status, result.body), sessionId);
     }
 
     const upstreamMs = performance.now() - sentAt;
