@@ -4,11 +4,22 @@ import type { AddressInfo } from "node:net";
 
 const FIXTURES = process.env.CARRIERD_FIXTURES ?? "/work/shared/fixtures/chunks";
 
-/** One recorded DeepSeek exchange: the stream (one JSON chunk per line) and the same answer non-streamed. */
+/** One recorded exchange: the stream (one JSON chunk per line) and the same answer non-streamed. */
 function fixture(name: string): { chunks: string[]; whole: string } {
-  const chunks = readFileSync(`${FIXTURES}/deepseek/${name}.chunks.txt`, "utf8").split("\n").filter((line) => line.trim());
-  return { chunks, whole: readFileSync(`${FIXTURES}/deepseek/${name}.json`, "utf8") };
+  const chunks = readFileSync(`${FIXTURES}/${name}.chunks.txt`, "utf8").split("\n").filter((line) => line.trim());
+  return { chunks, whole: readFileSync(`${FIXTURES}/${name}.json`, "utf8") };
 }
+
+/**
+ * Other providers' recorded reasoning streams, served when the request names
+ * their upstream model: Groq's `reasoning` deltas, Mistral's `thinking`
+ * content chunks, Alibaba's `reasoning_content` with a `choices: []` usage chunk.
+ */
+const OTHER_RECORDINGS: Record<string, string> = {
+  "qwen/qwen3-32b": "groq/groq-reasoning",
+  "magistral-medium-2507": "mistral/mistral-reasoning",
+  "qwen3-max": "alibaba/alibaba-reasoning",
+};
 
 export interface EmulatedUpstream {
   readonly baseUrl: string;
@@ -25,14 +36,15 @@ export interface EmulatedUpstream {
  * and a dropped connection; FAIL_400 gets DeepSeek's own 400.
  */
 export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
-  const reasoning = fixture("deepseek-reasoning");
-  const toolCall = fixture("deepseek-tool-call");
+  const reasoning = fixture("deepseek/deepseek-reasoning");
+  const toolCall = fixture("deepseek/deepseek-tool-call");
+  const others = Object.fromEntries(Object.entries(OTHER_RECORDINGS).map(([model, name]) => [model, fixture(name)]));
   const requests: Record<string, unknown>[] = [];
   const server: Server = createServer((request, response) => {
     let text = "";
     request.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
     request.on("end", () => {
-      const body = JSON.parse(text) as { stream?: boolean; tools?: unknown[]; messages: { role: string; content?: unknown }[] };
+      const body = JSON.parse(text) as { model: string; stream?: boolean; tools?: unknown[]; messages: { role: string; content?: unknown }[] };
       requests.push(body);
       const last = body.messages[body.messages.length - 1];
       const lastText = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
@@ -41,7 +53,7 @@ export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
         response.end(JSON.stringify({ error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" } }));
         return;
       }
-      const recording = body.tools?.length && last?.role !== "tool" ? toolCall : reasoning;
+      const recording = others[body.model] ?? (body.tools?.length && last?.role !== "tool" ? toolCall : reasoning);
       if (!body.stream) {
         response.writeHead(200, { "content-type": "application/json" });
         response.end(recording.whole);
@@ -71,7 +83,7 @@ export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
   };
 }
 
-/** routes.yaml serving `demo` (in-process) and `deepseek-reasoner` (the emulator), with DeepSeek's real carrier route. */
+/** routes.yaml serving `demo` (in-process) and the emulator's recordings (`deepseek-reasoner` and three other dialects), with DeepSeek's real carrier route. */
 export function conformanceRoutes(baseUrl: string): string {
   return `version: 1
 providers:
@@ -80,6 +92,9 @@ providers:
 models:
   - { name: demo, provider: demo, model: demo-reasoner }
   - { name: deepseek-reasoner, provider: deepseek, model: deepseek-reasoner }
+  - { name: groq-qwen, provider: deepseek, model: qwen/qwen3-32b }
+  - { name: magistral, provider: deepseek, model: magistral-medium-2507 }
+  - { name: qwen3-max, provider: deepseek, model: qwen3-max }
 carriers:
   - match: { provider: deepseek }
     fields: [reasoning_content]
