@@ -9,12 +9,31 @@ export function requestValidator<T>(schema: object): (body: unknown) => T {
   const validate: ValidateFunction = ajv.compile(schema);
   return (body) => {
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError("invalid_request", "request body must be a JSON object");
-    if (!validate(body)) throw toError(validate.errors?.[0]);
+    if (!validate(body)) throw toError(mostSpecific(validate.errors ?? []));
     return body as T;
   };
 }
 
 export const validateChatRequest = requestValidator<import("../plugins/contract.js").ChatRequest>(chatSchema);
+
+/**
+ * With `anyOf` (a message's content is a string, null or a list of parts)
+ * ajv reports every branch; the deepest error is the one that names what is
+ * actually wrong (`messages[0].content[0].type`). When the branches only
+ * disagree about the type, their types are merged into one message.
+ */
+function mostSpecific(errors: ErrorObject[]): ErrorObject | undefined {
+  const relevant = errors.filter((error) => error.keyword !== "anyOf" && error.keyword !== "oneOf" && error.keyword !== "if");
+  if (relevant.length === 0) return errors[0];
+  const deepest = relevant.reduce((best, error) => (depth(error) > depth(best) ? error : best));
+  if (deepest.keyword !== "type") return deepest;
+  const types = relevant.filter((error) => error.keyword === "type" && error.instancePath === deepest.instancePath).map((error) => (error.params as { type: string | string[] }).type).flat();
+  return { ...deepest, message: `must be ${[...new Set(types)].join(" or ")}` };
+}
+
+function depth(error: ErrorObject): number {
+  return error.instancePath === "" ? 0 : error.instancePath.split("/").length;
+}
 
 function toError(error: ErrorObject | undefined): GatewayError {
   if (!error) return new GatewayError("invalid_request", "invalid request body");

@@ -60,7 +60,8 @@ describe("SPEC §12.12 bad inputs are 4xx in OpenAI shape", () => {
 
   test("a content part of unknown type is 400", async () => {
     const error = expectOpenAIError(await json({ model: "demo", messages: [{ role: "user", content: [{ type: "hologram", data: "x" }] }] }), 400);
-    expect(error.param).toMatch(/^messages\[0\]\.content/);
+    expect(error.param).toBe("messages[0].content[0].type");
+    expect(error.message).toContain("'text'");
   });
 
   test.each([
@@ -139,14 +140,8 @@ describe("SPEC §12.12 bad inputs are 4xx in OpenAI shape", () => {
     expect(error.param).toBe("model");
   });
 
-  test.each(["has space", "x".repeat(129), "semi;colon", "ünïcode", "a/b"])("X-Session-Id %j is 400", async (id) => {
+  test.each(["", "has space", "x".repeat(129), "semi;colon", "ünïcode", "a/b"])("X-Session-Id %j is 400", async (id) => {
     expectOpenAIError(await json({ model: "demo", messages: user }, { "x-session-id": id }), 400);
-  });
-
-  test("an empty X-Session-Id counts as none (a frontend's unfilled header template): a new session", async () => {
-    const response = await gateway.post("/v1/chat/completions", { model: "demo", messages: user }, { "x-session-id": "" });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("x-session-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
   });
 
   test("a well-formed X-Session-Id is accepted and echoed", async () => {
