@@ -1,3 +1,4 @@
+import type { Duplex } from "node:stream";
 import type { RawData, WebSocket } from "ws";
 import type { Logger } from "../logging/logger.js";
 import { keyMatches } from "../api/auth.js";
@@ -10,6 +11,8 @@ export const CLOSE_UNAUTHORIZED = 4401;
 export const CLOSE_TOO_SLOW = 1013;
 
 export interface ConnectionHooks {
+  /** The upgraded TCP socket under `ws`; the hub corks it to batch writes. */
+  readonly socket: Duplex;
   readonly apiKey: string;
   readonly limits: HubLimits;
   readonly log: Logger;
@@ -50,25 +53,30 @@ export class EventConnection {
     else this.authTimer = setTimeout(() => this.refuse("no auth message in time"), this.hooks.limits.authTimeoutMs);
   }
 
+  get socket(): Duplex {
+    return this.hooks.socket;
+  }
+
   get isAuthenticated(): boolean {
     return this.authenticated;
   }
 
-  /** Hands a serialised event to the socket, or drops it when the peer is behind. */
-  deliver(event: GatewayEvent, payload: () => string): void {
-    if (!this.authenticated || this.ws.readyState !== this.ws.OPEN || !this.filter.matches(event)) return;
+  /** Hands a serialised event to the socket, or drops it when the peer is behind. True when something was written. */
+  deliver(event: GatewayEvent, payload: () => Buffer): boolean {
+    if (!this.authenticated || this.ws.readyState !== this.ws.OPEN || !this.filter.matches(event)) return false;
     if (this.ws.bufferedAmount > this.hooks.limits.maxBufferedBytes) {
       this.dropped++;
       this.hooks.onDropped(1);
       this.stallTimer ??= setTimeout(() => this.checkStall(), this.hooks.limits.stallMs);
-      return;
+      return false;
     }
     if (this.stallTimer) {
       clearTimeout(this.stallTimer);
       this.stallTimer = undefined;
     }
     this.flushDropped();
-    this.ws.send(payload());
+    this.ws.send(payload(), { binary: false });
+    return true;
   }
 
   /** Called by the hub's heartbeat: a peer that did not answer the last ping is gone. */

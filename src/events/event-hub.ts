@@ -26,6 +26,9 @@ export class EventHub {
   private heartbeat: NodeJS.Timeout | undefined;
   private droppedTotal = 0;
   private slowClosedTotal = 0;
+  /** Sockets corked during this turn of the event loop; uncorked together once it ends. */
+  private readonly corked = new Set<Duplex>();
+  private flushScheduled = false;
 
   constructor(
     @inject(EVENT_BUS) private readonly bus: EventBus,
@@ -84,6 +87,7 @@ export class EventHub {
       const connection: EventConnection = new EventConnection(
         ws,
         {
+          socket,
           apiKey: this.options.apiKey,
           limits: this.limits,
           log: this.log,
@@ -106,9 +110,31 @@ export class EventHub {
 
   private fanOut(event: GatewayEvent): void {
     if (this.subscribers.size === 0) return;
-    let payload: string | undefined;
-    const serialise = () => (payload ??= JSON.stringify(event));
-    for (const connection of this.subscribers) connection.deliver(event, serialise);
+    // serialised and UTF-8 encoded once, not once per connection
+    let payload: Buffer | undefined;
+    const serialise = () => (payload ??= Buffer.from(JSON.stringify(event)));
+    for (const connection of this.subscribers) {
+      if (connection.deliver(event, serialise) && !this.corked.has(connection.socket)) {
+        connection.socket.cork();
+        this.corked.add(connection.socket);
+      }
+    }
+    if (this.corked.size > 0 && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /**
+   * Writes are corked per socket until the current turn of the event loop
+   * ends, so a burst of deltas (one network read upstream often holds
+   * several) costs one write system call per subscriber, not one per event.
+   * At low rates this adds no delay: the flush runs right after the burst.
+   */
+  private flush(): void {
+    this.flushScheduled = false;
+    for (const socket of this.corked) socket.uncork();
+    this.corked.clear();
   }
 }
 

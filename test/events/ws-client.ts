@@ -86,3 +86,12 @@ export function upgradeStatus(gateway: TestGateway, headers: Record<string, stri
     });
   });
 }
+
+/** Polls a condition the test cannot await as an event (state inside the gateway). */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not reached within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
