@@ -54,16 +54,16 @@ test("an added model is in force for the next request within a second of the sav
 test("a broken file is rejected whole: the last good table stays and the error names line and column", async () => {
   const before = await modelIds();
   const rejected = nextEvent(gateway, "routes.rejected");
-  // line 5: the model entry has an unknown key; line 6: a second problem
+  // line 6: the model entry has a misspelt key, reported at the key itself
   writeFileSync(gateway.routesPath, routesWith("{ name: demo, provider: demo }", "{ name: demo-3, provider: demo, temprature: 1 }", "{ name: demo-4, provider: nowhere }"));
   const event = (await rejected) as unknown as { errors: { file: string; line: number; column: number; message: string }[]; revision_in_force: string };
-  expect(event.errors[0]).toMatchObject({ file: gateway.routesPath, line: 6, column: 5 });
+  expect(event.errors[0]).toMatchObject({ file: gateway.routesPath, line: 6, column: 37 });
   expect(event.errors[0]!.message).toContain('unknown key "temprature"');
   expect(await modelIds()).toEqual(before);
   expect((await ask("demo-3")).status).toBe(404);
   expect((await ask("demo-2")).status).toBe(200);
   const logged = logLines.find((line) => line.level === 50 && String(line.msg).startsWith("routes rejected"));
-  expect(String(logged?.msg)).toContain(`${gateway.routesPath}:6:5:`);
+  expect(String(logged?.msg)).toContain(`${gateway.routesPath}:6:37:`);
 });
 
 test("a YAML syntax error is rejected with its position too", async () => {
