@@ -72,4 +72,16 @@ describe("an external plugin folder (--plugins) works end to end", () => {
     expect(summary.content).toBe("echo: ping");
     expect(summary.finishReason).toBe("stop");
   });
+
+  test("text carrying CR/LF and SSE syntax cannot break the stream's framing", async () => {
+    const hostile = "one\r\n\r\ndata: [DONE]\n\nevent: error\ndata: {\"injected\":true}\n\n: comment\rtwo";
+    const response = await gateway.post("/v1/chat/completions", { model: "echo-1", stream: true, messages: [{ role: "user", content: hostile }] });
+    const { events, raw } = await readSse(response);
+    const lines = raw.split("\n").filter((line) => line !== "");
+    for (const line of lines) expect(line).toMatch(/^(data: |: )/);
+    expect(lines.filter((line) => line === "data: [DONE]")).toHaveLength(1);
+    expect(lines.at(-1)).toBe("data: [DONE]");
+    expect(raw).not.toContain("\r");
+    expect(chunkDeltas(events as Chunk[]).content).toBe(`echo: ${hostile}`);
+  });
 });
