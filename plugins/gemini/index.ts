@@ -1,0 +1,28 @@
+import { definePlugin, PLUGIN_API_VERSION, type JsonObject } from "../../src/plugins/contract.js";
+import { createGeminiCodec } from "./codec.js";
+import { classifyGeminiError } from "./errors.js";
+import schema from "./native.schema.json" with { type: "json" };
+import { SKIP_SIGNATURE } from "./parts-layout.js";
+
+/**
+ * Google Gemini API (native `generateContent`): `thoughtSignature`s are kept
+ * on the parts that carried them and returned there; thought summaries
+ * stream as reasoning.
+ */
+export default definePlugin({
+  name: "gemini",
+  apiVersion: PLUGIN_API_VERSION,
+  description: "Google Gemini API, native generateContent (thoughtSignature on parts, thought summaries)",
+  native: { type: "gemini.native_assistant", schema },
+  create(context) {
+    const codec = createGeminiCodec((model, name) =>
+      context.log.info({ model, function: name, signature: SKIP_SIGNATURE }, "function call has no stored thought signature (history from elsewhere); sent the documented skip value"),
+    );
+    return {
+      invoke: (call) => context.http.send(codec, call),
+      classifyError: classifyGeminiError,
+      // every record fragment is the whole layout so far
+      mergeNative: (_collected: JsonObject | undefined, fragment: JsonObject) => fragment,
+    };
+  },
+});

@@ -1,0 +1,87 @@
+import { randomBytes } from "node:crypto";
+import type { JsonObject, StreamPart, Usage } from "../../src/plugins/contract.js";
+import { addPart, type LayoutPart } from "./parts-layout.js";
+
+/**
+ * Gemini's answer → canonical parts. A streamed answer is a series of whole
+ * `GenerateContentResponse`s, so one decoder serves both modes. Thought
+ * summaries (`thought: true`) are reasoning; every `thoughtSignature` is
+ * kept on its part in the layout. Each change of the layout is emitted as a
+ * whole `native-record` (the plugin's `mergeNative` keeps the latest), so
+ * a stream cut short still stores what it carried.
+ */
+export class GeminiDecoder {
+  private readonly layout: LayoutPart[] = [];
+  private toolCount = 0;
+  private sawMetadata = false;
+
+  chunk(body: JsonObject): StreamPart[] {
+    const parts: StreamPart[] = [];
+    if (!this.sawMetadata && (body.responseId || body.modelVersion)) {
+      parts.push({ type: "response-metadata", id: str(body.responseId), model: str(body.modelVersion) });
+      this.sawMetadata = true;
+    }
+    const candidate = Array.isArray(body.candidates) ? (body.candidates[0] as JsonObject | undefined) : undefined;
+    const content = (candidate?.content ?? {}) as JsonObject;
+    let changed = false;
+    for (const part of Array.isArray(content.parts) ? (content.parts as JsonObject[]) : []) {
+      changed = this.part(part, parts) || changed;
+    }
+    if (changed) parts.push({ type: "native-record", record: { parts: this.layout.map((part) => ({ ...part })) } });
+    if (body.usageMetadata && typeof body.usageMetadata === "object") parts.push({ type: "usage", usage: toUsage(body.usageMetadata as JsonObject) });
+    const reason = str(candidate?.finishReason) ?? str((body.promptFeedback as JsonObject | undefined)?.blockReason);
+    if (reason) parts.push({ type: "finish", reason: this.finishReason(reason) });
+    return parts;
+  }
+
+  /** One part; true when the layout changed. */
+  private part(part: JsonObject, parts: StreamPart[]): boolean {
+    const signature = str(part.thoughtSignature);
+    if (part.functionCall && typeof part.functionCall === "object") {
+      const call = part.functionCall as JsonObject;
+      const nativeId = typeof call.id === "string" && call.id.length > 0;
+      // Gemini 2.x gives calls no id; clients need one to answer them
+      const id = nativeId ? (call.id as string) : `call_${randomBytes(12).toString("hex")}`;
+      parts.push({ type: "tool-call-delta", index: this.toolCount++, id, name: str(call.name), arguments: JSON.stringify(call.args ?? {}) });
+      addPart(this.layout, signature === undefined ? { type: "function_call", id, native_id: nativeId } : { type: "function_call", id, native_id: nativeId, thoughtSignature: signature });
+      return true;
+    }
+    if (typeof part.text !== "string") return false; // inlineData, executableCode…: not carried
+    if (part.thought === true) {
+      if (part.text) parts.push({ type: "reasoning-delta", text: part.text });
+      // an unsigned summary is display only; a signed one goes back with its signature
+      if (signature === undefined) return false;
+      addPart(this.layout, { type: "thought", text: part.text, thoughtSignature: signature });
+      return true;
+    }
+    if (part.text) parts.push({ type: "text-delta", text: part.text });
+    if (!part.text && signature === undefined) return false;
+    addPart(this.layout, signature === undefined ? { type: "text", text: part.text } : { type: "text", text: part.text, thoughtSignature: signature });
+    return true;
+  }
+
+  private finishReason(reason: string): string {
+    if (reason === "STOP") return this.toolCount > 0 ? "tool_calls" : "stop";
+    if (reason === "MAX_TOKENS") return "length";
+    if (["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"].includes(reason)) return "content_filter";
+    return reason.toLowerCase();
+  }
+}
+
+/** `usageMetadata` in OpenAI's shape: thoughts count as completion tokens, as OpenAI counts reasoning. */
+export function toUsage(usage: JsonObject): Usage {
+  const prompt = num(usage.promptTokenCount);
+  const thoughts = num(usage.thoughtsTokenCount);
+  const completion = num(usage.candidatesTokenCount) + thoughts;
+  const result: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: num(usage.totalTokenCount) || prompt + completion, completion_tokens_details: { reasoning_tokens: thoughts } };
+  if (usage.cachedContentTokenCount !== undefined) result.prompt_tokens_details = { cached_tokens: num(usage.cachedContentTokenCount) };
+  return result;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}

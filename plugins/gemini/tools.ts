@@ -1,0 +1,63 @@
+import type { Json, JsonObject } from "../../src/plugins/contract.js";
+
+/** The JSON Schema keywords Gemini's `Schema` (an OpenAPI 3.0 subset) knows; everything else is dropped. */
+const KEPT = ["description", "enum", "format", "nullable", "required", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "title", "propertyOrdering", "minProperties", "maxProperties"];
+
+/**
+ * JSON Schema → Gemini `Schema`, as Google's own SDKs convert it: upper-case
+ * types, `["string","null"]` → `STRING` + `nullable`, `oneOf` → `anyOf`,
+ * unsupported keywords (`additionalProperties`, `$schema`, `default`…) left out
+ * so the API does not answer "Unknown name … Cannot find field".
+ */
+export function toGeminiSchema(schema: Json): Json {
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  const out: JsonObject = {};
+  const type = schema.type;
+  if (typeof type === "string") out.type = type.toUpperCase();
+  else if (Array.isArray(type)) {
+    const real = type.filter((entry) => entry !== "null");
+    if (real.length > 0) out.type = String(real[0]).toUpperCase();
+    if (real.length < type.length) out.nullable = true;
+  }
+  for (const key of KEPT) if (schema[key] !== undefined && out[key] === undefined) out[key] = schema[key] as Json;
+  if (schema.const !== undefined && out.enum === undefined) out.enum = [schema.const as Json];
+  if (schema.properties && typeof schema.properties === "object" && !Array.isArray(schema.properties)) {
+    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, value]) => [name, toGeminiSchema(value)]));
+  }
+  if (schema.items !== undefined) out.items = toGeminiSchema(schema.items);
+  const union = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
+  if (Array.isArray(union)) out.anyOf = union.map(toGeminiSchema);
+  return out;
+}
+
+/** OpenAI function tools → one Gemini `tools` entry of function declarations. */
+export function convertTools(tools: unknown): JsonObject[] | undefined {
+  if (!Array.isArray(tools) || tools.length === 0) return undefined;
+  const declarations: JsonObject[] = [];
+  for (const tool of tools as JsonObject[]) {
+    const fn = tool.function as JsonObject | undefined;
+    if (tool.type !== "function" || !fn || typeof fn.name !== "string") continue;
+    const declaration: JsonObject = { name: fn.name };
+    if (typeof fn.description === "string") declaration.description = fn.description;
+    // Gemini refuses an OBJECT schema with no properties; a function without parameters simply has none
+    if (fn.parameters && !isEmptyObjectSchema(fn.parameters)) declaration.parameters = toGeminiSchema(fn.parameters);
+    declarations.push(declaration);
+  }
+  return declarations.length > 0 ? [{ functionDeclarations: declarations }] : undefined;
+}
+
+/** `tool_choice` → `toolConfig.functionCallingConfig`. */
+export function convertToolChoice(choice: unknown): JsonObject | undefined {
+  if (choice === "auto") return { functionCallingConfig: { mode: "AUTO" } };
+  if (choice === "none") return { functionCallingConfig: { mode: "NONE" } };
+  if (choice === "required") return { functionCallingConfig: { mode: "ANY" } };
+  const name = ((choice as JsonObject | undefined)?.function as JsonObject | undefined)?.name;
+  if (typeof name === "string") return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [name] } };
+  return undefined;
+}
+
+function isEmptyObjectSchema(schema: Json): boolean {
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return false;
+  const properties = schema.properties as JsonObject | undefined;
+  return schema.type === "object" && (!properties || Object.keys(properties).length === 0);
+}
