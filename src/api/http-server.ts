@@ -41,7 +41,7 @@ export class HttpServer {
     @inject(LOGGER) private readonly log: Logger,
   ) {
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
-    this.server.on("clientError", (_error, socket) => socket.destroy());
+    this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket));
   }
 
   addRoute(route: ExtraRoute): void {
@@ -127,4 +127,15 @@ export class HttpServer {
       throw new GatewayError("invalid_api_key", "Invalid or missing API key. Send Authorization: Bearer <key> (the key is in $CARRIERD_HOME/api_key unless CARRIERD_API_KEY is set).");
     }
   }
+}
+
+/** A request Node cannot parse (bad request line, oversized headers) still gets an HTTP answer in OpenAI shape, then the connection closes. */
+function answerUnparseable(error: NodeJS.ErrnoException, socket: import("node:stream").Duplex): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, text] = error.code === "HPE_HEADER_OVERFLOW" ? [431, "Request Header Fields Too Large"] : [400, "Bad Request"];
+  const body = JSON.stringify({ error: { message: `malformed HTTP request: ${text.toLowerCase()}`, type: "invalid_request_error", param: null, code: "invalid_request" } });
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 
@@ -88,5 +89,35 @@ describe("routing", () => {
 
   test("an unknown path is 404", async () => {
     await expectOpenAIError(await gateway.fetch("/v1/nothing-here"), 404);
+  });
+});
+
+/** Writes raw bytes to the gateway's port and returns everything it answers before closing. */
+function rawExchange(bytes: string): Promise<string> {
+  const { hostname, port } = new URL(gateway.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    let answer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (answer += chunk));
+    socket.on("close", () => resolve(answer));
+    socket.on("error", reject);
+  });
+}
+
+describe("requests Node's HTTP parser refuses", () => {
+  test("a garbage request line gets a 400 in OpenAI shape, not a dropped connection", async () => {
+    const answer = await rawExchange("BREW /pot HTCPCP/1.0\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toHaveProperty("error.type", "invalid_request_error");
+  });
+
+  test("oversized headers get a 431", async () => {
+    const answer = await rawExchange(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+  });
+
+  test("the server keeps serving afterwards", async () => {
+    expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
   });
 });
