@@ -1,37 +1,47 @@
 import type { Migration } from "../store/database.js";
 
 /**
- * The Responses API store (versions 100–199). A response row keeps the whole
- * conversation it ended (canonical chat messages), so continuing from it
- * never walks a chain and deleting one response never breaks another.
- * Output items are kept apart so `item_reference` inputs resolve by id.
+ * The Responses API store (versions 100–199).
+ *
+ * A response row holds only what it added to its conversation (its input
+ * and its output, as canonical chat messages) and a link to the response it
+ * continued, so a long chain costs linear space; the history is one
+ * recursive query up the links. A row stays as a link when its body is gone
+ * (`store: false` inside a named conversation, or deleted), so deleting one
+ * response never breaks a later one. Output items are kept apart so
+ * `item_reference` inputs resolve by id.
+ *
+ * Version 100 was a development schema (whole conversation per row) that
+ * never shipped; 101 replaces it.
  */
 export const RESPONSES_MIGRATIONS: readonly Migration[] = [
   {
-    version: 100,
-    name: "responses",
+    version: 101,
+    name: "responses, chained",
     sql: `
+      DROP TABLE IF EXISTS response_items;
+      DROP TABLE IF EXISTS responses;
+      DROP TABLE IF EXISTS response_conversations;
       CREATE TABLE responses (
         id TEXT PRIMARY KEY,
+        parent_id TEXT REFERENCES responses(id),
         session_id TEXT NOT NULL,
         model TEXT NOT NULL,
         created_at INTEGER NOT NULL,
-        previous_response_id TEXT,
         conversation_id TEXT,
         messages TEXT NOT NULL,
-        body TEXT NOT NULL
+        body TEXT
       );
       CREATE TABLE response_items (
         id TEXT PRIMARY KEY,
-        response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+        response_id TEXT NOT NULL REFERENCES responses(id),
         item TEXT NOT NULL
       );
       CREATE INDEX response_items_by_response ON response_items(response_id);
       CREATE TABLE response_conversations (
         id TEXT PRIMARY KEY,
         session_id TEXT NOT NULL,
-        messages TEXT NOT NULL,
-        last_response_id TEXT,
+        last_response_id TEXT NOT NULL REFERENCES responses(id),
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
       );

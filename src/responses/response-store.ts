@@ -1,23 +1,32 @@
 import type { Db } from "../store/database.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 
-/** One stored response: the envelope clients GET, and the conversation it ended. */
-export interface StoredResponse {
+/** What one response added to its conversation, linked to the response it continued. */
+export interface ResponseRecord {
   readonly id: string;
+  /** The response this one continued (`previous_response_id`, or the conversation's last response). */
+  readonly parentId: string | null;
   readonly sessionId: string;
   readonly model: string;
   readonly createdAt: number;
-  readonly previousResponseId: string | null;
   readonly conversationId: string | null;
-  /** Canonical history after this response: earlier turns, this input, this output. Instructions excluded (they do not carry over). */
+  /** This response's input and output as canonical chat messages (instructions excluded: they do not carry over). */
   readonly messages: ChatMessage[];
+  /** The Response object clients GET; null when it must not be retrievable (`store: false`). */
+  readonly body: JsonObject | null;
+}
+
+/** A retrievable response. */
+export interface StoredResponse {
+  readonly id: string;
+  readonly sessionId: string;
   readonly body: JsonObject;
 }
 
 export interface StoredConversation {
   readonly id: string;
   readonly sessionId: string;
-  readonly messages: ChatMessage[];
+  readonly lastResponseId: string;
 }
 
 /** An output item found by id, with the session of the response that produced it. */
@@ -27,17 +36,6 @@ export interface StoredItem {
   readonly sessionId: string;
 }
 
-interface ResponseRow {
-  id: string;
-  session_id: string;
-  model: string;
-  created_at: number;
-  previous_response_id: string | null;
-  conversation_id: string | null;
-  messages: string;
-  body: string;
-}
-
 /** SQLite persistence of the Responses API (tables from migrations.ts). */
 export class ResponseStore {
   private readonly statements;
@@ -45,46 +43,75 @@ export class ResponseStore {
   constructor(private readonly db: Db) {
     this.statements = {
       insert: db.prepare(
-        "INSERT INTO responses (id, session_id, model, created_at, previous_response_id, conversation_id, messages, body) VALUES (@id, @sessionId, @model, @createdAt, @previousResponseId, @conversationId, @messages, @body)",
+        "INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body) VALUES (@id, @parentId, @sessionId, @model, @createdAt, @conversationId, @messages, @body)",
       ),
       insertItem: db.prepare("INSERT OR REPLACE INTO response_items (id, response_id, item) VALUES (?, ?, ?)"),
-      get: db.prepare("SELECT * FROM responses WHERE id = ?"),
-      delete: db.prepare("DELETE FROM responses WHERE id = ?"),
+      get: db.prepare("SELECT id, session_id, body FROM responses WHERE id = ? AND body IS NOT NULL"),
+      // oldest first: walk the parent links up from the given response
+      history: db.prepare(`
+        WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
+          SELECT id, parent_id, messages, 0 FROM responses WHERE id = ?
+          UNION ALL
+          SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+        )
+        SELECT messages FROM chain ORDER BY depth DESC`),
+      forget: db.prepare("UPDATE responses SET body = NULL WHERE id = ? AND body IS NOT NULL"),
+      forgetItems: db.prepare("DELETE FROM response_items WHERE response_id = ?"),
+      // a link nobody needs any more: not retrievable, continued by no response, the end of no conversation
+      unneeded: db.prepare(
+        `SELECT parent_id FROM responses r WHERE id = ? AND body IS NULL
+           AND NOT EXISTS (SELECT 1 FROM responses c WHERE c.parent_id = r.id)
+           AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`,
+      ),
+      remove: db.prepare("DELETE FROM responses WHERE id = ?"),
       item: db.prepare("SELECT i.item, i.response_id, r.session_id FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
-      conversation: db.prepare("SELECT id, session_id, messages FROM response_conversations WHERE id = ?"),
+      conversation: db.prepare("SELECT id, session_id, last_response_id FROM response_conversations WHERE id = ?"),
       upsertConversation: db.prepare(
-        `INSERT INTO response_conversations (id, session_id, messages, last_response_id, created_at, updated_at) VALUES (@id, @sessionId, @messages, @lastResponseId, @now, @now)
-         ON CONFLICT(id) DO UPDATE SET session_id = excluded.session_id, messages = excluded.messages, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`,
+        `INSERT INTO response_conversations (id, session_id, last_response_id, created_at, updated_at) VALUES (@id, @sessionId, @lastResponseId, @now, @now)
+         ON CONFLICT(id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`,
       ),
     };
   }
 
-  /** Stores a response and its output items in one transaction. */
-  save(response: StoredResponse, items: readonly JsonObject[]): void {
+  /** Stores a response, its output items (when retrievable) and, for a named conversation, the conversation's new end; one transaction. */
+  save(record: ResponseRecord, items: readonly JsonObject[]): void {
     this.db.transaction(() => {
-      this.statements.insert.run({ ...response, messages: JSON.stringify(response.messages), body: JSON.stringify(response.body) });
-      for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, response.id, JSON.stringify(item));
+      this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body) });
+      if (record.body !== null) for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
+      if (record.conversationId) this.statements.upsertConversation.run({ id: record.conversationId, sessionId: record.sessionId, lastResponseId: record.id, now: Date.now() });
     })();
   }
 
   get(id: string): StoredResponse | undefined {
-    const row = this.statements.get.get(id) as ResponseRow | undefined;
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      sessionId: row.session_id,
-      model: row.model,
-      createdAt: row.created_at,
-      previousResponseId: row.previous_response_id,
-      conversationId: row.conversation_id,
-      messages: JSON.parse(row.messages) as ChatMessage[],
-      body: JSON.parse(row.body) as JsonObject,
-    };
+    const row = this.statements.get.get(id) as { id: string; session_id: string; body: string } | undefined;
+    return row ? { id: row.id, sessionId: row.session_id, body: JSON.parse(row.body) as JsonObject } : undefined;
   }
 
-  /** Removes a response and its items; true when it existed. */
+  /** The whole conversation up to and including response `id`, oldest message first. */
+  history(id: string): ChatMessage[] {
+    const rows = this.statements.history.all(id) as { messages: string }[];
+    return rows.flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
+  }
+
+  /**
+   * Makes a response unretrievable and drops its items; true when it was
+   * retrievable. Its messages stay only while a later response or a
+   * conversation continues from it (so their history stays whole); links
+   * nobody needs any more are removed, up the chain.
+   */
   delete(id: string): boolean {
-    return this.statements.delete.run(id).changes > 0;
+    return this.db.transaction(() => {
+      if (this.statements.forget.run(id).changes === 0) return false;
+      this.statements.forgetItems.run(id);
+      let next: string | null = id;
+      while (next) {
+        const row = this.statements.unneeded.get(next) as { parent_id: string | null } | undefined;
+        if (!row) break;
+        this.statements.remove.run(next);
+        next = row.parent_id;
+      }
+      return true;
+    })();
   }
 
   item(id: string): StoredItem | undefined {
@@ -93,11 +120,7 @@ export class ResponseStore {
   }
 
   conversation(id: string): StoredConversation | undefined {
-    const row = this.statements.conversation.get(id) as { id: string; session_id: string; messages: string } | undefined;
-    return row ? { id: row.id, sessionId: row.session_id, messages: JSON.parse(row.messages) as ChatMessage[] } : undefined;
-  }
-
-  saveConversation(conversation: StoredConversation, lastResponseId: string): void {
-    this.statements.upsertConversation.run({ id: conversation.id, sessionId: conversation.sessionId, messages: JSON.stringify(conversation.messages), lastResponseId, now: Date.now() });
+    const row = this.statements.conversation.get(id) as { id: string; session_id: string; last_response_id: string } | undefined;
+    return row ? { id: row.id, sessionId: row.session_id, lastResponseId: row.last_response_id } : undefined;
   }
 }

@@ -24,6 +24,8 @@ const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSch
 
 /** What one POST continues from and must store afterwards. */
 interface Continuation {
+  /** The response this one continues, whose history comes first. */
+  readonly parentId: string | null;
   readonly history: ChatMessage[];
   readonly input: ChatMessage[];
   readonly sessionHeader: string | undefined;
@@ -84,15 +86,16 @@ export class ResponsesApi {
     if (body.previous_response_id) {
       const previous = this.store.get(body.previous_response_id);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { history: previous.messages, input, sessionHeader: previous.sessionId, conversationId: null };
+      return { parentId: previous.id, history: this.store.history(previous.id), input, sessionHeader: previous.sessionId, conversationId: null };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
       const conversation = this.store.conversation(id);
-      return { history: conversation?.messages ?? [], input, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
+      const parentId = conversation?.lastResponseId ?? null;
+      return { parentId, history: parentId ? this.store.history(parentId) : [], input, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
     }
-    return { history: [], input, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
+    return { parentId: null, history: [], input, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
@@ -130,18 +133,20 @@ export class ResponsesApi {
     events.end();
   }
 
-  /** Builds the final Response, stores it (unless `store: false`) and the conversation, and returns it. */
+  /**
+   * Builds the final Response and stores it: retrievable unless `store:
+   * false`; a named conversation keeps even an unretrievable one as its next
+   * link, because naming it asked carrierd to remember the conversation.
+   */
   private finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, identity: ResponseIdentity, continuation: Continuation): JsonObject {
     const incompleteReason = incompleteReasonOf(turn.finishReason);
     const body = responseObject(identity, { status: incompleteReason ? "incomplete" : "completed", output: items, usage: turn.usage, incompleteReason });
-    const messages = [...continuation.history, ...continuation.input, assistantMessage(turn, items)];
-    if (identity.request.store !== false) {
-      this.store.save(
-        { id: identity.id, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, previousResponseId: identity.request.previous_response_id ?? null, conversationId: identity.conversationId, messages, body },
-        items,
-      );
+    const retrievable = identity.request.store !== false;
+    if (retrievable || identity.conversationId) {
+      const messages = [...continuation.input, assistantMessage(turn, items)];
+      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null };
+      this.store.save(record, items);
     }
-    if (identity.conversationId) this.store.saveConversation({ id: identity.conversationId, sessionId: run.sessionId, messages }, identity.id);
     return body;
   }
 }

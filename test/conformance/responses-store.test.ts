@@ -135,3 +135,21 @@ test("a bad X-Session-Id is a 400; a good one is used as the session", async () 
   const response = await setup.gateway.post("/v1/responses", { model: "demo", input: "x" }, { "x-session-id": "my-session.1" });
   expect(response.headers.get("x-session-id")).toBe("my-session.1");
 });
+
+test("deleting a response in the middle of a chain keeps the later responses' history whole", async () => {
+  const first = await create({ input: "How many r's are in strawberry?" });
+  const second = await create({ input: "And raspberry?", previous_response_id: first.body.id });
+  expect((await setup.gateway.fetch(`/v1/responses/${first.body.id}`, { method: "DELETE" })).status).toBe(200);
+  expect((await create({ input: "x", previous_response_id: first.body.id })).status).toBe(404);
+  const third = await create({ input: "And blueberry?", previous_response_id: second.body.id });
+  expect(third.status).toBe(200);
+  expect(lastUpstream().messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant", "user"]);
+});
+
+test("store: false inside a named conversation: not retrievable, but the conversation continues", async () => {
+  const conversation = `conv_unstored_${Date.now()}`;
+  const first = await create({ input: "How many r's are in strawberry?", conversation, store: false });
+  expect((await setup.gateway.fetch(`/v1/responses/${first.body.id}`)).status).toBe(404);
+  await create({ input: "And raspberry?", conversation, store: false });
+  expect(lastUpstream().messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
+});
