@@ -64,8 +64,9 @@ export class ResponsesApi {
   }
 
   delete(id: string, response: ServerResponse): void {
-    if (!this.store.delete(id)) throw responseNotFound(id);
-    sendJson(response, 200, { id, object: "response", deleted: true });
+    const stored = this.store.get(id);
+    if (!stored || !this.store.delete(id)) throw responseNotFound(id);
+    sendJson(response, 200, { id, object: "response", deleted: true }, { "x-session-id": stored.sessionId });
   }
 
   /**
