@@ -66,8 +66,9 @@ export class UpstreamRequestBuilder {
   private loadSources(): Map<number, ReplaySource> {
     if (!this.sources) {
       this.sources = new Map();
+      const byId = this.store.replaySources([...new Set(this.match.turnIds.values())]);
       for (const [index, turnId] of this.match.turnIds) {
-        const source = this.store.replaySource(turnId);
+        const source = byId.get(turnId);
         if (source) this.sources.set(index, source);
       }
     }

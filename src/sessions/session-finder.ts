@@ -21,17 +21,19 @@ export interface SessionMatch {
  *
  * Implicit: each assistant message is matched by fingerprint, scoped to the
  * API key; the session is the one of the last matched message's most recent
- * turn, and the other messages prefer turns of that same session. One indexed
- * lookup per assistant message; no history scans.
+ * turn, and the other messages prefer turns of that same session. One query for
+ * all assistant messages, through the fingerprint index; no history scans.
  */
 export function findSession(store: SessionStore, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): SessionMatch {
-  const candidates = new Map<number, { id: string; session_id: string }[]>();
   const assistantIndexes: number[] = [];
+  const fingerprints: string[] = [];
   messages.forEach((message, index) => {
     if (message.role !== "assistant") return;
     assistantIndexes.push(index);
-    candidates.set(index, store.fingerprintMatches(keyHash, fingerprintMessage(message)));
+    fingerprints.push(fingerprintMessage(message));
   });
+  const byFingerprint = store.fingerprintMatchesMany(keyHash, fingerprints);
+  const candidates = new Map(assistantIndexes.map((index, ordinal) => [index, byFingerprint.get(fingerprints[ordinal]!) ?? []]));
 
   let sessionId = explicit;
   if (sessionId === undefined) {

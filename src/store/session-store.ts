@@ -47,6 +47,8 @@ type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream_model"
 export class SessionStore {
   private readonly statements: {
     fingerprintMatches: Statement<[string, string, number]>;
+    fingerprintMatchesMany: Statement<[string, string]>; // (fingerprints as JSON, key hash)
+    replaySources: Statement<[string]>;
     replaySource: Statement<[string]>;
     turnAtPosition: Statement<[string, number]>;
     sessionExists: Statement<[string]>;
@@ -61,7 +63,6 @@ export class SessionStore {
     sessionRow: Statement<[string]>;
     sessionTurns: Statement<[string]>;
     deleteSession: Statement<[string]>;
-    sessionKey: Statement<[string]>;
     configsWithRejections: Statement<[]>;
   };
 
@@ -72,6 +73,15 @@ export class SessionStore {
       fingerprintMatches: prepare(
         `SELECT t.id, t.session_id FROM fingerprints f JOIN turns t ON t.seq = f.turn_seq
           WHERE f.key_hash = ? AND f.fingerprint = ? ORDER BY f.turn_seq DESC LIMIT ?`,
+      ),
+      // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
+      // CROSS JOIN keeps json_each outside, so each fingerprint is one primary-key probe
+      fingerprintMatchesMany: prepare(
+        `SELECT f.fingerprint, t.id, t.session_id FROM json_each(?) j CROSS JOIN fingerprints f ON f.key_hash = ? AND f.fingerprint = j.value
+           JOIN turns t ON t.seq = f.turn_seq ORDER BY f.turn_seq DESC`,
+      ),
+      replaySources: prepare(
+        `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
       replaySource: prepare(`SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ?`),
       turnAtPosition: prepare(`SELECT id, session_id FROM turns WHERE session_id = ? AND position = ?`),
@@ -94,7 +104,6 @@ export class SessionStore {
       sessionRow: prepare(`SELECT id, key_hash, model, parent_id, model_config, created_at, updated_at FROM sessions WHERE id = ?`),
       sessionTurns: prepare(`SELECT * FROM turns WHERE session_id = ? ORDER BY position`),
       deleteSession: prepare(`DELETE FROM sessions WHERE id = ?`),
-      sessionKey: prepare(`SELECT key_hash FROM sessions WHERE id = ?`),
       configsWithRejections: prepare(`SELECT id, model_config FROM sessions WHERE model_config LIKE '%rejected_carriers%'`),
     };
   }
@@ -104,6 +113,26 @@ export class SessionStore {
     return this.statements.fingerprintMatches.all(keyHash, fingerprint, limit) as { id: string; session_id: string }[];
   }
 
+  /** Matches for many fingerprints at once, most recent first per fingerprint. */
+  fingerprintMatchesMany(keyHash: string, fingerprints: readonly string[]): Map<string, { id: string; session_id: string }[]> {
+    const found = new Map<string, { id: string; session_id: string }[]>();
+    if (fingerprints.length === 0) return found;
+    for (const row of this.statements.fingerprintMatchesMany.all(JSON.stringify([...new Set(fingerprints)]), keyHash) as { fingerprint: string; id: string; session_id: string }[]) {
+      const list = found.get(row.fingerprint) ?? [];
+      if (list.length === 0) found.set(row.fingerprint, list);
+      list.push({ id: row.id, session_id: row.session_id });
+    }
+    return found;
+  }
+
+  /** The carriers of many turns, by id, in one query. */
+  replaySources(turnIds: readonly string[]): Map<string, ReplaySource> {
+    const found = new Map<string, ReplaySource>();
+    if (turnIds.length === 0) return found;
+    for (const row of this.statements.replaySources.all(JSON.stringify(turnIds)) as ReplayRow[]) found.set(row.id, toReplaySource(row));
+    return found;
+  }
+
   turnAtPosition(sessionId: string, position: number): { id: string; session_id: string } | undefined {
     return this.statements.turnAtPosition.get(sessionId, position) as { id: string; session_id: string } | undefined;
   }
@@ -111,16 +140,7 @@ export class SessionStore {
   /** The carriers of one turn, for replay. */
   replaySource(turnId: string): ReplaySource | undefined {
     const row = this.statements.replaySource.get(turnId) as ReplayRow | undefined;
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      sessionId: row.session_id,
-      plugin: row.plugin,
-      upstreamModel: row.upstream_model,
-      reasoningText: row.reasoning_text ?? "",
-      reasoningDetails: parseJson<Json[]>(row.reasoning_details),
-      nativeRecord: parseJson<JsonObject>(row.native_record),
-    };
+    return row ? toReplaySource(row) : undefined;
   }
 
   sessionExists(id: string): boolean {
@@ -265,6 +285,18 @@ export class SessionStore {
   removeSession(id: string): boolean {
     return this.statements.deleteSession.run(id).changes > 0;
   }
+}
+
+function toReplaySource(row: ReplayRow): ReplaySource {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    plugin: row.plugin,
+    upstreamModel: row.upstream_model,
+    reasoningText: row.reasoning_text ?? "",
+    reasoningDetails: parseJson<Json[]>(row.reasoning_details),
+    nativeRecord: parseJson<JsonObject>(row.native_record),
+  };
 }
 
 function toStoredTurn(row: TurnRow): StoredTurn {
