@@ -132,8 +132,8 @@ export class ChatService {
         accumulator.add(part);
         if (part.type === "reasoning-delta") {
           if (!reasoningEnabled) continue;
-          if (bus.listenerCount > 0) publish("reasoning.delta", { text: part.text });
-        } else if (part.type === "text-delta" && bus.listenerCount > 0) {
+          if (bus.wants("reasoning.delta")) publish("reasoning.delta", { text: part.text });
+        } else if (part.type === "text-delta" && bus.wants("content.delta")) {
           publish("content.delta", { text: part.text });
         }
         yield part;

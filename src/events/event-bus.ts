@@ -31,25 +31,49 @@ export type EventListener = (event: GatewayEvent) => void;
 
 export class EventBus {
   private readonly listeners = new Set<EventListener>();
+  /** Listeners that asked for some types only (metrics): they do not make every delta worth publishing. */
+  private readonly typed = new Map<GatewayEventType, Set<EventListener>>();
 
-  subscribe(listener: EventListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** Every event, or with `types` only those. */
+  subscribe(listener: EventListener, types?: readonly GatewayEventType[]): () => void {
+    if (!types) {
+      this.listeners.add(listener);
+      return () => this.listeners.delete(listener);
+    }
+    for (const type of types) {
+      const set = this.typed.get(type) ?? new Set<EventListener>();
+      set.add(listener);
+      this.typed.set(type, set);
+    }
+    return () => {
+      for (const type of types) this.typed.get(type)?.delete(listener);
+    };
   }
 
   get listenerCount(): number {
-    return this.listeners.size;
+    let typed = 0;
+    for (const set of this.typed.values()) typed += set.size;
+    return this.listeners.size + typed;
+  }
+
+  /** Whether anyone listens for this type. Hot paths (per-token deltas) check this before building an event. */
+  wants(type: GatewayEventType): boolean {
+    return this.listeners.size > 0 || (this.typed.get(type)?.size ?? 0) > 0;
   }
 
   publish(event: Omit<GatewayEvent, "ts"> & { ts?: string }): void {
-    if (this.listeners.size === 0) return;
+    const typed = this.typed.get(event.type as GatewayEventType);
+    if (this.listeners.size === 0 && !typed?.size) return;
     const full = { ...event, ts: event.ts ?? new Date().toISOString() } as GatewayEvent;
-    for (const listener of this.listeners) {
-      try {
-        listener(full);
-      } catch {
-        // a broken listener must never break the request that published
-      }
-    }
+    for (const listener of this.listeners) deliver(listener, full);
+    if (typed) for (const listener of typed) deliver(listener, full);
+  }
+}
+
+function deliver(listener: EventListener, event: GatewayEvent): void {
+  try {
+    listener(event);
+  } catch {
+    // a broken listener must never break the request that published
   }
 }

@@ -22,7 +22,10 @@ export class EventHub {
   private readonly wss: WebSocketServer;
   private readonly subscribers = new Set<EventConnection>();
   private readonly pending = new Set<EventConnection>();
+  /** Set while someone is subscribed: with nobody listening, the bus tells publishers not to build per-token events. */
   private unsubscribe: (() => void) | undefined;
+  private attached = false;
+  private closing = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private droppedTotal = 0;
   private slowClosedTotal = 0;
@@ -56,9 +59,9 @@ export class EventHub {
 
   /** Takes over the server's upgrade requests and starts listening to the bus. */
   attach(server: Server): void {
-    if (this.unsubscribe) return;
+    if (this.attached) return;
+    this.attached = true;
     server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
-    this.unsubscribe = this.bus.subscribe((event) => this.fanOut(event));
     this.heartbeat = setInterval(() => {
       for (const connection of this.subscribers) connection.heartbeat();
     }, this.limits.pingIntervalMs).unref();
@@ -66,6 +69,7 @@ export class EventHub {
 
   /** Closes every connection (1001, going away) so the HTTP server can close. */
   close(): void {
+    this.closing = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     if (this.heartbeat) clearInterval(this.heartbeat);
@@ -78,6 +82,10 @@ export class EventHub {
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", () => socket.destroy());
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
     const decision = checkUpgrade(request, this.options.apiKey, this.options.corsOrigins);
     if (!decision.accept) {
       refuseUpgrade(socket, decision.status, decision.message);
@@ -94,12 +102,17 @@ export class EventHub {
           onAuthenticated: (authenticated) => {
             this.pending.delete(authenticated);
             this.subscribers.add(authenticated);
+            this.unsubscribe ??= this.bus.subscribe((event) => this.fanOut(event));
           },
           onDropped: (count) => (this.droppedTotal += count),
           onTooSlow: () => this.slowClosedTotal++,
           onClosed: (closed) => {
             this.pending.delete(closed);
             this.subscribers.delete(closed);
+            if (this.subscribers.size === 0) {
+              this.unsubscribe?.();
+              this.unsubscribe = undefined;
+            }
           },
         },
       );

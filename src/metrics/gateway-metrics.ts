@@ -1,7 +1,7 @@
 import { inject, injectable } from "tsyringe";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { EVENT_BUS, EVENT_HUB } from "../container/tokens.js";
-import type { EventBus, GatewayEvent } from "../events/event-bus.js";
+import type { EventBus, GatewayEvent, GatewayEventType } from "../events/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
 
 /** What http-server reports per finished request. */
@@ -13,6 +13,8 @@ export interface RequestRecord {
 }
 
 const MAX_OPEN_TURNS = 10_000;
+/** Everything but the per-token deltas; reasoning deltas are watched only while a turn awaits its first one. */
+const TURN_AND_GATEWAY_EVENTS: GatewayEventType[] = ["turn.started", "tool_call", "turn.completed", "turn.failed", "verdict.recorded", "routes.reloaded", "routes.rejected"];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /**
@@ -35,8 +37,11 @@ export class GatewayMetrics {
   private readonly openTurns = new Map<string, { provider: string; started: number; awaitingReasoning: boolean }>();
   private defaultsCollected = false;
   private readonly unsubscribe: () => void;
+  private stopWatchingReasoning: (() => void) | undefined;
+  /** Open turns that have not produced a reasoning token yet. */
+  private awaitingReasoning = 0;
 
-  constructor(@inject(EVENT_BUS) bus: EventBus, @inject(EVENT_HUB) hub: EventHub) {
+  constructor(@inject(EVENT_BUS) private readonly bus: EventBus, @inject(EVENT_HUB) hub: EventHub) {
     const registers = [this.registry];
     this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route and status", labelNames: ["method", "route", "status"], registers });
     this.upstreamLatency = new Histogram({ name: "carrierd_upstream_latency_seconds", help: "Time from sending a request upstream until the upstream answered (response headers)", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers });
@@ -50,7 +55,7 @@ export class GatewayMetrics {
     new Counter({ name: "carrierd_websocket_slow_closes_total", help: "WebSocket subscribers closed with 1013 because they stayed behind", registers, collect() { this.reset(); this.inc(hub.slowClosed); } });
     this.reloads.inc({ result: "reloaded" }, 0);
     this.reloads.inc({ result: "rejected" }, 0);
-    this.unsubscribe = bus.subscribe((event) => this.observe(event));
+    this.unsubscribe = bus.subscribe((event) => this.observe(event), TURN_AND_GATEWAY_EVENTS);
   }
 
   /** Called by the HTTP server when a response has finished. */
@@ -70,6 +75,22 @@ export class GatewayMetrics {
   close(): void {
     this.unsubscribe();
     this.openTurns.clear();
+    this.awaitingReasoning = 0;
+    this.updateReasoningWatch();
+  }
+
+  /**
+   * Listens to reasoning deltas only while some turn still awaits its first
+   * one, so a long reasoning stream with no WebSocket subscriber is not
+   * turned into bus events just for metrics.
+   */
+  private updateReasoningWatch(): void {
+    const awaiting = this.awaitingReasoning > 0;
+    if (awaiting && !this.stopWatchingReasoning) this.stopWatchingReasoning = this.bus.subscribe((event) => this.observe(event), ["reasoning.delta"]);
+    else if (!awaiting && this.stopWatchingReasoning) {
+      this.stopWatchingReasoning();
+      this.stopWatchingReasoning = undefined;
+    }
   }
 
   private observe(event: GatewayEvent): void {
@@ -78,6 +99,8 @@ export class GatewayMetrics {
         const turn = typeof event.turn_id === "string" ? this.openTurns.get(event.turn_id) : undefined;
         if (turn?.awaitingReasoning) {
           turn.awaitingReasoning = false;
+          this.awaitingReasoning--;
+          this.updateReasoningWatch();
           this.firstReasoning.observe({ provider: turn.provider }, (performance.now() - turn.started) / 1000);
         }
         return;
@@ -90,8 +113,12 @@ export class GatewayMetrics {
         const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : undefined;
         if (upstreamMs !== undefined) this.upstreamLatency.observe({ provider }, upstreamMs / 1000);
         // time to first reasoning counts from when the request went upstream, not from its answer's headers
-        if (this.openTurns.size >= MAX_OPEN_TURNS) this.openTurns.delete(this.openTurns.keys().next().value!); // a turn that never ended must not grow the map forever
-        if (typeof event.turn_id === "string") this.openTurns.set(event.turn_id, { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true });
+        if (typeof event.turn_id !== "string") return;
+        // a turn that never ended must not grow the map forever
+        if (this.openTurns.size >= MAX_OPEN_TURNS) this.forget(this.openTurns.keys().next().value!);
+        this.openTurns.set(event.turn_id, { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true });
+        this.awaitingReasoning++;
+        this.updateReasoningWatch();
         return;
       }
       case "turn.completed":
@@ -113,9 +140,19 @@ export class GatewayMetrics {
 
   private endTurn(event: GatewayEvent, outcome: "completed" | "failed"): void {
     if (typeof event.turn_id !== "string") return;
-    const turn = this.openTurns.get(event.turn_id);
+    const turn = this.forget(event.turn_id);
     if (!turn) return;
-    this.openTurns.delete(event.turn_id);
     this.turnDuration.observe({ provider: turn.provider, outcome }, (performance.now() - turn.started) / 1000);
+  }
+
+  private forget(turnId: string): { provider: string; started: number } | undefined {
+    const turn = this.openTurns.get(turnId);
+    if (!turn) return undefined;
+    this.openTurns.delete(turnId);
+    if (turn.awaitingReasoning) {
+      this.awaitingReasoning--;
+      this.updateReasoningWatch();
+    }
+    return turn;
   }
 }
