@@ -33,7 +33,8 @@ export interface EmulatedUpstream {
  * recorded real traffic: the tool-call recording when the request offers
  * tools (and the last message is not a tool result), the plain reasoning one
  * otherwise. A user message containing FAIL_MID_STREAM gets half the stream
- * and a dropped connection; FAIL_400 gets DeepSeek's own 400.
+ * and a dropped connection; FAIL_400 gets DeepSeek's own 400; FINISH_LENGTH
+ * gets the answer with finish_reason "length".
  */
 export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
   const reasoning = fixture("deepseek/deepseek-reasoning");
@@ -53,7 +54,12 @@ export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
         response.end(JSON.stringify({ error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" } }));
         return;
       }
-      const recording = others[body.model] ?? (body.tools?.length && last?.role !== "tool" ? toolCall : reasoning);
+      let recording = others[body.model] ?? (body.tools?.length && last?.role !== "tool" ? toolCall : reasoning);
+      if (lastText.includes("FINISH_LENGTH")) {
+        // the same answer, cut off by max_tokens
+        const cut = (text: string) => text.replace(/"finish_reason":\s*"stop"/, '"finish_reason":"length"');
+        recording = { chunks: recording.chunks.map(cut), whole: cut(recording.whole) };
+      }
       if (!body.stream) {
         response.writeHead(200, { "content-type": "application/json" });
         response.end(recording.whole);

@@ -73,3 +73,13 @@ test("an upstream 400 before the stream is an OpenAI-shaped 400, not a stream", 
   expect(response.status).toBe(400);
   expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/reasoning_content/);
 });
+
+test("an answer cut off by the token limit is an incomplete response, streamed and not", async () => {
+  const streamed = await setup.gateway.post("/v1/responses", { model: "deepseek-reasoner", input: "FINISH_LENGTH", stream: true });
+  const events = parseEvents(await streamed.text());
+  const final = checkResponseStream(events);
+  expect(events[events.length - 1]!.data.type).toBe("response.incomplete");
+  expect(final).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+  const whole = (await (await setup.gateway.post("/v1/responses", { model: "deepseek-reasoner", input: "FINISH_LENGTH" })).json()) as Record<string, unknown>;
+  expect(whole).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+});
