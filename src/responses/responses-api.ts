@@ -10,8 +10,9 @@ import type { AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, OPTIONS, RESPONSE_STORE } from "../container/tokens.js";
+import { CHAT_SERVICE, LOGGER, OPTIONS, RESPONSE_STORE } from "../container/tokens.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 import { convertInput } from "./convert-input.js";
 import { ResponseEventWriter } from "./event-writer.js";
@@ -39,6 +40,7 @@ export class ResponsesApi {
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
     @inject(RESPONSE_STORE) private readonly store: ResponseStore,
     @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(LOGGER) private readonly log: Logger,
   ) {}
 
   async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -118,14 +120,17 @@ export class ResponsesApi {
     // No `response.in_progress`: SPEC §7 goes from `response.created` straight to the items (clients treat it as optional).
     events.emit("response.created", { response: responseObject(identity, { status: "in_progress", output: [] }) });
     const builder = new OutputBuilder(events);
+    let upstreamDone = false;
     try {
       for await (const part of run.parts) builder.add(part);
+      upstreamDone = true;
       const items = builder.finish();
       const body = this.finish(await run.complete(), items, run, identity, continuation);
       events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
     } catch (error) {
       run.fail(error);
-      const failure = asUpstreamFailure(error);
+      if (upstreamDone) this.log.error({ err: error, response_id: identity.id }, "a streamed response could not be completed");
+      const failure = upstreamDone ? new GatewayError("internal_error", "the response could not be stored") : asUpstreamFailure(error);
       const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
       // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
       events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
