@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { copilotCodec, mergeCopilotRecord } from "../../plugins/copilot/codec.js";
+import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
+import { ask } from "../support/stateless-client.js";
+import { startCopilotEmulator } from "./emulators/copilot-emulator.js";
+import { decodeEvents, fold, upstreamCall, wireBody } from "./support/calls.js";
+
+describe("codec", () => {
+  test("streamed opaque fragments concatenate; reasoning_text is reasoning", () => {
+    const chunk = (delta: object) => ({ data: JSON.stringify({ id: "c1", model: "gpt-5", choices: [{ index: 0, delta }] }) });
+    const parts = decodeEvents(copilotCodec, [
+      chunk({ role: "assistant", reasoning_text: "Plan" }),
+      chunk({ reasoning_text: " it." }),
+      chunk({ reasoning_opaque: "AAA", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }] }),
+      chunk({ reasoning_opaque: "BBB", tool_calls: [{ index: 1, id: "call_2", type: "function", function: { name: "f", arguments: "{}" } }] }),
+    ]);
+    const turn = fold(parts, mergeCopilotRecord);
+    expect(turn.reasoningText).toBe("Plan it.");
+    expect(turn.nativeRecord).toEqual({ reasoning_text: "Plan it.", reasoning_opaque: "AAABBB" });
+    expect(turn.toolCalls.map((call) => call.id)).toEqual(["call_1", "call_2"]);
+  });
+
+  test("replay: the stored opaque and text go back together; text never alone; native_record never", () => {
+    const body = (assistant: object) =>
+      (wireBody(copilotCodec, upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gpt-5", body: { messages: [{ role: "user", content: "hi" }, assistant as never] } })).body.messages as Record<string, unknown>[])[1];
+    expect(body({ role: "assistant", content: "ok", native_record: { reasoning_opaque: "OPQ", reasoning_text: "why" } })).toEqual({ role: "assistant", content: "ok", reasoning_opaque: "OPQ", reasoning_text: "why" });
+    expect(body({ role: "assistant", content: "ok", reasoning_text: "client text", native_record: { reasoning_text: "why" } })).toEqual({ role: "assistant", content: "ok" });
+    expect(body({ role: "assistant", content: "ok", reasoning_opaque: "CLIENT", reasoning_text: "t" })).toEqual({ role: "assistant", content: "ok", reasoning_opaque: "CLIENT", reasoning_text: "t" });
+    const wire = wireBody(copilotCodec, upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gpt-5", body: { messages: [{ role: "user", content: "hi" }] } }));
+    expect(wire.url).toBe("https://api.githubcopilot.com/chat/completions");
+    expect(wire.headers.authorization).toBe("Bearer test-key");
+  });
+});
+
+describe("through the daemon", () => {
+  let copilot: Awaited<ReturnType<typeof startCopilotEmulator>>;
+  let other: OpenAIUpstream;
+  let gateway: TestGateway;
+  const tool = { type: "function", function: { name: "weather", parameters: { type: "object", properties: { location: { type: "string" } } } } };
+  beforeAll(async () => {
+    copilot = await startCopilotEmulator({ token: "ghu_token" });
+    other = await startOpenAIUpstream();
+    gateway = await startTestGateway({
+      env: { COPILOT_TOKEN: "ghu_token" },
+      routes: `version: 1
+providers:
+  copilot: { plugin: copilot, base_url: ${copilot.url}, api_key_env: COPILOT_TOKEN, headers: { Copilot-Integration-Id: vscode-chat } }
+  local: { plugin: openai-compatible, base_url: ${other.baseUrl("local")} }
+models:
+  - { name: copilot-model, provider: copilot, model: gpt-5 }
+  - { name: local-model, provider: local, model: local-model }
+carriers:
+  - match: { plugin: copilot }
+    fields: []
+  - match: {}
+    fields: [reasoning_content]
+`,
+    });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await copilot.close();
+    await other.close();
+  });
+
+  test.each([false, true])("stream=%s: the concatenated opaque returns to Copilot from a stateless history", async (stream) => {
+    const user = { role: "user", content: "Rome and Oslo?" };
+    const first = await ask(gateway, { model: "copilot-model", stream, tools: [tool], messages: [user] });
+    expect(first.status).toBe(200);
+    expect(first.reasoning).toBe("Plan it: call the tool twice.");
+    const calls = first.kept.tool_calls as { id: string }[];
+    const history = [user, first.kept, ...calls.map((call) => ({ role: "tool", tool_call_id: call.id, content: "mild" }))];
+    const second = await ask(gateway, { model: "copilot-model", stream, tools: [tool], messages: history });
+    expect(second.status).toBe(200);
+    const sent = copilot.received.at(-1)!.body as { messages: Record<string, unknown>[] };
+    expect(sent.messages[1]!.reasoning_opaque).toBe(copilot.issued.get(calls[0]!.id));
+    expect(sent.messages[1]!.reasoning_text).toBe("Plan it: call the tool twice.");
+    expect(copilot.received.at(-1)!.headers["copilot-integration-id"]).toBe("vscode-chat");
+    // the same history sent to another plugin's route carries no Copilot state
+    await ask(gateway, { model: "local-model", messages: history });
+    const raw = other.requestsFor("local").at(-1)!.raw;
+    expect(raw).not.toContain("reasoning_opaque");
+    expect(raw).not.toContain("native_record");
+  });
+});
