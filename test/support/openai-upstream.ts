@@ -65,6 +65,7 @@ export interface OpenAIUpstream {
 interface Issued {
   reasoning: string;
   details: unknown[] | undefined;
+  opaque?: string | number;
 }
 
 const MUST_ECHO: Record<string, (index: number) => string> = {
@@ -133,6 +134,8 @@ const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
   cerebras: { text: ["reasoning"], details: false },
   local: { text: ["reasoning"], details: false },
   mistral: { text: [], details: false },
+  copilot: { text: ["reasoning_text"], details: false },
+  copilotbad: { text: ["reasoning_text"], details: false },
 };
 
 /** Custom (strict / fixed-error) flavours answer like an OpenRouter-format gateway: plain text and details. */
@@ -161,6 +164,8 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       const problem = validate(flavor, body, issued, options.strict?.[flavor]);
       if (problem) return answer(problem.status, problem.body);
       const reply = scriptReply(flavor, body, ++counter);
+      if (flavor === "copilot") reply.opaque = `opaque-${counter}-Zm9v/+==`;
+      if (flavor === "copilotbad") reply.opaque = counter;
       remember(issued, reply);
       if (body.stream) streamReply(response, flavor, body.model, reply);
       else answer(200, JSON.stringify(wholeReply(flavor, body.model, reply)));
@@ -211,6 +216,16 @@ function validate(flavor: string, body: ReceivedRequest["body"], issued: Map<str
       if (!ok) return { status: 400, body: mustEcho(index) };
     }
   }
+  if (flavor === "copilot") {
+    // like Copilot and Gemini signatures: a tool-call turn must come back with the opaque state issued for it
+    for (const [index, message] of messages.entries()) {
+      const calls = message.tool_calls as { id: string }[] | undefined;
+      const expected = calls?.length ? issued.get(calls[0]!.id)?.opaque : undefined;
+      if (expected !== undefined && message.reasoning_opaque !== expected) {
+        return { status: 400, body: JSON.stringify({ error: { message: `messages[${index}]: reasoning_opaque is missing or was modified`, type: "invalid_request_error" } }) };
+      }
+    }
+  }
   if (flavor === "openrouter" || flavor === "novita") {
     for (const message of messages) {
       if (message.role !== "assistant" || message.reasoning_details === undefined) continue;
@@ -234,6 +249,8 @@ function validate(flavor: string, body: ReceivedRequest["body"], issued: Map<str
 }
 
 interface Reply {
+  /** Copilot-style encrypted state; a number for `copilotbad`, which breaks its plugin's schema. */
+  opaque?: string | number;
   reasoning: string;
   content: string;
   toolCalls: { id: string; name: string; arguments: string }[];
@@ -258,7 +275,7 @@ function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number): 
 }
 
 function remember(issued: Map<string, Issued>, reply: Reply): void {
-  const entry = { reasoning: reply.reasoning, details: reply.details };
+  const entry = { reasoning: reply.reasoning, details: reply.details, opaque: reply.opaque };
   if (reply.toolCalls.length > 0) for (const call of reply.toolCalls) issued.set(call.id, entry);
   else issued.set(`text:${reply.content}`, entry);
 }
@@ -268,6 +285,7 @@ function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
   if (flavor === "mistral") message.content = [{ type: "thinking", thinking: [{ type: "text", text: reply.reasoning }] }, { type: "text", text: reply.content }];
   for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) message[field] = reply.reasoning;
   if (reply.details) message.reasoning_details = reply.details;
+  if (reply.opaque !== undefined) message.reasoning_opaque = reply.opaque;
   if (reply.toolCalls.length > 0) message.tool_calls = reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
   return message;
 }
@@ -306,6 +324,11 @@ function streamReply(response: import("node:http").ServerResponse, flavor: strin
     out.push(chunk({ reasoning_details: [{ type: text.type, signature, format: text.format, index: text.index }] }));
     out.push(chunk({ reasoning_details: [encrypted] }));
   }
+  if (typeof reply.opaque === "string") {
+    // Copilot may split one opaque across chunks: the plugin concatenates
+    const cut = Math.floor(reply.opaque.length / 2);
+    out.push(chunk({ reasoning_opaque: reply.opaque.slice(0, cut) }), chunk({ reasoning_opaque: reply.opaque.slice(cut) }));
+  } else if (reply.opaque !== undefined) out.push(chunk({ reasoning_opaque: reply.opaque }));
   if (reply.content) out.push(chunk({ content: reply.content }));
   reply.toolCalls.forEach((call, index) => {
     out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
