@@ -153,3 +153,11 @@ test("store: false inside a named conversation: not retrievable, but the convers
   await create({ input: "And raspberry?", conversation, store: false });
   expect(lastUpstream().messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
 });
+
+test("a developer message (what SDKs send for reasoning models) reaches the upstream as a system message", async () => {
+  await create({ input: [{ role: "developer", content: "Answer in French." }, { role: "user", content: [{ type: "input_text", text: "Hi" }] }] });
+  expect(lastUpstream().messages.slice(0, 2)).toEqual([
+    { role: "system", content: "Answer in French." },
+    { role: "user", content: [{ type: "text", text: "Hi" }] },
+  ]);
+});
