@@ -55,6 +55,7 @@ test.skipIf(skip)("the dashboard asks for the key, then shows reasoning streamin
   expect(await page.evaluate(() => sessionStorage.getItem("carrierd.key"))).toBe(gateway.key);
 
   const request = gateway.post("/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content: "What is 2+3?" }] }, { "x-session-id": "browser-session" });
+  const other = gateway.post("/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content: "Name a colour of the sky." }] }, { "x-session-id": "browser-other" });
   const card = page.locator('[data-session="browser-session"]');
   // reasoning shows up while the answer is still empty
   await card.locator('[data-testid="reasoning"]', { hasText: "Step 1" }).waitFor();
@@ -64,6 +65,13 @@ test.skipIf(skip)("the dashboard asks for the key, then shows reasoning streamin
   await card.locator('.badge[data-state="completed"]').waitFor();
   const sse = await readSse(await request);
   expect(sse.done).toBe(true);
+  await readSse(await other);
+
+  // sessions sit side by side
+  const second = page.locator('[data-session="browser-other"]');
+  await second.locator('.badge[data-state="completed"]').waitFor();
+  const [a, b] = [await card.boundingBox(), await second.boundingBox()];
+  expect(a && b && Math.abs(a.y - b.y) < 2 && Math.abs(a.x - b.x) > 100).toBe(true);
 
   const reasoning = await card.locator('[data-testid="reasoning"]').textContent();
   expect(reasoning).toContain("Step 3: write the answer.");
