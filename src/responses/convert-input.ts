@@ -93,9 +93,15 @@ function addReasoning(message: ChatMessage, item: JsonObject, path: string): voi
   }
 }
 
+/** Text-only content becomes a plain string: every chat upstream reads that, not all of them read part arrays (the AI SDK always sends parts). */
 function userContent(content: unknown, path: string): string | JsonObject[] {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) throw new GatewayError("invalid_request", `Invalid type for '${path}': expected a string or an array of content parts.`, path);
+  const parts = contentParts(content, path);
+  return parts.every((part) => part.type === "text") ? parts.map((part) => part.text as string).join("\n") : parts;
+}
+
+function contentParts(content: unknown[], path: string): JsonObject[] {
   return content.map((raw, index): JsonObject => {
     const part = asObject(raw, `${path}[${index}]`);
     switch (part.type) {

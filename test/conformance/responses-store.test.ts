@@ -154,10 +154,12 @@ test("store: false inside a named conversation: not retrievable, but the convers
   expect(lastUpstream().messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
 });
 
-test("a developer message (what SDKs send for reasoning models) reaches the upstream as a system message", async () => {
-  await create({ input: [{ role: "developer", content: "Answer in French." }, { role: "user", content: [{ type: "input_text", text: "Hi" }] }] });
+test("developer messages become system messages; text-only parts a string; images stay parts", async () => {
+  await create({ input: [{ role: "developer", content: "Answer in French." }, { role: "user", content: [{ type: "input_text", text: "Hi" }, { type: "input_text", text: "there" }] }] });
   expect(lastUpstream().messages.slice(0, 2)).toEqual([
     { role: "system", content: "Answer in French." },
-    { role: "user", content: [{ type: "text", text: "Hi" }] },
+    { role: "user", content: "Hi\nthere" }, // text-only parts become the plain string every upstream reads
   ]);
+  await create({ input: [{ role: "user", content: [{ type: "input_text", text: "What is this?" }, { type: "input_image", image_url: "https://example.com/a.png" }] }] });
+  expect(lastUpstream().messages[0]!.content).toEqual([{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "https://example.com/a.png" } }]);
 });
