@@ -81,7 +81,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             route_match: policy.routeIndex >= 0 ? table.carriers[policy.routeIndex]!.match : null,
             fields: policy.fields,
             verdicts: verdicts.map(({ field, status, recorded_at }) => ({ field, status, recorded_at })),
-            effective_fields: policy.fields.filter((field) => !verdicts.some((verdict) => verdict.field === field)),
+            effective: policy.fields.filter((field) => !verdicts.some((verdict) => verdict.field === field)),
             must_echo: policy.mustEcho,
             request_extra: policy.requestExtra ?? null,
             native: policy.native,
