@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
+import { isSeq, parseDocument } from "yaml";
 import type { ProviderConfig } from "../../src/plugins/contract.js";
 import { formatProblem, parseRoutes, type RouteProblem } from "../../src/routes/load-routes.js";
 import { hostMatches, hostOf, isLocalHost, isLoopbackHost } from "../../src/routes/host-match.js";
@@ -217,6 +218,15 @@ describe("the shipped routes.yaml", () => {
   test("first match wins", () => {
     const table2 = tableOf(`${VALID}  - match: { provider: deepseek }\n    fields: [reasoning]\n`);
     expect(table2.policyFor(table2.providers.get("deepseek")!, "deepseek-reasoner")).toMatchObject({ fields: ["reasoning_content"], routeIndex: 0 });
+  });
+
+  test("every carrier route carries a comment saying why it exists", () => {
+    const carriers = parseDocument(readFileSync(SHIPPED, "utf8")).get("carriers", true);
+    if (!isSeq(carriers)) throw new Error("carriers is not a list");
+    carriers.items.forEach((route, index) => {
+      const comment = (route as { commentBefore?: string | null }).commentBefore ?? (index === 0 ? (carriers as { commentBefore?: string | null }).commentBefore : undefined);
+      expect(comment?.trim().length, `carriers[${index}] has no comment`).toBeGreaterThan(10);
+    });
   });
 
   test("the table is immutable", () => {
