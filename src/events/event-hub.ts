@@ -29,9 +29,8 @@ export class EventHub {
   private heartbeat: NodeJS.Timeout | undefined;
   private droppedTotal = 0;
   private slowClosedTotal = 0;
-  /** Sockets corked during this turn of the event loop; uncorked together once it ends. */
-  private readonly corked = new Set<Duplex>();
-  private flushScheduled = false;
+  /** Events published during this turn of the event loop, fanned out together right after it. */
+  private queue: GatewayEvent[] = [];
 
   constructor(
     @inject(EVENT_BUS) private readonly bus: EventBus,
@@ -102,7 +101,7 @@ export class EventHub {
           onAuthenticated: (authenticated) => {
             this.pending.delete(authenticated);
             this.subscribers.add(authenticated);
-            this.unsubscribe ??= this.bus.subscribe((event) => this.fanOut(event));
+            this.unsubscribe ??= this.bus.subscribe((event) => this.enqueue(event));
           },
           onDropped: (count) => (this.droppedTotal += count),
           onTooSlow: () => this.slowClosedTotal++,
@@ -121,33 +120,34 @@ export class EventHub {
     });
   }
 
-  private fanOut(event: GatewayEvent): void {
+  private enqueue(event: GatewayEvent): void {
     if (this.subscribers.size === 0) return;
-    // serialised and UTF-8 encoded once, not once per connection
-    let payload: Buffer | undefined;
-    const serialise = () => (payload ??= Buffer.from(JSON.stringify(event)));
-    for (const connection of this.subscribers) {
-      if (connection.deliver(event, serialise) && !this.corked.has(connection.socket)) {
-        connection.socket.cork();
-        this.corked.add(connection.socket);
-      }
-    }
-    if (this.corked.size > 0 && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
+    this.queue.push(event);
+    if (this.queue.length === 1) setImmediate(() => this.drain());
   }
 
   /**
-   * Writes are corked per socket until the current turn of the event loop
-   * ends, so a burst of deltas (one network read upstream often holds
-   * several) costs one write system call per subscriber, not one per event.
-   * At low rates this adds no delay: the flush runs right after the burst.
+   * Fan-out runs right after the publisher's turn of the event loop: the
+   * request that published writes its own SSE chunk first, and a burst of
+   * deltas (one upstream read often holds several) costs each subscriber one
+   * write system call, its socket corked for the whole batch. Each event is
+   * serialised and encoded once, not once per connection.
    */
-  private flush(): void {
-    this.flushScheduled = false;
-    for (const socket of this.corked) socket.uncork();
-    this.corked.clear();
+  private drain(): void {
+    const events = this.queue;
+    this.queue = [];
+    const corked = new Set<Duplex>();
+    for (const event of events) {
+      let payload: Buffer | undefined;
+      const serialise = () => (payload ??= Buffer.from(JSON.stringify(event)));
+      for (const connection of this.subscribers) {
+        if (connection.deliver(event, serialise) && !corked.has(connection.socket)) {
+          connection.socket.cork();
+          corked.add(connection.socket);
+        }
+      }
+    }
+    for (const socket of corked) socket.uncork();
   }
 }
 
