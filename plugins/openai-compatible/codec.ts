@@ -38,6 +38,9 @@ export const openAICompatibleCodec: HttpCodec = {
       } catch {
         return []; // an unparseable event is ignored, never a crash
       }
+      // OpenRouter and others report a failure after the stream started as a chunk with `error`;
+      // dropping it would end the answer as if it were complete, so the relay is told instead.
+      if (chunk.error && typeof chunk.error === "object") throw new UpstreamStreamError(chunk.error as JsonObject);
       const parts: StreamPart[] = [];
       if (!sawMetadata && (chunk.id || chunk.model)) {
         parts.push(metadata(chunk));
@@ -60,6 +63,14 @@ export const openAICompatibleCodec: HttpCodec = {
     };
   },
 };
+
+/** An error the upstream sent inside its stream; the core turns it into an error event for the client. */
+export class UpstreamStreamError extends Error {
+  constructor(readonly detail: JsonObject) {
+    super(`the upstream reported an error mid-stream: ${str(detail.message) ?? JSON.stringify(detail)}`);
+    this.name = "UpstreamStreamError";
+  }
+}
 
 /** Reasoning and text of one message or delta. One reasoning text, whichever name it came under (SPEC §12.1). */
 function decodeMessage(message: JsonObject, parts: StreamPart[]): void {

@@ -55,11 +55,17 @@ async function* iterate(parts: StreamPart[]): AsyncIterable<StreamPart> {
 /** SSE bytes → events → canonical parts, one network chunk at a time. */
 async function* decodeStream(body: AsyncIterable<Buffer>, decode: (event: { event?: string; data: string }) => StreamPart[]): AsyncIterable<StreamPart> {
   let pending: StreamPart[] = [];
+  // a codec throws for an error the upstream reports mid-stream; what arrived before it still goes out first
+  let failure: { error: unknown } | undefined;
   const parser = createParser({
     onEvent(message: EventSourceMessage) {
-      if (message.data === "[DONE]") return;
-      const parts = decode({ event: message.event, data: message.data });
-      if (parts.length > 0) pending.push(...parts);
+      if (message.data === "[DONE]" || failure) return;
+      try {
+        const parts = decode({ event: message.event, data: message.data });
+        if (parts.length > 0) pending.push(...parts);
+      } catch (error) {
+        failure = { error };
+      }
     },
   });
   const decoder = new TextDecoder();
@@ -70,7 +76,9 @@ async function* decodeStream(body: AsyncIterable<Buffer>, decode: (event: { even
       pending = [];
       yield* ready;
     }
+    if (failure) throw failure.error;
   }
   parser.feed(decoder.decode());
   yield* pending;
+  if (failure) throw failure.error;
 }

@@ -12,6 +12,13 @@ const RECORDINGS = {
   "mistral-reasoning": { name: "mistral/mistral-reasoning" },
   "bad-temperature": { status: 400, file: "openai/reasoning-model-temperature-error.json" },
   "over-quota": { status: 429, file: "openai/openai-error.1.json" },
+  // OpenRouter's mid-stream failure: the status was already 200, so the error comes as a chunk
+  "fails-mid-stream": {
+    chunks: [
+      ...fixtureLines("deepseek/deepseek-reasoning").slice(0, 4),
+      '{"id":"gen-1","object":"chat.completion.chunk","created":1,"model":"x","error":{"code":502,"message":"Provider returned error"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}',
+    ],
+  },
 };
 const PROVIDER_KEY = "sk-emulated-provider-key";
 
@@ -160,3 +167,15 @@ const weatherTool = {
   type: "function",
   function: { name: "weather", description: "Current weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } },
 };
+
+test("an error the upstream sends mid-stream reaches the client as an error event, not a clean finish", async () => {
+  const response = await gateway.post("/v1/chat/completions", { model: "rec/fails-mid-stream", stream: true, messages: [{ role: "user", content: "hi" }] });
+  expect(response.status).toBe(200);
+  const { events, done } = await readSse(response);
+  expect(done).toBe(true);
+  const failure = events.at(-1) as { error?: { message: string; type: string } };
+  expect(failure.error?.message).toContain("Provider returned error");
+  const summary = chunkDeltas(events.filter((event) => "choices" in (event as object)) as Chunk[]);
+  expect(summary.reasoning).toBe("We need to");
+  expect(summary.finishReason).toBeNull();
+});

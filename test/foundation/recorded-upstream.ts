@@ -13,6 +13,11 @@ export interface Recording {
   readonly name: string;
 }
 
+/** A stream spelled out in the test (for shapes no recording has), served the same way. */
+export interface InlineStream {
+  readonly chunks: readonly string[];
+}
+
 /** A recorded upstream error: served with `status` and the fixture file's body. */
 export interface RecordedError {
   readonly status: number;
@@ -48,7 +53,7 @@ export function fixtureJson(file: string): Record<string, unknown> {
  * Chunks are written one per network write so the gateway's SSE parser sees
  * real framing boundaries.
  */
-export async function startRecordedUpstream(recordings: Record<string, Recording | RecordedError>): Promise<RecordedUpstream> {
+export async function startRecordedUpstream(recordings: Record<string, Recording | RecordedError | InlineStream>): Promise<RecordedUpstream> {
   const received: ReceivedRequest[] = [];
   const server = createServer((request, response) => {
     let text = "";
@@ -66,6 +71,12 @@ export async function startRecordedUpstream(recordings: Record<string, Recording
       if ("status" in recording) {
         response.writeHead(recording.status, { "content-type": "application/json" });
         response.end(readFileSync(join(CHUNKS_DIR, recording.file)));
+        return;
+      }
+      if ("chunks" in recording) {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        for (const line of recording.chunks) response.write(`data: ${line}\n\n`);
+        response.end("data: [DONE]\n\n");
         return;
       }
       if (body.stream !== true) {
