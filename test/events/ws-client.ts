@@ -20,11 +20,11 @@ export function eventsUrl(gateway: TestGateway): string {
 }
 
 /** Opens `/v1/events`; with `auth: "header"` the key goes in the upgrade's Authorization header. */
-export async function openEvents(gateway: TestGateway, options: { auth?: "header" | "message" | "none"; key?: string; headers?: Record<string, string> } = {}): Promise<EventClient> {
+export async function openEvents(gateway: TestGateway, options: { auth?: "header" | "message" | "none"; key?: string; headers?: Record<string, string>; autoPong?: boolean } = {}): Promise<EventClient> {
   const auth = options.auth ?? "header";
   const key = options.key ?? gateway.key;
   const headers = { ...(auth === "header" ? { authorization: `Bearer ${key}` } : {}), ...options.headers };
-  const ws = new WebSocket(eventsUrl(gateway), { headers });
+  const ws = new WebSocket(eventsUrl(gateway), { headers, autoPong: options.autoPong ?? true });
   const messages: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   ws.on("message", (data) => {
