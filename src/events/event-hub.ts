@@ -12,9 +12,10 @@ import { checkUpgrade } from "./upgrade-guard.js";
 
 /**
  * The WebSocket side of the event bus (SPEC §8): `GET /v1/events`. The hub
- * is the bus's one WebSocket listener; each event is serialised at most once
- * and handed to every connection that wants it. Nothing here awaits, so a
- * request that publishes is never held up by a subscriber.
+ * is the bus's one WebSocket listener (and listens only while someone is
+ * connected); each event is serialised at most once and handed to every
+ * connection that wants it. Publishing only appends to a queue and sending
+ * never waits, so a request is never held up by a subscriber.
  */
 @injectable()
 export class EventHub {
@@ -56,7 +57,7 @@ export class EventHub {
     return this.slowClosedTotal;
   }
 
-  /** Takes over the server's upgrade requests and starts listening to the bus. */
+  /** Takes over the server's upgrade requests and starts the heartbeat. */
   attach(server: Server): void {
     if (this.attached) return;
     this.attached = true;
