@@ -46,10 +46,8 @@ type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream_model"
 @injectable()
 export class SessionStore {
   private readonly statements: {
-    fingerprintMatches: Statement<[string, string, number]>;
     fingerprintMatchesMany: Statement<[string, string]>; // (fingerprints as JSON, key hash)
     replaySources: Statement<[string]>;
-    replaySource: Statement<[string]>;
     turnAtPosition: Statement<[string, number]>;
     sessionExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
@@ -69,21 +67,17 @@ export class SessionStore {
   constructor(@inject(DATABASE) private readonly db: Db) {
     const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
     this.statements = {
-      // most recent first: a fingerprint seen in several sessions resolves to the most recent (SPEC §4)
-      fingerprintMatches: prepare(
-        `SELECT t.id, t.session_id FROM fingerprints f JOIN turns t ON t.seq = f.turn_seq
-          WHERE f.key_hash = ? AND f.fingerprint = ? ORDER BY f.turn_seq DESC LIMIT ?`,
-      ),
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
-      // CROSS JOIN keeps json_each outside, so each fingerprint is one primary-key probe
+      // per fingerprint one primary-key probe, newest first, at most 8 (a greeting seen in
+      // thousands of sessions must not load them all)
       fingerprintMatchesMany: prepare(
-        `SELECT f.fingerprint, t.id, t.session_id FROM json_each(?) j CROSS JOIN fingerprints f ON f.key_hash = ? AND f.fingerprint = j.value
-           JOIN turns t ON t.seq = f.turn_seq ORDER BY f.turn_seq DESC`,
+        `SELECT j.value AS fingerprint, t.id, t.session_id FROM json_each(?) j CROSS JOIN turns t
+           ON t.seq IN (SELECT f.turn_seq FROM fingerprints f WHERE f.key_hash = ? AND f.fingerprint = j.value ORDER BY f.turn_seq DESC LIMIT 8)
+          ORDER BY t.seq DESC`,
       ),
       replaySources: prepare(
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
-      replaySource: prepare(`SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ?`),
       turnAtPosition: prepare(`SELECT id, session_id FROM turns WHERE session_id = ? AND position = ?`),
       sessionExists: prepare(`SELECT 1 FROM sessions WHERE id = ?`),
       insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -108,12 +102,10 @@ export class SessionStore {
     };
   }
 
-  /** Turns whose fingerprint matches, most recent first. */
-  fingerprintMatches(keyHash: string, fingerprint: string, limit = 8): { id: string; session_id: string }[] {
-    return this.statements.fingerprintMatches.all(keyHash, fingerprint, limit) as { id: string; session_id: string }[];
-  }
-
-  /** Matches for many fingerprints at once, most recent first per fingerprint. */
+  /**
+   * Matches for many fingerprints at once, most recent first per fingerprint:
+   * a fingerprint seen in several sessions resolves to the most recent (SPEC §4).
+   */
   fingerprintMatchesMany(keyHash: string, fingerprints: readonly string[]): Map<string, { id: string; session_id: string }[]> {
     const found = new Map<string, { id: string; session_id: string }[]>();
     if (fingerprints.length === 0) return found;
@@ -135,12 +127,6 @@ export class SessionStore {
 
   turnAtPosition(sessionId: string, position: number): { id: string; session_id: string } | undefined {
     return this.statements.turnAtPosition.get(sessionId, position) as { id: string; session_id: string } | undefined;
-  }
-
-  /** The carriers of one turn, for replay. */
-  replaySource(turnId: string): ReplaySource | undefined {
-    const row = this.statements.replaySource.get(turnId) as ReplayRow | undefined;
-    return row ? toReplaySource(row) : undefined;
   }
 
   sessionExists(id: string): boolean {
