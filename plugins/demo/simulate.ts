@@ -73,8 +73,12 @@ function argumentsFor(parameters: JsonObject | undefined, question: string): Rec
   return args;
 }
 
+/** Questions longer than this are not searched for arithmetic: the pattern below backtracks quadratically on long digit runs. */
+const MAX_ARITHMETIC_INPUT = 500;
+
 /** Plain `12 * (3 + 4)` style arithmetic only; anything else is not arithmetic. */
 function evaluate(text: string): number | undefined {
+  if (text.length > MAX_ARITHMETIC_INPUT) return undefined;
   const match = /(-?\d+(?:\.\d+)?(?:\s*[-+*/]\s*\(?\s*-?\d+(?:\.\d+)?\s*\)?)+)/.exec(text);
   if (!match) return undefined;
   const expression = match[1]!;

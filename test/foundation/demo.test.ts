@@ -111,3 +111,12 @@ test("the route table's models and the capabilities are served", async () => {
   expect(capabilities.object).toBe("capabilities");
   expect(capabilities.features).toMatchObject({ reasoning_streaming: true, responses_api: true, reasoning_replay: true, websocket_events: true });
 });
+
+test("a huge question answers promptly (no pathological backtracking in the simulation)", async () => {
+  const started = performance.now();
+  const response = await gateway.post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: "7".repeat(2_000_000) }] });
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { choices: { message: { content: string } }[] };
+  expect(body.choices[0]!.message.content).toMatch(/^\(simulated\) You said/);
+  expect(performance.now() - started).toBeLessThan(10_000); // quadratic backtracking took hours on this input
+});
