@@ -80,13 +80,20 @@ function write(response: ServerResponse, reply: Reply): void {
 /**
  * Serves a go-vcr cassette: the Nth request gets the Nth recorded response,
  * so a test can compare what carrierd sent with what the real client sent.
+ * `check` may refuse a request first (a signature that does not verify).
  */
-export async function startCassetteEmulator(interactions: { response: { status: number; body: string; contentType: string } }[]): Promise<Emulator> {
+export async function startCassetteEmulator(
+  interactions: { response: { status: number; body: string; contentType: string }; responseBytes?: Uint8Array }[],
+  check?: (request: Received) => Reply | undefined,
+): Promise<Emulator> {
   let next = 0;
-  return startEmulator(() => {
+  return startEmulator((request) => {
+    const refused = check?.(request);
+    if (refused) return refused;
     const interaction = interactions[next++];
     if (!interaction) return { status: 500, json: { error: "cassette exhausted" } };
     const { status, body, contentType } = interaction.response;
+    if (interaction.responseBytes) return { status, bytes: Buffer.from(interaction.responseBytes), contentType };
     if (contentType.includes("event-stream")) return { status, sse: body };
     return { status, json: JSON.parse(body) as unknown };
   });

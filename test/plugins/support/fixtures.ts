@@ -11,6 +11,8 @@ export const FIXTURES = fileURLToPath(new URL("../../../../shared/fixtures/", im
 export interface Interaction {
   request: { url: string; method: string; body: string; headers: Record<string, string[]> };
   response: { status: number; body: string; contentType: string };
+  /** A binary response body (`!!binary`, e.g. an AWS event stream); `response.body` is "" then. */
+  responseBytes: Uint8Array | undefined;
 }
 
 /** Reads `cassettes/<path>.yaml` (go-vcr v2). */
@@ -18,13 +20,14 @@ export function cassette(path: string): Interaction[] {
   const document = parse(readFileSync(join(FIXTURES, "cassettes", `${path}.yaml`), "utf8")) as { interactions: RawInteraction[] };
   return document.interactions.map((raw) => ({
     request: { url: raw.request.url, method: raw.request.method, body: raw.request.body, headers: raw.request.headers ?? {} },
-    response: { status: raw.response.code, body: raw.response.body, contentType: raw.response.headers?.["Content-Type"]?.[0] ?? "application/json" },
+    response: { status: raw.response.code, body: typeof raw.response.body === "string" ? raw.response.body : "", contentType: raw.response.headers?.["Content-Type"]?.[0] ?? "application/json" },
+    responseBytes: typeof raw.response.body === "string" ? undefined : (raw.response.body as Uint8Array),
   }));
 }
 
 interface RawInteraction {
   request: { url: string; method: string; body: string; headers?: Record<string, string[]> };
-  response: { code: number; body: string; headers?: Record<string, string[]> };
+  response: { code: number; body: string | Uint8Array; headers?: Record<string, string[]> };
 }
 
 /** A recorded request or response body, parsed. */

@@ -1,0 +1,71 @@
+import type { JsonObject, PluginContext, StreamPart, UpstreamCall, UpstreamResult } from "../../src/plugins/contract.js";
+import { buildMessagesBody } from "../anthropic/request-body.js";
+import { AnthropicDecoder } from "../anthropic/response-decoder.js";
+import { buildConverseBody } from "./converse-request.js";
+import { ConverseDecoder } from "./converse-decoder.js";
+import { readEventStream } from "./event-stream.js";
+import { operationUrl, post } from "./transport.js";
+
+/**
+ * Which Bedrock runtime API a model is called through: `converse` (default:
+ * every model, `reasoningContent` blocks) or `invoke` (InvokeModel with
+ * Anthropic's own Messages body, for Claude). Chosen per model with
+ * `params: { bedrock_api: invoke }` in routes.yaml; never sent upstream.
+ */
+export const API_PARAM = "bedrock_api";
+
+/**
+ * One Bedrock call. ConverseStream and InvokeModelWithResponseStream answer
+ * in AWS's binary event-stream framing, not SSE, so this plugin does its own
+ * transport (undici, SigV4) instead of the core's SSE path.
+ */
+export async function invokeBedrock(call: UpstreamCall, context: PluginContext): Promise<UpstreamResult> {
+  const { [API_PARAM]: api, ...rest } = call.body;
+  const stripped: UpstreamCall = { ...call, body: rest as UpstreamCall["body"] };
+  const invoke = api === "invoke";
+  let body: JsonObject;
+  if (invoke) {
+    body = buildMessagesBody(stripped, (message) => context.log.debug({}, message));
+    delete body.model;
+    delete body.stream;
+    body.anthropic_version = "bedrock-2023-05-31";
+  } else {
+    body = buildConverseBody(stripped);
+  }
+  const operation = invoke ? (call.stream ? "invoke-with-response-stream" : "invoke") : call.stream ? "converse-stream" : "converse";
+  const url = operationUrl(call, operation);
+  const response = await post(call, url, JSON.stringify(body), call.stream ? "application/vnd.amazon.eventstream" : "application/json");
+  if (response.status >= 400) return { ok: false, status: response.status, body: await response.body.text() };
+  if (!call.stream) {
+    const parsed = JSON.parse(await response.body.text()) as JsonObject;
+    return { ok: true, parts: list(invoke ? new AnthropicDecoder().response(parsed) : new ConverseDecoder().response(parsed)) };
+  }
+  return { ok: true, parts: invoke ? invokeStream(response.body) : converseStream(response.body) };
+}
+
+async function* list(parts: StreamPart[]): AsyncIterable<StreamPart> {
+  yield* parts;
+}
+
+async function* converseStream(body: AsyncIterable<Uint8Array>): AsyncIterable<StreamPart> {
+  const decoder = new ConverseDecoder();
+  for await (const message of readEventStream(body)) {
+    failOnException(message);
+    yield* decoder.event(message.type, message.payload);
+  }
+}
+
+/** InvokeModel streams Anthropic's own events, each base64 in a `chunk` event's `bytes`. */
+async function* invokeStream(body: AsyncIterable<Uint8Array>): AsyncIterable<StreamPart> {
+  const decoder = new AnthropicDecoder();
+  for await (const message of readEventStream(body)) {
+    failOnException(message);
+    if (message.type !== "chunk" || typeof message.payload.bytes !== "string") continue;
+    yield* decoder.event(Buffer.from(message.payload.bytes, "base64").toString("utf8"));
+  }
+}
+
+/** An exception frame mid-stream (throttling, validation, model error) fails the turn; it is never a short answer. */
+function failOnException(message: { messageType: string; type: string; payload: JsonObject }): void {
+  if (message.messageType === "exception") throw new Error(`Bedrock ${message.type}: ${String(message.payload.message ?? message.payload.Message ?? "")}`);
+}

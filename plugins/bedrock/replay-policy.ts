@@ -1,0 +1,22 @@
+import type { UpstreamCall } from "../../src/plugins/contract.js";
+
+/**
+ * Which stored reasoning a Bedrock model may read back (SPEC §3 `replay`,
+ * research/hermes.md A.4):
+ * - `signed`: thinking with its signature and redacted blocks, verbatim (Claude);
+ * - `stripped`: no reasoning on earlier turns (DeepSeek-R1 and Kimi K3 reject or misread it);
+ * - `unsigned`: the readable reasoning text only, never a signature or an encrypted block (everyone else).
+ */
+export type ReplayPolicy = "signed" | "unsigned" | "stripped";
+
+export function defaultReplayPolicy(model: string): ReplayPolicy {
+  const id = model.toLowerCase();
+  if (id.includes("claude")) return "signed";
+  if (/deepseek[.-]r1|moonshotai\.kimi-k3/.test(id)) return "stripped";
+  return "unsigned";
+}
+
+/** routes.yaml `replay:` wins over the per-model default. */
+export function replayPolicy(call: UpstreamCall): ReplayPolicy {
+  return call.policy.replay ?? defaultReplayPolicy(call.model);
+}
