@@ -17,7 +17,7 @@ export interface SessionMatch {
  * Explicit (`X-Session-Id`): each assistant message is matched by fingerprint
  * within that session, else by position (the k-th assistant message is the
  * session's turn k) — a client that re-renders a turn's text still gets its
- * reasoning back.
+ * reasoning back — else by fingerprint anywhere under the key.
  *
  * Implicit: each assistant message is matched by fingerprint, scoped to the
  * API key; the session is the one of the last matched message's most recent
@@ -46,11 +46,10 @@ export function findSession(store: SessionStore, keyHash: string, messages: read
   assistantIndexes.forEach((index, ordinal) => {
     const found = candidates.get(index) ?? [];
     const inSession = found.find((candidate) => candidate.session_id === sessionId);
-    if (inSession) turnIds.set(index, inSession.id);
-    else if (explicit !== undefined) {
-      const positional = store.turnAtPosition(explicit, ordinal + 1);
-      if (positional) turnIds.set(index, positional.id);
-    } else if (found[0]) turnIds.set(index, found[0].id);
+    const positional = inSession || explicit === undefined ? undefined : store.turnAtPosition(explicit, ordinal + 1);
+    // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text
+    const chosen = inSession ?? positional ?? found[0];
+    if (chosen) turnIds.set(index, chosen.id);
   });
 
   const last = assistantIndexes.at(-1);
