@@ -30,7 +30,8 @@ export function buildConverseBody(call: UpstreamCall): JsonObject {
   });
   if (system.length > 0) body.system = system;
 
-  const inference: JsonObject = {};
+  // routes.yaml params may set inferenceConfig; the client's OpenAI fields win over it
+  const inference: JsonObject = typeof source.inferenceConfig === "object" && source.inferenceConfig !== null ? { ...(source.inferenceConfig as JsonObject) } : {};
   const maxTokens = source.max_completion_tokens ?? source.max_tokens;
   if (typeof maxTokens === "number") inference.maxTokens = maxTokens;
   if (typeof source.temperature === "number") inference.temperature = source.temperature;
