@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import yargs from "yargs";
+import { routesCommand } from "../../src/cli/commands/routes.js";
 import { verdictsCommand } from "../../src/cli/commands/verdicts.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
@@ -27,11 +28,16 @@ afterAll(async () => {
   await upstream.close();
 });
 
-async function verdicts(argv: string[]): Promise<string> {
+async function verdicts(argv: string[], command: "verdicts" | "routes" = "verdicts"): Promise<string> {
   const printed: string[] = [];
   const spy = vi.spyOn(console, "log").mockImplementation((...args) => void printed.push(args.join(" ")));
   try {
-    await yargs(["verdicts", ...argv, "--home", gateway.home]).option("home", { type: "string", global: true }).command(verdictsCommand).strict().fail(false).parseAsync();
+    await yargs([command, ...argv, "--home", gateway.home])
+      .option("home", { type: "string", global: true })
+      .command(command === "verdicts" ? verdictsCommand : routesCommand)
+      .strict()
+      .fail(false)
+      .parseAsync();
   } finally {
     spy.mockRestore();
   }
@@ -61,6 +67,8 @@ test("verdicts list --json has the SPEC §12.7 shape; clear works on the running
     },
   ]);
   expect(await verdicts(["list"])).toContain("groq (127.0.0.1) openai/gpt-oss-120b: reasoning_content rejected with 400");
+  const explained = JSON.parse(await verdicts(["explain", "--model", "groq/openai/gpt-oss-120b", "--routes", gateway.routesPath, "--json"], "routes")) as Record<string, unknown>;
+  expect(explained).toMatchObject({ fields: ["reasoning_content"], verdicts: [{ field: "reasoning_content", status: 400 }], effective: [] });
 
   expect(await verdicts(["clear", "--model", "some-other-model"])).toContain("cleared 0");
   expect(await conversation("groq/openai/gpt-oss-120b")).toBe(1);
