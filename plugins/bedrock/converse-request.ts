@@ -6,10 +6,15 @@ import { replayPolicy, type ReplayPolicy } from "./replay-policy.js";
 /** Converse request keys a route may set through `models[].params`; already in place at the top level. */
 const NATIVE_KEYS = ["additionalModelRequestFields", "guardrailConfig", "performanceConfig", "promptVariables", "requestMetadata", "additionalModelResponseFieldPaths"];
 
-/** The canonical request as a Converse / ConverseStream body (the model goes into the URL). */
-export function buildConverseBody(call: UpstreamCall): JsonObject {
+/**
+ * The canonical request as a Converse / ConverseStream body (the model goes
+ * into the URL). `dropRedacted` leaves out redacted reasoning: the one-time
+ * fallback when Bedrock refuses it (research/hermes.md A.4).
+ */
+export function buildConverseBody(call: UpstreamCall, options: { dropRedacted?: boolean } = {}): JsonObject {
   const source = call.body;
   const policy = replayPolicy(call);
+  const dropRedacted = options.dropRedacted === true;
   const body: JsonObject = { messages: [] };
   const system: JsonObject[] = [];
   const messages = body.messages as JsonObject[];
@@ -25,7 +30,7 @@ export function buildConverseBody(call: UpstreamCall): JsonObject {
       const text = textOf(message.content);
       push(messages, "user", [{ toolResult: { toolUseId: message.tool_call_id ?? "", content: [{ text: text || " " }] } }]);
     } else if (message.role === "assistant") {
-      push(messages, "assistant", assistantBlocks(message, index > lastUser ? "signed" : policy));
+      push(messages, "assistant", assistantBlocks(message, index > lastUser ? "signed" : policy, dropRedacted));
     }
   });
   if (system.length > 0) body.system = system;
@@ -55,9 +60,9 @@ function push(messages: JsonObject[], role: string, content: JsonObject[]): void
   else messages.push({ role, content });
 }
 
-function assistantBlocks(message: ChatMessage, policy: ReplayPolicy): JsonObject[] {
+function assistantBlocks(message: ChatMessage, policy: ReplayPolicy, dropRedacted: boolean): JsonObject[] {
   return rebuildTurn<JsonObject>(message, readLayout(message.native_record), {
-    reasoning: (block) => reasoningBlock(block, policy),
+    reasoning: (block) => (dropRedacted && block.type === "redacted_thinking" ? undefined : reasoningBlock(block, policy)),
     text: (text) => ({ text }),
     toolUse: (call) => ({ toolUse: { toolUseId: call.id, name: call.function.name, input: parseArguments(call.function.arguments) } }),
   });

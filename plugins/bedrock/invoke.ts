@@ -34,13 +34,26 @@ export async function invokeBedrock(call: UpstreamCall, context: PluginContext):
   }
   const operation = invoke ? (call.stream ? "invoke-with-response-stream" : "invoke") : call.stream ? "converse-stream" : "converse";
   const url = operationUrl(call, operation);
-  const response = await post(call, url, JSON.stringify(body), call.stream ? "application/vnd.amazon.eventstream" : "application/json");
-  if (response.status >= 400) return { ok: false, status: response.status, body: await response.body.text() };
+  const accept = call.stream ? "application/vnd.amazon.eventstream" : "application/json";
+  let response = await post(call, url, JSON.stringify(body), accept);
+  if (response.status >= 400) {
+    const text = await response.body.text();
+    if (invoke || !refusesRedacted(response.status, text) || !JSON.stringify(body).includes('"redactedContent"')) return { ok: false, status: response.status, body: text };
+    // some models and regions refuse redacted reasoning: resend once without it, as hermes does
+    context.log.warn({ model: call.model, status: response.status }, "Bedrock refused redacted reasoning; resending once without it");
+    response = await post(call, url, JSON.stringify(buildConverseBody(stripped, { dropRedacted: true })), accept);
+    if (response.status >= 400) return { ok: false, status: response.status, body: await response.body.text() };
+  }
   if (!call.stream) {
     const parsed = JSON.parse(await response.body.text()) as JsonObject;
     return { ok: true, parts: list(invoke ? new AnthropicDecoder().response(parsed) : new ConverseDecoder().response(parsed)) };
   }
   return { ok: true, parts: invoke ? invokeStream(response.body) : converseStream(response.body) };
+}
+
+/** A ValidationException about redacted or encrypted reasoning (hermes: `ValidationException.*(?:redacted|encrypt)`). */
+function refusesRedacted(status: number, body: string): boolean {
+  return status === 400 && /redacted|encrypt/i.test(body);
 }
 
 async function* list(parts: StreamPart[]): AsyncIterable<StreamPart> {

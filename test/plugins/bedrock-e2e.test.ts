@@ -150,3 +150,39 @@ carriers:
     }
   });
 });
+
+describe("a Bedrock model that refuses redacted reasoning", () => {
+  let bedrock: Emulator;
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    bedrock = await startBedrockEmulator({ credentials: CREDENTIALS, redacted: true, refuseRedacted: true });
+    gateway = await startTestGateway({
+      routes: `version: 1
+providers:
+  bedrock: { plugin: bedrock, base_url: ${bedrock.url} }
+models:
+  - { name: claude, provider: bedrock, model: "${CLAUDE}", params: { additionalModelRequestFields: { thinking: { type: enabled, budget_tokens: 2000 } } } }
+carriers:
+  - match: {}
+    fields: [reasoning_content]
+`,
+    });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await bedrock.close();
+  });
+
+  test("gets the request once more without the redacted block, signed thinking kept", async () => {
+    const user = { role: "user", content: "Weather in Florence?" };
+    const first = await ask(gateway, { model: "claude", tools: [weather], messages: [user] });
+    const id = (first.kept.tool_calls as { id: string }[])[0]!.id;
+    const before = bedrock.received.length;
+    const second = await ask(gateway, { model: "claude", tools: [weather], messages: [user, first.kept, { role: "tool", tool_call_id: id, content: "31 C" }] });
+    expect(second.status).toBe(200);
+    expect(bedrock.received.slice(before).map((request) => request.status)).toEqual([400, 200]);
+    const retried = (bedrock.received.at(-1)!.body as { messages: { content: Record<string, unknown>[] }[] }).messages[1]!.content;
+    expect(retried.map((block) => Object.keys(block)[0])).toEqual(["reasoningContent", "toolUse"]);
+    expect(JSON.stringify(retried)).not.toContain("redactedContent");
+  });
+});

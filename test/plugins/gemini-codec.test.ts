@@ -141,3 +141,9 @@ test("the classifier names the field of 'Unknown name … Cannot find field'", (
   expect(classifyGeminiError(400, `[${body}]`)).toBe("reasoning");
   expect(classifyGeminiError(400, '{"error":{"message":"Function call is missing a thought_signature"}}')).toBeUndefined();
 });
+
+test("edited text goes back without the signatures that belonged to the old text", () => {
+  const message: ChatMessage = { role: "assistant", content: "Edited answer.", native_record: { parts: [{ type: "text", text: "Original." }, { type: "text", text: "", thoughtSignature: "SIG" }] } };
+  const contents = wireBody(codec, call("gemini-3-pro-preview", false, [{ role: "user", content: "q" }, message, { role: "user", content: "again" }], {})).body.contents as JsonObject[];
+  expect(contents[1]).toEqual({ role: "model", parts: [{ text: "Edited answer." }] });
+});

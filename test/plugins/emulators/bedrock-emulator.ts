@@ -26,6 +26,8 @@ type Message = { role: string; content: Block[] };
 export interface BedrockEmulatorOptions {
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   redacted?: boolean;
+  /** Refuse any redactedContent sent back (the refusal's wording is the emulator's own). */
+  refuseRedacted?: boolean;
 }
 
 export function signReasoning(text: string): string {
@@ -53,6 +55,7 @@ function handle(request: Received, options: BedrockEmulatorOptions): Reply {
   const extra = (body.additionalModelRequestFields ?? {}) as Record<string, unknown>;
   if (claude) for (const key of Object.keys(extra)) if (!CLAUDE_FIELDS.has(key)) return validation(`The model returned the following errors: ${key}: Extra inputs are not permitted`);
   const thinkingOn = claude && (extra.thinking as { type?: string } | undefined)?.type === "enabled";
+  if (options.refuseRedacted && JSON.stringify(body.messages).includes('"redactedContent"')) return validation("The model returned the following errors: redacted_thinking blocks are not supported for this model");
   const problem = check(body.messages as Message[], claude, thinkingOn);
   if (problem) return validation(problem);
   const content = answer(body, claude, thinkingOn, options.redacted === true);
