@@ -64,9 +64,13 @@ export class HttpServer {
     return { host: address.address, port: address.port, url: `http://${host}:${address.port}` };
   }
 
+  /** Stops accepting, lets open requests finish, then resolves. */
   async close(): Promise<void> {
     this.server.closeIdleConnections();
+    // a keep-alive connection whose stream ends after this point would otherwise idle until the client drops it
+    const sweep = setInterval(() => this.server.closeIdleConnections(), 100);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    clearInterval(sweep);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -32,6 +32,8 @@ export interface RunningGateway {
   readonly url: string;
   /** Everything the process printed to stdout so far. */
   stdout(): string;
+  /** Resolves once stdout (its log lines included, JSON when not a TTY) matches `pattern`. */
+  waitFor(pattern: RegExp): Promise<void>;
   /** SIGTERM, and wait for the exit code. */
   stop(): Promise<number | null>;
 }
@@ -52,6 +54,16 @@ export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv): Pro
           process: child,
           url: listening[1]!,
           stdout: () => out,
+          waitFor: (pattern) =>
+            new Promise<void>((matched) => {
+              if (pattern.test(out)) return matched();
+              const check = () => {
+                if (!pattern.test(out)) return;
+                child.stdout.off("data", check);
+                matched();
+              };
+              child.stdout.on("data", check);
+            }),
           stop: () => {
             if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
             return exited;

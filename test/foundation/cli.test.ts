@@ -138,6 +138,50 @@ describe("gateway", () => {
     expect(warnOnly.stdout).not.toMatch(/INFO/);
   });
 
+  /** Opens a streaming demo request (the shipped demo is paced, so it is still open after its first chunk). */
+  async function openStream(url: string, key: string): Promise<ReadableStreamDefaultReader<Uint8Array>> {
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo", stream: true, messages: [{ role: "user", content: "Tell me about graceful shutdowns" }] }),
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    return reader;
+  }
+
+  async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+    let text = "";
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+    } catch {
+      // the connection was cut
+    }
+    return text;
+  }
+
+  test("SIGTERM lets an open stream finish, then exits 0", async () => {
+    const key = "graceful-key-0123456789";
+    const gateway = await startGatewayProcess(["--port", "0", "--home", join(home, "grace")], cleanEnv({ CARRIERD_API_KEY: key }));
+    onTestFinished(() => void gateway.stop());
+    const reader = await openStream(gateway.url, key);
+    const exited = gateway.stop();
+    expect(await readRest(reader)).toMatch(/data: \[DONE\]\n\n$/);
+    expect(await exited).toBe(0);
+  });
+
+  test("a second signal stops at once, without waiting for open streams", async () => {
+    const key = "impatient-key-0123456789";
+    const gateway = await startGatewayProcess(["--port", "0", "--home", join(home, "impatient")], cleanEnv({ CARRIERD_API_KEY: key }));
+    onTestFinished(() => void gateway.stop());
+    const reader = await openStream(gateway.url, key);
+    gateway.process.kill("SIGTERM");
+    await gateway.waitFor(/stopping: finishing open requests/); // signals are not queued: send the second once the first is handled
+    gateway.process.kill("SIGTERM");
+    expect(await gateway.stop()).toBe(143);
+    expect(await readRest(reader)).not.toContain("[DONE]");
+  });
+
   test("CARRIERD_API_KEY replaces the generated key", async () => {
     const keyedHome = join(home, "keyed");
     const gateway = await startGatewayProcess(["--port", "0", "--home", keyedHome], cleanEnv({ CARRIERD_API_KEY: "operator-chosen-key-000000" }));

@@ -7,6 +7,8 @@ import { startGateway } from "../../gateway/start-gateway.js";
 import { isLoopbackHost } from "../../routes/host-match.js";
 import { createLogger } from "../../logging/logger.js";
 
+const SHUTDOWN_GRACE_MS = 30_000;
+
 export const gatewayCommand: CommandModule<object, OptionFlags> = {
   command: "gateway",
   describe: "run the daemon",
@@ -34,12 +36,23 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     if (apiKey.file) process.stdout.write(`API key: ${apiKey.file}\n`);
     process.stdout.write(`carrierd listening on ${gateway.url}\n`);
     process.on("SIGHUP", () => void gateway.reloadRoutes());
-    const stop = async () => {
-      await gateway.close();
-      log.flush?.();
-      process.exit(0);
+    // First signal: stop accepting, let open streams finish (SSE answers can run for minutes), then exit 0.
+    // A second signal, or the grace period running out, exits at once: an operator's Ctrl-C twice is final.
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, "stopping now, without waiting for open requests");
+        process.exit(signal === "SIGINT" ? 130 : 143);
+      }
+      stopping = true;
+      log.info({ signal, grace_seconds: SHUTDOWN_GRACE_MS / 1000 }, "stopping: finishing open requests (signal again to stop at once)");
+      setTimeout(() => {
+        log.warn({}, "open requests did not finish in time; stopping");
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS).unref();
+      void gateway.close().then(() => process.exit(0));
     };
-    process.once("SIGINT", () => void stop());
-    process.once("SIGTERM", () => void stop());
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
   },
 };
