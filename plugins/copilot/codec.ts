@@ -11,6 +11,9 @@ import { openAICompatibleCodec } from "../openai-compatible/codec.js";
  *   concatenated in order into the native record;
  * - out: an assistant turn gets its stored `reasoning_opaque` back, and
  *   `reasoning_text` only together with it.
+ * For Gemini models Copilot also signs tool calls
+ * (`tool_calls[i].function.thought_signature`, research/hermes.md A.3): kept
+ * per tool-call id and put back on the same call.
  */
 export const copilotCodec: HttpCodec = {
   buildRequest(call: UpstreamCall) {
@@ -21,11 +24,12 @@ export const copilotCodec: HttpCodec = {
   decodeResponse(body: JsonObject): StreamPart[] {
     const parts = openAICompatibleCodec.decodeResponse(body);
     const message = (firstChoice(body)?.message ?? {}) as JsonObject;
-    return [...copilotParts(message), ...parts];
+    return [...copilotParts(message, new Map()), ...parts];
   },
 
   createStreamDecoder() {
     const decode = openAICompatibleCodec.createStreamDecoder();
+    const ids = new Map<number, string>(); // a streamed tool call names its id once, by index
     return (event) => {
       const parts = decode(event);
       let chunk: JsonObject;
@@ -35,13 +39,13 @@ export const copilotCodec: HttpCodec = {
         return parts;
       }
       const delta = (firstChoice(chunk)?.delta ?? {}) as JsonObject;
-      return [...copilotParts(delta), ...parts];
+      return [...copilotParts(delta, ids), ...parts];
     };
   },
 };
 
 /** Copilot's own fields of one message or delta: reasoning to show, and record fragments. */
-function copilotParts(message: JsonObject): StreamPart[] {
+function copilotParts(message: JsonObject, ids: Map<number, string>): StreamPart[] {
   const parts: StreamPart[] = [];
   const text = typeof message.reasoning_text === "string" ? message.reasoning_text : "";
   const opaque = typeof message.reasoning_opaque === "string" ? message.reasoning_opaque : "";
@@ -50,15 +54,38 @@ function copilotParts(message: JsonObject): StreamPart[] {
   const record: JsonObject = {};
   if (opaque) record.reasoning_opaque = opaque;
   if (text) record.reasoning_text = text;
+  const signatures = toolSignatures(message, ids);
+  if (signatures) record.tool_signatures = signatures;
   if (Object.keys(record).length > 0) parts.push({ type: "native-record", record });
   return parts;
 }
 
-/** Folds fragments: both fields concatenate in arrival order. */
+/** `function.thought_signature` of each tool call in a message or delta, by tool-call id. */
+function toolSignatures(message: JsonObject, ids: Map<number, string>): JsonObject | undefined {
+  if (!Array.isArray(message.tool_calls)) return undefined;
+  const found: JsonObject = {};
+  (message.tool_calls as JsonObject[]).forEach((call, position) => {
+    const index = typeof call.index === "number" ? call.index : position;
+    if (typeof call.id === "string" && call.id) ids.set(index, call.id);
+    const signature = (call.function as JsonObject | undefined)?.thought_signature;
+    const id = ids.get(index) ?? (typeof call.id === "string" ? call.id : undefined);
+    if (typeof signature === "string" && signature && id) found[id] = signature;
+  });
+  return Object.keys(found).length > 0 ? found : undefined;
+}
+
+/** Folds fragments: text fields concatenate in arrival order; tool signatures merge by id. */
 export function mergeCopilotRecord(collected: JsonObject | undefined, fragment: JsonObject): JsonObject {
   const merged: JsonObject = { ...collected };
   for (const key of ["reasoning_opaque", "reasoning_text"] as const) {
     if (typeof fragment[key] === "string") merged[key] = (typeof merged[key] === "string" ? merged[key] : "") + fragment[key];
+  }
+  if (fragment.tool_signatures && typeof fragment.tool_signatures === "object") {
+    const signatures: JsonObject = { ...(merged.tool_signatures as JsonObject | undefined) };
+    for (const [id, signature] of Object.entries(fragment.tool_signatures as JsonObject)) {
+      signatures[id] = (typeof signatures[id] === "string" ? signatures[id] : "") + String(signature);
+    }
+    merged.tool_signatures = signatures;
   }
   return merged;
 }
@@ -78,6 +105,13 @@ function wireMessage(message: ChatMessage): ChatMessage {
   } else if (typeof wire.reasoning_opaque !== "string" || !wire.reasoning_opaque) {
     delete wire.reasoning_opaque;
     delete wire.reasoning_text;
+  }
+  const signatures = record?.tool_signatures as JsonObject | undefined;
+  if (signatures && wire.tool_calls) {
+    wire.tool_calls = wire.tool_calls.map((call) => {
+      const signature = signatures[call.id];
+      return typeof signature === "string" ? { ...call, function: { ...call.function, thought_signature: signature } } : call;
+    });
   }
   return wire;
 }

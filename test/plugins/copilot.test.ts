@@ -21,6 +21,20 @@ describe("codec", () => {
     expect(turn.toolCalls.map((call) => call.id)).toEqual(["call_1", "call_2"]);
   });
 
+  test("Gemini via Copilot: a tool call's thought_signature is kept by id and returned on the same call", () => {
+    const chunk = (delta: object) => ({ data: JSON.stringify({ id: "c2", model: "gemini-3-pro", choices: [{ index: 0, delta }] }) });
+    const turn = fold(
+      decodeEvents(copilotCodec, [
+        chunk({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "f", arguments: "" } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: "{}", thought_signature: "GSIG" } }] }),
+      ]),
+      mergeCopilotRecord,
+    );
+    expect(turn.nativeRecord).toEqual({ tool_signatures: { call_a: "GSIG" } });
+    const sent = (wireBody(copilotCodec, upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gemini-3-pro", body: { messages: [{ role: "user", content: "hi" }, { role: "assistant", content: null, tool_calls: turn.toolCalls, native_record: turn.nativeRecord }] } })).body.messages as { tool_calls?: { function: Record<string, unknown> }[] }[])[1]!;
+    expect(sent.tool_calls![0]!.function).toEqual({ name: "f", arguments: "{}", thought_signature: "GSIG" });
+  });
+
   test("replay: the stored opaque and text go back together; text never alone; native_record never", () => {
     const body = (assistant: object) =>
       (wireBody(copilotCodec, upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gpt-5", body: { messages: [{ role: "user", content: "hi" }, assistant as never] } })).body.messages as Record<string, unknown>[])[1];
