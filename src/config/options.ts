@@ -28,6 +28,8 @@ export interface OptionFlags {
   corsOrigins?: string;
   plugins?: string;
   logLevel?: string;
+  /** Request body limit: bytes, or with a KiB/MiB suffix. */
+  bodyLimit?: string;
 }
 
 export const DEFAULT_PORT = 8642;
@@ -49,10 +51,19 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
     corsOrigins: splitList(flags.corsOrigins ?? env.CARRIERD_CORS_ORIGINS, ","),
     pluginDirs: splitList(flags.plugins ?? env.CARRIERD_PLUGINS, ":").map((dir) => resolve(dir)),
     logLevel: flags.logLevel ?? env.CARRIERD_LOG_LEVEL ?? "info",
-    bodyLimit: DEFAULT_BODY_LIMIT,
+    bodyLimit: parseSize(flags.bodyLimit ?? env.CARRIERD_BODY_LIMIT) ?? DEFAULT_BODY_LIMIT,
     keepaliveSeconds: 10,
     env,
   };
+}
+
+/** `10485760`, `10MiB`, `512KiB`, `10M`, `512k` (binary units: a limit is about memory). */
+export function parseSize(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const match = /^\s*(\d+)\s*(b|k|kib|kb|m|mib|mb)?\s*$/i.exec(value);
+  const size = match ? Number(match[1]) * ({ k: 1024, kib: 1024, kb: 1024, m: 1024 ** 2, mib: 1024 ** 2, mb: 1024 ** 2 }[match[2]?.toLowerCase() ?? ""] ?? 1) : NaN;
+  if (!Number.isSafeInteger(size) || size < 1) throw new Error(`invalid body limit: ${value} (bytes, or a number with KiB/MiB)`);
+  return size;
 }
 
 function splitList(value: string | undefined, separator: string): string[] {

@@ -182,12 +182,17 @@ describe("gateway", () => {
     expect(await readRest(reader)).not.toContain("[DONE]");
   });
 
-  test("CARRIERD_API_KEY replaces the generated key", async () => {
+  test("CARRIERD_API_KEY replaces the generated key; --body-limit sets the 413 threshold", async () => {
     const keyedHome = join(home, "keyed");
-    const gateway = await startGatewayProcess(["--port", "0", "--home", keyedHome], cleanEnv({ CARRIERD_API_KEY: "operator-chosen-key-000000" }));
+    const gateway = await startGatewayProcess(["--port", "0", "--home", keyedHome, "--body-limit", "1KiB"], cleanEnv({ CARRIERD_API_KEY: "operator-chosen-key-000000" }));
     try {
-      expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: "Bearer operator-chosen-key-000000" } })).status).toBe(200);
+      const authorization = "Bearer operator-chosen-key-000000";
+      expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization } })).status).toBe(200);
       expect(() => statSync(join(keyedHome, "api_key"))).toThrow();
+      const body = (pad: number) => JSON.stringify({ model: "demo", messages: [{ role: "user", content: "x".repeat(pad) }] });
+      const post = (text: string) => fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { authorization, "content-type": "application/json" }, body: text });
+      expect((await post(body(900))).status).toBe(200);
+      expect((await post(body(1100))).status).toBe(413);
     } finally {
       await gateway.stop();
     }

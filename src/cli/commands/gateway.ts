@@ -19,7 +19,8 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       .option("port", { type: "number", describe: "port, 0 picks a free one; env CARRIERD_PORT, default 8642" })
       .option("cors-origins", { type: "string", describe: "comma-separated CORS allowlist; env CARRIERD_CORS_ORIGINS" })
       .option("plugins", { type: "string", describe: "extra plugin folders, ':'-separated; env CARRIERD_PLUGINS" })
-      .option("log-level", { type: "string", describe: "pino level; env CARRIERD_LOG_LEVEL, default info" }) as never,
+      .option("log-level", { type: "string", describe: "pino level; env CARRIERD_LOG_LEVEL, default info" })
+      .option("body-limit", { type: "string", describe: "request body limit, bytes or e.g. 20MiB; env CARRIERD_BODY_LIMIT, default 10MiB" }) as never,
   handler: async (flags) => {
     // .env in the working directory, then $CARRIERD_HOME/.env; real environment variables win over both.
     loadDotenv({ path: ".env", quiet: true });
