@@ -19,9 +19,11 @@ const ADAPTIVE_EFFORT: Readonly<Record<string, string>> = { minimal: "low", low:
  * `request_extra` (the core merges those into the canonical body); they are
  * already in the right place, at the top level. Every other key that is not
  * an OpenAI parameter we translate is dropped: the Messages API answers
- * "Extra inputs are not permitted" to anything it does not know.
+ * "Extra inputs are not permitted" to anything it does not know. `metadata`
+ * and `service_tier` are not passed through: OpenAI clients send their own,
+ * differently shaped, under the same names.
  */
-const NATIVE_KEYS = ["thinking", "top_k", "metadata", "output_config", "context_management", "service_tier", "container", "mcp_servers", "inference_geo"];
+const NATIVE_KEYS = ["thinking", "top_k", "output_config", "context_management", "container", "mcp_servers", "inference_geo"];
 
 /** The canonical request (OpenAI chat) as an Anthropic Messages body. */
 export function buildMessagesBody(call: UpstreamCall, note: (message: string) => void): JsonObject {
@@ -40,7 +42,7 @@ export function buildMessagesBody(call: UpstreamCall, note: (message: string) =>
   else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop as Json[];
   if (typeof source.temperature === "number") body.temperature = source.temperature;
   if (typeof source.top_p === "number") body.top_p = source.top_p;
-  if (typeof source.user === "string" && body.metadata === undefined) body.metadata = { user_id: source.user };
+  if (typeof source.user === "string") body.metadata = { user_id: source.user };
 
   const requested = numberOf(source.max_tokens) ?? numberOf(source.max_completion_tokens) ?? DEFAULT_MAX_TOKENS;
   body.max_tokens = requested;

@@ -143,8 +143,9 @@ describe("request shape", () => {
   });
 
   test("OpenAI-only keys never reach Anthropic; system and developer become system blocks", () => {
-    const body = wireBody(codec, base({ body: { messages: [SYSTEM, { role: "developer", content: "Be brief." }, USER], frequency_penalty: 1, n: 1, stream_options: { include_usage: true }, stop: "END" } })).body;
-    expect(Object.keys(body).sort()).toEqual(["max_tokens", "messages", "model", "stop_sequences", "system"]);
+    const body = wireBody(codec, base({ body: { messages: [SYSTEM, { role: "developer", content: "Be brief." }, USER], frequency_penalty: 1, n: 1, stream_options: { include_usage: true }, stop: "END", metadata: { app: "x" }, service_tier: "default", user: "u1" } })).body;
+    expect(Object.keys(body).sort()).toEqual(["max_tokens", "messages", "metadata", "model", "stop_sequences", "system"]);
+    expect(body.metadata).toEqual({ user_id: "u1" });
     expect(body.system).toEqual([{ type: "text", text: "You are a helpful assistant" }, { type: "text", text: "Be brief." }]);
   });
 
