@@ -29,6 +29,7 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     const apiKey = ensureApiKey(resolved.home, resolved.apiKey);
     const log = createLogger({ level: resolved.logLevel, logDir: join(resolved.home, "logs"), pretty: process.stdout.isTTY });
     if (apiKey.file) log.info({ file: apiKey.file, generated: apiKey.generated }, apiKey.generated ? `generated an API key in ${apiKey.file}` : `using the API key in ${apiKey.file}`);
+    if (apiKey.tightened) log.warn({ file: apiKey.file }, "the API key file was readable by other users; it is now mode 0600");
     if (!isLoopbackHost(resolved.host)) {
       log.warn({ host: resolved.host }, "binding a non-loopback address: anyone who can reach this port and has the key can use your providers");
     }
