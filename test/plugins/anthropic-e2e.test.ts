@@ -3,7 +3,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask, type Message } from "../support/stateless-client.js";
 import { startAnthropicEmulator, type AnthropicEmulator } from "./emulators/anthropic-emulator.js";
-import { startCassetteEmulator, type Emulator } from "./emulators/http-emulator.js";
+import { startCassetteEmulator, startEmulator, type Emulator } from "./emulators/http-emulator.js";
 import { cassette, json } from "./support/fixtures.js";
 
 const KEY = "sk-ant-test";
@@ -156,5 +156,32 @@ describe("the emulator itself rejects what the real API rejects", () => {
     const body = turn("x", anthropic.sign("x"));
     (body.messages[1] as Record<string, unknown>).native_record = {};
     expect(await post(body)).toEqual({ status: 400, message: "messages.1.native_record: Extra inputs are not permitted" });
+  });
+});
+
+describe("a stream that fails midway", () => {
+  let upstream: Emulator;
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    upstream = await startEmulator(() => ({
+      status: 200,
+      sse: [
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_x","model":"claude-sonnet-4-5","usage":{"input_tokens":5}}}\n\n',
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}\n\n',
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hmm"}}\n\n',
+        'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+      ].join(""),
+    }));
+    gateway = await startTestGateway({ routes: routes(upstream.url), env: { ANTHROPIC_API_KEY: KEY } });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await upstream.close();
+  });
+
+  test("ends as an error for the client, never as a short answer", async () => {
+    const reply = await ask(gateway, { model: "claude", stream: true, messages: [USER] });
+    expect(reply.status).not.toBe(200);
+    expect(reply.error?.message).toContain("overloaded_error");
   });
 });
