@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { createAnthropicCodec } from "../../plugins/anthropic/codec.js";
 import { mergeLayout } from "../../plugins/anthropic/content-layout.js";
 import { classifyAnthropicError } from "../../plugins/anthropic/errors.js";
-import type { ChatMessage } from "../../src/plugins/contract.js";
+import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
 import { decodeEvents, fold, replayedAssistant, upstreamCall, wireBody } from "./support/calls.js";
 import { cassette, chunkJson, chunkLines, json, sseEvents } from "./support/fixtures.js";
 
@@ -173,14 +173,14 @@ test("the classifier names the field of 'Extra inputs are not permitted'", () =>
 });
 
 describe("rebuilding a turn the client changed", () => {
-  const record = { content: [{ type: "thinking", thinking: "Plan.", signature: "S1" }, { type: "text", text: "Part one. " }, { type: "text", text: "Part two." }, { type: "tool_use", id: "t1" }] };
+  const record: JsonObject = { content: [{ type: "thinking", thinking: "Plan.", signature: "S1" }, { type: "text", text: "Part one. " }, { type: "text", text: "Part two." }, { type: "tool_use", id: "t1" }] };
   const toolCall = { id: "t1", type: "function" as const, function: { name: "weather", arguments: '{"location":"Rome"}' } };
   const assistantOf = (message: ChatMessage) =>
     (wireBody(codec, upstreamCall({ plugin: "anthropic", baseUrl: "https://api.anthropic.com", model: "claude-sonnet-4-5", body: { messages: [USER, message] } })).body.messages as { content: unknown[] }[])[1]!.content;
 
   test("unchanged text keeps the stored split into blocks (trailing whitespace aside)", () => {
     expect(assistantOf({ role: "assistant", content: "Part one. Part two.  ", tool_calls: [toolCall], native_record: record })).toEqual([
-      record.content[0],
+      (record.content as JsonObject[])[0],
       { type: "text", text: "Part one. " },
       { type: "text", text: "Part two." },
       { type: "tool_use", id: "t1", name: "weather", input: { location: "Rome" } },
@@ -190,7 +190,7 @@ describe("rebuilding a turn the client changed", () => {
   test("edited text replaces the stored text in its place; the signed block stays; unknown tool calls go last", () => {
     const extra = { id: "t2", type: "function" as const, function: { name: "weather", arguments: "" } };
     expect(assistantOf({ role: "assistant", content: "Edited.", tool_calls: [toolCall, extra], native_record: record })).toEqual([
-      record.content[0],
+      (record.content as JsonObject[])[0],
       { type: "text", text: "Edited." },
       { type: "tool_use", id: "t1", name: "weather", input: { location: "Rome" } },
       { type: "tool_use", id: "t2", name: "weather", input: {} },

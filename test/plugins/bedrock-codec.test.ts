@@ -64,7 +64,7 @@ describe("Converse decoding (vercel/ai fixtures)", () => {
 });
 
 describe("Converse requests and the replay policy", () => {
-  const record = { content: [{ type: "redacted_thinking", data: "UkVEQUNURUQ=" }, { type: "thinking", thinking: "Call the tool.", signature: "SIG" }, { type: "tool_use", id: "t1" }] };
+  const record: JsonObject = { content: [{ type: "redacted_thinking", data: "UkVEQUNURUQ=" }, { type: "thinking", thinking: "Call the tool.", signature: "SIG" }, { type: "tool_use", id: "t1" }] };
   const toolTurn: ChatMessage = { role: "assistant", content: null, tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: '{"location":"Rome"}' } }], native_record: record };
   const history: ChatMessage[] = [
     { role: "system", content: "Be brief." },

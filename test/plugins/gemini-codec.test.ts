@@ -102,7 +102,7 @@ describe("replay rules", () => {
         { functionCall: { name: "weather", args: { location: "Oslo" }, id: "b2" } },
       ] }, finishReason: "STOP" }],
     };
-    const turn = fold(codec.decodeResponse(response), latest);
+    const turn = fold(codec.decodeResponse(response as unknown as JsonObject), latest);
     const history: ChatMessage[] = [{ role: "user", content: "Rome and Oslo?" }, replayedAssistant(turn), { role: "tool", tool_call_id: "a1", content: "20" }, { role: "tool", tool_call_id: "b2", content: "1" }];
     const contents = wireBody(codec, call("gemini-3-pro-preview", false, history, { tools: [weather] })).body.contents as JsonObject[];
     expect(contents[1]!.parts).toEqual([

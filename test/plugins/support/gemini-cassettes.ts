@@ -41,7 +41,7 @@ export function geminiScenario(path: string): GeminiScenario {
     type: "function",
     function: { name: declaration.name, description: declaration.description, parameters: lowerTypes(declaration.parameters) },
   }));
-  const request: JsonObject = { tools: declarations, tool_choice: "auto" };
+  const request: JsonObject = { tools: declarations as unknown as JsonObject[], tool_choice: "auto" };
   if (typeof generation.maxOutputTokens === "number") request.max_tokens = generation.maxOutputTokens;
   // Gemini 3 cassettes: the client's reasoning_effort; 2.5: a thinking budget pinned in routes.yaml params
   if (thinking?.thinkingLevel) request.reasoning_effort = String(thinking.thinkingLevel).toLowerCase();
