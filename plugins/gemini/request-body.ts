@@ -29,9 +29,9 @@ function thinkingLevel(effort: string, model: string): string | undefined {
   }
 }
 
-/** Gemini 1.x and 2.x predate thought-signature validation; Gemini 3 and later require signed function calls. */
+/** Gemini 3 and later require signed function calls; 1.x and 2.x (and Gemma) predate thought-signature validation. */
 export function validatesSignatures(model: string): boolean {
-  return !/gemini-(1|2)([.-])/.test(model);
+  return /gemini-/.test(model) && !/gemini-(1|2)([.-])/.test(model);
 }
 
 /** The canonical request as a `generateContent` body. */
