@@ -21,6 +21,7 @@ import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { VerdictStore } from "../verdicts/verdict-store.js";
 import { STORE, VERDICT_STORE } from "./tokens.js";
 import { installResponses, RESPONSES_MIGRATIONS } from "../responses/install.js";
+import { COMPACTION_MIGRATIONS, installCompaction } from "../compaction/install.js";
 import { CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
@@ -43,7 +44,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp();
-  const database = openDatabase(join(options.home, "state.db"), [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS]);
+  const database = openDatabase(join(options.home, "state.db"), [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });
@@ -62,6 +63,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.registerSingleton(CHAT_SERVICE, ChatService);
   container.registerSingleton(HTTP_SERVER, HttpServer);
   installResponses(container, database);
+  installCompaction(container, database);
   container.registerSingleton(EVENT_HUB, EventHub);
   container.registerSingleton(METRICS, GatewayMetrics);
   return container;

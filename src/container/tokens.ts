@@ -18,3 +18,5 @@ export const EVENT_HUB = Symbol("EventHub");
 export const METRICS = Symbol("GatewayMetrics");
 export const RESPONSE_STORE = Symbol("ResponseStore");
 export const RESPONSES_API = Symbol("ResponsesApi");
+export const CHECKPOINT_STORE = Symbol("CheckpointStore");
+export const COMPACTOR = Symbol("Compactor");

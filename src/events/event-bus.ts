@@ -14,7 +14,8 @@ export type GatewayEventType =
   | "turn.failed"
   | "verdict.recorded"
   | "routes.reloaded"
-  | "routes.rejected";
+  | "routes.rejected"
+  | "session.compacted";
 
 export interface GatewayEvent {
   type: GatewayEventType;

@@ -11,6 +11,7 @@ export const EVENT_TYPES: readonly GatewayEventType[] = [
   "verdict.recorded",
   "routes.reloaded",
   "routes.rejected",
+  "session.compacted",
 ];
 
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);

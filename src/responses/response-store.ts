@@ -55,6 +55,13 @@ export class ResponseStore {
           SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
         )
         SELECT messages FROM chain ORDER BY depth DESC`),
+      ancestry: db.prepare(`
+        WITH RECURSIVE chain(id, parent_id, depth) AS (
+          SELECT id, parent_id, 0 FROM responses WHERE id = ?
+          UNION ALL
+          SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+        )
+        SELECT id FROM chain ORDER BY depth DESC`),
       forget: db.prepare("UPDATE responses SET body = NULL WHERE id = ? AND body IS NOT NULL"),
       forgetItems: db.prepare("DELETE FROM response_items WHERE response_id = ?"),
       // a link nobody needs any more: not retrievable, continued by no response, the end of no conversation
@@ -91,6 +98,11 @@ export class ResponseStore {
   history(id: string): ChatMessage[] {
     const rows = this.statements.history.all(id) as { messages: string }[];
     return rows.flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
+  }
+
+  /** Ids of the chain ending at response `id`, oldest first: compaction finds the checkpoint in force by them. */
+  ancestry(id: string): string[] {
+    return (this.statements.ancestry.all(id) as { id: string }[]).map((row) => row.id);
   }
 
   /**

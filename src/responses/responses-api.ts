@@ -10,7 +10,8 @@ import type { AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, LOGGER, OPTIONS, RESPONSE_STORE } from "../container/tokens.js";
+import type { Compactor } from "../compaction/compactor.js";
+import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, RESPONSE_STORE } from "../container/tokens.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
@@ -41,6 +42,7 @@ export class ResponsesApi {
     @inject(RESPONSE_STORE) private readonly store: ResponseStore,
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(COMPACTOR) private readonly compactor: Compactor,
   ) {}
 
   async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -48,7 +50,13 @@ export class ResponsesApi {
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
     const stream = body.stream === true;
     const continuation = this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined);
-    const chatRequest = toChatRequest(body, continuation.history, continuation.input, stream);
+    // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
+    const chatRequest = await this.compactor.prepare({
+      sessionId: continuation.sessionHeader,
+      parentId: continuation.parentId,
+      history: continuation.history,
+      build: (history) => toChatRequest(body, history, continuation.input, stream),
+    });
     const abort = new AbortController();
     response.on("close", () => {
       if (!response.writableFinished) abort.abort();

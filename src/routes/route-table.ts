@@ -16,6 +16,10 @@ export interface ModelEntry {
   model?: string;
   params?: JsonObject;
   context_window?: number;
+  /** Share of context_window at which a daemon-owned history is compacted (SPEC §10); default 0.8. */
+  compact_at?: number;
+  /** The model (a `models` name) that writes compaction summaries; default the model itself. */
+  summarizer?: string;
   description?: string;
 }
 
@@ -37,6 +41,10 @@ export interface ResolvedModel {
   readonly upstreamModel: string;
   readonly params: JsonObject | undefined;
   readonly contextWindow: number | undefined;
+  /** routes.yaml `compact_at`, when set. */
+  readonly compactAt?: number;
+  /** routes.yaml `summarizer`, when set. */
+  readonly summarizer?: string;
 }
 
 /** With no carriers route matching: local hosts read both plain names, everything else `reasoning_content` (hermes A.1). */
@@ -85,7 +93,7 @@ export class RouteTable {
       const provider = this.providers.get(entry.provider);
       if (!provider) continue;
       const upstreamModel = entry.model ?? globCapture(entry.name, name) ?? name;
-      return { name, provider, upstreamModel, params: entry.params, contextWindow: entry.context_window };
+      return { name, provider, upstreamModel, params: entry.params, contextWindow: entry.context_window, compactAt: entry.compact_at, summarizer: entry.summarizer };
     }
     return undefined;
   }

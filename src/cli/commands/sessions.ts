@@ -1,5 +1,6 @@
 import type { CommandModule } from "yargs";
-import { newId } from "../../chat/session-id.js";
+import { branchSession } from "../../compaction/branch.js";
+import { checkpointJson, checkpointLine, compactionOf } from "../../compaction/session-view.js";
 import { resolveHome } from "../../config/options.js";
 import { openState } from "../../store/open-state.js";
 import type { StoredTurn } from "../../store/stored-turn.js";
@@ -10,6 +11,7 @@ interface SessionsFlags {
   limit?: number;
   json?: boolean;
   at?: number;
+  all?: boolean;
 }
 
 /** `sessions show --json`, one turn (documented in docs/sessions-and-replay.md). */
@@ -65,19 +67,32 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
       .command<SessionsFlags>({
         command: "show <id>",
         describe: "a session's turns, with which reasoning carriers each holds",
-        builder: (y) => y.positional("id", { type: "string" }).option("json", { type: "boolean", default: false }) as never,
+        builder: (y) =>
+          y
+            .positional("id", { type: "string" })
+            .option("json", { type: "boolean", default: false })
+            .option("all", { type: "boolean", default: false, describe: "also the turns compaction archived" }) as never,
         handler: (flags) =>
-          withState(flags, ({ sessions }) => {
+          withState(flags, ({ sessions, db }) => {
             const session = sessions.session(flags.id!);
             if (!session) return notFound(flags.id!);
+            // compaction archives turns (SPEC §10): shown only with --all, the checkpoint stands in for them
+            const compaction = compactionOf(db, session.id);
+            const checkpoint = compaction.checkpoints.at(-1);
+            const shown = flags.all ? session.turnList : session.turnList.filter((turn) => !compaction.archived.has(turn.position));
             if (flags.json) {
-              const { turnList, prompts: _prompts, modelConfig, ...summary } = session;
+              const { turnList: _turnList, prompts: _prompts, modelConfig, ...summary } = session;
               return console.log(
-                JSON.stringify({ id: summary.id, model: summary.model, parent_id: summary.parentId, created_at: summary.createdAt, updated_at: summary.updatedAt, model_config: modelConfig, turns: turnList.map(turnJson) }, null, 2),
+                JSON.stringify({ id: summary.id, model: summary.model, parent_id: summary.parentId, created_at: summary.createdAt, updated_at: summary.updatedAt, model_config: modelConfig, turns: shown.map((turn) => ({ ...turnJson(turn), active: !compaction.archived.has(turn.position) })), checkpoints: compaction.checkpoints.map(checkpointJson) }, null, 2),
               );
             }
             console.log(`session ${session.id}  model ${session.model ?? "-"}  ${session.turns} turns${session.parentId ? `  branch of ${session.parentId}` : ""}`);
-            for (const turn of session.turnList) {
+            let checkpointShown = false;
+            for (const turn of shown) {
+              if (checkpoint && !checkpointShown && turn.position > (checkpoint.archivedThrough ?? 0) && !compaction.archived.has(turn.position)) {
+                console.log(checkpointLine(checkpoint));
+                checkpointShown = true;
+              }
               const details = turn.reasoningDetails?.map((detail) => (detail && typeof detail === "object" && !Array.isArray(detail) ? String(detail.type ?? "?") : "?")) ?? [];
               const held = [
                 turn.reasoningText ? `reasoning text (${turn.reasoningText.length} chars)` : undefined,
@@ -85,9 +100,11 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
                 turn.nativeRecord ? `native_record` : undefined,
               ].filter(Boolean);
               const said = turn.toolCalls.length > 0 ? `tool calls: ${turn.toolCalls.map((call) => call.function.name).join(", ")}` : JSON.stringify(turn.content.slice(0, 60));
-              console.log(`  #${turn.position}  ${turn.provider} (${turn.host || "in-process"}) ${turn.upstreamModel}  ${said}`);
+              console.log(`  #${turn.position}${compaction.archived.has(turn.position) ? " [archived]" : ""}  ${turn.provider} (${turn.host || "in-process"}) ${turn.upstreamModel}  ${said}`);
               console.log(`       carriers: ${held.length > 0 ? held.join("; ") : "none"}`);
             }
+            if (checkpoint && !checkpointShown) console.log(checkpointLine(checkpoint));
+            if (!flags.all && compaction.archived.size > 0) console.log(`  (${compaction.archived.size} archived turn(s) hidden; --all shows them)`);
             const rejected = session.modelConfig.rejected_carriers ?? [];
             for (const [provider, host, model, fields] of rejected) console.log(`  verdict in this session: ${provider} (${host}) ${model} rejects ${fields.join(", ")}`);
           }),
@@ -97,17 +114,17 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
         describe: "a new session holding turns 1..N, every reasoning carrier copied",
         builder: (y) => y.positional("id", { type: "string" }).option("at", { type: "number", describe: "last turn to copy (default: all)" }) as never,
         handler: (flags) =>
-          withState(flags, ({ sessions }) => {
+          withState(flags, ({ sessions, db }) => {
             if (!sessions.sessionExists(flags.id!)) return notFound(flags.id!);
             if (flags.at !== undefined && (!Number.isInteger(flags.at) || flags.at < 0)) {
               console.error("--at must be a whole number of turns");
               process.exitCode = 1;
               return;
             }
-            const branchId = newId("sess_");
-            const copied = sessions.branch(flags.id!, branchId, flags.at);
-            console.log(branchId);
-            console.error(`branched ${flags.id} into ${branchId} with ${copied} turn(s)`);
+            // compaction-aware: past a checkpoint the branch gets the active turns and the summary
+            const branch = branchSession(db, sessions, flags.id!, flags.at);
+            console.log(branch.id);
+            console.error(`branched ${flags.id} into ${branch.id} with ${branch.turns} turn(s)${branch.checkpoint ? " and the compaction checkpoint" : ""}`);
           }),
       })
       .command<SessionsFlags>({
