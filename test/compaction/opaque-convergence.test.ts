@@ -2,6 +2,7 @@ import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
 import type { GatewayEvent } from "../../src/events/event-bus.js";
+import { loadEventValidators, schemaProblems } from "../events/event-schemas.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { captureLog, collectCompactions, respond, showSession, sessionsCli, type CapturedLog } from "./support/harness.js";
 import { startCompactionUpstream, type CompactionUpstream, type WireMessage } from "./support/upstream.js";
@@ -113,6 +114,13 @@ test("kept turns keep their reasoning text and encrypted reasoning_details byte-
   // and what was summarised is gone from the wire
   const total = upstream.received.filter((request) => request.flavor === "opaque")[compactedAt[0]! - 1]!;
   expect(assistants(total.body.messages).length).toBeGreaterThan(kept.length);
+});
+
+test("the event matches its published schema; the summariser's scratch session is not left behind", async () => {
+  const problems = schemaProblems(loadEventValidators(), compactions[0]!);
+  expect(problems).toEqual([]);
+  const listed = JSON.parse((await sessionsCli(gateway.home, ["list", "--json"])).out) as { id: string }[];
+  expect(listed.map((session) => session.id)).toEqual([sessionId]);
 });
 
 test("the log line names counts and sizes, never contents", () => {
