@@ -54,6 +54,11 @@ export class CheckpointStore {
     return this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'compaction_checkpoints'").get() !== undefined;
   }
 
+  /** Whether a session has any checkpoint: most have none, and then the chain need not be walked. */
+  has(sessionId: string): boolean {
+    return this.db.prepare("SELECT 1 FROM compaction_checkpoints WHERE session_id = ? LIMIT 1").get(sessionId) !== undefined;
+  }
+
   /** The checkpoint in force for a chain (response ids, oldest first): the one anchored deepest, newest on a tie. */
   forChain(chain: readonly string[]): Checkpoint | undefined {
     if (chain.length === 0) return undefined;

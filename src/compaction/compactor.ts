@@ -64,8 +64,7 @@ export class Compactor {
   async prepare(request: CompactionRequest): Promise<ChatRequest> {
     const { sessionId, parentId } = request;
     if (sessionId === undefined || parentId === null || request.history.length === 0) return request.build(request.history);
-    const chain = this.responses.ancestry(parentId);
-    const current = this.checkpoints.forChain(chain);
+    const current = this.checkpoints.has(sessionId) ? this.checkpoints.forChain(this.responses.ancestry(parentId)) : undefined;
     const view = applyCheckpoint(request.history, current);
     const built = buildFrom(request, view);
     const table = this.routes.current;
@@ -128,6 +127,8 @@ export class Compactor {
       const turnId = before.match.turnIds.get(offset + index);
       if (turnId) turnIds.push(turnId);
     }
+    // the session row may be gone (`sessions rm`) while the response chain lives on; the checkpoint needs it
+    this.store.ensureSession(state.sessionId, keyScope(this.options.apiKey), state.resolved.name);
     return this.checkpoints.save(
       {
         id: newId("ckpt_"),

@@ -203,3 +203,13 @@ test("a branch is independent of its parent: a second compaction and removing th
   expect((await sessionsCli(gateway.home, ["rm", sessionId])).out).toContain("removed");
   expect(await showSession(gateway.home, branchId, true)).toEqual(before);
 });
+
+test("a chain whose session was removed compacts afresh: its checkpoint went with the session", async () => {
+  const before = compactions.length;
+  const result = await respond(gateway, { model: "opaque-model", input: "After the session was removed", previous_response_id: lastResponse });
+  // the removed turns took their encrypted reasoning along, and this emulator insists on it: the upstream's 400 reaches the client
+  expect(result.status).toBe(400);
+  expect(compactions).toHaveLength(before + 1);
+  expect(compactions.at(-1)).toMatchObject({ session_id: sessionId, superseded_checkpoint: null });
+  expect((await showSession(gateway.home, sessionId)).checkpoints).toHaveLength(1);
+});
