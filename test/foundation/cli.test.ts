@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
-import { carrierd, cleanEnv, startGatewayProcess } from "./cli-process.js";
+import { carrierd, cleanEnv, REPO, startGatewayProcess } from "./cli-process.js";
 
 const home = mkdtempSync(join(tmpdir(), "carrierd-cli-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -204,6 +205,36 @@ describe("gateway", () => {
     const result = await carrierd(["gateway", "--port", "0", "--routes", file, "--home", join(home, "bad")]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${file}:4:26: model "x" names provider "ghost"`);
+  });
+
+  test("logs --follow prints new lines as they are written, also after the file is truncated (rotation)", async () => {
+    const logHome = join(home, "follow");
+    mkdirSync(join(logHome, "logs"), { recursive: true });
+    const file = join(logHome, "logs", "carrierd.log");
+    const line = (msg: string) => `${JSON.stringify({ level: 30, time: Date.UTC(2026, 0, 1), pid: 1, msg })}\n`;
+    writeFileSync(file, line("already there"));
+    const child = spawn(process.execPath, ["bin/carrierd", "logs", "--follow", "--home", logHome], { cwd: REPO, env: cleanEnv() });
+    onTestFinished(() => void child.kill());
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    /** Resolves once `text` has been printed (the accumulator above runs first, being registered first). */
+    const seen = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!out.includes(text)) return;
+          child.stdout.off("data", check);
+          resolve();
+        };
+        child.stdout.on("data", check);
+        check();
+      });
+    await seen("already there");
+    appendFileSync(file, line("written later"));
+    await seen("written later");
+    writeFileSync(file, line("after rotation"));
+    await seen("after rotation");
+    expect(out).toMatch(/^2026-01-01T00:00:00\.000Z INFO  already there$/m);
   });
 
   test("logs on an empty home says there is no log yet", async () => {

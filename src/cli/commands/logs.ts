@@ -24,10 +24,16 @@ export const logsCommand: CommandModule<object, { home?: string; follow?: boolea
     const minimum = LEVELS[flags.level ?? "trace"] ?? 0;
     let offset = await printFrom(file, 0, minimum);
     if (!flags.follow) return;
-    watch(file, async () => {
-      if (statSync(file).size < offset) offset = 0; // rotated or truncated
-      offset = await printFrom(file, offset, minimum);
-    });
+    // reads are chained so two quick writes never print the same range twice
+    let reading = Promise.resolve();
+    const catchUp = () => {
+      reading = reading.then(async () => {
+        if (statSync(file).size < offset) offset = 0; // rotated by truncation (logrotate copytruncate)
+        offset = await printFrom(file, offset, minimum);
+      });
+    };
+    watch(file, catchUp);
+    catchUp(); // whatever was written between the first read and the watch
     await new Promise(() => undefined);
   },
 };
