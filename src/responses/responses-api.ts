@@ -7,7 +7,7 @@ import { sendJson } from "../api/respond.js";
 import { SseWriter } from "../api/sse.js";
 import { requestValidator } from "../api/validate-request.js";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
-import type { ChatService, TurnRun } from "../chat/chat-service.js";
+import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
@@ -61,7 +61,11 @@ export class ResponsesApi {
     response.on("close", () => {
       if (!response.writableFinished) abort.abort();
     });
-    const run = await this.chat.start(chatRequest, { sessionHeader: continuation.sessionHeader, stream, signal: abort.signal });
+    const run = await this.chat.start(chatRequest, { sessionHeader: continuation.sessionHeader, stream, signal: abort.signal }).catch((error: unknown) => {
+      const sessionId = sessionIdOf(error);
+      if (sessionId) response.setHeader("x-session-id", sessionId); // an upstream error still names the session (SPEC §4)
+      throw error;
+    });
     const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);

@@ -42,3 +42,14 @@ test("Vercel AI SDK: both providers surface a mid-stream failure as an error par
     expect(types).toContain("reasoning-delta"); // what arrived before the drop still reached the client
   }
 });
+
+test("an upstream 400 still names the session in X-Session-Id, on both APIs (SPEC §4)", async () => {
+  for (const [path, body] of [
+    ["/v1/responses", { model: "deepseek-reasoner", input: "FAIL_400" }],
+    ["/v1/chat/completions", { model: "deepseek-reasoner", messages: [{ role: "user", content: "FAIL_400" }] }],
+  ] as const) {
+    const response = await setup.gateway.post(path, body, { "x-session-id": "failing-session-1" });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("x-session-id")).toBe("failing-session-1");
+  }
+});
