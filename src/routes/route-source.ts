@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
@@ -93,12 +94,22 @@ export class RouteSource {
     this.bus.publish({ type: "routes.rejected", file: path, errors: problems, revision_in_force: this.table.revision });
   }
 
-  /** Watches the file; editors that save by rename are followed too. Resolves once the watch is armed. */
+  /**
+   * Watches the file through its folder: a watch on the file itself follows
+   * its inode, which an editor that saves by rename replaces (and under load
+   * chokidar can lose the re-watch). Only this one file is looked at.
+   * Resolves once the watch is armed.
+   */
   async watch(): Promise<void> {
     if (this.watcher) return;
-    const watcher = watch(this.table.path, { ignoreInitial: true, atomic: 50 });
+    const file = resolve(this.table.path);
+    const folder = dirname(file);
+    const watcher = watch(folder, { ignoreInitial: true, atomic: 50, depth: 0, ignored: (path) => path !== folder && path !== file });
     this.watcher = watcher;
-    watcher.on("change", () => this.onFileEvent()).on("add", () => this.onFileEvent());
+    const onEvent = (path: string) => {
+      if (path === file) this.onFileEvent();
+    };
+    watcher.on("change", onEvent).on("add", onEvent);
     // a save made before chokidar is ready would be missed, and the gateway must not say it is listening on a stale table
     await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
   }
