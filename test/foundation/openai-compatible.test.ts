@@ -12,6 +12,7 @@ const RECORDINGS = {
   "mistral-reasoning": { name: "mistral/mistral-reasoning" },
   "bad-temperature": { status: 400, file: "openai/reasoning-model-temperature-error.json" },
   "over-quota": { status: 429, file: "openai/openai-error.1.json" },
+  "never-ends": { endless: '{"id":"x","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"reasoning_content":"hmm "},"finish_reason":null}]}' },
   // OpenRouter's mid-stream failure: the status was already 200, so the error comes as a chunk
   "fails-mid-stream": {
     chunks: [
@@ -178,4 +179,14 @@ test("an error the upstream sends mid-stream reaches the client as an error even
   const summary = chunkDeltas(events.filter((event) => "choices" in (event as object)) as Chunk[]);
   expect(summary.reasoning).toBe("We need to");
   expect(summary.finishReason).toBeNull();
+});
+
+test("a client that hangs up mid-stream makes the gateway hang up on the upstream", async () => {
+  const response = await gateway.post("/v1/chat/completions", { model: "rec/never-ends", stream: true, messages: [{ role: "user", content: "think forever" }] });
+  const reader = response.body!.getReader();
+  await reader.read();
+  const hungUp = upstream.nextHangUp();
+  await reader.cancel();
+  await hungUp; // without it the upstream stream (and its bill) would run on
+  expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
 });

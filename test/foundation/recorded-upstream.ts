@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,6 +19,11 @@ export interface InlineStream {
   readonly chunks: readonly string[];
 }
 
+/** A stream that never ends: `chunk` every 10 ms until the gateway hangs up. */
+export interface EndlessStream {
+  readonly endless: string;
+}
+
 /** A recorded upstream error: served with `status` and the fixture file's body. */
 export interface RecordedError {
   readonly status: number;
@@ -33,6 +39,8 @@ export interface ReceivedRequest {
 export interface RecordedUpstream {
   /** Base URL to put in routes.yaml (`http://127.0.0.1:PORT/v1`). */
   readonly baseUrl: string;
+  /** Resolves when the gateway next hangs up on an endless stream. */
+  nextHangUp(): Promise<void>;
   /** Every request received, in order. */
   readonly received: ReceivedRequest[];
   close(): Promise<void>;
@@ -53,8 +61,9 @@ export function fixtureJson(file: string): Record<string, unknown> {
  * Chunks are written one per network write so the gateway's SSE parser sees
  * real framing boundaries.
  */
-export async function startRecordedUpstream(recordings: Record<string, Recording | RecordedError | InlineStream>): Promise<RecordedUpstream> {
+export async function startRecordedUpstream(recordings: Record<string, Recording | RecordedError | InlineStream | EndlessStream>): Promise<RecordedUpstream> {
   const received: ReceivedRequest[] = [];
+  const hangUps = new EventEmitter();
   const server = createServer((request, response) => {
     let text = "";
     request.setEncoding("utf8");
@@ -71,6 +80,15 @@ export async function startRecordedUpstream(recordings: Record<string, Recording
       if ("status" in recording) {
         response.writeHead(recording.status, { "content-type": "application/json" });
         response.end(readFileSync(join(CHUNKS_DIR, recording.file)));
+        return;
+      }
+      if ("endless" in recording) {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        const timer = setInterval(() => response.write(`data: ${recording.endless}\n\n`), 10);
+        response.once("close", () => {
+          clearInterval(timer);
+          hangUps.emit("hang-up");
+        });
         return;
       }
       if ("chunks" in recording) {
@@ -95,6 +113,7 @@ export async function startRecordedUpstream(recordings: Record<string, Recording
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    nextHangUp: () => new Promise<void>((resolve) => hangUps.once("hang-up", () => resolve())),
     received,
     close: () =>
       new Promise<void>((resolve) => {
