@@ -32,8 +32,10 @@ beforeAll(async () => {
     routes: `version: 1
 providers:
   recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}", api_key_env: RECORDED_KEY }
+  nobody-home: { plugin: openai-compatible, base_url: "http://127.0.0.1:1/v1" }
 models:
   - { name: "rec/*", provider: recorded }
+  - { name: unreachable, provider: nobody-home }
 `,
     env: { RECORDED_KEY: PROVIDER_KEY },
   });
@@ -189,4 +191,12 @@ test("a client that hangs up mid-stream makes the gateway hang up on the upstrea
   await reader.cancel();
   await hungUp; // without it the upstream stream (and its bill) would run on
   expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
+});
+
+test.each([false, true])("an unreachable upstream is a 502 in OpenAI shape naming the provider (stream: %s)", async (stream) => {
+  const response = await gateway.post("/v1/chat/completions", { model: "unreachable", stream, messages: [{ role: "user", content: "hi" }] });
+  expect(response.status).toBe(502);
+  const body = (await response.json()) as { error: { message: string; code: string } };
+  expect(body.error.code).toBe("upstream_unreachable");
+  expect(body.error.message).toContain("nobody-home");
 });
