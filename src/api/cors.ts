@@ -11,9 +11,10 @@ const EXPOSED_HEADERS = "X-Session-Id";
 export function applyCors(request: IncomingMessage, response: ServerResponse, allowlist: readonly string[]): "continue" | "answered" {
   const origin = request.headers.origin;
   const allowed = typeof origin === "string" && (allowlist.includes("*") || allowlist.includes(origin));
+  // the answer depends on the origin either way, so a shared cache must not hand one origin's answer to another
+  if (typeof origin === "string") response.setHeader("Vary", "Origin");
   if (allowed) {
     response.setHeader("Access-Control-Allow-Origin", origin);
-    response.setHeader("Vary", "Origin");
     response.setHeader("Access-Control-Expose-Headers", EXPOSED_HEADERS);
   }
   if (request.method !== "OPTIONS") return "continue";

@@ -71,6 +71,7 @@ describe("CORS", () => {
     const other = "https://evil.example.net";
     const response = await gateway.fetch("/v1/models", { headers: { origin: other } });
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
+    expect(response.headers.get("vary")).toMatch(/Origin/);
     const preflight = await fetch(`${gateway.url}/v1/chat/completions`, { method: "OPTIONS", headers: { origin: other, "access-control-request-method": "POST" } });
     expect(preflight.status).toBe(403);
     expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
