@@ -5,8 +5,8 @@ const ALLOWED_HEADERS = "Authorization, Content-Type, X-Session-Id, Idempotency-
 const EXPOSED_HEADERS = "X-Session-Id";
 
 /**
- * CORS only for origins on the allowlist (`*` allows any). Returns false when
- * the request was a preflight and has been answered.
+ * CORS only for origins on the allowlist (`*` allows any). Returns
+ * "answered" when the request was a preflight and has been answered (204 or 403).
  */
 export function applyCors(request: IncomingMessage, response: ServerResponse, allowlist: readonly string[]): "continue" | "answered" {
   const origin = request.headers.origin;
