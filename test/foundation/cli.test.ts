@@ -82,7 +82,26 @@ describe("plugins list", () => {
   });
 });
 
-test.each([[[]], [["gateway"]], [["routes"]], [["routes", "check"]], [["routes", "explain"]], [["plugins", "list"]], [["logs"]]])("carrierd %j --help works", async (command) => {
+test.each(
+  [
+    [],
+    ["gateway"],
+    ["routes"],
+    ["routes", "check"],
+    ["routes", "explain"],
+    ["plugins", "list"],
+    ["logs"],
+    ["sessions"],
+    ["sessions", "list"],
+    ["sessions", "show"],
+    ["sessions", "branch"],
+    ["sessions", "rm"],
+    ["verdicts"],
+    ["verdicts", "list"],
+    ["verdicts", "clear"],
+    ["chat"],
+  ].map((command) => [command]),
+)("carrierd %j --help works and offers --home (SPEC §12.18)", async (command) => {
   const result = await carrierd([...command, "--help"]);
   expect(result.code).toBe(0);
   expect(result.stdout).toContain("carrierd");
