@@ -77,6 +77,12 @@ describe("SPEC §12.12 bad inputs are 4xx in OpenAI shape", () => {
     expect(error.param ?? "").toContain(key);
   });
 
+  test("n above 1 is 400: one turn, one choice, nothing dropped silently", async () => {
+    const error = expectOpenAIError(await json({ model: "demo", messages: user, n: 2 }), 400);
+    expect(error.param).toBe("n");
+    expect((await json({ model: "demo", messages: user, n: 1 })).status).toBe(200);
+  });
+
   test("a missing model is 400", async () => {
     expectOpenAIError(await json({ messages: user }), 400);
   });
