@@ -15,6 +15,8 @@ export const openAICompatibleCodec: HttpCodec = {
   },
 
   decodeResponse(body: JsonObject): StreamPart[] {
+    // some upstreams answer 200 with only an error object; that is not an empty answer
+    if (body.error && typeof body.error === "object" && !Array.isArray(body.choices)) throw new UpstreamStreamError(body.error as JsonObject);
     const parts: StreamPart[] = [metadata(body)];
     const choice = firstChoice(body);
     const message = (choice?.message ?? {}) as JsonObject;
@@ -64,10 +66,10 @@ export const openAICompatibleCodec: HttpCodec = {
   },
 };
 
-/** An error the upstream sent inside its stream; the core turns it into an error event for the client. */
+/** An error the upstream sent inside a 200 (in its stream, or as the whole body); the core relays it as an upstream error. */
 export class UpstreamStreamError extends Error {
   constructor(readonly detail: JsonObject) {
-    super(`the upstream reported an error mid-stream: ${str(detail.message) ?? JSON.stringify(detail)}`);
+    super(`the upstream reported an error: ${str(detail.message) ?? JSON.stringify(detail)}`);
     this.name = "UpstreamStreamError";
   }
 }

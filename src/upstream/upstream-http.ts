@@ -38,7 +38,7 @@ export class UpstreamHttp {
       } catch {
         throw new GatewayError("upstream_error", `upstream ${call.provider.id} answered with a body that is not JSON`, null, { status: 502 });
       }
-      return { ok: true, parts: iterate(codec.decodeResponse(parsed)) };
+      return { ok: true, parts: decodeWhole(codec, parsed) };
     }
     return { ok: true, parts: decodeStream(response.body, codec.createStreamDecoder()) };
   }
@@ -48,8 +48,9 @@ export class UpstreamHttp {
   }
 }
 
-async function* iterate(parts: StreamPart[]): AsyncIterable<StreamPart> {
-  yield* parts;
+/** Decoded when read, so a codec that refuses a body (an error inside a 200) fails the turn as an upstream error, not the request as a 500. */
+async function* decodeWhole(codec: HttpCodec, body: JsonObject): AsyncIterable<StreamPart> {
+  yield* codec.decodeResponse(body);
 }
 
 /** SSE bytes → events → canonical parts, one network chunk at a time. */

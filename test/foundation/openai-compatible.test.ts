@@ -12,6 +12,8 @@ const RECORDINGS = {
   "mistral-reasoning": { name: "mistral/mistral-reasoning" },
   "bad-temperature": { status: 400, file: "openai/reasoning-model-temperature-error.json" },
   "over-quota": { status: 429, file: "openai/openai-error.1.json" },
+  // a 200 whose body is only an error (some providers do this for non-stream requests)
+  "error-in-200": { chunks: [], whole: { error: { message: "model overloaded, try later", code: 503 } } },
   "never-ends": { endless: '{"id":"x","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"reasoning_content":"hmm "},"finish_reason":null}]}' },
   // OpenRouter's mid-stream failure: the status was already 200, so the error comes as a chunk
   "fails-mid-stream": {
@@ -199,4 +201,11 @@ test.each([false, true])("an unreachable upstream is a 502 in OpenAI shape namin
   const body = (await response.json()) as { error: { message: string; code: string } };
   expect(body.error.code).toBe("upstream_unreachable");
   expect(body.error.message).toContain("nobody-home");
+});
+
+test("a non-stream 200 that carries only an error is a 502 with the upstream's message, not an empty answer", async () => {
+  const response = await gateway.post("/v1/chat/completions", { model: "rec/error-in-200", messages: [{ role: "user", content: "hi" }] });
+  expect(response.status).toBe(502);
+  const body = (await response.json()) as { error: { message: string; type: string } };
+  expect(body.error.message).toContain("model overloaded, try later");
 });

@@ -17,6 +17,8 @@ export interface Recording {
 /** A stream spelled out in the test (for shapes no recording has), served the same way. */
 export interface InlineStream {
   readonly chunks: readonly string[];
+  /** The body a non-stream request gets instead. */
+  readonly whole?: unknown;
 }
 
 /** A stream that never ends: `chunk` every 10 ms until the gateway hangs up. */
@@ -89,6 +91,11 @@ export async function startRecordedUpstream(recordings: Record<string, Recording
           clearInterval(timer);
           hangUps.emit("hang-up");
         });
+        return;
+      }
+      if ("chunks" in recording && body.stream !== true && recording.whole !== undefined) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify(recording.whole));
         return;
       }
       if ("chunks" in recording) {
