@@ -1,10 +1,19 @@
 import { readFile } from "node:fs/promises";
+import { setTimeout as delay } from "node:timers/promises";
 import { dirname, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import { formatProblem, parseRoutes, revisionOf, type RouteProblem } from "./load-routes.js";
 import type { RouteTable } from "./route-table.js";
+
+/** Read once the folder has been quiet this long: most saves are several events. */
+const QUIET_MS = 40;
+/** And once more after this, for a change chokidar dropped (it drops one within 50 ms of the last). */
+const TRAILING_MS = 150;
+/** A file that does not parse is looked at again this much later, up to SETTLE_LOOKS times, before it is rejected. */
+const SETTLE_MS = 100;
+const SETTLE_LOOKS = 2;
 
 export type ReloadListener = (next: RouteTable, previous: RouteTable) => void;
 
@@ -20,6 +29,7 @@ export class RouteSource {
   private reloading: Promise<void> = Promise.resolve();
   /** Content hash of the last text parsed, good or bad: a file event that changed nothing is ignored. */
   private lastSeen: string;
+  private quietTimer: NodeJS.Timeout | undefined;
   private settleTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -51,31 +61,27 @@ export class RouteSource {
     return this.enqueue(reason, false);
   }
 
-  private enqueue(reason: string, onlyIfChanged: boolean): Promise<void> {
-    this.reloading = this.reloading.then(() => this.reloadNow(reason, onlyIfChanged));
+  private enqueue(reason: string, fromWatcher: boolean): Promise<void> {
+    this.reloading = this.reloading.then(() => this.reloadNow(reason, fromWatcher));
     return this.reloading;
   }
 
-  private async reloadNow(reason: string, onlyIfChanged: boolean): Promise<void> {
+  private async reloadNow(reason: string, fromWatcher: boolean): Promise<void> {
     const path = this.table.path;
-    let text: string;
-    try {
-      text = await readFile(path, "utf8");
-    } catch (error) {
-      // mid-save by rename the file is briefly absent; the watcher's `add` follows
-      if (onlyIfChanged && (error as NodeJS.ErrnoException).code === "ENOENT") return;
-      this.reject(path, [{ file: path, line: 1, column: 1, message: `cannot read: ${(error as Error).message}` }], reason);
-      return;
+    let text = await this.read(path, reason, fromWatcher);
+    // an editor truncates before it writes; the write's own event follows
+    if (text === undefined || (fromWatcher && (text.trim() === "" || revisionOf(text) === this.lastSeen))) return;
+    let result = parseRoutes(text, path, { knownPlugins: this.knownPlugins });
+    // A watcher can catch a save half-written. A broken read is reported only
+    // if another look, a moment later, finds the same text.
+    for (let look = 0; !result.ok && fromWatcher && look < SETTLE_LOOKS; look++) {
+      await delay(SETTLE_MS);
+      const again = await this.read(path, reason, true);
+      if (again === undefined || again === text) break;
+      text = again;
+      result = parseRoutes(text, path, { knownPlugins: this.knownPlugins });
     }
-    if (onlyIfChanged && text.trim() === "") {
-      // an editor truncates before it writes; the write's own event follows
-      this.log.debug({ file: path }, "routes file is empty, waiting for the rest of the save");
-      return;
-    }
-    const revision = revisionOf(text);
-    if (onlyIfChanged && revision === this.lastSeen) return;
-    this.lastSeen = revision;
-    const result = parseRoutes(text, path, { knownPlugins: this.knownPlugins });
+    this.lastSeen = revisionOf(text);
     if (!result.ok) {
       this.reject(path, result.problems, reason);
       return;
@@ -88,6 +94,17 @@ export class RouteSource {
     for (const listener of this.listeners) listener(result.table, previous);
   }
 
+  /** The file's text, or undefined when it cannot be read (reported, except for the gap of a save by rename). */
+  private async read(path: string, reason: string, fromWatcher: boolean): Promise<string | undefined> {
+    try {
+      return await readFile(path, "utf8");
+    } catch (error) {
+      if (fromWatcher && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined; // the watcher's `add` follows
+      this.reject(path, [{ file: path, line: 1, column: 1, message: `cannot read: ${(error as Error).message}` }], reason);
+      return undefined;
+    }
+  }
+
   private reject(path: string, problems: RouteProblem[], reason: string): void {
     const errors = problems.map(formatProblem);
     this.log.error({ file: path, errors, reason, revision_in_force: this.table.revision }, `routes rejected, keeping revision ${this.table.revision}: ${errors[0]}`);
@@ -95,21 +112,18 @@ export class RouteSource {
   }
 
   /**
-   * Watches the file through its folder: a watch on the file itself follows
-   * its inode, which an editor that saves by rename replaces (and under load
-   * chokidar can lose the re-watch). Only this one file is looked at.
-   * Resolves once the watch is armed.
+   * Watches the file through its folder (not its subfolders). A watch on the
+   * file alone follows an inode, which an editor that saves by rename
+   * replaces; and a Kubernetes ConfigMap updates by swapping a `..data`
+   * symlink beside the file, never touching the file's own entry. So any
+   * change in the folder re-reads the file, and the content hash makes that
+   * free when the file did not change. Resolves once the watch is armed.
    */
   async watch(): Promise<void> {
     if (this.watcher) return;
-    const file = resolve(this.table.path);
-    const folder = dirname(file);
-    const watcher = watch(folder, { ignoreInitial: true, atomic: 50, depth: 0, ignored: (path) => path !== folder && path !== file });
+    const watcher = watch(dirname(resolve(this.table.path)), { ignoreInitial: true, atomic: 50, depth: 0 });
     this.watcher = watcher;
-    const onEvent = (path: string) => {
-      if (path === file) this.onFileEvent();
-    };
-    watcher.on("change", onEvent).on("add", onEvent);
+    watcher.on("all", () => this.onFileEvent());
     // a save made before chokidar is ready would be missed, and the gateway must not say it is listening on a stale table
     await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
   }
@@ -121,13 +135,16 @@ export class RouteSource {
    * The content hash makes the second read free when nothing changed.
    */
   private onFileEvent(): void {
-    void this.enqueue("file changed", true);
+    clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => void this.enqueue("file changed", true), QUIET_MS);
+    this.quietTimer.unref();
     clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => void this.enqueue("file changed", true), 150);
+    this.settleTimer = setTimeout(() => void this.enqueue("file changed", true), TRAILING_MS);
     this.settleTimer.unref();
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.quietTimer);
     clearTimeout(this.settleTimer);
     await this.watcher?.close();
     this.watcher = undefined;

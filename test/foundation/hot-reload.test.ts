@@ -1,4 +1,5 @@
-import { renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -97,6 +98,32 @@ test("of two saves in quick succession the last one is in force", async () => {
   writeFileSync(gateway.routesPath, last);
   await reloaded;
   expect(await modelIds()).toEqual(["demo", "second-save"]);
+});
+
+test("a Kubernetes ConfigMap update (an atomic swap of the ..data symlink beside the file) is followed", async () => {
+  // the layout kubelet mounts: routes.yaml → ..data/routes.yaml, ..data → ..<timestamp>
+  const folder = dirname(gateway.routesPath);
+  const version = (name: string, text: string) => {
+    mkdirSync(join(folder, name));
+    writeFileSync(join(folder, name, "routes.yaml"), text);
+  };
+  const current = readFileSync(gateway.routesPath, "utf8");
+  version("..v1", current);
+  symlinkSync("..v1", join(folder, "..data"));
+  symlinkSync(join("..data", "routes.yaml"), `${gateway.routesPath}.link`);
+  renameSync(`${gateway.routesPath}.link`, gateway.routesPath);
+
+  const next = routesWith("{ name: demo, provider: demo }", "{ name: from-configmap, provider: demo }");
+  const reloaded = nextEvent(gateway, "routes.reloaded", (event) => event.revision === revisionOf(next));
+  version("..v2", next);
+  symlinkSync("..v2", join(folder, "..data_tmp"));
+  renameSync(join(folder, "..data_tmp"), join(folder, "..data"));
+  await reloaded;
+  expect(await modelIds()).toEqual(["demo", "from-configmap"]);
+
+  // back to a plain file for the tests that follow
+  rmSync(gateway.routesPath);
+  writeFileSync(gateway.routesPath, next);
 });
 
 test("reloadRoutes (what SIGHUP calls) puts the file in force when it resolves", async () => {
