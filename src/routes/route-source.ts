@@ -62,7 +62,10 @@ export class RouteSource {
   }
 
   private enqueue(reason: string, fromWatcher: boolean): Promise<void> {
-    this.reloading = this.reloading.then(() => this.reloadNow(reason, fromWatcher));
+    // a reload that throws must neither stop the ones after it nor crash the daemon (SIGHUP and the watcher don't await)
+    this.reloading = this.reloading.then(() => this.reloadNow(reason, fromWatcher)).catch((error: unknown) => {
+      this.log.error({ err: error, file: this.table.path, reason }, "routes reload failed unexpectedly; the table in force is unchanged");
+    });
     return this.reloading;
   }
 
@@ -91,7 +94,13 @@ export class RouteSource {
     this.table = result.table;
     this.log.info({ file: path, revision: result.table.revision, previous: previous.revision, reason }, "routes reloaded");
     this.bus.publish({ type: "routes.reloaded", revision: result.table.revision, previous_revision: previous.revision, file: path });
-    for (const listener of this.listeners) listener(result.table, previous);
+    for (const listener of this.listeners) {
+      try {
+        listener(result.table, previous);
+      } catch (error) {
+        this.log.error({ err: error, revision: result.table.revision }, "a routes.reloaded listener failed");
+      }
+    }
   }
 
   /** The file's text, or undefined when it cannot be read (reported, except for the gap of a save by rename). */
