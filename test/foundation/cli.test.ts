@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -226,7 +226,7 @@ describe("gateway", () => {
     expect(result.stderr).toContain(`${file}:4:26: model "x" names provider "ghost"`);
   });
 
-  test("logs --follow prints new lines as they are written, also after the file is truncated (rotation)", async () => {
+  test("logs --follow prints new lines as they are written, also after rotation by truncation or by rename", async () => {
     const logHome = join(home, "follow");
     mkdirSync(join(logHome, "logs"), { recursive: true });
     const file = join(logHome, "logs", "carrierd.log");
@@ -253,6 +253,9 @@ describe("gateway", () => {
     await seen("written later");
     writeFileSync(file, line("after rotation"));
     await seen("after rotation");
+    renameSync(file, `${file}.1`); // logrotate without copytruncate: move away, then a new file
+    writeFileSync(file, line("in the new file"));
+    await seen("in the new file");
     expect(out).toMatch(/^2026-01-01T00:00:00\.000Z INFO  already there$/m);
   });
 

@@ -1,5 +1,5 @@
 import { createReadStream, existsSync, statSync, watch } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { CommandModule } from "yargs";
 import { resolveHome } from "../../config/options.js";
@@ -26,13 +26,22 @@ export const logsCommand: CommandModule<object, { home?: string; follow?: boolea
     if (!flags.follow) return;
     // reads are chained so two quick writes never print the same range twice
     let reading = Promise.resolve();
+    let inode = statSync(file).ino;
     const catchUp = () => {
-      reading = reading.then(async () => {
-        if (statSync(file).size < offset) offset = 0; // rotated by truncation (logrotate copytruncate)
-        offset = await printFrom(file, offset, minimum);
-      });
+      reading = reading
+        .then(async () => {
+          if (!existsSync(file)) return; // rotated by rename: the new file's creation is the next event
+          const { ino, size } = statSync(file);
+          if (ino !== inode || size < offset) offset = 0; // a new file (rotation by rename), or truncated (copytruncate)
+          inode = ino;
+          offset = await printFrom(file, offset, minimum);
+        })
+        .catch((error: unknown) => console.error(`cannot read ${file}: ${(error as Error).message}`));
     };
-    watch(file, catchUp);
+    // the folder, not the file: a watch on the file would stay on the old inode after a rotation by rename
+    watch(dirname(file), (_event, name) => {
+      if (name === null || name === basename(file)) catchUp();
+    });
     catchUp(); // whatever was written between the first read and the watch
     await new Promise(() => undefined);
   },
