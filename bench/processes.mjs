@@ -24,7 +24,7 @@ export async function startPinned(core, args, env = {}) {
 }
 
 export async function stop(processHandle) {
-  if (!processHandle || processHandle.child.exitCode !== null) return;
+  if (!processHandle || processHandle.child.exitCode !== null || processHandle.child.signalCode !== null) return;
   processHandle.child.kill("SIGTERM");
   await once(processHandle.child, "exit");
 }

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
@@ -130,7 +130,15 @@ export class RouteSource {
    */
   async watch(): Promise<void> {
     if (this.watcher) return;
-    const watcher = watch(dirname(resolve(this.table.path)), { ignoreInitial: true, atomic: 50, depth: 0 });
+    const file = resolve(this.table.path);
+    const folder = dirname(file);
+    const name = basename(file);
+    // Only the file and ConfigMap's `..data` swaps count. The folder may be
+    // $CARRIERD_HOME, where every SQLite write touches state.db-wal: those
+    // events must cost nothing and must not hold a reload back by resetting
+    // its quiet timer under load.
+    const ignored = (path: string) => path !== folder && basename(path) !== name && !basename(path).startsWith("..");
+    const watcher = watch(folder, { ignoreInitial: true, atomic: 50, depth: 0, ignored });
     this.watcher = watcher;
     watcher.on("all", () => this.onFileEvent());
     // a save made before chokidar is ready would be missed, and the gateway must not say it is listening on a stale table

@@ -155,3 +155,23 @@ test("a request in flight finishes on the table it started with", async () => {
   expect(summary.reasoning).toContain("Step 3");
   expect(summary.content).toBe("(simulated) The answer is 2.");
 });
+
+test("routes.yaml beside state.db: a save is in force within a second while every request writes the database", async () => {
+  expect(dirname(gateway.routesPath)).toBe(gateway.home); // the harness keeps both in the gateway's home
+  let writing = true;
+  const traffic = (async () => {
+    let requests = 0;
+    while (writing) {
+      expect((await ask("demo")).status).toBe(200); // each completed turn is a SQLite commit in the watched folder
+      requests++;
+    }
+    return requests;
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 200)); // let the writes get going
+  const reloaded = nextEvent(gateway, "routes.reloaded", () => true, 1000);
+  writeFileSync(gateway.routesPath, routesWith("{ name: demo, provider: demo }", "{ name: demo-busy, provider: demo }"));
+  await reloaded;
+  writing = false;
+  expect(await traffic).toBeGreaterThan(0);
+  expect(await modelIds()).toContain("demo-busy");
+});
