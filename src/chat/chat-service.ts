@@ -147,7 +147,7 @@ export class ChatService {
       parts: relay(),
       complete: async () => {
         const turn = accumulator.finish();
-        this.persist(turn, {
+        await this.persist(turn, {
           turnId,
           sessionId,
           keyHash,
@@ -171,8 +171,8 @@ export class ChatService {
     };
   }
 
-  /** Makes the turn durable (a synchronous SQLite commit) with every carrier verbatim. */
-  private persist(turn: AssistantTurn, meta: TurnMeta): void {
+  /** Makes the turn durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim. */
+  private async persist(turn: AssistantTurn, meta: TurnMeta): Promise<void> {
     let nativeRecord = turn.nativeRecord;
     if (nativeRecord) {
       const validate = this.plugins.registry.get(meta.plugin)?.validateNative;
@@ -183,7 +183,7 @@ export class ChatService {
       }
     }
     const lastAssistant = meta.messages.findLastIndex((message) => message.role === "assistant");
-    this.store.saveTurn({
+    await this.store.saveTurnDurably({
       id: meta.turnId,
       sessionId: meta.sessionId,
       keyHash: meta.keyHash,

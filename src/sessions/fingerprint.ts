@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { ChatMessage, ToolCall } from "../plugins/contract.js";
 
 /**
@@ -9,10 +9,8 @@ import type { ChatMessage, ToolCall } from "../plugins/contract.js";
  */
 export function fingerprintOf(content: ChatMessage["content"], toolCalls: readonly ToolCall[] | undefined): string {
   const calls = (toolCalls ?? []).map((call) => [call.id ?? "", call.function?.name ?? "", canonicalArguments(call.function?.arguments)]);
-  return createHash("sha256")
-    .update(JSON.stringify([visibleText(content).trimEnd(), calls]))
-    .digest("base64url")
-    .slice(0, 32);
+  // one-shot hash: no Hash object per message (a 20-turn history hashes 20 of them per request)
+  return hash("sha256", JSON.stringify([visibleText(content).trimEnd(), calls]), "base64url").slice(0, 32);
 }
 
 export function fingerprintMessage(message: ChatMessage): string {

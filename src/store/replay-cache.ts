@@ -1,0 +1,100 @@
+import type { Db } from "./database.js";
+import type { ReplaySource } from "./stored-turn.js";
+
+export interface FingerprintMatch {
+  readonly id: string;
+  readonly session_id: string;
+}
+
+/** At most this many matches are kept per fingerprint, newest first (as the query returns them). */
+export const MATCHES_PER_FINGERPRINT = 8;
+const MAX_FINGERPRINTS = 50_000;
+const MAX_SOURCES = 4_096;
+/** A turn whose carriers are larger than this is read from SQLite each time rather than held in memory. */
+const MAX_CACHED_SOURCE_CHARS = 256 * 1024;
+
+/**
+ * What the replay lookup read from SQLite, kept in memory: fingerprint
+ * matches (misses included) and the carriers of recently replayed turns.
+ * Stored turns never change, so the only ways to be stale are writes this
+ * cache did not see. This process's own turn writes update it; every other
+ * write, by this process (`total_changes()` moved past what this cache
+ * accounted for) or by another one (`PRAGMA data_version` moved: a CLI
+ * `sessions rm`, a branch), empties it before the next read.
+ */
+export class ReplayCache {
+  private readonly matches = new Map<string, FingerprintMatch[]>();
+  private readonly sources = new Map<string, ReplaySource>();
+  private readonly dataVersion: () => number;
+  private readonly totalChanges: () => number;
+  private changes = -1;
+  private version = -1;
+
+  constructor(db: Db) {
+    const version = db.prepare("PRAGMA data_version").pluck();
+    const changes = db.prepare("SELECT total_changes()").pluck();
+    this.dataVersion = () => version.get() as number;
+    this.totalChanges = () => changes.get() as number;
+  }
+
+  /** Empties the cache when the database changed behind its back; call before reading from it. */
+  validate(): void {
+    const changes = this.totalChanges();
+    const version = this.dataVersion();
+    if (changes !== this.changes || version !== this.version) {
+      this.matches.clear();
+      this.sources.clear();
+      this.changes = changes;
+      this.version = version;
+    }
+  }
+
+  /**
+   * After a write this cache accounted for itself, so it does not count as a
+   * foreign one. Only this connection's counter moves; another process's
+   * write since the last read still shows in `data_version` at the next one.
+   */
+  acknowledgeOwnWrite(): void {
+    this.changes = this.totalChanges();
+  }
+
+  /** Before an own write: a write through this connection the cache did not make empties it (cheap: no data_version read). */
+  validateOwnConnection(): void {
+    if (this.totalChanges() !== this.changes) {
+      this.matches.clear();
+      this.sources.clear();
+      this.changes = -1;
+    }
+  }
+
+  matchesFor(key: string): FingerprintMatch[] | undefined {
+    return this.matches.get(key);
+  }
+
+  rememberMatches(key: string, found: FingerprintMatch[]): void {
+    remember(this.matches, key, found, MAX_FINGERPRINTS);
+  }
+
+  /** A new turn: it becomes the newest match of its fingerprint, when that fingerprint's list is known. */
+  addTurn(key: string, match: FingerprintMatch, source: ReplaySource, size: number): void {
+    const known = this.matches.get(key);
+    if (known) this.matches.set(key, [match, ...known].slice(0, MATCHES_PER_FINGERPRINT));
+    this.rememberSource(source, size);
+  }
+
+  sourceFor(turnId: string): ReplaySource | undefined {
+    return this.sources.get(turnId);
+  }
+
+  /** `size`: the characters of its stored carrier columns, which the caller has at hand. */
+  rememberSource(source: ReplaySource, size: number): void {
+    if (size <= MAX_CACHED_SOURCE_CHARS) remember(this.sources, source.id, source, MAX_SOURCES);
+  }
+}
+
+/** First in, first out: an eviction order that costs nothing on a hit (recency bookkeeping did, measurably). */
+function remember<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > limit) map.delete(map.keys().next().value!);
+}

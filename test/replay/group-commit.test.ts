@@ -1,0 +1,30 @@
+import "reflect-metadata";
+import { expect, test } from "vitest";
+import { fingerprintOf } from "../../src/sessions/fingerprint.js";
+import { openDatabase } from "../../src/store/database.js";
+import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
+import { SessionStore } from "../../src/store/session-store.js";
+import type { NewTurn } from "../../src/store/stored-turn.js";
+
+const db = openDatabase(":memory:", STORE_MIGRATIONS);
+const store = new SessionStore(db);
+const turn = (id: string, sessionId: string, content: string): NewTurn => ({
+  id, sessionId, keyHash: "key", parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls: [],
+  reasoningText: `reasoning ${id}`, reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(content, []),
+});
+
+test("turns completing together share one commit, each resolved once it is durable, in order", async () => {
+  const commits = db.prepare("SELECT COUNT(*) FROM turns").pluck();
+  const saving = [store.saveTurnDurably(turn("t1", "s1", "a")), store.saveTurnDurably(turn("t2", "s1", "b")), store.saveTurnDurably(turn("t3", "s2", "c"))];
+  expect(commits.get()).toBe(0); // nothing is written before the batch flushes
+  expect(await Promise.all(saving)).toEqual([1, 2, 1]);
+  expect(commits.get()).toBe(3);
+  expect(store.session("s1")?.turnList.map((stored) => [stored.id, stored.position, stored.reasoningText])).toEqual([["t1", 1, "reasoning t1"], ["t2", 2, "reasoning t2"]]);
+  expect(store.fingerprintMatchesMany("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s1" }]);
+});
+
+test("a turn that cannot be written fails alone; the rest of its batch is committed", async () => {
+  const results = await Promise.allSettled([store.saveTurnDurably(turn("t4", "s3", "d")), store.saveTurnDurably(turn("t1", "s3", "duplicate id")), store.saveTurnDurably(turn("t5", "s3", "e"))]);
+  expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  expect(store.session("s3")?.turnList.map((stored) => stored.id)).toEqual(["t4", "t5"]);
+});

@@ -1,0 +1,66 @@
+import "reflect-metadata";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import { fingerprintOf } from "../../src/sessions/fingerprint.js";
+import { openDatabase } from "../../src/store/database.js";
+import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
+import { SessionStore } from "../../src/store/session-store.js";
+
+// Two connections to one state.db: the gateway's, and what a CLI command in another process opens.
+const home = mkdtempSync(join(tmpdir(), "carrierd-cache-"));
+const file = join(home, "state.db");
+const gatewayDb = openDatabase(file, STORE_MIGRATIONS);
+const cliDb = openDatabase(file, STORE_MIGRATIONS);
+const gateway = new SessionStore(gatewayDb);
+const cli = new SessionStore(cliDb);
+afterAll(() => {
+  gatewayDb.close();
+  cliDb.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+const key = "key-hash";
+let counter = 0;
+function save(store: SessionStore, sessionId: string, content: string): string {
+  const id = `turn_cache_${++counter}`;
+  store.saveTurn({
+    id, sessionId, keyHash: key, parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls: [],
+    reasoningText: `reasoning of ${id}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${id}` }], nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined,
+    fingerprint: fingerprintOf(content, []),
+  });
+  return id;
+}
+const matchIds = (store: SessionStore, content: string) => (store.fingerprintMatchesMany(key, [fingerprintOf(content, [])]).get(fingerprintOf(content, [])) ?? []).map((match) => match.id);
+
+test("the gateway's own writes keep the cached lookups exact: a new turn is the newest match at once", () => {
+  expect(matchIds(gateway, "Hello there.")).toEqual([]); // a remembered miss
+  const first = save(gateway, "sess_a", "Hello there.");
+  expect(matchIds(gateway, "Hello there.")).toEqual([first]);
+  const second = save(gateway, "sess_b", "Hello there.");
+  expect(matchIds(gateway, "Hello there.")).toEqual([second, first]);
+  expect(gateway.replaySources([second]).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
+});
+
+test("a session removed by another process (carrierd sessions rm) is never replayed from memory", () => {
+  const turn = save(gateway, "sess_doomed", "Doomed answer.");
+  expect(matchIds(gateway, "Doomed answer.")).toEqual([turn]);
+  expect(gateway.replaySources([turn]).has(turn)).toBe(true);
+  expect(cli.removeSession("sess_doomed")).toBe(true);
+  expect(matchIds(gateway, "Doomed answer.")).toEqual([]);
+  expect(gateway.replaySources([turn]).has(turn)).toBe(false);
+});
+
+test("a turn written by another process is found, though the miss was remembered", () => {
+  expect(matchIds(gateway, "Written elsewhere.")).toEqual([]);
+  const turn = save(cli, "sess_cli", "Written elsewhere.");
+  expect(matchIds(gateway, "Written elsewhere.")).toEqual([turn]);
+});
+
+test("any other write through the gateway's own connection empties the cache too", () => {
+  const turn = save(gateway, "sess_own", "Own answer.");
+  expect(matchIds(gateway, "Own answer.")).toEqual([turn]);
+  expect(gateway.removeSession("sess_own")).toBe(true);
+  expect(matchIds(gateway, "Own answer.")).toEqual([]);
+});
