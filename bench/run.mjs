@@ -34,9 +34,10 @@ carriers:
 }
 
 async function startCarrierd(upstreamPort, name) {
-  const home = join(work, name);
+  // the default layout: routes.yaml in the working directory, state.db under $CARRIERD_HOME
+  const home = join(work, name, "home");
   mkdirSync(home, { recursive: true });
-  const routes = join(home, "routes.yaml");
+  const routes = join(work, name, "routes.yaml");
   writeFileSync(routes, routesYaml(upstreamPort));
   const handle = await startPinned(0, [here("../bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], { CARRIERD_HOME: home, CARRIERD_API_KEY: KEY });
   return { ...handle, routes, home };

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import { GatewayError } from "../errors/gateway-error.js";
 
 const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -9,6 +9,16 @@ export function checkSessionId(value: string): string {
   return value;
 }
 
+/** Random bytes drawn a page at a time: one system call per ~340 ids instead of one per id. */
+const pool = Buffer.alloc(4096);
+let offset = pool.length;
+
 export function newId(prefix: string, bytes = 12): string {
-  return `${prefix}${randomBytes(bytes).toString("hex")}`;
+  if (offset + bytes > pool.length) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  const id = pool.toString("hex", offset, offset + bytes);
+  offset += bytes;
+  return `${prefix}${id}`;
 }
