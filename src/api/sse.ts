@@ -4,9 +4,14 @@ import type { ServerResponse } from "node:http";
  * Server-sent events to a client. Data is always JSON (no raw CR/LF can
  * reach the framing), event names are checked, and an idle stream gets
  * `: keepalive` comments so proxies keep it open.
+ *
+ * Events written in one pass of the event loop (all the parts decoded from
+ * one upstream network chunk) leave in one socket write: a write per event
+ * cost more than the JSON it carries.
  */
 export class SseWriter {
   private lastWrite = Date.now();
+  private pending = "";
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -35,14 +40,24 @@ export class SseWriter {
 
   end(finalLine?: string): void {
     clearInterval(this.timer);
+    const rest = this.pending + (finalLine ?? "");
+    this.pending = "";
     if (this.closed) return;
-    if (finalLine) this.response.write(finalLine);
-    this.response.end();
+    this.response.end(rest);
   }
 
   private raw(text: string): void {
     if (this.closed) return;
+    if (this.pending === "") process.nextTick(this.flush);
+    this.pending += text;
+  }
+
+  /** Runs once the current pass (its promise continuations included) is done. */
+  private readonly flush = (): void => {
+    const text = this.pending;
+    this.pending = "";
+    if (text === "" || this.closed) return;
     this.lastWrite = Date.now();
     this.response.write(text);
-  }
+  };
 }
