@@ -103,13 +103,3 @@ export function textOf(content: ChatMessage["content"]): string {
   return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
 }
 
-/** Tool-call arguments as the object the provider wants; an empty or broken string is `{}`. */
-export function parseArguments(text: string | undefined): JsonObject {
-  if (!text) return {};
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : {};
-  } catch {
-    return {};
-  }
-}

@@ -1,5 +1,6 @@
 import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
-import { parseArguments, readLayout, rebuildTurn } from "./content-layout.js";
+import { readLayout, rebuildTurn } from "./content-layout.js";
+import { parseToolArguments } from "../../src/plugins/tool-arguments.js";
 
 /**
  * OpenAI chat messages → Anthropic `system` + `messages`. The conversion is
@@ -53,7 +54,7 @@ function assistantBlocks(message: ChatMessage): JsonObject[] {
   return rebuildTurn<JsonObject>(message, readLayout(message.native_record), {
     reasoning: (block) => block as JsonObject,
     text: (text) => ({ type: "text", text }),
-    toolUse: (call) => ({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) }),
+    toolUse: (call) => ({ type: "tool_use", id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments) }),
   });
 }
 

@@ -1,7 +1,8 @@
 import type { ChatMessage, Json, JsonObject, UpstreamCall } from "../../src/plugins/contract.js";
-import { parseArguments, readLayout, rebuildTurn, textOf, type RedactedThinkingBlock, type ThinkingBlock } from "../anthropic/content-layout.js";
+import { readLayout, rebuildTurn, textOf, type RedactedThinkingBlock, type ThinkingBlock } from "../anthropic/content-layout.js";
 import { THINKING_BUDGETS } from "../anthropic/request-body.js";
 import { replayPolicy, type ReplayPolicy } from "./replay-policy.js";
+import { parseToolArguments } from "../../src/plugins/tool-arguments.js";
 
 /** Converse request keys a route may set through `models[].params`; already in place at the top level. */
 const NATIVE_KEYS = ["additionalModelRequestFields", "guardrailConfig", "performanceConfig", "promptVariables", "requestMetadata", "additionalModelResponseFieldPaths"];
@@ -64,7 +65,7 @@ function assistantBlocks(message: ChatMessage, policy: ReplayPolicy, dropRedacte
   return rebuildTurn<JsonObject>(message, readLayout(message.native_record), {
     reasoning: (block) => (dropRedacted && block.type === "redacted_thinking" ? undefined : reasoningBlock(block, policy)),
     text: (text) => ({ text }),
-    toolUse: (call) => ({ toolUse: { toolUseId: call.id, name: call.function.name, input: parseArguments(call.function.arguments) } }),
+    toolUse: (call) => ({ toolUse: { toolUseId: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments) } }),
   });
 }
 

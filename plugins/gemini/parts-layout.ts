@@ -1,4 +1,5 @@
 import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
+import { parseToolArguments } from "../../src/plugins/tool-arguments.js";
 
 /**
  * The Gemini native record: a model turn's parts in order, each with the
@@ -76,7 +77,7 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
     const call = byId.get(id);
     if (!call || used.has(id)) return undefined;
     used.add(id);
-    const functionCall: JsonObject = { name: call.function.name, args: parseArgs(call.function.arguments) };
+    const functionCall: JsonObject = { name: call.function.name, args: parseToolArguments(call.function.arguments) };
     if (nativeId) functionCall.id = id;
     const part: JsonObject = { functionCall };
     if (signature !== undefined) part.thoughtSignature = signature;
@@ -115,14 +116,4 @@ function textOf(content: ChatMessage["content"]): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
-}
-
-function parseArgs(text: string | undefined): JsonObject {
-  if (!text) return {};
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : {};
-  } catch {
-    return {};
-  }
 }
