@@ -14,6 +14,7 @@ import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
 import { RouteSource } from "../routes/route-source.js";
 import { UpstreamHttp } from "../upstream/upstream-http.js";
 import { join } from "node:path";
+import { BackgroundCheckpoint } from "../store/background-checkpoint.js";
 import { openDatabase } from "../store/database.js";
 import { STORE_MIGRATIONS } from "../store/migrations.js";
 import { SessionStore } from "../store/session-store.js";
@@ -22,7 +23,7 @@ import { VerdictStore } from "../verdicts/verdict-store.js";
 import { STORE, VERDICT_STORE } from "./tokens.js";
 import { installResponses, RESPONSES_MIGRATIONS } from "../responses/install.js";
 import { COMPACTION_MIGRATIONS, installCompaction } from "../compaction/install.js";
-import { CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
+import { BACKGROUND_CHECKPOINT, CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {
@@ -44,7 +45,9 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp();
-  const database = openDatabase(join(options.home, "state.db"), [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
+  const databaseFile = join(options.home, "state.db");
+  const database = openDatabase(databaseFile, [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
+  const checkpoints = new BackgroundCheckpoint(database, databaseFile, log);
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });
@@ -52,6 +55,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(PLUGIN_REGISTRY, { useValue: registry });
   container.register(UPSTREAM_HTTP, { useValue: http });
   container.register(DATABASE, { useValue: database });
+  container.register(BACKGROUND_CHECKPOINT, { useValue: checkpoints });
   const routeSource = new RouteSource(loaded.table, registry.names, bus, log);
   container.register(ROUTE_SOURCE, { useValue: routeSource });
   const sessionStore = new SessionStore(database);

@@ -8,6 +8,7 @@ export const EVENT_BUS = Symbol("EventBus");
 export const PLUGIN_REGISTRY = Symbol("PluginRegistry");
 export const ROUTE_SOURCE = Symbol("RouteSource");
 export const DATABASE = Symbol("Database");
+export const BACKGROUND_CHECKPOINT = Symbol("BackgroundCheckpoint");
 export const STORE = Symbol("Store");
 export const VERDICT_STORE = Symbol("VerdictStore");
 export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
