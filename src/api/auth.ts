@@ -1,12 +1,21 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 
 /** Compares bearer keys in constant time: both sides are hashed first, so length leaks nothing either. */
 export function keyMatches(candidate: string | undefined, expected: string): boolean {
   if (candidate === undefined) return false;
-  const a = createHash("sha256").update(candidate).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(hash("sha256", candidate, "buffer"), expectedDigest(expected));
+}
+
+/** The gateway's key is hashed once, not on every request. */
+let cachedKey: string | undefined;
+let cachedDigest: Buffer = Buffer.alloc(0);
+function expectedDigest(expected: string): Buffer {
+  if (expected !== cachedKey) {
+    cachedDigest = hash("sha256", expected, "buffer");
+    cachedKey = expected;
+  }
+  return cachedDigest;
 }
 
 export function bearerToken(headers: IncomingHttpHeaders): string | undefined {

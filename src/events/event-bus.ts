@@ -65,7 +65,9 @@ export class EventBus {
   publish(event: Omit<GatewayEvent, "ts"> & { ts?: string }): void {
     const typed = this.typed.get(event.type as GatewayEventType);
     if (this.listeners.size === 0 && !typed?.size) return;
-    const full = { ...event, ts: event.ts ?? new Date().toISOString() } as GatewayEvent;
+    // publishers hand over a fresh object; stamping it in place saves a copy per event
+    const full = event as GatewayEvent;
+    full.ts ??= new Date().toISOString();
     for (const listener of this.listeners) deliver(listener, full);
     if (typed) for (const listener of typed) deliver(listener, full);
   }
