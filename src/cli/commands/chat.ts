@@ -5,8 +5,13 @@ import type { Readable, Writable } from "node:stream";
 import { createParser } from "eventsource-parser";
 import type { CommandModule } from "yargs";
 import { DEFAULT_PORT, resolveHome } from "../../config/options.js";
-import type { ChatMessage } from "../../plugins/contract.js";
+import { newId } from "../../chat/session-id.js";
+import { compactionOf } from "../../compaction/session-view.js";
+import { summaryMessage } from "../../compaction/view.js";
+import type { ChatMessage, JsonObject } from "../../plugins/contract.js";
+import { ResponseStore } from "../../responses/response-store.js";
 import { historyOf } from "../../sessions/history.js";
+import type { Db } from "../../store/database.js";
 import { openState } from "../../store/open-state.js";
 
 interface ChatFlags {
@@ -51,23 +56,29 @@ export interface ChatOptions {
   color: boolean;
 }
 
-/** The chat loop: one streamed request per line typed; the session id the gateway answers with carries on. */
+/**
+ * The chat loop: one streamed Responses request per line typed. The session
+ * is a Responses conversation named by the session id, so the gateway owns
+ * its history: it replays the stored reasoning and compacts the history
+ * when it outgrows the model (SPEC §10), and `--resume` picks the
+ * conversation up under its checkpoint.
+ */
 export async function runChat(options: ChatOptions): Promise<{ sessionId: string | undefined; messages: ChatMessage[] }> {
   const messages: ChatMessage[] = [];
-  let sessionId = options.resume;
+  // the conversation chat continues is named by its session id (a new one by a session id of chat's own)
+  const conversation = options.resume ?? newId("sess_");
+  let sessionId = conversation;
+  // a session that is no conversation yet (started by a chat-completions client or an older `chat`, a branch) is handed over once
+  let seed: ChatMessage[] = [];
   if (options.resume) {
-    const state = openState(options.home);
-    try {
-      const session = state.sessions.session(options.resume);
-      if (!session) throw new Error(`no session ${options.resume}`);
-      messages.push(...historyOf(session.turnList, session.prompts));
-      options.output.write(`resuming ${options.resume}: ${session.turns} turn(s), stored reasoning is replayed by the gateway\n`);
-    } finally {
-      state.close();
-    }
+    const resumed = resumePoint(options.home, options.resume);
+    seed = resumed.seed;
+    messages.push(...resumed.history);
+    options.output.write(`resuming ${options.resume}: ${resumed.turns} turn(s), stored reasoning is replayed by the gateway${resumed.checkpoint ? ", under its compaction checkpoint" : ""}\n`);
   }
   const lines = createInterface({ input: options.input, output: options.output, terminal: false });
   const dim = (text: string) => (options.color ? `${DIM}${text}${RESET}` : text);
+  let answered = options.resume !== undefined;
   options.output.write("you> ");
   for await (const line of lines) {
     const text = line.trim();
@@ -76,75 +87,165 @@ export async function runChat(options: ChatOptions): Promise<{ sessionId: string
       continue;
     }
     if (text === "/exit" || text === "/quit") break;
-    messages.push({ role: "user", content: text });
-    const turn = await send(options, messages, sessionId, (kind, delta) => options.output.write(kind === "reasoning" ? dim(delta) : delta));
+    const user: ChatMessage = { role: "user", content: text };
+    const turn = await send(options, conversation, [...seed, user], (kind, delta) => options.output.write(kind === "reasoning" ? dim(delta) : delta));
     if (turn.error) {
       options.output.write(`\n[error] ${turn.error}\n`);
-      messages.pop();
     } else {
       sessionId = turn.sessionId ?? sessionId;
-      messages.push(turn.message);
+      seed = [];
+      answered = true;
+      messages.push(user, { role: "assistant", content: turn.content });
       options.output.write("\n");
     }
     options.output.write("you> ");
   }
-  options.output.write(sessionId ? `\nsession ${sessionId} (resume with: carrierd chat --model ${options.model} --resume ${sessionId})\n` : "\n");
-  return { sessionId, messages };
+  const ended = answered ? sessionId : undefined;
+  options.output.write(ended ? `\nsession ${ended} (resume with: carrierd chat --model ${options.model} --resume ${ended})\n` : "\n");
+  return { sessionId: ended, messages };
 }
 
+interface ResumePoint {
+  readonly turns: number;
+  /** The conversation as a client would resend it (what `runChat` returns). */
+  readonly history: ChatMessage[];
+  /** What the first request must send before its user message: empty when the conversation is the gateway's already. */
+  readonly seed: ChatMessage[];
+  readonly checkpoint: boolean;
+}
+
+/**
+ * Where `--resume ID` picks up. A session `chat` started is the conversation
+ * named ID: the gateway continues it under its checkpoint, nothing is resent.
+ * Any other session is handed over once, as the input of the first request
+ * (X-Session-Id: ID, so every stored turn's reasoning is replayed); from then
+ * on it is the conversation ID. A compacted session is handed over as it goes
+ * upstream: its head, its summary and the active turns.
+ */
+function resumePoint(home: string, id: string): ResumePoint {
+  const state = openState(home);
+  try {
+    const session = state.sessions.session(id);
+    if (!session) throw new Error(`no session ${id}`);
+    const owned = hasTable(state.db, "response_conversations") ? new ResponseStore(state.db).conversation(id) : undefined;
+    if (owned && owned.sessionId !== id) throw new Error(`conversation ${id} belongs to session ${owned.sessionId}; resume that session`);
+    const compaction = compactionOf(state.db, id);
+    const checkpoint = compaction.checkpoints.at(-1);
+    const history = historyOf(session.turnList, session.prompts);
+    if (owned) return { turns: session.turns, history, seed: [], checkpoint: checkpoint !== undefined };
+    if (!checkpoint) return { turns: session.turns, history, seed: history, checkpoint: false };
+    const active = session.turnList.flatMap((turn, index) => (compaction.archived.has(turn.position) ? [] : [index]));
+    // the head (system messages and the first user message) opened turn 1, archived in the session, dropped in a branch
+    const head = compaction.archived.has(session.turnList[0]?.position ?? -1) ? leadingHead(session.prompts[0] ?? []) : [];
+    const kept = historyOf(
+      active.map((index) => session.turnList[index]!),
+      active.map((index) => session.prompts[index]!),
+    );
+    const seed = [...head, summaryMessage(checkpoint.summary), ...kept];
+    return { turns: session.turns, history: seed, seed, checkpoint: true };
+  } finally {
+    state.close();
+  }
+}
+
+/** The leading system messages and the first user message. */
+function leadingHead(prompt: readonly ChatMessage[]): ChatMessage[] {
+  const user = prompt.findIndex((message) => message.role === "user");
+  return user < 0 ? prompt.filter((message) => message.role === "system") : prompt.slice(0, user + 1);
+}
+
+function hasTable(db: Db, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+/** One turn: POST /v1/responses continuing the conversation, reasoning and text shown as they stream. */
 async function send(
   options: ChatOptions,
-  messages: ChatMessage[],
-  sessionId: string | undefined,
+  conversation: string,
+  input: ChatMessage[],
   show: (kind: "reasoning" | "content", delta: string) => void,
-): Promise<{ message: ChatMessage; sessionId?: string; error?: string }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${options.key}`, "content-type": "application/json" };
-  if (sessionId) headers["x-session-id"] = sessionId;
+): Promise<{ content: string; sessionId?: string; error?: string }> {
+  // X-Session-Id names the session a new conversation starts (or a handed-over one continues); an existing conversation knows its own
+  const headers: Record<string, string> = { authorization: `Bearer ${options.key}`, "content-type": "application/json", "x-session-id": conversation };
+  const body = { model: options.model, stream: true, conversation, input: input.flatMap(inputItems) };
   let response: Response;
   try {
-    response = await fetch(`${options.url.replace(/\/+$/, "")}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify({ model: options.model, stream: true, messages }) });
+    response = await fetch(`${options.url.replace(/\/+$/, "")}/v1/responses`, { method: "POST", headers, body: JSON.stringify(body) });
   } catch (error) {
-    return { message: { role: "assistant" }, error: `cannot reach the gateway at ${options.url}: ${(error as Error).message}` };
+    return { content: "", error: `cannot reach the gateway at ${options.url}: ${(error as Error).message}` };
   }
   if (!response.ok || !response.body) {
-    const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
-    return { message: { role: "assistant" }, error: `${response.status} ${body.error?.message ?? response.statusText}` };
+    const failure = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
+    return { content: "", error: `${response.status} ${failure.error?.message ?? response.statusText}` };
   }
   let content = "";
   let inReasoning = false;
   let error: string | undefined;
-  const toolCalls: NonNullable<ChatMessage["tool_calls"]> = [];
+  let finished = false;
   const parser = createParser({
     onEvent(event) {
-      if (event.data === "[DONE]") return;
-      const chunk = JSON.parse(event.data) as { error?: { message: string }; choices?: { delta?: { content?: string; reasoning_content?: string; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[] };
-      if (chunk.error) error = chunk.error.message;
-      const delta = chunk.choices?.[0]?.delta;
-      if (delta?.reasoning_content) {
-        if (!inReasoning) show("reasoning", "thinking: ");
-        inReasoning = true;
-        show("reasoning", delta.reasoning_content);
-      }
-      if (delta?.content) {
-        if (inReasoning) show("content", "\n");
-        inReasoning = false;
-        content += delta.content;
-        show("content", delta.content);
-      }
-      for (const call of delta?.tool_calls ?? []) {
-        const entry = (toolCalls[call.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
-        if (call.id) entry.id = call.id;
-        if (call.function?.name) entry.function.name = call.function.name;
-        if (call.function?.arguments) entry.function.arguments += call.function.arguments;
+      const data = JSON.parse(event.data) as { type?: string; delta?: string; message?: string; error?: { message?: string }; response?: { error?: { message?: string } | null } };
+      switch (data.type) {
+        case "response.reasoning_summary_text.delta":
+          if (!inReasoning) show("reasoning", "thinking: ");
+          inReasoning = true;
+          show("reasoning", data.delta ?? "");
+          break;
+        case "response.output_text.delta":
+          if (inReasoning) show("content", "\n");
+          inReasoning = false;
+          content += data.delta ?? "";
+          show("content", data.delta ?? "");
+          break;
+        case "response.completed":
+        case "response.incomplete":
+          finished = true;
+          break;
+        case "error":
+          error ??= data.error?.message ?? data.message ?? "the gateway reported an error";
+          break;
+        case "response.failed":
+          error ??= data.response?.error?.message ?? "the response failed";
+          break;
       }
     },
   });
   const decoder = new TextDecoder();
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-  if (error) return { message: { role: "assistant" }, error };
-  const message: ChatMessage = { role: "assistant", content: content.length > 0 || toolCalls.length === 0 ? content : null };
-  if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  return { message, sessionId: response.headers.get("x-session-id") ?? undefined };
+  if (error) return { content, error };
+  if (!finished) return { content, error: "the stream ended before the response completed" };
+  return { content, sessionId: response.headers.get("x-session-id") ?? undefined };
+}
+
+/** A chat message as Responses input items (the hand-over of a session that is no conversation yet). */
+function inputItems(message: ChatMessage): JsonObject[] {
+  switch (message.role) {
+    case "assistant": {
+      const items: JsonObject[] = [];
+      const text = textOf(message.content);
+      if (text || !message.tool_calls?.length) items.push({ type: "message", role: "assistant", content: text });
+      for (const call of message.tool_calls ?? []) items.push({ type: "function_call", call_id: call.id, name: call.function.name, arguments: call.function.arguments });
+      return items;
+    }
+    case "tool":
+      return [{ type: "function_call_output", call_id: message.tool_call_id ?? "", output: textOf(message.content) }];
+    default:
+      return [{ type: "message", role: message.role === "user" ? "user" : "system", content: typeof message.content === "string" || message.content == null ? (message.content ?? "") : message.content.map(inputPart) }];
+  }
+}
+
+function inputPart(part: JsonObject): JsonObject {
+  if (part.type === "image_url" && part.image_url && typeof part.image_url === "object") {
+    const image = part.image_url as JsonObject;
+    return image.detail ? { type: "input_image", image_url: image.url ?? "", detail: image.detail } : { type: "input_image", image_url: image.url ?? "" };
+  }
+  if (part.type === "file" && part.file && typeof part.file === "object") return { type: "input_file", ...(part.file as JsonObject) };
+  return { type: "input_text", text: typeof part.text === "string" ? part.text : "" };
+}
+
+function textOf(content: ChatMessage["content"]): string {
+  if (typeof content === "string") return content;
+  return (content ?? []).map((part) => (typeof part.text === "string" ? part.text : "")).join("");
 }
 
 function readKey(home: string): string | undefined {
