@@ -1,4 +1,5 @@
 import type { ChatMessage, JsonObject, ToolCall } from "../../src/plugins/contract.js";
+import { textOf } from "../../src/plugins/message-text.js";
 
 /**
  * The Anthropic native record: the order of one assistant turn's content
@@ -95,11 +96,3 @@ export function rebuildTurn<Block>(message: ChatMessage, layout: readonly Layout
   for (const call of calls) if (!used.has(call.id)) out.push(writer.toolUse(call));
   return out;
 }
-
-/** An OpenAI message content as plain text: a string, or its text parts joined. */
-export function textOf(content: ChatMessage["content"]): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
-}
-

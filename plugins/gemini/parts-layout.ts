@@ -1,4 +1,5 @@
 import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
+import { textOf } from "../../src/plugins/message-text.js";
 import { parseToolArguments } from "../../src/plugins/tool-arguments.js";
 
 /**
@@ -110,10 +111,4 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
     onSkip(String((functionCalls[0]!.functionCall as JsonObject).name));
   }
   return parts;
-}
-
-function textOf(content: ChatMessage["content"]): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
 }

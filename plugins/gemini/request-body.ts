@@ -1,4 +1,5 @@
 import type { ChatMessage, Json, JsonObject, UpstreamCall } from "../../src/plugins/contract.js";
+import { textOf } from "../../src/plugins/message-text.js";
 import { modelParts, readLayout } from "./parts-layout.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 
@@ -141,12 +142,6 @@ function userParts(content: ChatMessage["content"]): JsonObject[] {
     }
   }
   return parts;
-}
-
-function textOf(content: ChatMessage["content"]): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
 }
 
 function isObject(value: unknown): value is JsonObject {
