@@ -5,17 +5,21 @@
  * synchronously and must not block; the WebSocket hub buffers per connection.
  */
 
-export type GatewayEventType =
-  | "turn.started"
-  | "reasoning.delta"
-  | "content.delta"
-  | "tool_call"
-  | "turn.completed"
-  | "turn.failed"
-  | "verdict.recorded"
-  | "routes.reloaded"
-  | "routes.rejected"
-  | "session.compacted";
+/** Every event type, in the order SPEC §8 lists them (a client subscribes by these names). */
+export const EVENT_TYPES = [
+  "turn.started",
+  "reasoning.delta",
+  "content.delta",
+  "tool_call",
+  "turn.completed",
+  "turn.failed",
+  "verdict.recorded",
+  "routes.reloaded",
+  "routes.rejected",
+  "session.compacted",
+] as const;
+
+export type GatewayEventType = (typeof EVENT_TYPES)[number];
 
 export interface GatewayEvent {
   type: GatewayEventType;

@@ -1,18 +1,4 @@
-import type { GatewayEvent, GatewayEventType } from "./event-bus.js";
-
-/** Every event type a client can subscribe to, in the order SPEC §8 lists them. */
-export const EVENT_TYPES: readonly GatewayEventType[] = [
-  "turn.started",
-  "reasoning.delta",
-  "content.delta",
-  "tool_call",
-  "turn.completed",
-  "turn.failed",
-  "verdict.recorded",
-  "routes.reloaded",
-  "routes.rejected",
-  "session.compacted",
-];
+import { EVENT_TYPES, type GatewayEvent } from "./event-bus.js";
 
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
 /** SPEC §12.11: what a session id may look like. */
