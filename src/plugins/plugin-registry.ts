@@ -89,8 +89,9 @@ async function loadPlugin(folder: string): Promise<LoadedPlugin | undefined> {
   let validateNative: LoadedPlugin["validateNative"];
   if (definition.native) {
     try {
-      const validate = new Ajv2020({ allErrors: true, strict: false }).compile(definition.native.schema);
-      validateNative = (record) => (validate(record) ? undefined : new Ajv2020().errorsText(validate.errors));
+      const ajv = new Ajv2020({ allErrors: true, strict: false });
+      const validate = ajv.compile(definition.native.schema);
+      validateNative = (record) => (validate(record) ? undefined : ajv.errorsText(validate.errors));
     } catch (error) {
       throw new PluginLoadError(definition.name, `native record schema does not compile: ${(error as Error).message}`, { cause: error });
     }
