@@ -25,8 +25,6 @@ export interface RequestContext {
   readonly sessionHeader: string | undefined;
   readonly stream: boolean;
   readonly signal: AbortSignal;
-  /** The bearer key the client presented; fingerprint matching is scoped to it. Default: the gateway's key. */
-  readonly apiKey?: string;
 }
 
 /**
@@ -61,6 +59,9 @@ export function sessionIdOf(error: unknown): string | undefined {
 /** The request path shared by chat completions and the Responses API. */
 @injectable()
 export class ChatService {
+  /** Fingerprint matching is scoped to the gateway's key (SPEC §4); hashed once, not per request. */
+  private readonly keyHash: string;
+
   constructor(
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
@@ -69,7 +70,9 @@ export class ChatService {
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(STORE) private readonly store: SessionStore,
     @inject(VERDICT_STORE) private readonly verdicts: VerdictStore,
-  ) {}
+  ) {
+    this.keyHash = keyScope(options.apiKey);
+  }
 
   /**
    * Finds the session, replays stored carriers, and calls the upstream; on an
@@ -86,7 +89,7 @@ export class ChatService {
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
     const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
     const optOut = replayOptOut(request);
-    const keyHash = keyScope(context.apiKey ?? this.options.apiKey);
+    const keyHash = this.keyHash;
     const match = findSession(this.store, keyHash, request.messages, explicit);
     const sessionId = match.sessionId ?? newId("sess_");
     const turnId = newId("turn_");
