@@ -13,8 +13,8 @@ export interface RequestRecord {
 }
 
 const MAX_OPEN_TURNS = 10_000;
-/** Everything but the per-token deltas; reasoning deltas are watched only while a turn awaits its first one. */
-const TURN_AND_GATEWAY_EVENTS: GatewayEventType[] = ["turn.started", "tool_call", "turn.completed", "turn.failed", "verdict.recorded", "routes.reloaded", "routes.rejected"];
+/** The events metrics count; reasoning deltas are watched only while a turn awaits its first one. */
+const TURN_AND_GATEWAY_EVENTS: GatewayEventType[] = ["turn.started", "turn.completed", "turn.failed", "verdict.recorded", "routes.reloaded", "routes.rejected"];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /**
@@ -33,7 +33,7 @@ export class GatewayMetrics {
   private readonly retries: Counter<"provider">;
   private readonly verdicts: Counter<"provider" | "field">;
   private readonly reloads: Counter<"result">;
-  /** turn_id → provider and start time, for turns whose first reasoning token has not come yet. */
+  /** turn_id → provider and start time of every open turn, and whether it still awaits its first reasoning token. */
   private readonly openTurns = new Map<string, { provider: string; started: number; awaitingReasoning: boolean }>();
   private defaultsCollected = false;
   private readonly unsubscribe: () => void;
@@ -105,9 +105,6 @@ export class GatewayMetrics {
         }
         return;
       }
-      case "content.delta":
-      case "tool_call":
-        return;
       case "turn.started": {
         const provider = String(event.provider ?? "unknown");
         const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : undefined;
