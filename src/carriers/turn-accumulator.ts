@@ -13,7 +13,6 @@ export interface AssistantTurn {
   usage: Usage | undefined;
   finishReason: string;
   upstreamId: string | undefined;
-  upstreamModel: string | undefined;
 }
 
 /**
@@ -29,7 +28,6 @@ export class TurnAccumulator {
   private usage: Usage | undefined;
   private finishReason: string | undefined;
   private upstreamId: string | undefined;
-  private upstreamModel: string | undefined;
 
   constructor(private readonly mergeNative: (collected: JsonObject | undefined, fragment: JsonObject) => JsonObject = shallowMerge) {}
 
@@ -62,7 +60,6 @@ export class TurnAccumulator {
         break;
       case "response-metadata":
         this.upstreamId ??= part.id;
-        this.upstreamModel ??= part.model;
         break;
     }
   }
@@ -92,10 +89,6 @@ export class TurnAccumulator {
     }
   }
 
-  get reasoningSoFar(): string {
-    return this.reasoning;
-  }
-
   finish(): AssistantTurn {
     const toolCalls: ToolCall[] = this.tools
       .filter((tool) => tool !== undefined)
@@ -109,7 +102,6 @@ export class TurnAccumulator {
       usage: this.usage,
       finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       upstreamId: this.upstreamId,
-      upstreamModel: this.upstreamModel,
     };
   }
 }
