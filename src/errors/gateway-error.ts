@@ -15,7 +15,6 @@ const ERROR_TABLE = {
   model_not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   request_too_large: { status: 413, type: "invalid_request_error" },
-  unsupported_media_type: { status: 415, type: "invalid_request_error" },
   provider_not_configured: { status: 503, type: "server_error" },
   upstream_error: { status: 502, type: "upstream_error" },
   upstream_unreachable: { status: 502, type: "upstream_error" },
