@@ -3,7 +3,7 @@ import { inject, injectable } from "tsyringe";
 import { DATABASE } from "../container/tokens.js";
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../plugins/contract.js";
 import type { Db } from "./database.js";
-import { ReplayCache, type FingerprintMatch } from "./replay-cache.js";
+import { MATCHES_PER_FINGERPRINT, ReplayCache, type FingerprintMatch } from "./replay-cache.js";
 import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
 
 /** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
@@ -73,11 +73,11 @@ export class SessionStore {
     const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
     this.statements = {
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
-      // per fingerprint one primary-key probe, newest first, at most 8 (a greeting seen in
+      // per fingerprint one primary-key probe, newest first, at most MATCHES_PER_FINGERPRINT (a greeting seen in
       // thousands of sessions must not load them all)
       fingerprintMatchesMany: prepare(
         `SELECT j.value AS fingerprint, t.id, t.session_id FROM json_each(?) j CROSS JOIN turns t
-           ON t.seq IN (SELECT f.turn_seq FROM fingerprints f WHERE f.key_hash = ? AND f.fingerprint = j.value ORDER BY f.turn_seq DESC LIMIT 8)
+           ON t.seq IN (SELECT f.turn_seq FROM fingerprints f WHERE f.key_hash = ? AND f.fingerprint = j.value ORDER BY f.turn_seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
           ORDER BY t.seq DESC`,
       ),
       replaySources: prepare(
