@@ -1,9 +1,8 @@
 import type { CommandModule } from "yargs";
 import { branchSession } from "../../compaction/branch.js";
 import { checkpointJson, checkpointLine, compactionOf } from "../../compaction/session-view.js";
-import { resolveHome } from "../../config/options.js";
-import { openState } from "../../store/open-state.js";
 import type { StoredTurn } from "../../store/stored-turn.js";
+import { withState } from "../with-state.js";
 
 interface SessionsFlags {
   home?: string;
@@ -140,15 +139,6 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
       .demandCommand(1),
   handler: () => undefined,
 };
-
-function withState(flags: { home?: string }, run: (state: ReturnType<typeof openState>) => void): void {
-  const state = openState(resolveHome(flags.home));
-  try {
-    run(state);
-  } finally {
-    state.close();
-  }
-}
 
 function notFound(id: string): void {
   console.error(`no session ${id}`);

@@ -1,6 +1,5 @@
 import type { CommandModule } from "yargs";
-import { resolveHome } from "../../config/options.js";
-import { openState } from "../../store/open-state.js";
+import { withState } from "../with-state.js";
 
 interface VerdictsFlags {
   home?: string;
@@ -18,9 +17,8 @@ export const verdictsCommand: CommandModule<object, VerdictsFlags> = {
         command: "list",
         describe: "verdicts in force (--json: [{provider, host, model, field, status, message, recorded_at}])",
         builder: (y) => y.option("json", { type: "boolean", default: false }) as never,
-        handler: (flags) => {
-          const state = openState(resolveHome(flags.home));
-          try {
+        handler: (flags) =>
+          withState(flags, (state) => {
             const verdicts = state.verdicts.list();
             if (flags.json) return console.log(JSON.stringify(verdicts, null, 2));
             if (verdicts.length === 0) return console.log("no verdicts in force");
@@ -28,27 +26,20 @@ export const verdictsCommand: CommandModule<object, VerdictsFlags> = {
               console.log(`${verdict.provider} (${verdict.host}) ${verdict.model}: ${verdict.field} rejected with ${verdict.status} at ${verdict.recorded_at}`);
               console.log(`    ${verdict.message.slice(0, 200)}`);
             }
-          } finally {
-            state.close();
-          }
-        },
+          }),
       })
       .command<VerdictsFlags>({
         command: "clear",
         describe: "clear verdicts (all, or those of --provider / --model); the running gateway sends the fields again on its next request",
         builder: (y) => y.option("provider", { type: "string" }).option("model", { type: "string", describe: "upstream model name" }) as never,
-        handler: (flags) => {
-          const state = openState(resolveHome(flags.home));
-          try {
+        handler: (flags) =>
+          withState(flags, (state) => {
             const selects = (provider: string, model: string) => (flags.provider === undefined || flags.provider === provider) && (flags.model === undefined || flags.model === model);
             const cleared = state.verdicts.clear((verdict) => selects(verdict.provider, verdict.model));
             state.sessions.removeRejections((provider, _host, model) => selects(provider, model));
             console.log(`cleared ${cleared.length} verdict(s)`);
             for (const verdict of cleared) console.log(`  ${verdict.provider} (${verdict.host}) ${verdict.model}: ${verdict.field}`);
-          } finally {
-            state.close();
-          }
-        },
+          }),
       })
       .demandCommand(1),
   handler: () => undefined,
