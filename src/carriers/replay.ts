@@ -41,33 +41,34 @@ export function attachStoredCarriers(
   const out = messages.map((message, index) => {
     if (message.role !== "assistant") return message;
     const source = sources.get(index);
-    const next: ChatMessage = { ...message };
+    let copy: ChatMessage | undefined;
+    const edit = () => (copy ??= { ...message });
     // a client never gets to hand a plugin a native record: only replay sets it
-    delete next.native_record;
+    if ("native_record" in message) delete edit().native_record;
     const fields: string[] = [];
     const text = source?.reasoningText || clientText(message);
     for (const field of PLAIN_FIELDS) {
       if (!target.effective.includes(field)) continue;
       if (text) {
-        next[field] = text;
+        if (message[field] !== text) edit()[field] = text;
         fields.push(field);
       }
     }
     if (target.effective.includes("reasoning_details")) {
       const details = storedDetails(source, target) ?? (source?.reasoningDetails ? undefined : clientDetails(message));
       if (details) {
-        next.reasoning_details = details;
+        if (message.reasoning_details !== details) edit().reasoning_details = details;
         fields.push("reasoning_details");
-      } else {
-        delete next.reasoning_details;
+      } else if ("reasoning_details" in message) {
+        delete edit().reasoning_details;
       }
     }
     if (source?.nativeRecord && target.native && target.pluginHasNative && sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
-      next.native_record = source.nativeRecord;
+      edit().native_record = source.nativeRecord;
       fields.push("native_record");
     }
     attached.push({ index, turn: source?.id, fields });
-    return next;
+    return copy ?? message;
   });
   return { messages: out, attached };
 }
