@@ -4,6 +4,7 @@ import { resolveOptions } from "../../config/options.js";
 import { PluginRegistry } from "../../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
+import type { RouteTable } from "../../routes/route-table.js";
 import { verdictsInForce } from "../../verdicts/verdicts-in-force.js";
 
 interface RoutesFlags {
@@ -28,14 +29,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
         builder: (y) => y.positional("file", { type: "string", describe: "default: CARRIERD_ROUTES or ./routes.yaml" }).option("plugins", { type: "string" }) as never,
         handler: async (flags) => {
           const file = resolve(flags.file ?? resolveOptions({}).routesPath);
-          const registry = await PluginRegistry.load(resolveOptions({ plugins: flags.plugins }).pluginDirs);
-          const result = await loadRoutesFile(file, { knownPlugins: registry.names });
-          if (!result.ok) {
-            for (const problem of result.problems) console.error(formatProblem(problem));
-            process.exitCode = 1;
-            return;
-          }
-          const { table } = result;
+          const table = await loadTable(file, resolveOptions({ plugins: flags.plugins }).pluginDirs);
+          if (!table) return;
           console.log(`${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`);
         },
       })
@@ -52,14 +47,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             .option("json", { type: "boolean", default: false }) as never,
         handler: async (flags) => {
           const options = resolveOptions({ routes: flags.routes, plugins: flags.plugins });
-          const registry = await PluginRegistry.load(options.pluginDirs);
-          const result = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
-          if (!result.ok) {
-            for (const problem of result.problems) console.error(formatProblem(problem));
-            process.exitCode = 1;
-            return;
-          }
-          const { table } = result;
+          const table = await loadTable(options.routesPath, options.pluginDirs);
+          if (!table) return;
           const resolved = table.resolveModel(flags.model!);
           let provider = flags.provider ? table.providers.get(flags.provider) : resolved?.provider;
           if (!provider) {
@@ -95,3 +84,13 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
       .demandCommand(1),
   handler: () => undefined,
 };
+
+/** The route table in `file`, checked against the plugins found; undefined (problems printed, exit code 1) when it does not load. */
+async function loadTable(file: string, pluginDirs: readonly string[]): Promise<RouteTable | undefined> {
+  const registry = await PluginRegistry.load(pluginDirs);
+  const result = await loadRoutesFile(file, { knownPlugins: registry.names });
+  if (result.ok) return result.table;
+  for (const problem of result.problems) console.error(formatProblem(problem));
+  process.exitCode = 1;
+  return undefined;
+}
