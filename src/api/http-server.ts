@@ -24,6 +24,15 @@ export interface ExtraRoute {
   handler: RouteHandler;
 }
 
+/** Answered for any method and without auth. */
+const HEALTH_PATHS = new Set(["/health", "/v1/health"]);
+/** The server's own authenticated routes: another method on one of these is a 405, not a 404. */
+const API_PATHS = new Set(["/v1/chat/completions", "/v1/models", "/v1/capabilities"]);
+
+function routeMatches(route: ExtraRoute, pathname: string): boolean {
+  return route.path.endsWith("/") ? pathname.startsWith(route.path) : route.path === pathname;
+}
+
 /** One finished request, as metrics see it: `route` is the matched route's path (or "unmatched"), never the raw URL. */
 export type ResponseListener = (record: { method: string; route: string; status: number }) => void;
 
@@ -92,11 +101,11 @@ export class HttpServer {
   private async route(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
     const { pathname } = url;
     const method = request.method ?? "GET";
-    if (pathname === "/health" || pathname === "/v1/health") {
+    if (HEALTH_PATHS.has(pathname)) {
       sendJson(response, 200, { status: "ok" });
       return;
     }
-    const extra = this.extraRoutes.find((route) => route.method === method && (route.path.endsWith("/") ? pathname.startsWith(route.path) : route.path === pathname));
+    const extra = this.extraRoutes.find((route) => route.method === method && routeMatches(route, pathname));
     if (extra?.auth !== false) this.authenticate(request);
     if (extra) return extra.handler(request, response, url);
     switch (`${method} ${pathname}`) {
@@ -107,15 +116,14 @@ export class HttpServer {
       case "GET /v1/capabilities":
         return sendJson(response, 200, capabilitiesBody(this.routes.current));
     }
-    const known = ["/v1/chat/completions", "/v1/models", "/v1/capabilities"].includes(pathname);
-    throw known ? new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`) : new GatewayError("not_found", `no route for ${method} ${pathname}`);
+    throw API_PATHS.has(pathname) ? new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`) : new GatewayError("not_found", `no route for ${method} ${pathname}`);
   }
 
   private notifyResponse(request: IncomingMessage, response: ServerResponse): void {
     const method = request.method ?? "GET";
     const pathname = (request.url ?? "/").split("?")[0]!;
-    const extra = this.extraRoutes.find((route) => route.path.endsWith("/") ? pathname.startsWith(route.path) : route.path === pathname);
-    const builtIn = ["/health", "/v1/health", "/v1/chat/completions", "/v1/models", "/v1/capabilities"].includes(pathname);
+    const extra = this.extraRoutes.find((route) => routeMatches(route, pathname));
+    const builtIn = HEALTH_PATHS.has(pathname) || API_PATHS.has(pathname);
     const record = { method, route: extra?.path ?? (builtIn ? pathname : "unmatched"), status: response.statusCode };
     for (const listener of this.responseListeners) {
       try {
