@@ -11,12 +11,17 @@ export interface VerdictKey {
   readonly model: string;
 }
 
+/** Whether a `rejected_carriers` entry (`[provider, host, model, fields]`) is about this key. */
+function isFor(key: VerdictKey, [provider, host, model]: readonly [string, string, string, ...unknown[]]): boolean {
+  return provider === key.provider && host === key.host && model === key.model;
+}
+
 /** Fields rejected for this key: the verdict table, plus the session's model config (what `--resume` keeps). */
 export function rejectedFor(verdicts: VerdictStore, store: SessionStore, key: VerdictKey, sessionId: string | undefined): CarrierField[] {
   const fields = new Set(verdicts.fieldsFor(key.provider, key.host, key.model));
   if (sessionId !== undefined) {
-    for (const [provider, host, model, rejected] of store.modelConfig(sessionId).rejected_carriers ?? []) {
-      if (provider === key.provider && host === key.host && model === key.model) for (const field of rejected) fields.add(field as CarrierField);
+    for (const entry of store.modelConfig(sessionId).rejected_carriers ?? []) {
+      if (isFor(key, entry)) for (const field of entry[3]) fields.add(field as CarrierField);
     }
   }
   return [...fields];
@@ -37,8 +42,9 @@ export function recordRejection(
   );
   services.store.ensureSession(rejection.sessionId, rejection.keyHash, rejection.clientModel);
   services.store.patchModelConfig(rejection.sessionId, (config) => {
-    const entries = (config.rejected_carriers ?? []).filter(([provider, host, model]) => !(provider === rejection.provider && host === rejection.host && model === rejection.model));
-    const previous = (config.rejected_carriers ?? []).find(([provider, host, model]) => provider === rejection.provider && host === rejection.host && model === rejection.model)?.[3] ?? [];
+    const all = config.rejected_carriers ?? [];
+    const entries = all.filter((entry) => !isFor(rejection, entry));
+    const previous = all.find((entry) => isFor(rejection, entry))?.[3] ?? [];
     const fields = [...new Set([...previous, ...rejection.fields])].sort();
     return { ...config, rejected_carriers: [...entries, [rejection.provider, rejection.host, rejection.model, fields]] };
   });
