@@ -42,8 +42,7 @@ export class ReplayCache {
     const changes = this.totalChanges();
     const version = this.dataVersion();
     if (changes !== this.changes || version !== this.version) {
-      this.matches.clear();
-      this.sources.clear();
+      this.empty();
       this.changes = changes;
       this.version = version;
     }
@@ -61,10 +60,14 @@ export class ReplayCache {
   /** Before an own write: a write through this connection the cache did not make empties it (cheap: no data_version read). */
   validateOwnConnection(): void {
     if (this.totalChanges() !== this.changes) {
-      this.matches.clear();
-      this.sources.clear();
+      this.empty();
       this.changes = -1;
     }
+  }
+
+  private empty(): void {
+    this.matches.clear();
+    this.sources.clear();
   }
 
   matchesFor(key: string): FingerprintMatch[] | undefined {
