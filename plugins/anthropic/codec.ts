@@ -3,9 +3,9 @@ import { buildMessagesBody } from "./request-body.js";
 import { AnthropicDecoder } from "./response-decoder.js";
 
 /** The Messages API version header every request carries. */
-export const ANTHROPIC_VERSION = "2023-06-01";
+const ANTHROPIC_VERSION = "2023-06-01";
 /** Vertex AI names the API version in the body instead. */
-export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
+const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
 
 /**
  * The Anthropic Messages API codec. One plugin serves three front doors:

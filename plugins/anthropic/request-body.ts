@@ -3,7 +3,7 @@ import { convertMessages } from "./messages.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 
 /** `max_tokens` is required by Anthropic; used when the client sets none. */
-export const DEFAULT_MAX_TOKENS = 4096;
+const DEFAULT_MAX_TOKENS = 4096;
 
 /**
  * `reasoning_effort` → `thinking.budget_tokens`. Anthropic's minimum budget is

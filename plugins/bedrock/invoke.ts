@@ -12,7 +12,7 @@ import { operationUrl, post } from "./transport.js";
  * Anthropic's own Messages body, for Claude). Chosen per model with
  * `params: { bedrock_api: invoke }` in routes.yaml; never sent upstream.
  */
-export const API_PARAM = "bedrock_api";
+const API_PARAM = "bedrock_api";
 
 /**
  * One Bedrock call. ConverseStream and InvokeModelWithResponseStream answer

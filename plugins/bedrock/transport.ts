@@ -9,7 +9,7 @@ export interface AwsCredentials {
   readonly sessionToken?: string;
 }
 
-export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): AwsCredentials | undefined {
+function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): AwsCredentials | undefined {
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId || !secretAccessKey) return undefined;
@@ -17,7 +17,7 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): AwsCre
 }
 
 /** The region: from a `bedrock-runtime.REGION.amazonaws.com` host, else AWS_REGION / AWS_DEFAULT_REGION, else us-east-1. */
-export function regionFor(host: string, env: NodeJS.ProcessEnv = process.env): string {
+function regionFor(host: string, env: NodeJS.ProcessEnv = process.env): string {
   return /^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com$/.exec(host)?.[1] ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1";
 }
 
@@ -32,7 +32,7 @@ export function operationUrl(call: UpstreamCall, operation: string): URL {
  * bearer token) when the route names one, else SigV4 (service `bedrock`)
  * from the environment's credentials, signed by aws4 over the exact body.
  */
-export function authorise(call: UpstreamCall, url: URL, body: string, accept: string): Record<string, string> {
+function authorise(call: UpstreamCall, url: URL, body: string, accept: string): Record<string, string> {
   const headers: Record<string, string> = { "content-type": "application/json", accept };
   if (call.apiKey) return { ...headers, authorization: `Bearer ${call.apiKey}`, ...call.provider.headers };
   const credentials = credentialsFromEnv();

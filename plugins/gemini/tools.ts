@@ -9,7 +9,7 @@ const KEPT = ["description", "enum", "format", "nullable", "required", "minItems
  * unsupported keywords (`additionalProperties`, `$schema`, `default`…) left out
  * so the API does not answer "Unknown name … Cannot find field".
  */
-export function toGeminiSchema(schema: Json): Json {
+function toGeminiSchema(schema: Json): Json {
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return schema;
   const out: JsonObject = {};
   const type = schema.type;

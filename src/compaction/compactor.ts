@@ -21,7 +21,7 @@ import { applyCheckpoint, SUMMARY_INDEX, summaryMessage, type ViewEntry } from "
 import { estimateWire, type WireContext, type WireEstimate } from "./wire-estimate.js";
 
 /** routes.yaml `compact_at` when a model sets none. */
-export const DEFAULT_COMPACT_AT = 0.8;
+const DEFAULT_COMPACT_AT = 0.8;
 /** How long a summary may take before the request goes on uncompacted. */
 const SUMMARY_TIMEOUT_MS = 120_000;
 

@@ -7,8 +7,8 @@ import type { GatewayEvent } from "./event-bus.js";
 import type { HubLimits } from "./hub-limits.js";
 
 /** Close codes of the event stream. 4401 mirrors HTTP 401; 1013 is "try again later". */
-export const CLOSE_UNAUTHORIZED = 4401;
-export const CLOSE_TOO_SLOW = 1013;
+const CLOSE_UNAUTHORIZED = 4401;
+const CLOSE_TOO_SLOW = 1013;
 
 export interface ConnectionHooks {
   /** The upgraded TCP socket under `ws`; the hub corks it to batch writes. */

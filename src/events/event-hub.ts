@@ -19,7 +19,7 @@ import { checkUpgrade } from "./upgrade-guard.js";
  */
 @injectable()
 export class EventHub {
-  readonly limits: HubLimits;
+  private readonly limits: HubLimits;
   private readonly wss: WebSocketServer;
   private readonly subscribers = new Set<EventConnection>();
   private readonly pending = new Set<EventConnection>();

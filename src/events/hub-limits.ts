@@ -16,7 +16,7 @@ export interface HubLimits {
   readonly maxPayloadBytes: number;
 }
 
-export const DEFAULT_HUB_LIMITS: HubLimits = {
+const DEFAULT_HUB_LIMITS: HubLimits = {
   maxBufferedBytes: 1024 * 1024,
   stallMs: 10_000,
   authTimeoutMs: 5_000,

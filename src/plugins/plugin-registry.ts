@@ -6,7 +6,7 @@ import type { Logger } from "../logging/logger.js";
 import { PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
 
 /** The shipped plugins: `plugins/` beside `src/` (or `dist/plugins/` beside `dist/src/` when built). */
-export const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL("../../plugins/", import.meta.url));
+const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL("../../plugins/", import.meta.url));
 
 const ENTRY_NAMES = ["index.js", "index.mjs", "index.ts"];
 

@@ -8,7 +8,7 @@ export interface OutputSink {
   emitDelta(type: string, head: string, delta: string): void;
 }
 
-export const SILENT_SINK: OutputSink = { emit() {}, emitDelta() {} };
+const SILENT_SINK: OutputSink = { emit() {}, emitDelta() {} };
 
 type Entry =
   | { kind: "reasoning"; id: string; index: number; text: string; head: string }

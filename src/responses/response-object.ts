@@ -62,7 +62,7 @@ export function responseObject(identity: ResponseIdentity, outcome: ResponseOutc
 }
 
 /** Chat usage → Responses usage (`input_tokens` / `output_tokens`, reasoning tokens in the details). */
-export function responsesUsage(usage: Usage): JsonObject {
+function responsesUsage(usage: Usage): JsonObject {
   const cached = (usage.prompt_tokens_details as { cached_tokens?: number } | undefined)?.cached_tokens ?? 0;
   return {
     input_tokens: usage.prompt_tokens ?? 0,

@@ -117,7 +117,7 @@ export class RouteTable {
   }
 }
 
-export function routeMatches(route: CarrierRoute, provider: ProviderConfig, upstreamModel: string): boolean {
+function routeMatches(route: CarrierRoute, provider: ProviderConfig, upstreamModel: string): boolean {
   const { match } = route;
   if (match.provider !== undefined && !list(match.provider).includes(provider.id)) return false;
   if (match.plugin !== undefined && !list(match.plugin).includes(provider.plugin)) return false;

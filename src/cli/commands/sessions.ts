@@ -14,7 +14,7 @@ interface SessionsFlags {
 }
 
 /** `sessions show --json`, one turn (documented in docs/sessions-and-replay.md). */
-export function turnJson(turn: StoredTurn): object {
+function turnJson(turn: StoredTurn): object {
   return {
     position: turn.position,
     id: turn.id,
@@ -37,7 +37,7 @@ export function turnJson(turn: StoredTurn): object {
 }
 
 /** Which reasoning carriers a turn holds: the plain text (replayed as reasoning_content / reasoning), reasoning_details, native_record. */
-export function carrierNames(turn: StoredTurn): string[] {
+function carrierNames(turn: StoredTurn): string[] {
   const names: string[] = [];
   if (turn.reasoningText) names.push("reasoning_text");
   if (turn.reasoningDetails?.length) names.push("reasoning_details");
