@@ -13,6 +13,7 @@ import { fingerprintOf } from "../sessions/fingerprint.js";
 import { keyScope } from "../sessions/key-scope.js";
 import { findSession } from "../sessions/session-finder.js";
 import type { SessionStore } from "../store/session-store.js";
+import type { NewTurn } from "../store/stored-turn.js";
 import type { VerdictStore } from "../verdicts/verdict-store.js";
 import { fieldsToReject } from "../verdicts/unknown-field.js";
 import { recordRejection, rejectedFor } from "../verdicts/record-rejection.js";
@@ -150,8 +151,8 @@ export class ChatService {
       parts: relay(),
       complete: async () => {
         const turn = accumulator.finish();
-        await this.persist(turn, {
-          turnId,
+        await this.persist(turn, request.messages, {
+          id: turnId,
           sessionId,
           keyHash,
           parentTurnId: match.parentTurnId,
@@ -160,7 +161,6 @@ export class ChatService {
           provider: key.provider,
           host: key.host,
           upstreamModel: key.model,
-          messages: request.messages,
         });
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
@@ -175,28 +175,20 @@ export class ChatService {
   }
 
   /** Makes the turn durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim. */
-  private async persist(turn: AssistantTurn, meta: TurnMeta): Promise<void> {
+  private async persist(turn: AssistantTurn, messages: readonly ChatMessage[], origin: TurnOrigin): Promise<void> {
     let nativeRecord = turn.nativeRecord;
     if (nativeRecord) {
-      const validate = this.plugins.registry.get(meta.plugin)?.validateNative;
+      const validate = this.plugins.registry.get(origin.plugin)?.validateNative;
       const problem = validate ? validate(nativeRecord) : "the plugin declares no native record type";
       if (problem) {
-        this.log.error({ plugin: meta.plugin, session_id: meta.sessionId, problem }, "native record fails the plugin's schema; the turn is stored without it");
+        this.log.error({ plugin: origin.plugin, session_id: origin.sessionId, problem }, "native record fails the plugin's schema; the turn is stored without it");
         nativeRecord = undefined;
       }
     }
-    const lastAssistant = meta.messages.findLastIndex((message) => message.role === "assistant");
+    const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
     await this.store.saveTurnDurably({
-      id: meta.turnId,
-      sessionId: meta.sessionId,
-      keyHash: meta.keyHash,
-      parentTurnId: meta.parentTurnId,
-      model: meta.model,
-      plugin: meta.plugin,
-      provider: meta.provider,
-      host: meta.host,
-      upstreamModel: meta.upstreamModel,
-      prompt: meta.messages.slice(lastAssistant + 1),
+      ...origin,
+      prompt: messages.slice(lastAssistant + 1),
       content: turn.content,
       toolCalls: turn.toolCalls,
       reasoningText: turn.reasoningText,
@@ -210,15 +202,5 @@ export class ChatService {
   }
 }
 
-interface TurnMeta {
-  turnId: string;
-  sessionId: string;
-  keyHash: string;
-  parentTurnId: string | undefined;
-  model: string;
-  plugin: string;
-  provider: string;
-  host: string;
-  upstreamModel: string;
-  messages: ChatMessage[];
-}
+/** Who asked for a turn and who answered it: the part of its stored row known before the upstream replied. */
+type TurnOrigin = Pick<NewTurn, "id" | "sessionId" | "keyHash" | "parentTurnId" | "model" | "plugin" | "provider" | "host" | "upstreamModel">;
