@@ -80,9 +80,8 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
             const checkpoint = compaction.checkpoints.at(-1);
             const shown = flags.all ? session.turnList : session.turnList.filter((turn) => !compaction.archived.has(turn.position));
             if (flags.json) {
-              const { turnList: _turnList, prompts: _prompts, modelConfig, ...summary } = session;
               return console.log(
-                JSON.stringify({ id: summary.id, model: summary.model, parent_id: summary.parentId, created_at: summary.createdAt, updated_at: summary.updatedAt, model_config: modelConfig, turns: shown.map((turn) => ({ ...turnJson(turn), active: !compaction.archived.has(turn.position) })), checkpoints: compaction.checkpoints.map(checkpointJson) }, null, 2),
+                JSON.stringify({ id: session.id, model: session.model, parent_id: session.parentId, created_at: session.createdAt, updated_at: session.updatedAt, model_config: session.modelConfig, turns: shown.map((turn) => ({ ...turnJson(turn), active: !compaction.archived.has(turn.position) })), checkpoints: compaction.checkpoints.map(checkpointJson) }, null, 2),
               );
             }
             console.log(`session ${session.id}  model ${session.model ?? "-"}  ${session.turns} turns${session.parentId ? `  branch of ${session.parentId}` : ""}`);
