@@ -67,7 +67,7 @@ export const openAICompatibleCodec: HttpCodec = {
 };
 
 /** An error the upstream sent inside a 200 (in its stream, or as the whole body); the core relays it as an upstream error. */
-export class UpstreamStreamError extends Error {
+class UpstreamStreamError extends Error {
   constructor(readonly detail: JsonObject) {
     super(`the upstream reported an error: ${str(detail.message) ?? JSON.stringify(detail)}`);
     this.name = "UpstreamStreamError";

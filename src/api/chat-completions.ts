@@ -45,7 +45,7 @@ async function respondWhole(run: TurnRun, response: ServerResponse, id: string, 
   sendJson(response, 200, completionBody(turn, run.model, id, created), { "x-session-id": run.sessionId });
 }
 
-export function completionBody(turn: AssistantTurn, model: string, id: string, created: number): object {
+function completionBody(turn: AssistantTurn, model: string, id: string, created: number): object {
   const message: Record<string, unknown> = { role: "assistant", content: turn.content.length > 0 || turn.toolCalls.length === 0 ? turn.content : null };
   if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
   if (turn.toolCalls.length > 0) message.tool_calls = turn.toolCalls;

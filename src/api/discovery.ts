@@ -1,6 +1,6 @@
 import type { RouteTable } from "../routes/route-table.js";
 
-export const CARRIERD_VERSION = "0.1.0";
+const CARRIERD_VERSION = "0.1.0";
 
 /** GET /v1/models: the names clients can ask for (globs such as `openrouter/*` are listed as written). */
 export function modelsBody(table: RouteTable): object {

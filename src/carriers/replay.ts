@@ -86,7 +86,7 @@ function storedDetails(source: ReplaySource | undefined, target: ReplayTarget): 
 }
 
 /** OpenRouter-style detail objects: `reasoning.encrypted` (`data`) and signed `reasoning.text` (`signature`). */
-export function isSignedOrEncrypted(detail: Json): boolean {
+function isSignedOrEncrypted(detail: Json): boolean {
   if (!detail || typeof detail !== "object" || Array.isArray(detail)) return false;
   const record = detail as JsonObject;
   return (

@@ -18,14 +18,14 @@ export function fingerprintMessage(message: ChatMessage): string {
 }
 
 /** A content-part array counts by its text parts, which is what a client displays. */
-export function visibleText(content: ChatMessage["content"]): string {
+function visibleText(content: ChatMessage["content"]): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((part) => (typeof part.text === "string" ? part.text : "")).join("");
 }
 
 /** Parsed and re-serialised with sorted keys; arguments that are not JSON compare as trimmed text. */
-export function canonicalArguments(argumentsText: string | undefined): string {
+function canonicalArguments(argumentsText: string | undefined): string {
   if (argumentsText === undefined || argumentsText.trim() === "") return "";
   try {
     return canonicalJson(JSON.parse(argumentsText));

@@ -23,6 +23,6 @@ export function mergeDefaults<T extends Record<string, unknown>>(base: T, defaul
   return out as T;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
+function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
