@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { GatewayError } from "../errors/gateway-error.js";
+import { sendError } from "./respond.js";
 
 const ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
 const ALLOWED_HEADERS = "Authorization, Content-Type, X-Session-Id, Idempotency-Key";
@@ -19,8 +21,7 @@ export function applyCors(request: IncomingMessage, response: ServerResponse, al
   }
   if (request.method !== "OPTIONS") return "continue";
   if (!allowed) {
-    response.writeHead(403, { "content-type": "application/json" });
-    response.end(JSON.stringify({ error: { message: "origin not allowed", type: "permission_error", param: null, code: "origin_not_allowed" } }));
+    sendError(response, new GatewayError("origin_not_allowed", "origin not allowed"));
     return "answered";
   }
   response.writeHead(204, {

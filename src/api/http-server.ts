@@ -4,7 +4,7 @@ import { inject, injectable } from "tsyringe";
 import { CHAT_SERVICE, LOGGER, OPTIONS, ROUTE_SOURCE } from "../container/tokens.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { GatewayError } from "../errors/gateway-error.js";
+import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { bearerToken, keyMatches } from "./auth.js";
@@ -148,6 +148,6 @@ function answerUnparseable(error: NodeJS.ErrnoException, socket: import("node:st
     return;
   }
   const [status, text] = error.code === "HPE_HEADER_OVERFLOW" ? [431, "Request Header Fields Too Large"] : [400, "Bad Request"];
-  const body = JSON.stringify({ error: { message: `malformed HTTP request: ${text.toLowerCase()}`, type: "invalid_request_error", param: null, code: "invalid_request" } });
+  const body = JSON.stringify(toOpenAIError(new GatewayError("invalid_request", `malformed HTTP request: ${text.toLowerCase()}`)));
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
