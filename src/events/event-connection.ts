@@ -57,10 +57,6 @@ export class EventConnection {
     return this.hooks.socket;
   }
 
-  get isAuthenticated(): boolean {
-    return this.authenticated;
-  }
-
   /** Hands a serialised event to the socket, or drops it when the peer is behind. True when something was written. */
   deliver(event: GatewayEvent, payload: () => Buffer): boolean {
     if (!this.authenticated || this.ws.readyState !== this.ws.OPEN || !this.filter.matches(event)) return false;

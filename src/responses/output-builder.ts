@@ -1,5 +1,5 @@
 import { newId } from "../chat/session-id.js";
-import type { JsonObject, StreamPart, Usage } from "../plugins/contract.js";
+import type { JsonObject, StreamPart } from "../plugins/contract.js";
 
 /** Where the builder's events go: an SSE stream, or nowhere for a non-streaming response. */
 export interface OutputSink {
@@ -26,7 +26,6 @@ export class OutputBuilder {
   private open: Entry | undefined;
   /** Upstream tool-call index → its function_call entry. */
   private readonly calls = new Map<number, Extract<Entry, { kind: "function" }>>();
-  usage: Usage | undefined;
   finishReason: string | undefined;
 
   constructor(private readonly sink: OutputSink = SILENT_SINK) {}
@@ -45,9 +44,6 @@ export class OutputBuilder {
         return;
       case "tool-call-delta":
         this.addToolFragment(part);
-        return;
-      case "usage":
-        this.usage = part.usage;
         return;
       case "finish":
         this.finishReason = part.reason;
