@@ -33,18 +33,19 @@ export function findSession(store: SessionStore, keyHash: string, messages: read
     fingerprints.push(fingerprintMessage(message));
   });
   const byFingerprint = store.fingerprintMatchesMany(keyHash, fingerprints);
-  const candidates = new Map(assistantIndexes.map((index, ordinal) => [index, byFingerprint.get(fingerprints[ordinal]!) ?? []]));
+  // per assistant message, in order: its stored matches, most recent first
+  const candidates = fingerprints.map((fingerprint) => byFingerprint.get(fingerprint) ?? []);
 
   let sessionId = explicit;
   if (sessionId === undefined) {
-    for (let position = assistantIndexes.length - 1; position >= 0 && sessionId === undefined; position--) {
-      sessionId = candidates.get(assistantIndexes[position]!)?.[0]?.session_id;
+    for (let ordinal = candidates.length - 1; ordinal >= 0 && sessionId === undefined; ordinal--) {
+      sessionId = candidates[ordinal]![0]?.session_id;
     }
   }
 
   const turnIds = new Map<number, string>();
   assistantIndexes.forEach((index, ordinal) => {
-    const found = candidates.get(index) ?? [];
+    const found = candidates[ordinal]!;
     const inSession = found.find((candidate) => candidate.session_id === sessionId);
     const positional = inSession || explicit === undefined ? undefined : store.turnAtPosition(explicit, ordinal + 1);
     // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text
