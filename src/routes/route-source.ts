@@ -30,7 +30,7 @@ export class RouteSource {
   /** Content hash of the last text parsed, good or bad: a file event that changed nothing is ignored. */
   private lastSeen: string;
   private quietTimer: NodeJS.Timeout | undefined;
-  private settleTimer: NodeJS.Timeout | undefined;
+  private trailingTimer: NodeJS.Timeout | undefined;
 
   constructor(
     initial: RouteTable,
@@ -146,23 +146,24 @@ export class RouteSource {
   }
 
   /**
-   * Reads now, so a save is in force well within a second, and once more
-   * shortly after: chokidar drops a `change` that comes within 50 ms of the
-   * previous one, and a save may first be seen truncated or half-written.
+   * Reads once the folder has been quiet for QUIET_MS, so a save is in force
+   * well within a second, and once more TRAILING_MS after the last event:
+   * chokidar drops a `change` that comes within 50 ms of the previous one,
+   * and a save may first be seen truncated or half-written.
    * The content hash makes the second read free when nothing changed.
    */
   private onFileEvent(): void {
     clearTimeout(this.quietTimer);
     this.quietTimer = setTimeout(() => void this.enqueue("file changed", true), QUIET_MS);
     this.quietTimer.unref();
-    clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => void this.enqueue("file changed", true), TRAILING_MS);
-    this.settleTimer.unref();
+    clearTimeout(this.trailingTimer);
+    this.trailingTimer = setTimeout(() => void this.enqueue("file changed", true), TRAILING_MS);
+    this.trailingTimer.unref();
   }
 
   async close(): Promise<void> {
     clearTimeout(this.quietTimer);
-    clearTimeout(this.settleTimer);
+    clearTimeout(this.trailingTimer);
     await this.watcher?.close();
     this.watcher = undefined;
     await this.reloading;
