@@ -14,7 +14,7 @@ export interface ReplayTarget {
   readonly pluginHasNative: boolean;
 }
 
-/** What replay attached to one message, for the per-request debug line (names only). */
+/** What replay attached to one message, for the per-request debug line (names only); messages it attached nothing to are left out. */
 export interface AttachedFields {
   readonly index: number;
   readonly turn: string | undefined;
@@ -67,7 +67,7 @@ export function attachStoredCarriers(
       edit().native_record = source.nativeRecord;
       fields.push("native_record");
     }
-    attached.push({ index, turn: source?.id, fields });
+    if (fields.length > 0) attached.push({ index, turn: source?.id, fields });
     return copy ?? message;
   });
   return { messages: out, attached };

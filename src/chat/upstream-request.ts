@@ -59,7 +59,7 @@ export class UpstreamRequestBuilder {
       policy: this.policy,
       signal: this.context.signal,
     };
-    return { call, sent: sentCarrierFields(messages), attached: replayed.attached.filter((entry) => entry.fields.length > 0) };
+    return { call, sent: sentCarrierFields(messages), attached: replayed.attached };
   }
 
   /** Stored carriers of the matched turns, read once per request and only when a route can receive any. */
