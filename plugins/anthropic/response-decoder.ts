@@ -155,7 +155,7 @@ type OpenBlock =
   | { kind: "tool"; tool: number; id: string; sentArguments: boolean; startInput: string };
 
 /** Anthropic's usage in OpenAI's shape; prompt tokens include the cached ones, as OpenAI counts them. */
-export function toUsage(usage: JsonObject): Usage {
+function toUsage(usage: JsonObject): Usage {
   const input = num(usage.input_tokens);
   const cacheRead = num(usage.cache_read_input_tokens);
   const prompt = input + num(usage.cache_creation_input_tokens) + cacheRead;
@@ -173,7 +173,7 @@ const FINISH: Readonly<Record<string, string>> = {
   refusal: "content_filter",
 };
 
-export function finishReason(reason: string): string {
+function finishReason(reason: string): string {
   return FINISH[reason] ?? reason;
 }
 

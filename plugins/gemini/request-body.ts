@@ -7,7 +7,7 @@ import { convertToolChoice, convertTools } from "./tools.js";
 const NATIVE_KEYS = ["safetySettings", "cachedContent", "labels"];
 
 /** `reasoning_effort` → `thinkingBudget` (Gemini 2.5). */
-export const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 128, low: 1024, medium: 8192, high: 24576, xhigh: 32768 };
+const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 128, low: 1024, medium: 8192, high: 24576, xhigh: 32768 };
 
 /**
  * `reasoning_effort` → `thinkingLevel` (Gemini 3). The Pro models know only

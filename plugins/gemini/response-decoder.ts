@@ -69,7 +69,7 @@ export class GeminiDecoder {
 }
 
 /** `usageMetadata` in OpenAI's shape: thoughts count as completion tokens, as OpenAI counts reasoning. */
-export function toUsage(usage: JsonObject): Usage {
+function toUsage(usage: JsonObject): Usage {
   const prompt = num(usage.promptTokenCount);
   const thoughts = num(usage.thoughtsTokenCount);
   const completion = num(usage.candidatesTokenCount) + thoughts;
