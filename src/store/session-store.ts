@@ -387,23 +387,18 @@ function toReplaySource(row: ReplayRow): ReplaySource {
   };
 }
 
+/** A whole stored turn: its replay source (the carriers and who produced them) plus the rest of the row. */
 function toStoredTurn(row: TurnRow): StoredTurn {
   return {
+    ...toReplaySource(row),
     seq: row.seq,
-    id: row.id,
-    sessionId: row.session_id,
     position: row.position,
     parentTurnId: row.parent_turn_id,
     model: row.model,
-    plugin: row.plugin,
     provider: row.provider,
     host: row.host,
-    upstreamModel: row.upstream_model,
     content: row.content,
     toolCalls: parseJson<ToolCall[]>(row.tool_calls) ?? [],
-    reasoningText: row.reasoning_text ?? "",
-    reasoningDetails: parseJson<Json[]>(row.reasoning_details),
-    nativeRecord: parseJson<JsonObject>(row.native_record),
     usage: parseJson<Usage>(row.usage),
     finishReason: row.finish_reason,
     upstreamId: row.upstream_id,
