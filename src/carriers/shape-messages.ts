@@ -22,7 +22,7 @@ export function shapeMessages(messages: readonly ChatMessage[], policy: CarrierP
     }
     const current = shaped ?? message;
     if (echo && current.tool_calls?.length && !(typeof current.reasoning_content === "string" && current.reasoning_content.length > 0)) {
-      shaped = { ...current, reasoning_content: ECHO_PLACEHOLDER };
+      (shaped ??= { ...message }).reasoning_content = ECHO_PLACEHOLDER;
     }
     return shaped ?? message;
   });
