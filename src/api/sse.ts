@@ -28,7 +28,7 @@ export class SseWriter {
     this.timer.unref();
   }
 
-  get closed(): boolean {
+  private get closed(): boolean {
     return this.response.destroyed || this.response.writableEnded;
   }
 
