@@ -47,6 +47,9 @@ export interface CompactionRequest {
  */
 @injectable()
 export class Compactor {
+  /** The gateway key's session scope, as ChatService files turns under it. */
+  private readonly keyHash: string;
+
   constructor(
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
@@ -58,7 +61,9 @@ export class Compactor {
     @inject(EVENT_BUS) private readonly bus: EventBus,
     @inject(LOGGER) private readonly log: Logger,
     @inject(OPTIONS) private readonly options: GatewayOptions,
-  ) {}
+  ) {
+    this.keyHash = keyScope(options.apiKey);
+  }
 
   /** The chat request to send: under the checkpoint in force, compacted first when it would not fit. */
   async prepare(request: CompactionRequest): Promise<ChatRequest> {
@@ -71,7 +76,7 @@ export class Compactor {
     const resolved = table.resolveModel(built.model);
     if (!resolved?.contextWindow) return built;
     const budget = Math.floor(resolved.contextWindow * (resolved.compactAt ?? DEFAULT_COMPACT_AT));
-    const wire: WireContext = { table, registry: this.plugins.registry, store: this.store, verdicts: this.verdicts, keyHash: keyScope(this.options.apiKey), env: this.options.env };
+    const wire: WireContext = { table, registry: this.plugins.registry, store: this.store, verdicts: this.verdicts, keyHash: this.keyHash, env: this.options.env };
     const before = estimateWire(wire, built, resolved, sessionId);
     if (before.total <= budget) return built;
 
@@ -128,7 +133,7 @@ export class Compactor {
       if (turnId) turnIds.push(turnId);
     }
     // the session row may be gone (`sessions rm`) while the response chain lives on; the checkpoint needs it
-    this.store.ensureSession(state.sessionId, keyScope(this.options.apiKey), state.resolved.name);
+    this.store.ensureSession(state.sessionId, this.keyHash, state.resolved.name);
     return this.checkpoints.save(
       {
         id: newId("ckpt_"),
