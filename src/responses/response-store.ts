@@ -32,7 +32,6 @@ export interface StoredConversation {
 /** An output item found by id, with the session of the response that produced it. */
 export interface StoredItem {
   readonly item: JsonObject;
-  readonly responseId: string;
   readonly sessionId: string;
 }
 
@@ -71,7 +70,7 @@ export class ResponseStore {
            AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`,
       ),
       remove: db.prepare("DELETE FROM responses WHERE id = ?"),
-      item: db.prepare("SELECT i.item, i.response_id, r.session_id FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
+      item: db.prepare("SELECT i.item, r.session_id FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
       conversation: db.prepare("SELECT id, session_id, last_response_id FROM response_conversations WHERE id = ?"),
       upsertConversation: db.prepare(
         `INSERT INTO response_conversations (id, session_id, last_response_id, created_at, updated_at) VALUES (@id, @sessionId, @lastResponseId, @now, @now)
@@ -127,8 +126,8 @@ export class ResponseStore {
   }
 
   item(id: string): StoredItem | undefined {
-    const row = this.statements.item.get(id) as { item: string; response_id: string; session_id: string } | undefined;
-    return row ? { item: JSON.parse(row.item) as JsonObject, responseId: row.response_id, sessionId: row.session_id } : undefined;
+    const row = this.statements.item.get(id) as { item: string; session_id: string } | undefined;
+    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id } : undefined;
   }
 
   conversation(id: string): StoredConversation | undefined {
