@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
-import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-service.js";
+import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
+import { toOpenAIError } from "../errors/gateway-error.js";
 import type { StreamPart } from "../plugins/contract.js";
 import { readJsonBody } from "./read-body.js";
+import { asUpstreamFailure, startTurn } from "./start-turn.js";
 import { sendJson } from "./respond.js";
 import { SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
@@ -13,16 +14,8 @@ import { validateChatRequest } from "./validate-request.js";
 export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<void> {
   const body = validateChatRequest(await readJsonBody(request, options.bodyLimit));
   const stream = body.stream === true;
-  const abort = new AbortController();
-  response.on("close", () => {
-    if (!response.writableFinished) abort.abort();
-  });
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
-  const run = await chat.start(body, { sessionHeader, stream, signal: abort.signal }).catch((error: unknown) => {
-    const sessionId = sessionIdOf(error);
-    if (sessionId) response.setHeader("x-session-id", sessionId); // an upstream error still names the session
-    throw error;
-  });
+  const run = await startTurn(chat, body, response, { sessionHeader, stream });
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
@@ -116,10 +109,4 @@ function deltaOf(part: StreamPart, toolIndexes: Map<number, number>): string | u
     default:
       return undefined;
   }
-}
-
-export function asUpstreamFailure(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
-  if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
-  return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
 }

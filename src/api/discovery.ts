@@ -31,7 +31,7 @@ export function capabilitiesBody(table: RouteTable): object {
       websocket_events: true,
       session_header: "X-Session-Id",
       reasoning_field: "reasoning_content",
-      model_options: ["reasoning.enabled", "reasoning.effort"],
+      model_options: ["reasoning.enabled", "reasoning.effort", "replay"],
     },
     endpoints: ["/v1/chat/completions", "/v1/responses", "/v1/models", "/v1/capabilities", "/v1/events", "/health", "/metrics", "/dashboard"],
   };

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import responsesSchema from "../../schemas/requests/responses.schema.json" with { type: "json" };
-import { asUpstreamFailure } from "../api/chat-completions.js";
+import { asUpstreamFailure, startTurn } from "../api/start-turn.js";
 import { readJsonBody } from "../api/read-body.js";
 import { sendJson } from "../api/respond.js";
 import { SseWriter } from "../api/sse.js";
 import { requestValidator } from "../api/validate-request.js";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
-import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-service.js";
+import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
@@ -57,15 +57,7 @@ export class ResponsesApi {
       history: continuation.history,
       build: (history) => toChatRequest(body, history, continuation.input, stream),
     });
-    const abort = new AbortController();
-    response.on("close", () => {
-      if (!response.writableFinished) abort.abort();
-    });
-    const run = await this.chat.start(chatRequest, { sessionHeader: continuation.sessionHeader, stream, signal: abort.signal }).catch((error: unknown) => {
-      const sessionId = sessionIdOf(error);
-      if (sessionId) response.setHeader("x-session-id", sessionId); // an upstream error still names the session (SPEC §4)
-      throw error;
-    });
+    const run = await startTurn(this.chat, chatRequest, response, { sessionHeader: continuation.sessionHeader, stream });
     const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);

@@ -1,0 +1,30 @@
+import type { ServerResponse } from "node:http";
+import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-service.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { ChatRequest } from "../plugins/contract.js";
+
+/**
+ * Starts a turn on behalf of an HTTP response, for both APIs: the upstream
+ * call is aborted when the client goes away, and an error raised once the
+ * session was known still names it in X-Session-Id (SPEC §4).
+ */
+export async function startTurn(chat: ChatService, request: ChatRequest, response: ServerResponse, context: { sessionHeader: string | undefined; stream: boolean }): Promise<TurnRun> {
+  const abort = new AbortController();
+  response.on("close", () => {
+    if (!response.writableFinished) abort.abort();
+  });
+  try {
+    return await chat.start(request, { ...context, signal: abort.signal });
+  } catch (error) {
+    const sessionId = sessionIdOf(error);
+    if (sessionId) response.setHeader("x-session-id", sessionId);
+    throw error;
+  }
+}
+
+/** What a turn that broke after it started becomes for the client. */
+export function asUpstreamFailure(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
+  return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
+}
