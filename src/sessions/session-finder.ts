@@ -43,13 +43,15 @@ export function findSession(store: SessionStore, keyHash: string, messages: read
     }
   }
 
+  const inSession = candidates.map((found) => found.find((candidate) => candidate.session_id === sessionId));
+  // the k-th assistant message is turn k of the explicit session: one query for every message its fingerprint did not place
+  const unplaced = explicit === undefined ? [] : inSession.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
+  const byPosition = unplaced.length > 0 ? store.turnsAtPositions(explicit!, unplaced) : undefined;
+
   const turnIds = new Map<number, string>();
   assistantIndexes.forEach((index, ordinal) => {
-    const found = candidates[ordinal]!;
-    const inSession = found.find((candidate) => candidate.session_id === sessionId);
-    const positional = inSession || explicit === undefined ? undefined : store.turnAtPosition(explicit, ordinal + 1);
     // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text
-    const chosen = inSession ?? positional ?? found[0];
+    const chosen = inSession[ordinal] ?? byPosition?.get(ordinal + 1) ?? candidates[ordinal]![0];
     if (chosen) turnIds.set(index, chosen.id);
   });
 

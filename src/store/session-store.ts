@@ -49,7 +49,7 @@ export class SessionStore {
   private readonly statements: {
     fingerprintMatchesMany: Statement<[string, string]>; // (fingerprints as JSON, key hash)
     replaySources: Statement<[string]>;
-    turnAtPosition: Statement<[string, number]>;
+    turnsAtPositions: Statement<[string, string]>;
     sessionExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
     touchSession: Statement<[string, string | null, string]>;
@@ -83,7 +83,7 @@ export class SessionStore {
       replaySources: prepare(
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
-      turnAtPosition: prepare(`SELECT id, session_id FROM turns WHERE session_id = ? AND position = ?`),
+      turnsAtPositions: prepare(`SELECT id, session_id, position FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
       sessionExists: prepare(`SELECT 1 FROM sessions WHERE id = ?`),
       insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       touchSession: prepare(`UPDATE sessions SET updated_at = ?, model = COALESCE(?, model) WHERE id = ?`),
@@ -153,8 +153,10 @@ export class SessionStore {
     return found;
   }
 
-  turnAtPosition(sessionId: string, position: number): { id: string; session_id: string } | undefined {
-    return this.statements.turnAtPosition.get(sessionId, position) as { id: string; session_id: string } | undefined;
+  /** The session's turns at these positions, in one query. */
+  turnsAtPositions(sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
+    const rows = this.statements.turnsAtPositions.all(sessionId, JSON.stringify(positions)) as { id: string; session_id: string; position: number }[];
+    return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id }]));
   }
 
   sessionExists(id: string): boolean {
