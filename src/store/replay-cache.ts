@@ -1,4 +1,5 @@
 import type { Db } from "./database.js";
+import { foreignWrites, type ForeignWrites } from "./foreign-writes.js";
 import type { ReplaySource } from "./stored-turn.js";
 
 export interface FingerprintMatch {
@@ -19,28 +20,27 @@ const MAX_CACHED_SOURCE_CHARS = 256 * 1024;
  * Stored turns never change, so the only ways to be stale are writes this
  * cache did not see. This process's own turn writes update it; every other
  * write, by this process (`total_changes()` moved past what this cache
- * accounted for) or by another one (`PRAGMA data_version` moved: a CLI
- * `sessions rm`, a branch), empties it before the next read.
+ * accounted for) or by another one (see ForeignWrites: a CLI `sessions rm`,
+ * a branch), empties it before the next read.
  */
 export class ReplayCache {
   private readonly matches = new Map<string, FingerprintMatch[]>();
   private readonly sources = new Map<string, ReplaySource>();
-  private readonly dataVersion: () => number;
+  private readonly foreign: ForeignWrites;
   private readonly totalChanges: () => number;
   private changes = -1;
   private version = -1;
 
   constructor(db: Db) {
-    const version = db.prepare("PRAGMA data_version").pluck();
+    this.foreign = foreignWrites(db);
     const changes = db.prepare("SELECT total_changes()").pluck();
-    this.dataVersion = () => version.get() as number;
     this.totalChanges = () => changes.get() as number;
   }
 
   /** Empties the cache when the database changed behind its back; call before reading from it. */
   validate(): void {
     const changes = this.totalChanges();
-    const version = this.dataVersion();
+    const version = this.foreign.epochNow();
     if (changes !== this.changes || version !== this.version) {
       this.empty();
       this.changes = changes;

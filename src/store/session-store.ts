@@ -3,6 +3,7 @@ import { inject, injectable } from "tsyringe";
 import { DATABASE } from "../container/tokens.js";
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../plugins/contract.js";
 import type { Db } from "./database.js";
+import { foreignWrites, type ForeignWrites } from "./foreign-writes.js";
 import { MATCHES_PER_FINGERPRINT, ReplayCache, type FingerprintMatch } from "./replay-cache.js";
 import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
 
@@ -52,8 +53,7 @@ export class SessionStore {
     turnsAtPositions: Statement<[string, string]>;
     sessionExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
-    touchSession: Statement<[string, string | null, string]>;
-    nextPosition: Statement<[string]>;
+    upsertSession: Statement<[string, string, string, string, string]>;
     insertTurn: Statement<unknown[]>;
     insertFingerprint: Statement<[string, string, number]>;
     modelConfig: Statement<[string]>;
@@ -66,10 +66,15 @@ export class SessionStore {
   };
 
   private readonly cache: ReplayCache;
+  private readonly foreign: ForeignWrites;
+  /** Parsed model configs, read per request (verdicts a session keeps); every own write to one empties this. */
+  private readonly modelConfigs = new Map<string, SessionModelConfig>();
+  private modelConfigsEpoch = -1;
   private pending: { turn: NewTurn; resolve: (position: number) => void; reject: (error: unknown) => void }[] = [];
 
   constructor(@inject(DATABASE) private readonly db: Db) {
     this.cache = new ReplayCache(db);
+    this.foreign = foreignWrites(db);
     const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
     this.statements = {
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
@@ -86,12 +91,16 @@ export class SessionStore {
       turnsAtPositions: prepare(`SELECT id, session_id, position FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
       sessionExists: prepare(`SELECT 1 FROM sessions WHERE id = ?`),
       insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      touchSession: prepare(`UPDATE sessions SET updated_at = ?, model = COALESCE(?, model) WHERE id = ?`),
-      nextPosition: prepare(`SELECT COALESCE(MAX(position), 0) + 1 AS next FROM turns WHERE session_id = ?`),
+      // a turn's writes are three statements: the session (created or touched), the turn at the next position, its fingerprint
+      upsertSession: prepare(
+        `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, NULL, '{}', ?, ?)
+         ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, model = COALESCE(excluded.model, model)`,
+      ),
       insertTurn: prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
                             reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         RETURNING seq, position`,
       ),
       insertFingerprint: prepare(`INSERT OR IGNORE INTO fingerprints (key_hash, fingerprint, turn_seq) VALUES (?, ?, ?)`),
       modelConfig: prepare(`SELECT model_config FROM sessions WHERE id = ?`),
@@ -213,13 +222,11 @@ export class SessionStore {
     const now = new Date().toISOString();
     const reasoningDetails = turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null;
     const nativeRecord = turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null;
-    this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
-    this.statements.touchSession.run(now, turn.model, turn.sessionId);
-    const { next } = this.statements.nextPosition.get(turn.sessionId) as { next: number };
-    const info = this.statements.insertTurn.run(
+    this.statements.upsertSession.run(turn.sessionId, turn.keyHash, turn.model, now, now);
+    const { seq, position } = this.statements.insertTurn.get(
       turn.id,
       turn.sessionId,
-      next,
+      turn.sessionId,
       turn.parentTurnId ?? null,
       turn.model,
       turn.plugin,
@@ -236,9 +243,9 @@ export class SessionStore {
       turn.finishReason,
       turn.upstreamId ?? null,
       now,
-    );
-    this.statements.insertFingerprint.run(turn.keyHash, turn.fingerprint, Number(info.lastInsertRowid));
-    return { position: next, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
+    ) as { seq: number; position: number };
+    this.statements.insertFingerprint.run(turn.keyHash, turn.fingerprint, seq);
+    return { position, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
   }
 
   /** A committed turn is the newest match of its fingerprint and its carriers are at hand: keep both in memory. */
@@ -262,21 +269,39 @@ export class SessionStore {
     this.statements.insertSession.run(id, keyHash, model, null, "{}", now, now);
   }
 
-  modelConfig(sessionId: string): SessionModelConfig {
+  /** The session's model config; read-only for the caller (it may be shared from memory). */
+  modelConfig(sessionId: string): Readonly<SessionModelConfig> {
+    const epoch = this.foreign.epochNow();
+    if (epoch !== this.modelConfigsEpoch) {
+      this.modelConfigs.clear();
+      this.modelConfigsEpoch = epoch;
+    }
+    let config = this.modelConfigs.get(sessionId);
+    if (!config) {
+      config = this.readModelConfig(sessionId);
+      if (this.modelConfigs.size >= 50_000) this.modelConfigs.clear();
+      this.modelConfigs.set(sessionId, config);
+    }
+    return config;
+  }
+
+  private readModelConfig(sessionId: string): SessionModelConfig {
     const row = this.statements.modelConfig.get(sessionId) as { model_config: string } | undefined;
     return parseJson<SessionModelConfig>(row?.model_config) ?? {};
   }
 
   /** Read-modify-write in one transaction, so two requests of one session cannot lose each other's patch. */
   patchModelConfig(sessionId: string, patch: (config: SessionModelConfig) => SessionModelConfig): void {
+    this.modelConfigs.clear();
     this.db.transaction(() => {
-      const next = patch(this.modelConfig(sessionId));
+      const next = patch(this.readModelConfig(sessionId));
       this.statements.setModelConfig.run(JSON.stringify(next), sessionId);
     })();
   }
 
   /** Removes rejected carriers matching `predicate` from every session's model config (verdict clearing). */
   removeRejections(predicate: (provider: string, host: string, model: string, field: string) => boolean): number {
+    this.modelConfigs.clear();
     let changed = 0;
     this.db.transaction(() => {
       for (const row of this.statements.configsWithRejections.all() as { id: string; model_config: string }[]) {
@@ -328,6 +353,7 @@ export class SessionStore {
    * fingerprints so stateless clients of the branch find it.
    */
   branch(sourceId: string, newId: string, at: number | undefined): number {
+    this.modelConfigs.delete(newId);
     return this.db.transaction(() => {
       const source = this.statements.sessionRow.get(sourceId) as { key_hash: string; model: string | null; model_config: string } | undefined;
       if (!source) throw new Error(`no session ${sourceId}`);
@@ -359,6 +385,7 @@ export class SessionStore {
   }
 
   removeSession(id: string): boolean {
+    this.modelConfigs.delete(id);
     return this.statements.deleteSession.run(id).changes > 0;
   }
 }

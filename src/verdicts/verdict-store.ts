@@ -3,6 +3,7 @@ import { inject, injectable } from "tsyringe";
 import { DATABASE } from "../container/tokens.js";
 import type { CarrierField } from "../plugins/contract.js";
 import type { Db } from "../store/database.js";
+import { foreignWrites, type ForeignWrites } from "../store/foreign-writes.js";
 
 /** One verdict as `verdicts list --json` prints it (SPEC §12.7). */
 export interface Verdict {
@@ -21,9 +22,10 @@ export interface Verdict {
 
 /**
  * Unknown-field verdicts: (provider, host, model, field) that an upstream
- * rejected. Read per request straight from SQLite (a primary-key lookup), so
- * `carrierd verdicts clear` in another process takes effect on the next
- * request without any signal to the daemon.
+ * rejected. Read per request, from memory while no other process has
+ * written the database (ForeignWrites), so `carrierd verdicts clear` in
+ * another process still takes effect on the next request without any
+ * signal to the daemon.
  */
 @injectable()
 export class VerdictStore {
@@ -31,8 +33,13 @@ export class VerdictStore {
   private readonly upsert: Statement<[string, string, string, string, number, string, string]>;
   private readonly all: Statement<[]>;
   private readonly deleteOne: Statement<[string, string, string, string]>;
+  private readonly foreign: ForeignWrites;
+  /** Fields per `provider\0host\0model`, as read under `cachedEpoch`. */
+  private readonly cached = new Map<string, CarrierField[]>();
+  private cachedEpoch = -1;
 
   constructor(@inject(DATABASE) private readonly db: Db) {
+    this.foreign = foreignWrites(db);
     this.fieldsStatement = db.prepare(`SELECT field FROM verdicts WHERE provider = ? AND host = ? AND model = ?`);
     this.upsert = db.prepare(
       `INSERT INTO verdicts (provider, host, model, field, status, message, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -43,13 +50,26 @@ export class VerdictStore {
   }
 
   /** The fields rejected for this (provider, host, model). */
-  fieldsFor(provider: string, host: string, model: string): CarrierField[] {
-    return (this.fieldsStatement.all(provider, host, model) as { field: CarrierField }[]).map((row) => row.field);
+  fieldsFor(provider: string, host: string, model: string): readonly CarrierField[] {
+    const epoch = this.foreign.epochNow();
+    if (epoch !== this.cachedEpoch) {
+      this.cached.clear();
+      this.cachedEpoch = epoch;
+    }
+    const key = `${provider}\u0000${host}\u0000${model}`;
+    let fields = this.cached.get(key);
+    if (!fields) {
+      fields = (this.fieldsStatement.all(provider, host, model) as { field: CarrierField }[]).map((row) => row.field);
+      if (this.cached.size >= 10_000) this.cached.clear(); // glob routes take any model name a client sends
+      this.cached.set(key, fields);
+    }
+    return fields;
   }
 
   record(verdict: Omit<Verdict, "recorded_at">): Verdict {
     const full = { ...verdict, recorded_at: new Date().toISOString() };
     this.upsert.run(full.provider, full.host, full.model, full.field, full.status, full.message, full.recorded_at);
+    this.cached.clear();
     return full;
   }
 
@@ -62,6 +82,7 @@ export class VerdictStore {
     return this.db.transaction(() => {
       const cleared = this.list().filter(predicate);
       for (const verdict of cleared) this.deleteOne.run(verdict.provider, verdict.host, verdict.model, verdict.field);
+      this.cached.clear();
       return cleared;
     })();
   }

@@ -7,6 +7,7 @@ import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { openDatabase } from "../../src/store/database.js";
 import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
 import { SessionStore } from "../../src/store/session-store.js";
+import { VerdictStore } from "../../src/verdicts/verdict-store.js";
 
 // Two connections to one state.db: the gateway's, and what a CLI command in another process opens.
 const home = mkdtempSync(join(tmpdir(), "carrierd-cache-"));
@@ -43,19 +44,41 @@ test("the gateway's own writes keep the cached lookups exact: a new turn is the 
   expect(gateway.replaySources([second]).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
 });
 
-test("a session removed by another process (carrierd sessions rm) is never replayed from memory", () => {
+// The lookups of one request happen in one synchronous stretch and share one read of data_version;
+// the next request (here: after a setImmediate) sees another process's write.
+const nextRequest = () => new Promise((resolve) => setImmediate(resolve));
+
+test("a session removed by another process (carrierd sessions rm) is never replayed from memory", async () => {
   const turn = save(gateway, "sess_doomed", "Doomed answer.");
   expect(matchIds(gateway, "Doomed answer.")).toEqual([turn]);
   expect(gateway.replaySources([turn]).has(turn)).toBe(true);
   expect(cli.removeSession("sess_doomed")).toBe(true);
+  await nextRequest();
   expect(matchIds(gateway, "Doomed answer.")).toEqual([]);
   expect(gateway.replaySources([turn]).has(turn)).toBe(false);
 });
 
-test("a turn written by another process is found, though the miss was remembered", () => {
+test("a turn written by another process is found, though the miss was remembered", async () => {
   expect(matchIds(gateway, "Written elsewhere.")).toEqual([]);
   const turn = save(cli, "sess_cli", "Written elsewhere.");
+  await nextRequest();
   expect(matchIds(gateway, "Written elsewhere.")).toEqual([turn]);
+});
+
+test("a verdict or a session's model config changed by another process is in force for the next request", async () => {
+  const gatewayVerdicts = new VerdictStore(gatewayDb);
+  const cliVerdicts = new VerdictStore(cliDb);
+  cliVerdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning_content", status: 400, message: "unknown field" });
+  await nextRequest();
+  expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]);
+  save(gateway, "sess_config", "Configured answer.");
+  expect(gateway.modelConfig("sess_config")).toEqual({});
+  cli.patchModelConfig("sess_config", () => ({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] }));
+  cliVerdicts.clear(() => true);
+  expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]); // same stretch: one read
+  await nextRequest();
+  expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual([]);
+  expect(gateway.modelConfig("sess_config")).toEqual({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] });
 });
 
 test("any other write through the gateway's own connection empties the cache too", () => {
