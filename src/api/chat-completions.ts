@@ -27,7 +27,7 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
 
 async function respondWhole(run: TurnRun, response: ServerResponse, id: string, created: number): Promise<void> {
   try {
-    for await (const _part of run.parts) {
+    for await (const _batch of run.batches) {
       // the accumulator inside the run folds every part
     }
   } catch (error) {
@@ -70,9 +70,11 @@ async function streamChunks(run: TurnRun, response: ServerResponse, options: Gat
   sse.data(chunk(`{"role":"assistant","content":""}`));
   const toolIndexes = new Map<number, number>();
   try {
-    for await (const part of run.parts) {
-      const delta = deltaOf(part, toolIndexes);
-      if (delta !== undefined) sse.data(chunk(delta));
+    for await (const batch of run.batches) {
+      for (const part of batch) {
+        const delta = deltaOf(part, toolIndexes);
+        if (delta !== undefined) sse.data(chunk(delta));
+      }
     }
   } catch (error) {
     run.fail(error);

@@ -6,7 +6,7 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import type { ChatMessage, ChatRequest, StreamPart, UpstreamResult } from "../plugins/contract.js";
+import { partsOf, type ChatMessage, type ChatRequest, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { fingerprintOf } from "../sessions/fingerprint.js";
@@ -29,9 +29,10 @@ export interface RequestContext {
 }
 
 /**
- * One assistant turn in flight. Its `parts` are the upstream's answer in
- * canonical form (reasoning already withheld when the request disabled it);
- * every part is folded into the turn and published once on the event bus.
+ * One assistant turn in flight. Its `batches` are the upstream's answer in
+ * canonical form, the parts of one network read together (reasoning already
+ * withheld when the request disabled it); every part is folded into the turn
+ * and published once on the event bus.
  * `complete()` makes the turn durable; call it before telling the client
  * the turn is done.
  */
@@ -40,7 +41,7 @@ export interface TurnRun {
   readonly turnId: string;
   /** The model name the client asked for. */
   readonly model: string;
-  readonly parts: AsyncIterable<StreamPart>;
+  readonly batches: AsyncIterable<readonly StreamPart[]>;
   complete(): Promise<AssistantTurn>;
   fail(error: unknown): void;
 }
@@ -131,16 +132,20 @@ export class ChatService {
     const accumulator = new TurnAccumulator(plugin.mergeNative);
     const bus = this.bus;
     const parts = result.parts;
-    async function* relay(): AsyncIterable<StreamPart> {
-      for await (const part of parts) {
-        accumulator.add(part);
-        if (part.type === "reasoning-delta") {
-          if (!reasoningEnabled) continue;
-          if (bus.wants("reasoning.delta")) publish("reasoning.delta", { text: part.text });
-        } else if (part.type === "text-delta" && bus.wants("content.delta")) {
-          publish("content.delta", { text: part.text });
+    async function* relay(): AsyncIterable<readonly StreamPart[]> {
+      for await (const item of parts) {
+        const batch = partsOf(item);
+        let withheld = false;
+        for (const part of batch) {
+          accumulator.add(part);
+          if (part.type === "reasoning-delta") {
+            if (!reasoningEnabled) withheld = true;
+            else if (bus.wants("reasoning.delta")) publish("reasoning.delta", { text: part.text });
+          } else if (part.type === "text-delta" && bus.wants("content.delta")) {
+            publish("content.delta", { text: part.text });
+          }
         }
-        yield part;
+        yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
       }
     }
 
@@ -148,7 +153,7 @@ export class ChatService {
       sessionId,
       turnId,
       model: request.model,
-      parts: relay(),
+      batches: relay(),
       complete: async () => {
         const turn = accumulator.finish();
         await this.persist(turn, request.messages, {

@@ -64,7 +64,7 @@ export async function summarize(chat: ChatService, sessions: SessionStore, optio
   );
   let text = "";
   try {
-    for await (const part of run.parts) if (part.type === "text-delta") text += part.text;
+    for await (const batch of run.batches) for (const part of batch) if (part.type === "text-delta") text += part.text;
     await run.complete();
   } catch (error) {
     run.fail(error);

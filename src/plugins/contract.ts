@@ -127,9 +127,21 @@ export type StreamPart =
   /** Upstream metadata worth keeping (its response id, its model). */
   | { type: "response-metadata"; id?: string; model?: string };
 
+/**
+ * What a plugin's answer yields: parts one at a time, or the parts decoded
+ * from one network read together — cheaper, one await for all of them (the
+ * core's HTTP transport does that).
+ */
+export type StreamItem = StreamPart | readonly StreamPart[];
+
+/** The parts of one stream item, as an array. */
+export function partsOf(item: StreamItem): readonly StreamPart[] {
+  return Array.isArray(item) ? (item as readonly StreamPart[]) : [item as StreamPart];
+}
+
 /** The result of one upstream call, known before anything reaches the client. */
 export type UpstreamResult =
-  | { ok: true; parts: AsyncIterable<StreamPart> }
+  | { ok: true; parts: AsyncIterable<StreamItem> }
   | { ok: false; status: number; body: string };
 
 /**

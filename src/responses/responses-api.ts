@@ -108,7 +108,7 @@ export class ResponsesApi {
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
     const builder = new OutputBuilder();
     try {
-      for await (const part of run.parts) builder.add(part);
+      for await (const batch of run.batches) for (const part of batch) builder.add(part);
     } catch (error) {
       run.fail(error);
       throw asUpstreamFailure(error);
@@ -126,7 +126,7 @@ export class ResponsesApi {
     const builder = new OutputBuilder(events);
     let upstreamDone = false;
     try {
-      for await (const part of run.parts) builder.add(part);
+      for await (const batch of run.batches) for (const part of batch) builder.add(part);
       upstreamDone = true;
       const items = builder.finish();
       const body = this.finish(await run.complete(), items, run, identity, continuation);

@@ -49,12 +49,12 @@ export class UpstreamHttp {
 }
 
 /** Decoded when read, so a codec that refuses a body (an error inside a 200) fails the turn as an upstream error, not the request as a 500. */
-async function* decodeWhole(codec: HttpCodec, body: JsonObject): AsyncIterable<StreamPart> {
-  yield* codec.decodeResponse(body);
+async function* decodeWhole(codec: HttpCodec, body: JsonObject): AsyncIterable<readonly StreamPart[]> {
+  yield codec.decodeResponse(body);
 }
 
-/** SSE bytes → events → canonical parts, one network chunk at a time. */
-async function* decodeStream(body: AsyncIterable<Buffer>, decode: (event: { event?: string; data: string }) => StreamPart[]): AsyncIterable<StreamPart> {
+/** SSE bytes → events → canonical parts, one network chunk at a time: the parts of one chunk leave together. */
+async function* decodeStream(body: AsyncIterable<Buffer>, decode: (event: { event?: string; data: string }) => StreamPart[]): AsyncIterable<readonly StreamPart[]> {
   let pending: StreamPart[] = [];
   // a codec throws for an error the upstream reports mid-stream; what arrived before it still goes out first
   let failure: { error: unknown } | undefined;
@@ -63,7 +63,7 @@ async function* decodeStream(body: AsyncIterable<Buffer>, decode: (event: { even
       if (message.data === "[DONE]" || failure) return;
       try {
         const parts = decode({ event: message.event, data: message.data });
-        if (parts.length > 0) pending.push(...parts);
+        for (const part of parts) pending.push(part);
       } catch (error) {
         failure = { error };
       }
@@ -75,11 +75,11 @@ async function* decodeStream(body: AsyncIterable<Buffer>, decode: (event: { even
     if (pending.length > 0) {
       const ready = pending;
       pending = [];
-      yield* ready;
+      yield ready;
     }
     if (failure) throw failure.error;
   }
   parser.feed(decoder.decode());
-  yield* pending;
+  if (pending.length > 0) yield pending;
   if (failure) throw failure.error;
 }

@@ -6,7 +6,7 @@ import { classifyBedrockError } from "../../plugins/bedrock/errors.js";
 import { readEventStream } from "../../plugins/bedrock/event-stream.js";
 import { invokeBedrock } from "../../plugins/bedrock/invoke.js";
 import { defaultReplayPolicy } from "../../plugins/bedrock/replay-policy.js";
-import type { ChatMessage, JsonObject, PluginContext } from "../../src/plugins/contract.js";
+import { partsOf, type ChatMessage, type JsonObject, type PluginContext } from "../../src/plugins/contract.js";
 import { startCassetteEmulator, type Emulator } from "./emulators/http-emulator.js";
 import { validation } from "./emulators/bedrock-emulator.js";
 import { verifySigV4 } from "./emulators/sigv4-verifier.js";
@@ -137,7 +137,7 @@ describe("InvokeModel (Anthropic body) — TestBedrockCommon cassettes, SigV4 ve
       expect(first.ok).toBe(true);
       if (!first.ok) return;
       const parts: StreamPart[] = [];
-      for await (const part of first.parts) parts.push(part);
+      for await (const item of first.parts) parts.push(...partsOf(item));
       const turn = fold(parts, mergeLayout);
       expect(upstream.received[0]!.path).toBe(new URL(interactions[0]!.request.url).pathname);
       expect(upstream.received[0]!.body).toEqual(json(interactions[0]!.request.body));
