@@ -1,4 +1,5 @@
 import type { HttpCodec, JsonObject, StreamPart, UpstreamCall, Usage } from "../../src/plugins/contract.js";
+import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 
 /**
@@ -33,13 +34,11 @@ export const openAICompatibleCodec: HttpCodec = {
 
   createStreamDecoder() {
     let sawMetadata = false;
+    const read = chunkReader();
     return ({ data }) => {
-      let chunk: JsonObject;
-      try {
-        chunk = JSON.parse(data) as JsonObject;
-      } catch {
-        return []; // an unparseable event is ignored, never a crash
-      }
+      const view = read(data);
+      if (!view) return []; // an unparseable event is ignored, never a crash
+      const { fields: chunk, choice } = view;
       // OpenRouter and others report a failure after the stream started as a chunk with `error`;
       // dropping it would end the answer as if it were complete, so the relay is told instead.
       if (chunk.error && typeof chunk.error === "object") throw new UpstreamStreamError(chunk.error as JsonObject);
@@ -48,7 +47,6 @@ export const openAICompatibleCodec: HttpCodec = {
         parts.push(metadata(chunk));
         sawMetadata = true;
       }
-      const choice = firstChoice(chunk);
       if (choice?.delta && typeof choice.delta === "object") {
         const delta = choice.delta as JsonObject;
         decodeMessage(delta, parts);

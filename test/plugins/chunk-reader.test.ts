@@ -1,0 +1,70 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { expect, test } from "vitest";
+import { chunkReader } from "../../plugins/openai-compatible/chunk-reader.js";
+import { CHUNKS_DIR, fixtureLines } from "../foundation/recorded-upstream.js";
+
+/** The reader's view must be exactly what a whole parse gives: the first choice, and every top-level member. Returns how many chunks took the short path. */
+function expectSameAsWholeParse(lines: readonly string[]): number {
+  const read = chunkReader();
+  let fast = 0;
+  for (const data of lines) {
+    let whole: unknown;
+    try {
+      whole = JSON.parse(data);
+    } catch {
+      expect(read(data)).toBeUndefined();
+      continue;
+    }
+    const view = read(data);
+    if (whole === null || typeof whole !== "object" || Array.isArray(whole)) {
+      expect(view).toBeUndefined();
+      continue;
+    }
+    const object = whole as Record<string, unknown>;
+    expect(view!.choice).toEqual(Array.isArray(object.choices) ? object.choices[0] : undefined);
+    const { choices: _choices, ...members } = object;
+    const { choices: _viewChoices, ...viewMembers } = view!.fields;
+    expect(viewMembers).toEqual(members);
+    if (!("choices" in view!.fields)) fast++; // the envelope's members, shared: only the choice was parsed
+  }
+  return fast;
+}
+
+const envelope = (id: string, delta: string, tail = "") => `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":${delta},"finish_reason":null}]${tail}}`;
+
+test("every recorded stream reads the same as a whole parse of each chunk", () => {
+  const recordings = readdirSync(CHUNKS_DIR, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((dir) => readdirSync(join(CHUNKS_DIR, dir.name)).filter((file) => file.endsWith(".chunks.txt")).map((file) => `${dir.name}/${file.replace(/\.chunks\.txt$/, "")}`));
+  expect(recordings.length).toBeGreaterThan(10);
+  let fast = 0;
+  for (const name of recordings) fast += expectSameAsWholeParse(fixtureLines(name));
+  expect(fast).toBeGreaterThan(100); // the recorded OpenAI-style streams do take the short path
+});
+
+test("chunks that only look like the envelope are read whole, and read right", () => {
+  const lines = [
+    envelope("a", '{"reasoning_content":"x"}'),
+    envelope("a", '{"content":"y"}'),
+    envelope("a", '{"content":"z"}', ',"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}'),
+    `${envelope("a", '{"content":"w"}').slice(0, -2)},{"index":1,"delta":{"content":"second"}}]}`,
+    `${envelope("a", "{}").slice(0, -2)}],"x":[1]}`,
+    `${envelope("a", "{}").slice(0, -2).replace(/\{"index":0.*$/, "")}[1]]}`,
+    `${envelope("a", "{}").slice(0, -2).replace(/\{"index":0.*$/, "")}"text"]}`,
+    `${envelope("a", "{}").slice(0, -2).replace(/\{"index":0.*$/, "")}]}`,
+    envelope('b","choices":[', '{"content":"quoted key in a value"}'),
+    envelope("a", '{"content":"after"}'),
+    '{"meta":{"choices":[1]},"choices":[{"delta":{"content":"nested"}}]}',
+    '{"meta":{"choices":[1]},"choices":[{"delta":{"content":"nested again"}}]}',
+    '{ "id": "spaced", "choices": [ { "delta": { "content": "s" } } ] }',
+    '{"choices":[{"delta":{"content":"choices first"}}]}',
+    '{"choices":[{"delta":{"content":"choices first again"}}]}',
+    '{"error":{"message":"boom"},"choices":[{"delta":{}}]}',
+    "not json",
+    "[1,2]",
+    "null",
+    envelope("a", '{"content":"last"}'),
+  ];
+  expect(expectSameAsWholeParse(lines)).toBeGreaterThanOrEqual(2); // the plain ones after the first took the short path
+});
