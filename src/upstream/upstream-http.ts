@@ -1,50 +1,134 @@
-import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { Agent, request } from "undici";
+import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
+import { Agent, type Dispatcher } from "undici";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { HttpCodec, JsonObject, StreamPart, UpstreamCall, UpstreamResult } from "../plugins/contract.js";
+import { BatchQueue } from "./batch-queue.js";
 
 /**
  * The core's HTTP transport for plugins: one keep-alive pool per origin
  * (undici), the SSE parser (eventsource-parser), and error bodies read
  * whole so the fallback can classify them before the client sees anything.
+ *
+ * It dispatches with a handler of its own rather than undici's `request()`:
+ * the response body goes straight from the socket into the SSE parser and
+ * the codec, with no Readable stream and no async iteration per network
+ * read in between — on a relayed stream that was a measurable share of the
+ * gateway's CPU.
  */
 export class UpstreamHttp {
   private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 64, pipelining: 1 });
+  /** `url` → origin and path: a route's URL is the same for every request, parsing it each time is waste. */
+  private readonly targets = new Map<string, { origin: string; path: string }>();
 
-  async send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult> {
+  send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult> {
     const wire = codec.buildRequest(call);
-    let response: Awaited<ReturnType<typeof request>>;
-    try {
-      response = await request(wire.url, {
-        method: "POST",
-        headers: wire.headers,
-        body: wire.body,
-        dispatcher: this.agent,
-        signal: call.signal,
-        headersTimeout: 300_000,
-        bodyTimeout: 600_000,
-      });
-    } catch (error) {
-      throw new GatewayError("upstream_unreachable", `upstream ${call.provider.id} is unreachable: ${(error as Error).message}`, null, { cause: error });
-    }
-    if (response.statusCode >= 400) {
-      return { ok: false, status: response.statusCode, body: await response.body.text() };
-    }
-    if (!call.stream) {
-      const text = await response.body.text();
-      let parsed: JsonObject;
-      try {
-        parsed = JSON.parse(text) as JsonObject;
-      } catch {
-        throw new GatewayError("upstream_error", `upstream ${call.provider.id} answered with a body that is not JSON`, null, { status: 502 });
-      }
-      return { ok: true, parts: decodeWhole(codec, parsed) };
-    }
-    return { ok: true, parts: decodeStream(response.body, codec.createStreamDecoder()) };
+    const { origin, path } = this.target(wire.url);
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(codec, call, resolve, reject);
+      this.agent.dispatch({ origin, path, method: "POST", headers: wire.headers, body: wire.body, headersTimeout: 300_000, bodyTimeout: 600_000 }, exchange);
+    });
   }
 
   async close(): Promise<void> {
     await this.agent.close();
+  }
+
+  private target(url: string): { origin: string; path: string } {
+    let target = this.targets.get(url);
+    if (!target) {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      if (this.targets.size >= 1_000) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
+  }
+}
+
+type Settle = (result: UpstreamResult) => void;
+
+/**
+ * One request and its response. Until the status is known the caller waits;
+ * an error status or a non-streaming answer is read whole, a stream is
+ * decoded as it arrives into batches of parts (the parts of one network read
+ * together) that the caller iterates.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private status = 0;
+  private settled = false;
+  /** Error statuses and whole answers: the body's chunks. */
+  private chunks: Buffer[] | undefined;
+  private stream: SseDecoding | undefined;
+  private readonly onAbort = () => this.controller?.abort(abortError(this.call.signal.reason));
+
+  constructor(
+    private readonly codec: HttpCodec,
+    private readonly call: UpstreamCall,
+    private readonly resolve: Settle,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.call.signal.aborted) controller.abort(abortError(this.call.signal.reason));
+    else this.call.signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
+    this.status = statusCode;
+    if (statusCode >= 400 || !this.call.stream) {
+      this.chunks = [];
+      return;
+    }
+    this.stream = new SseDecoding(this.codec.createStreamDecoder(), controller);
+    this.settle({ ok: true, parts: this.stream.batches });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.stream) this.stream.feed(chunk);
+    else this.chunks?.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.call.signal.removeEventListener("abort", this.onAbort);
+    if (this.stream) {
+      this.stream.end();
+      return;
+    }
+    const text = Buffer.concat(this.chunks ?? []).toString("utf8");
+    if (this.status >= 400) {
+      this.settle({ ok: false, status: this.status, body: text });
+      return;
+    }
+    let parsed: JsonObject;
+    try {
+      parsed = JSON.parse(text) as JsonObject;
+    } catch {
+      this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider.id} answered with a body that is not JSON`, null, { status: 502 }));
+      return;
+    }
+    this.settle({ ok: true, parts: decodeWhole(this.codec, parsed) });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.call.signal.removeEventListener("abort", this.onAbort);
+    if (this.stream) this.stream.fail(error);
+    else if (error.name === "AbortError") this.fail(error);
+    else if (this.status !== 0) this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider.id} failed mid-answer: ${error.message}`, null, { status: 502, cause: error }));
+    else this.fail(new GatewayError("upstream_unreachable", `upstream ${this.call.provider.id} is unreachable: ${error.message}`, null, { cause: error }));
+  }
+
+  private settle(result: UpstreamResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve(result);
+  }
+
+  private fail(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(error);
   }
 }
 
@@ -53,33 +137,63 @@ async function* decodeWhole(codec: HttpCodec, body: JsonObject): AsyncIterable<r
   yield codec.decodeResponse(body);
 }
 
-/** SSE bytes → events → canonical parts, one network chunk at a time: the parts of one chunk leave together. */
-async function* decodeStream(body: AsyncIterable<Buffer>, decode: (event: { event?: string; data: string }) => StreamPart[]): AsyncIterable<readonly StreamPart[]> {
-  let pending: StreamPart[] = [];
-  // a codec throws for an error the upstream reports mid-stream; what arrived before it still goes out first
-  let failure: { error: unknown } | undefined;
-  const parser = createParser({
-    onEvent(message: EventSourceMessage) {
-      if (message.data === "[DONE]" || failure) return;
-      try {
-        const parts = decode({ event: message.event, data: message.data });
-        for (const part of parts) pending.push(part);
-      } catch (error) {
-        failure = { error };
-      }
-    },
-  });
-  const decoder = new TextDecoder();
-  for await (const chunk of body) {
-    parser.feed(decoder.decode(chunk, { stream: true }));
-    if (pending.length > 0) {
-      const ready = pending;
-      pending = [];
-      yield ready;
-    }
-    if (failure) throw failure.error;
+/** SSE bytes → events → canonical parts, one network read at a time: the parts of one read leave together. */
+class SseDecoding {
+  readonly batches: BatchQueue<StreamPart>;
+  private readonly parser: EventSourceParser;
+  private readonly text = new TextDecoder();
+  private pending: StreamPart[] = [];
+  /** A codec throws for an error the upstream reports mid-stream; what arrived before it still goes out first. */
+  private failure: { error: unknown } | undefined;
+
+  constructor(
+    decode: (event: { event?: string; data: string }) => StreamPart[],
+    private readonly controller: Dispatcher.DispatchController,
+  ) {
+    // the consumer stopped reading (its client left, or it failed): stop the upstream too
+    this.batches = new BatchQueue<StreamPart>(() => controller.abort(abortError(undefined)));
+    this.parser = createParser({
+      onEvent: (message: EventSourceMessage) => {
+        if (message.data === "[DONE]" || this.failure) return;
+        try {
+          for (const part of decode({ event: message.event, data: message.data })) this.pending.push(part);
+        } catch (error) {
+          this.failure = { error };
+        }
+      },
+    });
   }
-  parser.feed(decoder.decode());
-  if (pending.length > 0) yield pending;
-  if (failure) throw failure.error;
+
+  feed(chunk: Buffer): void {
+    if (this.failure) return;
+    this.parser.feed(this.text.decode(chunk, { stream: true }));
+    this.flush();
+  }
+
+  end(): void {
+    if (!this.failure) this.parser.feed(this.text.decode());
+    this.flush();
+    this.batches.end();
+  }
+
+  fail(error: unknown): void {
+    this.flush();
+    this.batches.fail(error);
+  }
+
+  private flush(): void {
+    if (this.pending.length > 0) {
+      this.batches.push(this.pending);
+      this.pending = [];
+    }
+    if (this.failure) {
+      this.batches.fail(this.failure.error);
+      if (!this.controller.aborted) this.controller.abort(abortError(undefined)); // nothing after the error is read
+    }
+  }
+}
+
+function abortError(reason: unknown): Error {
+  if (reason instanceof Error && reason.name === "AbortError") return reason;
+  return Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
 }
