@@ -59,7 +59,15 @@ export class UpstreamRequestBuilder {
       policy: this.policy,
       signal: this.context.signal,
     };
-    return { call, sent: sentCarrierFields(messages), attached: replayed.attached };
+    let sent: CarrierField[] | undefined;
+    return {
+      call,
+      // only a rejected request needs it (the classifier): most requests never walk their messages for it
+      get sent() {
+        return (sent ??= sentCarrierFields(messages));
+      },
+      attached: replayed.attached,
+    };
   }
 
   /** Stored carriers of the matched turns, read once per request and only when a route can receive any. */

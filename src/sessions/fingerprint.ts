@@ -8,6 +8,32 @@ import type { ChatMessage, ToolCall } from "../plugins/contract.js";
  * tool-call arguments compare as canonical JSON; tool-call ids count.
  */
 export function fingerprintOf(content: ChatMessage["content"], toolCalls: readonly ToolCall[] | undefined): string {
+  if (typeof content === "string" && !toolCalls?.length && content.length <= MEMO_MAX_CHARS) {
+    // every request of a stateless client fingerprints its whole history again: the same texts, turn after turn
+    let fingerprint = memo.get(content);
+    if (fingerprint === undefined) {
+      fingerprint = computeFingerprint(content, undefined);
+      memo.set(content, fingerprint);
+      memoChars += content.length;
+      for (const oldest of memo.keys()) {
+        if (memoChars <= MEMO_CHARS) break;
+        memo.delete(oldest);
+        memoChars -= oldest.length;
+      }
+    }
+    return fingerprint;
+  }
+  return computeFingerprint(content, toolCalls);
+}
+
+/** Text-only fingerprints by text, first in first out; a hit costs a string hash and compare instead of a SHA-256. */
+const memo = new Map<string, string>();
+let memoChars = 0;
+/** The texts the memo holds, in characters (about 16 MiB). */
+const MEMO_CHARS = 8 * 1024 * 1024;
+const MEMO_MAX_CHARS = 16 * 1024;
+
+function computeFingerprint(content: ChatMessage["content"], toolCalls: readonly ToolCall[] | undefined): string {
   const calls = (toolCalls ?? []).map((call) => [call.id ?? "", call.function?.name ?? "", canonicalArguments(call.function?.arguments)]);
   // one-shot hash: no Hash object per message (a 20-turn history hashes 20 of them per request)
   return hash("sha256", JSON.stringify([visibleText(content).trimEnd(), calls]), "base64url").slice(0, 32);
