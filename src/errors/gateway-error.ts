@@ -15,6 +15,8 @@ const ERROR_TABLE = {
   model_not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   request_too_large: { status: 413, type: "invalid_request_error" },
+  // nginx's convention: the client left before the answer; nobody reads it, and it is not the gateway's failure
+  client_closed_request: { status: 499, type: "invalid_request_error" },
   provider_not_configured: { status: 503, type: "server_error" },
   upstream_error: { status: 502, type: "upstream_error" },
   upstream_unreachable: { status: 502, type: "upstream_error" },

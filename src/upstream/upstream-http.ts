@@ -114,7 +114,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.call.signal.removeEventListener("abort", this.onAbort);
     if (this.stream) this.stream.fail(error);
-    else if (error.name === "AbortError") this.fail(error);
+    else if (error.name === "AbortError") this.fail(new GatewayError("client_closed_request", "the client closed the request before the upstream answered", null, { cause: error }));
     else if (this.status !== 0) this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider.id} failed mid-answer: ${error.message}`, null, { status: 502, cause: error }));
     else this.fail(new GatewayError("upstream_unreachable", `upstream ${this.call.provider.id} is unreachable: ${error.message}`, null, { cause: error }));
   }
