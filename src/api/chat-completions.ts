@@ -15,11 +15,12 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
   const body = validateChatRequest(await readJsonBody(request, options.bodyLimit));
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+  const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   const run = await startTurn(chat, body, response, { sessionHeader, stream });
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
-    await streamChunks(run, response, options, { id, created, includeUsage: (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true });
+    await streamChunks(run, response, options, { id, created, includeUsage });
   } else {
     await respondWhole(run, response, id, created);
   }

@@ -124,10 +124,13 @@ export class ChatService {
     }
 
     const upstreamMs = performance.now() - sentAt;
+    // from here on only the new prompt is kept, not the whole history: a long request in flight keeps less alive for the GC to copy
+    const prompt = promptOf(request.messages);
+    const clientModel = request.model;
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
       this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields });
-    publish("turn.started", { model: request.model, provider: key.provider, upstream_model: key.model, route: policy.routeIndex, fields: effective, upstream_ms: upstreamMs });
+    publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: policy.routeIndex, fields: effective, upstream_ms: upstreamMs });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
     const bus = this.bus;
@@ -152,16 +155,16 @@ export class ChatService {
     return {
       sessionId,
       turnId,
-      model: request.model,
+      model: clientModel,
       batches: relay(),
       complete: async () => {
         const turn = accumulator.finish();
-        await this.persist(turn, request.messages, {
+        await this.persist(turn, prompt, {
           id: turnId,
           sessionId,
           keyHash,
           parentTurnId: match.parentTurnId,
-          model: request.model,
+          model: clientModel,
           plugin: resolved.provider.plugin,
           provider: key.provider,
           host: key.host,
@@ -180,7 +183,7 @@ export class ChatService {
   }
 
   /** Makes the turn durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim. */
-  private async persist(turn: AssistantTurn, messages: readonly ChatMessage[], origin: TurnOrigin): Promise<void> {
+  private async persist(turn: AssistantTurn, prompt: ChatMessage[], origin: TurnOrigin): Promise<void> {
     let nativeRecord = turn.nativeRecord;
     if (nativeRecord) {
       const validate = this.plugins.registry.get(origin.plugin)?.validateNative;
@@ -190,10 +193,9 @@ export class ChatService {
         nativeRecord = undefined;
       }
     }
-    const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
     await this.store.saveTurnDurably({
       ...origin,
-      prompt: messages.slice(lastAssistant + 1),
+      prompt,
       content: turn.content,
       toolCalls: turn.toolCalls,
       reasoningText: turn.reasoningText,
@@ -205,6 +207,11 @@ export class ChatService {
       fingerprint: fingerprintOf(turn.content, turn.toolCalls),
     });
   }
+}
+
+/** The messages that asked for this turn: those after the last assistant message. */
+function promptOf(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.slice(messages.findLastIndex((message) => message.role === "assistant") + 1);
 }
 
 /** Who asked for a turn and who answered it: the part of its stored row known before the upstream replied. */

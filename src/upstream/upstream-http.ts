@@ -24,7 +24,7 @@ export class UpstreamHttp {
     const wire = codec.buildRequest(call);
     const { origin, path } = this.target(wire.url);
     return new Promise((resolve, reject) => {
-      const exchange = new Exchange(codec, call, resolve, reject);
+      const exchange = new Exchange(codec, { provider: call.provider.id, stream: call.stream, signal: call.signal }, resolve, reject);
       this.agent.dispatch({ origin, path, method: "POST", headers: wire.headers, body: wire.body, headersTimeout: 300_000, bodyTimeout: 600_000 }, exchange);
     });
   }
@@ -47,6 +47,13 @@ export class UpstreamHttp {
 
 type Settle = (result: UpstreamResult) => void;
 
+/** What an exchange needs of its call, and no more: the call's body (the whole history) must not live as long as the answer does. */
+interface ExchangeOptions {
+  readonly provider: string;
+  readonly stream: boolean;
+  readonly signal: AbortSignal;
+}
+
 /**
  * One request and its response. Until the status is known the caller waits;
  * an error status or a non-streaming answer is read whole, a stream is
@@ -64,7 +71,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly codec: HttpCodec,
-    private readonly call: UpstreamCall,
+    private readonly call: ExchangeOptions,
     private readonly resolve: Settle,
     private readonly reject: (error: unknown) => void,
   ) {}
@@ -105,7 +112,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     try {
       parsed = JSON.parse(text) as JsonObject;
     } catch {
-      this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider.id} answered with a body that is not JSON`, null, { status: 502 }));
+      this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider} answered with a body that is not JSON`, null, { status: 502 }));
       return;
     }
     this.settle({ ok: true, parts: decodeWhole(this.codec, parsed) });
@@ -115,8 +122,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.call.signal.removeEventListener("abort", this.onAbort);
     if (this.stream) this.stream.fail(error);
     else if (error.name === "AbortError") this.fail(new GatewayError("client_closed_request", "the client closed the request before the upstream answered", null, { cause: error }));
-    else if (this.status !== 0) this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider.id} failed mid-answer: ${error.message}`, null, { status: 502, cause: error }));
-    else this.fail(new GatewayError("upstream_unreachable", `upstream ${this.call.provider.id} is unreachable: ${error.message}`, null, { cause: error }));
+    else if (this.status !== 0) this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider} failed mid-answer: ${error.message}`, null, { status: 502, cause: error }));
+    else this.fail(new GatewayError("upstream_unreachable", `upstream ${this.call.provider} is unreachable: ${error.message}`, null, { cause: error }));
   }
 
   private settle(result: UpstreamResult): void {
