@@ -20,7 +20,10 @@ export class SseWriter {
     keepaliveSeconds: number,
   ) {
     response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no", ...headers });
-    response.flushHeaders();
+    // the head leaves with the first event when one is written in this pass (one socket write, not two), else on its own at once
+    process.nextTick(() => {
+      if (this.pending === "" && !this.closed) response.flushHeaders(); // (headersSent is already true after writeHead)
+    });
     const interval = keepaliveSeconds * 1000;
     this.timer = setInterval(() => {
       if (Date.now() - this.lastWrite >= interval) this.raw(": keepalive\n\n");

@@ -135,6 +135,7 @@ export class ChatService {
     const accumulator = new TurnAccumulator(plugin.mergeNative);
     const bus = this.bus;
     const parts = result.parts;
+    let reasoningSeen = false;
     async function* relay(): AsyncIterable<readonly StreamPart[]> {
       for await (const item of parts) {
         const batch = partsOf(item);
@@ -143,7 +144,8 @@ export class ChatService {
           accumulator.add(part);
           if (part.type === "reasoning-delta") {
             if (!reasoningEnabled) withheld = true;
-            else if (bus.wants("reasoning.delta")) publish("reasoning.delta", { text: part.text });
+            else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
+            reasoningSeen = true;
           } else if (part.type === "text-delta" && bus.wants("content.delta")) {
             publish("content.delta", { text: part.text });
           }

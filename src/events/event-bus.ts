@@ -38,20 +38,30 @@ export class EventBus {
   private readonly listeners = new Set<EventListener>();
   /** Listeners that asked for some types only (metrics): they do not make every delta worth publishing. */
   private readonly typed = new Map<GatewayEventType, Set<EventListener>>();
+  /** Of those, the ones that need only a turn's first delta of a type (metrics: time to first reasoning token). */
+  private readonly firstOfTurn = new Map<GatewayEventType, Set<EventListener>>();
 
-  /** Every event, or with `types` only those. */
-  subscribe(listener: EventListener, types?: readonly GatewayEventType[]): () => void {
+  /**
+   * Every event, or with `types` only those. With `firstOfTurn` the listener
+   * needs only each turn's first delta of those types: a turn's later deltas
+   * are not published for it (it may still see them, when someone else wants
+   * every one).
+   */
+  subscribe(listener: EventListener, types?: readonly GatewayEventType[], options: { firstOfTurn?: boolean } = {}): () => void {
     if (!types) {
       this.listeners.add(listener);
       return () => this.listeners.delete(listener);
     }
+    const registries = options.firstOfTurn ? [this.typed, this.firstOfTurn] : [this.typed];
     for (const type of types) {
-      const set = this.typed.get(type) ?? new Set<EventListener>();
-      set.add(listener);
-      this.typed.set(type, set);
+      for (const registry of registries) {
+        const set = registry.get(type) ?? new Set<EventListener>();
+        set.add(listener);
+        registry.set(type, set);
+      }
     }
     return () => {
-      for (const type of types) this.typed.get(type)?.delete(listener);
+      for (const type of types) for (const registry of registries) registry.get(type)?.delete(listener);
     };
   }
 
@@ -61,9 +71,15 @@ export class EventBus {
     return this.listeners.size + typed;
   }
 
-  /** Whether anyone listens for this type. Hot paths (per-token deltas) check this before building an event. */
-  wants(type: GatewayEventType): boolean {
-    return this.listeners.size > 0 || (this.typed.get(type)?.size ?? 0) > 0;
+  /**
+   * Whether anyone listens for this type. Hot paths (per-token deltas) check
+   * this before building an event; `laterInTurn` is for a delta after the
+   * turn's first of its type, which first-of-turn listeners do not need.
+   */
+  wants(type: GatewayEventType, laterInTurn = false): boolean {
+    if (this.listeners.size > 0) return true;
+    const typed = this.typed.get(type)?.size ?? 0;
+    return laterInTurn ? typed > (this.firstOfTurn.get(type)?.size ?? 0) : typed > 0;
   }
 
   publish(event: Omit<GatewayEvent, "ts"> & { ts?: string }): void {

@@ -13,7 +13,7 @@ export interface RequestRecord {
 }
 
 const MAX_OPEN_TURNS = 10_000;
-/** The events metrics count; reasoning deltas are watched only while a turn awaits its first one. */
+/** The events metrics count, besides each turn's first reasoning delta. */
 const TURN_AND_GATEWAY_EVENTS: GatewayEventType[] = ["turn.started", "turn.completed", "turn.failed", "verdict.recorded", "routes.reloaded", "routes.rejected"];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -37,9 +37,7 @@ export class GatewayMetrics {
   private readonly openTurns = new Map<string, { provider: string; started: number; awaitingReasoning: boolean }>();
   private defaultsCollected = false;
   private readonly unsubscribe: () => void;
-  private stopWatchingReasoning: (() => void) | undefined;
-  /** Open turns that have not produced a reasoning token yet. */
-  private awaitingReasoning = 0;
+  private readonly stopWatchingReasoning: () => void;
 
   constructor(@inject(EVENT_BUS) private readonly bus: EventBus, @inject(EVENT_HUB) hub: EventHub) {
     const registers = [this.registry];
@@ -56,6 +54,8 @@ export class GatewayMetrics {
     this.reloads.inc({ result: "reloaded" }, 0);
     this.reloads.inc({ result: "rejected" }, 0);
     this.unsubscribe = bus.subscribe((event) => this.observe(event), TURN_AND_GATEWAY_EVENTS);
+    // only a turn's first reasoning delta: a long reasoning stream with no WebSocket subscriber is not turned into bus events for metrics
+    this.stopWatchingReasoning = bus.subscribe((event) => this.observe(event), ["reasoning.delta"], { firstOfTurn: true });
   }
 
   /** Called by the HTTP server when a response has finished. */
@@ -74,23 +74,8 @@ export class GatewayMetrics {
 
   close(): void {
     this.unsubscribe();
+    this.stopWatchingReasoning();
     this.openTurns.clear();
-    this.awaitingReasoning = 0;
-    this.updateReasoningWatch();
-  }
-
-  /**
-   * Listens to reasoning deltas only while some turn still awaits its first
-   * one, so a long reasoning stream with no WebSocket subscriber is not
-   * turned into bus events just for metrics.
-   */
-  private updateReasoningWatch(): void {
-    const awaiting = this.awaitingReasoning > 0;
-    if (awaiting && !this.stopWatchingReasoning) this.stopWatchingReasoning = this.bus.subscribe((event) => this.observe(event), ["reasoning.delta"]);
-    else if (!awaiting && this.stopWatchingReasoning) {
-      this.stopWatchingReasoning();
-      this.stopWatchingReasoning = undefined;
-    }
   }
 
   private observe(event: GatewayEvent): void {
@@ -99,8 +84,6 @@ export class GatewayMetrics {
         const turn = typeof event.turn_id === "string" ? this.openTurns.get(event.turn_id) : undefined;
         if (turn?.awaitingReasoning) {
           turn.awaitingReasoning = false;
-          this.awaitingReasoning--;
-          this.updateReasoningWatch();
           this.firstReasoning.observe({ provider: turn.provider }, (performance.now() - turn.started) / 1000);
         }
         return;
@@ -114,8 +97,6 @@ export class GatewayMetrics {
         // a turn that never ended must not grow the map forever
         if (this.openTurns.size >= MAX_OPEN_TURNS) this.forget(this.openTurns.keys().next().value!);
         this.openTurns.set(event.turn_id, { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true });
-        this.awaitingReasoning++;
-        this.updateReasoningWatch();
         return;
       }
       case "turn.completed":
@@ -144,12 +125,7 @@ export class GatewayMetrics {
 
   private forget(turnId: string): { provider: string; started: number } | undefined {
     const turn = this.openTurns.get(turnId);
-    if (!turn) return undefined;
-    this.openTurns.delete(turnId);
-    if (turn.awaitingReasoning) {
-      this.awaitingReasoning--;
-      this.updateReasoningWatch();
-    }
+    if (turn) this.openTurns.delete(turnId);
     return turn;
   }
 }

@@ -70,11 +70,14 @@ export class SessionStore {
   /** Parsed model configs, read per request (verdicts a session keeps); every own write to one empties this. */
   private readonly modelConfigs = new Map<string, SessionModelConfig>();
   private modelConfigsEpoch = -1;
+  /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
+  private readonly writeTurns: (turns: readonly NewTurn[]) => WrittenTurn[];
   private pending: { turn: NewTurn; resolve: (position: number) => void; reject: (error: unknown) => void }[] = [];
 
   constructor(@inject(DATABASE) private readonly db: Db) {
     this.cache = new ReplayCache(db);
     this.foreign = foreignWrites(db);
+    this.writeTurns = db.transaction((turns: readonly NewTurn[]) => turns.map((turn) => this.writeTurn(turn)));
     const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
     this.statements = {
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
@@ -175,7 +178,7 @@ export class SessionStore {
   /** Writes the turn, its fingerprint, and the session if new, in one transaction; returns the turn's position. */
   saveTurn(turn: NewTurn): number {
     this.cache.validateOwnConnection();
-    const written = this.db.transaction(() => this.writeTurn(turn))();
+    const written = this.writeTurns([turn])[0]!;
     this.remember(turn, written);
     return written.position;
   }
@@ -200,7 +203,7 @@ export class SessionStore {
     this.cache.validateOwnConnection();
     let written: WrittenTurn[];
     try {
-      written = this.db.transaction(() => batch.map(({ turn }) => this.writeTurn(turn)))();
+      written = this.writeTurns(batch.map(({ turn }) => turn));
     } catch {
       // one turn that cannot be written must not take the others down with it: write them one by one
       for (const { turn, resolve, reject } of batch) {
