@@ -2,9 +2,10 @@ import type { ServerResponse } from "node:http";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 
 export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
-  response.end(text);
+  // encoded once: its length comes from the bytes, not from another pass over the string
+  const bytes = Buffer.from(JSON.stringify(body));
+  response.writeHead(status, { "content-type": "application/json", "content-length": bytes.length, ...headers });
+  response.end(bytes);
 }
 
 /** Any error becomes an OpenAI-shaped body; only a GatewayError chooses its status, anything else is a 500 that is logged. */

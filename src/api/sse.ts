@@ -46,7 +46,7 @@ export class SseWriter {
     const rest = this.pending + (finalLine ?? "");
     this.pending = "";
     if (this.closed) return;
-    this.response.end(rest);
+    this.response.end(Buffer.from(rest));
   }
 
   private raw(text: string): void {
@@ -61,6 +61,7 @@ export class SseWriter {
     this.pending = "";
     if (text === "" || this.closed) return;
     this.lastWrite = Date.now();
-    this.response.write(text);
+    // as bytes: a string costs a chunked response one more pass over it (its byte length) before it is encoded
+    this.response.write(Buffer.from(text));
   };
 }
