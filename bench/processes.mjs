@@ -29,6 +29,13 @@ export async function stop(processHandle) {
   await once(processHandle.child, "exit");
 }
 
+/** CPU time a process has used so far (user + system, all its threads), in ms (Linux /proc, 100 Hz ticks). */
+export async function cpuMsOf(pid) {
+  const { readFile } = await import("node:fs/promises");
+  const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Peak and current resident memory of a process, in MiB (Linux /proc). */
 export async function memoryOf(pid) {
   const { readFile } = await import("node:fs/promises");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
-import { memoryOf, startPinned, stop } from "./processes.mjs";
+import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
@@ -63,8 +63,14 @@ async function latencyRows(targets, bodies) {
       const row = { mode, connections };
       for (const target of targets) {
         const runs = [];
-        for (let i = 0; i < RUNS; i++) runs.push(await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodies[mode], key: KEY, core: 1 }));
-        row[target.name] = { p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), rps: median(runs.map((r) => r.rps)) };
+        for (let i = 0; i < RUNS; i++) {
+          const cpuBefore = target.pid ? await cpuMsOf(target.pid) : 0;
+          const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodies[mode], key: KEY, core: 1 });
+          // CPU per request is steadier than req/s on a shared VM: it does not move with the time slices the host grants
+          if (target.pid) run.cpuUs = ((await cpuMsOf(target.pid)) - cpuBefore) * 1000 / (run.rps * SECONDS);
+          runs.push(run);
+        }
+        row[target.name] = { p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), rps: median(runs.map((r) => r.rps)), cpuUs: target.pid ? median(runs.map((r) => r.cpuUs)) : undefined };
       }
       for (const name of ["raw", "carrierd"]) {
         row[name].addedP50 = row[name].p50 - row.direct.p50;
@@ -72,8 +78,9 @@ async function latencyRows(targets, bodies) {
       }
       row.ratioP50 = row.carrierd.addedP50 / row.raw.addedP50;
       row.ratioRps = row.carrierd.rps / row.raw.rps;
+      row.ratioCpu = row.carrierd.cpuUs / row.raw.cpuUs;
       rows.push(row);
-      console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} added p50 raw ${row.raw.addedP50.toFixed(3)} ms, carrierd ${row.carrierd.addedP50.toFixed(3)} ms (×${row.ratioP50.toFixed(2)}); p99 raw ${row.raw.addedP99.toFixed(3)}, carrierd ${row.carrierd.addedP99.toFixed(3)}; rps raw ${row.raw.rps.toFixed(0)}, carrierd ${row.carrierd.rps.toFixed(0)} (×${row.ratioRps.toFixed(2)})`);
+      console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} added p50 raw ${row.raw.addedP50.toFixed(3)} ms, carrierd ${row.carrierd.addedP50.toFixed(3)} ms (×${row.ratioP50.toFixed(2)}); p99 raw ${row.raw.addedP99.toFixed(3)}, carrierd ${row.carrierd.addedP99.toFixed(3)}; rps raw ${row.raw.rps.toFixed(0)}, carrierd ${row.carrierd.rps.toFixed(0)} (×${row.ratioRps.toFixed(2)}); CPU per request raw ${row.raw.cpuUs.toFixed(0)} µs, carrierd ${row.carrierd.cpuUs.toFixed(0)} µs`);
     }
   }
   return rows;
@@ -161,8 +168,8 @@ async function main() {
     }
     const targets = [
       { name: "direct", url: `http://127.0.0.1:${upstream.port}/v1/chat/completions` },
-      { name: "raw", url: `http://127.0.0.1:${raw.port}/v1/chat/completions` },
-      { name: "carrierd", url: `http://127.0.0.1:${gateway.port}/v1/chat/completions` },
+      { name: "raw", url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.pid },
+      { name: "carrierd", url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, pid: gateway.pid },
     ];
     console.log(`carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`);
     const latency = await latencyRows(targets, bodies);
@@ -181,9 +188,9 @@ async function main() {
     const results = { date: new Date().toISOString(), node: process.version, seconds: SECONDS, runs: RUNS, latency, firstReasoningByte: { ...ttfr, overhead: ttfrOverhead }, hotReload: reload, rss };
     mkdirSync(here("./results/"), { recursive: true });
     writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-    console.log("\n| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw rps | carrierd rps | rps ratio |\n|---|---|---|---|---|---|---|---|---|---|");
+    console.log("\n| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw req/s | carrierd req/s | req/s ratio | raw CPU/req | carrierd CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (const row of latency) {
-      console.log(`| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} |`);
+      console.log(`| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} | ${row.raw.cpuUs.toFixed(0)} µs | ${row.carrierd.cpuUs.toFixed(0)} µs |`);
     }
   } finally {
     await stop(gateway).catch(() => undefined);

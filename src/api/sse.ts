@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { watchForKeepalive, type KeepaliveTarget } from "./keepalive.js";
 
 /**
  * Server-sent events to a client. Data is always JSON (no raw CR/LF can
@@ -9,10 +10,11 @@ import type { ServerResponse } from "node:http";
  * one upstream network chunk) leave in one socket write: a write per event
  * cost more than the JSON it carries.
  */
-export class SseWriter {
+export class SseWriter implements KeepaliveTarget {
   private lastWrite = Date.now();
   private pending = "";
-  private readonly timer: NodeJS.Timeout;
+  private readonly intervalMs: number;
+  private readonly unwatch: () => void;
 
   constructor(
     private readonly response: ServerResponse,
@@ -24,11 +26,14 @@ export class SseWriter {
     process.nextTick(() => {
       if (this.pending === "" && !this.closed) response.flushHeaders(); // (headersSent is already true after writeHead)
     });
-    const interval = keepaliveSeconds * 1000;
-    this.timer = setInterval(() => {
-      if (Date.now() - this.lastWrite >= interval) this.raw(": keepalive\n\n");
-    }, Math.max(250, interval / 2));
-    this.timer.unref();
+    this.intervalMs = keepaliveSeconds * 1000;
+    this.unwatch = watchForKeepalive(this);
+  }
+
+  keepalive(now: number): boolean {
+    if (this.closed) return false;
+    if (now - this.lastWrite >= this.intervalMs) this.raw(": keepalive\n\n");
+    return true;
   }
 
   private get closed(): boolean {
@@ -42,7 +47,7 @@ export class SseWriter {
   }
 
   end(finalLine?: string): void {
-    clearInterval(this.timer);
+    this.unwatch();
     const rest = this.pending + (finalLine ?? "");
     this.pending = "";
     if (this.closed) return;
