@@ -70,4 +70,10 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    // a session's last activity is read from its newest turn; the row is no longer touched per turn
+    name: "sessions ordered by their newest turn",
+    sql: `DROP INDEX sessions_updated;`,
+  },
 ];

@@ -53,7 +53,6 @@ export class SessionStore {
     turnsAtPositions: Statement<[string, string]>;
     sessionExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
-    upsertSession: Statement<[string, string, string, string, string]>;
     insertTurn: Statement<unknown[]>;
     insertFingerprint: Statement<[string, string, number]>;
     modelConfig: Statement<[string]>;
@@ -94,11 +93,6 @@ export class SessionStore {
       turnsAtPositions: prepare(`SELECT id, session_id, position FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
       sessionExists: prepare(`SELECT 1 FROM sessions WHERE id = ?`),
       insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      // a turn's writes are three statements: the session (created or touched), the turn at the next position, its fingerprint
-      upsertSession: prepare(
-        `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, NULL, '{}', ?, ?)
-         ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, model = COALESCE(excluded.model, model)`,
-      ),
       insertTurn: prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
                             reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
@@ -108,11 +102,18 @@ export class SessionStore {
       insertFingerprint: prepare(`INSERT OR IGNORE INTO fingerprints (key_hash, fingerprint, turn_seq) VALUES (?, ?, ?)`),
       modelConfig: prepare(`SELECT model_config FROM sessions WHERE id = ?`),
       setModelConfig: prepare(`UPDATE sessions SET model_config = ? WHERE id = ?`),
+      // a session's last activity and model are its newest turn's (see writeTurn), or the row's own for a session without turns
       listSessions: prepare(
-        `SELECT s.id, s.model, s.parent_id, s.created_at, s.updated_at, (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns
-           FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?`,
+        `SELECT s.id, COALESCE(last.model, s.model) AS model, s.parent_id, s.created_at, MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
+                (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns
+           FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
+          ORDER BY updated_at DESC, s.rowid DESC LIMIT ?`,
       ),
-      sessionRow: prepare(`SELECT id, key_hash, model, parent_id, model_config, created_at, updated_at FROM sessions WHERE id = ?`),
+      sessionRow: prepare(
+        `SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, s.parent_id, s.model_config, s.created_at, MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at
+           FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
+          WHERE s.id = ?`,
+      ),
       sessionTurns: prepare(`SELECT * FROM turns WHERE session_id = ? ORDER BY position`),
       deleteSession: prepare(`DELETE FROM sessions WHERE id = ?`),
       configsWithRejections: prepare(`SELECT id, model_config FROM sessions WHERE model_config LIKE '%rejected_carriers%'`),
@@ -225,7 +226,9 @@ export class SessionStore {
     const now = new Date().toISOString();
     const reasoningDetails = turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null;
     const nativeRecord = turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null;
-    this.statements.upsertSession.run(turn.sessionId, turn.keyHash, turn.model, now, now);
+    // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
+    // (a commit writes one WAL frame per page it dirtied: this saved two of about nine)
+    this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
     const { seq, position } = this.statements.insertTurn.get(
       turn.id,
       turn.sessionId,
