@@ -155,7 +155,21 @@ async function hotReload(gateway, upstreamPort, times = 5) {
   return { p50: median(samples), max: Math.max(...samples) };
 }
 
+/** wrk and taskset must be on PATH; say how to get them rather than fail half-way. */
+async function checkTools() {
+  const { execFileSync } = await import("node:child_process");
+  for (const [tool, pkg] of [["wrk", "wrk"], ["taskset", "util-linux"]]) {
+    try {
+      execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
+    } catch {
+      console.error(`npm run bench needs ${tool} (Debian: apt-get install ${pkg})`);
+      process.exit(1);
+    }
+  }
+}
+
 async function main() {
+  await checkTools();
   const upstream = await startPinned(1, [here("./upstream.mjs")]);
   const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
   const gateway = await startCarrierd(upstream.port, "main");
