@@ -104,7 +104,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.stream.end();
       return;
     }
-    const text = Buffer.concat(this.chunks ?? []).toString("utf8");
+    const text = withoutBom(Buffer.concat(this.chunks ?? []).toString("utf8"));
     if (this.status >= 400) {
       this.settle({ ok: false, status: this.status, body: text });
       return;
@@ -152,6 +152,8 @@ class SseDecoding {
   /** UTF-8 across network reads; StringDecoder measured ~10× cheaper than a streaming TextDecoder on Node 20. */
   private readonly text = new StringDecoder("utf8");
   private pending: StreamPart[] = [];
+  /** Until the first text: a leading byte order mark is dropped, as TextDecoder did (the SSE parser only knows it as bytes read as Latin-1). */
+  private started = false;
   /** A codec throws for an error the upstream reports mid-stream; what arrived before it still goes out first. */
   private failure: { error: unknown } | undefined;
 
@@ -175,7 +177,12 @@ class SseDecoding {
 
   feed(chunk: Buffer): void {
     if (this.failure) return;
-    this.parser.feed(this.text.write(chunk));
+    let text = this.text.write(chunk);
+    if (!this.started && text !== "") {
+      this.started = true;
+      text = withoutBom(text);
+    }
+    this.parser.feed(text);
     this.flush();
   }
 
@@ -200,6 +207,11 @@ class SseDecoding {
       if (!this.controller.aborted) this.controller.abort(abortError(undefined)); // nothing after the error is read
     }
   }
+}
+
+/** Text decoded from UTF-8 without its byte order mark, if it had one (undici's `body.text()` and TextDecoder drop it too). */
+function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 function abortError(reason: unknown): Error {
