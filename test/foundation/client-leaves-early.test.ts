@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { captureLog, type CapturedLog } from "../compaction/support/harness.js";
+import { captureLog, type CapturedLog } from "../support/captured-log.js";
 import { startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
 
 // An upstream that takes its time before answering: the client gives up first.

@@ -4,19 +4,7 @@ import { EVENT_BUS } from "../../../src/container/tokens.js";
 import type { EventBus, GatewayEvent } from "../../../src/events/event-bus.js";
 import type { TestGateway } from "../../support/gateway.js";
 
-/** Log lines the gateway wrote, kept for assertions (the tests look for counts and check no contents leak). */
-export interface CapturedLog {
-  readonly lines: { level: string; object: Record<string, unknown>; message: string }[];
-  readonly logger: never;
-}
-
-export function captureLog(): CapturedLog {
-  const lines: CapturedLog["lines"] = [];
-  const at = (level: string) => (object: Record<string, unknown>, message: string) => void lines.push({ level, object, message });
-  const logger: Record<string, unknown> = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), trace: at("trace"), fatal: at("fatal") };
-  logger.child = () => logger;
-  return { lines, logger: logger as never };
-}
+export { captureLog, type CapturedLog } from "../../support/captured-log.js";
 
 /** Every `session.compacted` event the gateway publishes from now on. */
 export function collectCompactions(gateway: TestGateway): GatewayEvent[] {
