@@ -124,7 +124,7 @@ export class ChatService {
     }
 
     const upstreamMs = performance.now() - sentAt;
-    // from here on only the new prompt is kept, not the whole history: a long request in flight keeps less alive for the GC to copy
+    // the closures below keep only the new prompt, not the whole history: a turn still streaming holds less for the GC to copy
     const prompt = promptOf(request.messages);
     const clientModel = request.model;
     let seq = 0;

@@ -45,3 +45,41 @@ export function foreignWrites(db: Db): ForeignWrites {
   if (!watch) byDatabase.set(db, (watch = new ForeignWrites(db)));
   return watch;
 }
+
+/**
+ * Reads kept in memory that only another connection's commit can make stale
+ * (this process's own writes clear or delete what they change): emptied when
+ * one happened, and when `limit` entries are held.
+ */
+export class ReadCache<V> {
+  private readonly entries = new Map<string, V>();
+  private epoch = -1;
+
+  constructor(
+    private readonly foreign: ForeignWrites,
+    private readonly limit: number,
+  ) {}
+
+  get(key: string, read: () => V): V {
+    const epoch = this.foreign.epochNow();
+    if (epoch !== this.epoch) {
+      this.entries.clear();
+      this.epoch = epoch;
+    }
+    let value = this.entries.get(key);
+    if (value === undefined) {
+      value = read();
+      if (this.entries.size >= this.limit) this.entries.clear();
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}

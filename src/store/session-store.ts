@@ -3,7 +3,7 @@ import { inject, injectable } from "tsyringe";
 import { DATABASE } from "../container/tokens.js";
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../plugins/contract.js";
 import type { Db } from "./database.js";
-import { foreignWrites, type ForeignWrites } from "./foreign-writes.js";
+import { foreignWrites, ReadCache } from "./foreign-writes.js";
 import { MATCHES_PER_FINGERPRINT, ReplayCache, type FingerprintMatch } from "./replay-cache.js";
 import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
 
@@ -65,17 +65,15 @@ export class SessionStore {
   };
 
   private readonly cache: ReplayCache;
-  private readonly foreign: ForeignWrites;
   /** Parsed model configs, read per request (verdicts a session keeps); every own write to one empties this. */
-  private readonly modelConfigs = new Map<string, SessionModelConfig>();
-  private modelConfigsEpoch = -1;
+  private readonly modelConfigs: ReadCache<SessionModelConfig>;
   /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
   private readonly writeTurns: (turns: readonly NewTurn[]) => WrittenTurn[];
   private pending: { turn: NewTurn; resolve: (position: number) => void; reject: (error: unknown) => void }[] = [];
 
   constructor(@inject(DATABASE) private readonly db: Db) {
     this.cache = new ReplayCache(db);
-    this.foreign = foreignWrites(db);
+    this.modelConfigs = new ReadCache(foreignWrites(db), 50_000);
     this.writeTurns = db.transaction((turns: readonly NewTurn[]) => turns.map((turn) => this.writeTurn(turn)));
     const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
     this.statements = {
@@ -277,18 +275,7 @@ export class SessionStore {
 
   /** The session's model config; read-only for the caller (it may be shared from memory). */
   modelConfig(sessionId: string): Readonly<SessionModelConfig> {
-    const epoch = this.foreign.epochNow();
-    if (epoch !== this.modelConfigsEpoch) {
-      this.modelConfigs.clear();
-      this.modelConfigsEpoch = epoch;
-    }
-    let config = this.modelConfigs.get(sessionId);
-    if (!config) {
-      config = this.readModelConfig(sessionId);
-      if (this.modelConfigs.size >= 50_000) this.modelConfigs.clear();
-      this.modelConfigs.set(sessionId, config);
-    }
-    return config;
+    return this.modelConfigs.get(sessionId, () => this.readModelConfig(sessionId));
   }
 
   private readModelConfig(sessionId: string): SessionModelConfig {

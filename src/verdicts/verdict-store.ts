@@ -3,7 +3,7 @@ import { inject, injectable } from "tsyringe";
 import { DATABASE } from "../container/tokens.js";
 import type { CarrierField } from "../plugins/contract.js";
 import type { Db } from "../store/database.js";
-import { foreignWrites, type ForeignWrites } from "../store/foreign-writes.js";
+import { foreignWrites, ReadCache } from "../store/foreign-writes.js";
 
 /** One verdict as `verdicts list --json` prints it (SPEC §12.7). */
 export interface Verdict {
@@ -33,13 +33,11 @@ export class VerdictStore {
   private readonly upsert: Statement<[string, string, string, string, number, string, string]>;
   private readonly all: Statement<[]>;
   private readonly deleteOne: Statement<[string, string, string, string]>;
-  private readonly foreign: ForeignWrites;
-  /** Fields per `provider\0host\0model`, as read under `cachedEpoch`. */
-  private readonly cached = new Map<string, CarrierField[]>();
-  private cachedEpoch = -1;
+  /** Fields per `provider\0host\0model` (glob routes take any model name a client sends: bounded). */
+  private readonly cached: ReadCache<CarrierField[]>;
 
   constructor(@inject(DATABASE) private readonly db: Db) {
-    this.foreign = foreignWrites(db);
+    this.cached = new ReadCache(foreignWrites(db), 10_000);
     this.fieldsStatement = db.prepare(`SELECT field FROM verdicts WHERE provider = ? AND host = ? AND model = ?`);
     this.upsert = db.prepare(
       `INSERT INTO verdicts (provider, host, model, field, status, message, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -51,19 +49,7 @@ export class VerdictStore {
 
   /** The fields rejected for this (provider, host, model). */
   fieldsFor(provider: string, host: string, model: string): readonly CarrierField[] {
-    const epoch = this.foreign.epochNow();
-    if (epoch !== this.cachedEpoch) {
-      this.cached.clear();
-      this.cachedEpoch = epoch;
-    }
-    const key = `${provider}\u0000${host}\u0000${model}`;
-    let fields = this.cached.get(key);
-    if (!fields) {
-      fields = (this.fieldsStatement.all(provider, host, model) as { field: CarrierField }[]).map((row) => row.field);
-      if (this.cached.size >= 10_000) this.cached.clear(); // glob routes take any model name a client sends
-      this.cached.set(key, fields);
-    }
-    return fields;
+    return this.cached.get(`${provider}\u0000${host}\u0000${model}`, () => (this.fieldsStatement.all(provider, host, model) as { field: CarrierField }[]).map((row) => row.field));
   }
 
   record(verdict: Omit<Verdict, "recorded_at">): Verdict {
