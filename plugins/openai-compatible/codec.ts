@@ -1,4 +1,5 @@
 import type { HttpCodec, JsonObject, StreamPart, UpstreamCall, Usage } from "../../src/plugins/contract.js";
+import { chatBodyBytes } from "../../src/plugins/chat-json.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 
@@ -12,7 +13,7 @@ export const openAICompatibleCodec: HttpCodec = {
   buildRequest(call: UpstreamCall) {
     const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...call.provider.headers };
     if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
-    return { url: `${call.provider.baseUrl}/chat/completions`, headers, body: JSON.stringify(applyReasoningControls(call.body, call.reasoning, call.provider.host)) };
+    return { url: `${call.provider.baseUrl}/chat/completions`, headers, body: chatBodyBytes(applyReasoningControls(call.body, call.reasoning, call.provider.host)) };
   },
 
   decodeResponse(body: JsonObject): StreamPart[] {

@@ -1,5 +1,7 @@
 import type { CarrierField, ChatMessage, Json, JsonObject } from "../plugins/contract.js";
 import type { ReplaySource } from "../store/stored-turn.js";
+import { isDeepStrictEqual } from "node:util";
+import { markRecurring } from "../plugins/chat-json.js";
 import { sameProducer } from "./model-family.js";
 
 /** Who receives this request's carriers. */
@@ -38,39 +40,65 @@ export function attachStoredCarriers(
   target: ReplayTarget,
 ): { messages: ChatMessage[]; attached: AttachedFields[] } {
   const attached: AttachedFields[] = [];
+  const targetKey = keyOf(target);
   const out = messages.map((message, index) => {
     if (message.role !== "assistant") return message;
     const source = sources.get(index);
-    let copy: ChatMessage | undefined;
-    const edit = () => (copy ??= { ...message });
-    // a client never gets to hand a plugin a native record: only replay sets it
-    if ("native_record" in message) delete edit().native_record;
-    const fields: string[] = [];
-    const text = source?.reasoningText || clientText(message);
-    for (const field of PLAIN_FIELDS) {
-      if (!target.effective.includes(field)) continue;
-      if (text) {
-        if (message[field] !== text) edit()[field] = text;
-        fields.push(field);
-      }
-    }
-    if (target.effective.includes("reasoning_details")) {
-      const details = storedDetails(source, target) ?? (source?.reasoningDetails ? undefined : clientDetails(message));
-      if (details) {
-        if (message.reasoning_details !== details) edit().reasoning_details = details;
-        fields.push("reasoning_details");
-      } else if ("reasoning_details" in message) {
-        delete edit().reasoning_details;
-      }
-    }
-    if (source?.nativeRecord && target.native && target.pluginHasNative && sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
-      edit().native_record = source.nativeRecord;
-      fields.push("native_record");
+    const memo = source ? replayed.get(source) : undefined;
+    const reuse = memo && memo.target === targetKey && isDeepStrictEqual(memo.client, message) ? memo : undefined;
+    const { message: wire, fields } = reuse ?? attachTo(message, source, target);
+    if (source && !reuse) {
+      replayed.set(source, { client: message, target: targetKey, message: wire, fields });
+      markRecurring(wire);
     }
     if (fields.length > 0) attached.push({ index, turn: source?.id, fields });
-    return copy ?? message;
+    return wire;
   });
   return { messages: out, attached };
+}
+
+/**
+ * The last replay of each stored turn: the client's message, the target,
+ * and what went upstream. A stateless client resends the same assistant
+ * message every turn; when it and the target are unchanged, the same wire
+ * message is handed out again, and its JSON (see markRecurring) with it.
+ * Weak: an entry goes when the replay cache drops the turn's carriers.
+ */
+const replayed = new WeakMap<ReplaySource, { client: ChatMessage; target: string; message: ChatMessage; fields: string[] }>();
+
+function keyOf(target: ReplayTarget): string {
+  return `${target.plugin}\n${target.upstreamModel}\n${target.effective.join(",")}\n${target.native}\n${target.pluginHasNative}`;
+}
+
+/** One assistant message with its stored carriers attached: a copy when anything changes. */
+function attachTo(message: ChatMessage, source: ReplaySource | undefined, target: ReplayTarget): { message: ChatMessage; fields: string[] } {
+  let copy: ChatMessage | undefined;
+  const edit = () => (copy ??= { ...message });
+  // a client never gets to hand a plugin a native record: only replay sets it
+  if ("native_record" in message) delete edit().native_record;
+  const fields: string[] = [];
+  const text = source?.reasoningText || clientText(message);
+  for (const field of PLAIN_FIELDS) {
+    if (!target.effective.includes(field)) continue;
+    if (text) {
+      if (message[field] !== text) edit()[field] = text;
+      fields.push(field);
+    }
+  }
+  if (target.effective.includes("reasoning_details")) {
+    const details = storedDetails(source, target) ?? (source?.reasoningDetails ? undefined : clientDetails(message));
+    if (details) {
+      if (message.reasoning_details !== details) edit().reasoning_details = details;
+      fields.push("reasoning_details");
+    } else if ("reasoning_details" in message) {
+      delete edit().reasoning_details;
+    }
+  }
+  if (source?.nativeRecord && target.native && target.pluginHasNative && sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
+    edit().native_record = source.nativeRecord;
+    fields.push("native_record");
+  }
+  return { message: copy ?? message, fields };
 }
 
 /**

@@ -149,7 +149,8 @@ export type UpstreamResult =
  * the connection pool and the SSE parser; the codec only converts.
  */
 export interface HttpCodec {
-  buildRequest(call: UpstreamCall): { url: string; headers: Record<string, string>; body: string };
+  /** `body` as text or as bytes (UTF-8). */
+  buildRequest(call: UpstreamCall): { url: string; headers: Record<string, string>; body: string | Buffer };
   /** A non-streaming response body, parsed. */
   decodeResponse(body: JsonObject): StreamPart[];
   /** Returns a stateful decoder for one stream's SSE events. */

@@ -56,5 +56,5 @@ export function replayedAssistant(turn: AssistantTurn): ChatMessage {
 /** The body a codec puts on the wire, parsed. */
 export function wireBody(codec: HttpCodec, call: UpstreamCall): { url: string; headers: Record<string, string>; body: Record<string, unknown> } {
   const request = codec.buildRequest(call);
-  return { url: request.url, headers: request.headers, body: JSON.parse(request.body) as Record<string, unknown> };
+  return { url: request.url, headers: request.headers, body: JSON.parse(request.body.toString()) as Record<string, unknown> };
 }

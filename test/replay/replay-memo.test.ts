@@ -1,0 +1,49 @@
+import { describe, expect, test } from "vitest";
+import { attachStoredCarriers, type ReplayTarget } from "../../src/carriers/replay.js";
+import { chatBodyBytes } from "../../src/plugins/chat-json.js";
+import type { ChatMessage, ChatRequest } from "../../src/plugins/contract.js";
+import type { ReplaySource } from "../../src/store/stored-turn.js";
+
+const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({ plugin: "openai-compatible", upstreamModel: "deepseek-v4", effective, native: true, pluginHasNative: false, ...overrides });
+const sourceOf = (id: string, reasoningText: string): ReplaySource => ({ id, sessionId: "s", plugin: "openai-compatible", upstreamModel: "deepseek-v4", reasoningText, reasoningDetails: undefined, nativeRecord: undefined });
+
+/** What a stateless client resends each turn: fresh objects parsed from its JSON, equal to last time's. */
+const resent = (content: string): ChatMessage[] => JSON.parse(JSON.stringify([{ role: "user", content: "q" }, { role: "assistant", content }, { role: "user", content: "next" }])) as ChatMessage[];
+
+describe("replaying the same stored turn again", () => {
+  test("an equal client message and target get the very same wire message, and the upstream bytes are JSON.stringify's", () => {
+    const sources = new Map([[1, sourceOf("turn_a", "thought ✓ \"quoted\" \u2028")]]);
+    const first = attachStoredCarriers(resent("answer 🙂"), sources, target(["reasoning_content"]));
+    const second = attachStoredCarriers(resent("answer 🙂"), sources, target(["reasoning_content"]));
+    expect(second.messages[1]).toBe(first.messages[1]);
+    expect(second.attached).toEqual([{ index: 1, turn: "turn_a", fields: ["reasoning_content"] }]);
+    for (const run of [first, second, second]) {
+      const body: ChatRequest = { model: "deepseek-v4", messages: run.messages, stream: true, temperature: undefined, stop: ["\n"] };
+      expect(chatBodyBytes(body).toString()).toBe(JSON.stringify(body));
+    }
+  });
+
+  test("a client message that changed, or another target, is replayed anew", () => {
+    const sources = new Map([[1, sourceOf("turn_b", "plan")]]);
+    const first = attachStoredCarriers(resent("answer"), sources, target(["reasoning_content"]));
+    const edited = attachStoredCarriers(resent("answer, edited"), sources, target(["reasoning_content"]));
+    expect(edited.messages[1]).not.toBe(first.messages[1]);
+    expect(edited.messages[1]).toEqual({ role: "assistant", content: "answer, edited", reasoning_content: "plan" });
+    const otherFields = attachStoredCarriers(resent("answer, edited"), sources, target(["reasoning"]));
+    expect(otherFields.messages[1]).toEqual({ role: "assistant", content: "answer, edited", reasoning: "plan" });
+    const body: ChatRequest = { model: "m", messages: otherFields.messages };
+    expect(JSON.parse(chatBodyBytes(body).toString())).toEqual(body);
+  });
+
+  test("the bytes of a message are its own: two turns replayed in one body keep their order and content", () => {
+    const sources = new Map([
+      [1, sourceOf("turn_c", "first thought")],
+      [3, sourceOf("turn_d", "second thought")],
+    ]);
+    const history = (): ChatMessage[] => JSON.parse(JSON.stringify([{ role: "user", content: "1" }, { role: "assistant", content: "one" }, { role: "user", content: "2" }, { role: "assistant", content: "two" }, { role: "user", content: "3" }])) as ChatMessage[];
+    attachStoredCarriers(history(), sources, target(["reasoning_content"]));
+    const { messages } = attachStoredCarriers(history(), sources, target(["reasoning_content"]));
+    const body: ChatRequest = { messages, model: "m" };
+    expect(chatBodyBytes(body).toString()).toBe(JSON.stringify(body));
+  });
+});
