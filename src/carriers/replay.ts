@@ -1,7 +1,7 @@
 import type { CarrierField, ChatMessage, Json, JsonObject } from "../plugins/contract.js";
 import type { ReplaySource } from "../store/stored-turn.js";
-import { isDeepStrictEqual } from "node:util";
 import { markRecurring } from "../plugins/chat-json.js";
+import { sameJson } from "../util/same-json.js";
 import { sameProducer } from "./model-family.js";
 
 /** Who receives this request's carriers. */
@@ -45,7 +45,7 @@ export function attachStoredCarriers(
     if (message.role !== "assistant") return message;
     const source = sources.get(index);
     const memo = source ? replayed.get(source) : undefined;
-    const reuse = memo && memo.target === targetKey && isDeepStrictEqual(memo.client, message) ? memo : undefined;
+    const reuse = memo && memo.target === targetKey && sameJson(memo.client, message) ? memo : undefined;
     const { message: wire, fields } = reuse ?? attachTo(message, source, target);
     if (source && !reuse) {
       replayed.set(source, { client: message, target: targetKey, message: wire, fields });

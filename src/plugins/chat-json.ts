@@ -25,34 +25,24 @@ export function markRecurring(message: ChatMessage): void {
  * theirs are kept (off the V8 heap) and copied rather than stringified again.
  */
 export function chatBodyBytes(body: ChatRequest): Buffer {
+  // pieces, never one growing string: every piece is written into the result as it is, no rope to flatten first
   const pieces: (string | Buffer)[] = [];
-  let text = "{";
-  let first = true;
   for (const key of Object.keys(body)) {
-    const value = body[key];
-    if (key !== "messages") {
-      const json = JSON.stringify(value) as string | undefined; // undefined (and functions) are left out, as JSON.stringify does
-      if (json === undefined) continue;
-      text += `${first ? "" : ","}${JSON.stringify(key)}:${json}`;
-      first = false;
+    if (key === "messages") {
+      pieces.push(pieces.length === 0 ? '{"messages":[' : ',"messages":[');
+      body.messages.forEach((message, index) => {
+        if (index > 0) pieces.push(",");
+        const memo = recurring.get(message);
+        pieces.push(memo === undefined ? JSON.stringify(message) : (memo ?? remember(message)));
+      });
+      pieces.push("]");
       continue;
     }
-    text += `${first ? "" : ","}"messages":[`;
-    first = false;
-    body.messages.forEach((message, index) => {
-      if (index > 0) text += ",";
-      const memo = recurring.get(message);
-      if (memo === undefined) {
-        text += JSON.stringify(message);
-        return;
-      }
-      pieces.push(text);
-      text = "";
-      pieces.push(memo ?? remember(message));
-    });
-    text += "]";
+    const json = JSON.stringify(body[key]) as string | undefined; // undefined (and functions) are left out, as JSON.stringify does
+    if (json === undefined) continue;
+    pieces.push(pieces.length === 0 ? "{" : ",", JSON.stringify(key), ":", json);
   }
-  pieces.push(`${text}}`);
+  pieces.push(pieces.length === 0 ? "{}" : "}");
   return joinBytes(pieces);
 }
 
