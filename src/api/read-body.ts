@@ -29,7 +29,7 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
     if (error instanceof RangeError) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
     throw new GatewayError("invalid_json", `request body is not valid JSON: ${(error as Error).message}`);
   }
-  if (depthOf(value) > MAX_DEPTH) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
+  if (deeperThan(value, MAX_DEPTH)) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
   return value;
 }
 
@@ -88,16 +88,19 @@ function tooLarge(limit: number): GatewayError {
   return new GatewayError("request_too_large", `request body is larger than ${limit} bytes`);
 }
 
-/** Iterative, so a hostile body cannot blow the stack. */
-function depthOf(root: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (value === null || typeof value !== "object") continue;
-    if (depth > max) max = depth;
-    if (max > MAX_DEPTH) return max;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+/**
+ * Whether JSON nests objects and arrays more than `limit` levels deep.
+ * Recursive, yet bounded: it never descends past `limit`, so a hostile body
+ * cannot blow the stack; for…in walks allocate nothing per node.
+ */
+function deeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (limit === 0) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (deeperThan(child, limit - 1)) return true;
+    return false;
   }
-  return max;
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (deeperThan(record[key], limit - 1)) return true;
+  return false;
 }
