@@ -1,4 +1,5 @@
 import type { JsonObject } from "../../src/plugins/contract.js";
+import { sameJson } from "../../src/util/same-json.js";
 
 /** One stream chunk: its top-level members (`choices` aside) and its first choice. */
 export interface ChunkView {
@@ -23,12 +24,24 @@ const MAX_LEARNS = 3;
 export function chunkReader(): (data: string) => ChunkView | undefined {
   let envelope: { prefix: string; fields: JsonObject } | undefined;
   let learns = 0;
+  const deltas: DeltaTemplate[] = [];
   return (data) => {
     // slice-and-compare: String#startsWith on a ~100-character prefix measured several times slower
     if (envelope && data.endsWith("]}") && data.slice(0, envelope.prefix.length) === envelope.prefix) {
+      const text = data.slice(envelope.prefix.length, -2);
+      for (const template of deltas) {
+        const choice = template.read(text);
+        if (choice) return { fields: envelope.fields, choice };
+      }
       try {
-        const choice: unknown = JSON.parse(data.slice(envelope.prefix.length, -2));
-        if (choice !== null && typeof choice === "object" && !Array.isArray(choice)) return { fields: envelope.fields, choice: choice as JsonObject };
+        const choice: unknown = JSON.parse(text);
+        if (choice !== null && typeof choice === "object" && !Array.isArray(choice)) {
+          if (deltas.length < MAX_DELTA_TEMPLATES) {
+            const template = learnDelta(text, choice as JsonObject);
+            if (template) deltas.push(template);
+          }
+          return { fields: envelope.fields, choice: choice as JsonObject };
+        }
       } catch {
         // not exactly one choice: read the chunk whole
       }
@@ -46,6 +59,56 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
       envelope = learnEnvelope(data, whole) ?? envelope;
     }
     return { fields: whole, choice: Array.isArray(whole.choices) ? (whole.choices[0] as JsonObject | undefined) : undefined };
+  };
+}
+
+/** Reasoning under either name, and content: the deltas a stream is made of. */
+const PLAIN_DELTA_FIELDS = new Set(["reasoning_content", "reasoning", "content"]);
+const MAX_DELTA_TEMPLATES = 3;
+/** What a JSON string may not hold unescaped, and the escape itself: a middle without these is its own value. */
+const NOT_PLAIN = /["\\\u0000-\u001f]/;
+
+interface DeltaTemplate {
+  /** The choice `text` stands for, when it is this template with another plain string in its slot. */
+  read(text: string): JsonObject | undefined;
+}
+
+/**
+ * Most of a stream is choices that differ only in the text of one delta
+ * field: `{"index":0,"delta":{"content":"…"},"finish_reason":null}`. From one
+ * such choice this learns the text before and after that string; a later
+ * choice that is exactly that text around a string with no quote, backslash
+ * or control character holds that string as its value, and is read without a
+ * parse. Learned only after proving it: the template with a probe in its
+ * slot must parse to the same choice with the probe as the delta's text.
+ */
+function learnDelta(text: string, choice: JsonObject): DeltaTemplate | undefined {
+  const delta = choice.delta;
+  if (delta === null || typeof delta !== "object" || Array.isArray(delta) || (choice.finish_reason !== null && choice.finish_reason !== undefined)) return undefined;
+  const keys = Object.keys(delta);
+  const field = keys[0];
+  if (keys.length !== 1 || field === undefined || !PLAIN_DELTA_FIELDS.has(field)) return undefined;
+  const value = (delta as JsonObject)[field];
+  if (typeof value !== "string") return undefined;
+  const pair = `${JSON.stringify(field)}:${JSON.stringify(value)}`;
+  const at = text.indexOf(pair);
+  if (at < 0 || text.indexOf(pair, at + 1) >= 0) return undefined;
+  const before = text.slice(0, at + field.length + 4); // through the value's opening quote
+  const after = text.slice(at + pair.length - 1); // from its closing quote
+  const { delta: _delta, ...rest } = choice;
+  const build = (plain: string): JsonObject => ({ ...rest, delta: { [field]: plain } });
+  try {
+    const probe = JSON.parse(`${before}probe${after}`) as unknown;
+    if (!sameJson(probe, build("probe"))) return undefined;
+  } catch {
+    return undefined;
+  }
+  return {
+    read(candidate) {
+      if (candidate.length < before.length + after.length || !candidate.startsWith(before) || !candidate.endsWith(after)) return undefined;
+      const plain = candidate.slice(before.length, candidate.length - after.length);
+      return NOT_PLAIN.test(plain) ? undefined : build(plain);
+    },
   };
 }
 

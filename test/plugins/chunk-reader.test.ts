@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { expect, test } from "vitest";
+import { expect, test, vi } from "vitest";
 import { chunkReader } from "../../plugins/openai-compatible/chunk-reader.js";
 import { CHUNKS_DIR, fixtureLines } from "../foundation/recorded-upstream.js";
 
@@ -67,4 +67,30 @@ test("chunks that only look like the envelope are read whole, and read right", (
     envelope("a", '{"content":"last"}'),
   ];
   expect(expectSameAsWholeParse(lines)).toBeGreaterThanOrEqual(2); // the plain ones after the first took the short path
+});
+
+test("plain text deltas after the first of their kind are read without a parse, and exactly as a parse reads them", () => {
+  const texts = ["plain", "", "é ✓ 🙂", 'quote " inside', "back\\slash", "new\nline", "tab\t", "\u2028", 'a"},"finish_reason":"stop","x":{"content":"b', "\u0001"];
+  const lines = [
+    envelope("a", '{"role":"assistant","content":""}'),
+    envelope("a", '{"reasoning_content":"first"}'),
+    envelope("a", '{"content":"first"}'),
+    ...texts.flatMap((text) => [envelope("a", `{"reasoning_content":${JSON.stringify(text)}}`), envelope("a", `{"content":${JSON.stringify(text)}}`)]),
+    envelope("a", '{"content":"raw \u0001 control"}'), // not JSON: a raw control character in a string
+    envelope("a", '{"content": "spaced"}'),
+    envelope("a", '{"content":"x","reasoning_content":"y"}'),
+    envelope("a", '{"content":"done"}').replace('"finish_reason":null', '"finish_reason":"stop"'),
+  ];
+  expectSameAsWholeParse(lines);
+
+  const read = chunkReader();
+  read(envelope("a", '{"reasoning_content":"learn"}'));
+  read(envelope("a", '{"reasoning_content":"learn"}'));
+  const parse = vi.spyOn(JSON, "parse");
+  try {
+    for (let i = 0; i < 50; i++) expect(read(envelope("a", `{"reasoning_content":" step ${i}"}`))!.choice).toEqual({ index: 0, delta: { reasoning_content: ` step ${i}` }, finish_reason: null });
+    expect(parse).not.toHaveBeenCalled();
+  } finally {
+    parse.mockRestore();
+  }
 });
