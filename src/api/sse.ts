@@ -2,17 +2,48 @@ import type { ServerResponse } from "node:http";
 import { watchForKeepalive, type KeepaliveTarget } from "./keepalive.js";
 
 /**
+ * The constant bytes around the variable JSON of one event shape, encoded
+ * once per stream (see `SseWriter.dataInFrame`).
+ */
+export interface DataFrame {
+  readonly before: Buffer;
+  readonly after: Buffer;
+}
+
+/** `data: ${jsonBefore}…${jsonAfter}\n\n` as bytes. The JSON around the middle must hold no raw CR or LF (JSON text never does). */
+export function dataFrame(jsonBefore: string, jsonAfter: string): DataFrame {
+  if (/[\r\n]/.test(jsonBefore) || /[\r\n]/.test(jsonAfter)) throw new Error("SSE data cannot contain CR or LF");
+  return { before: Buffer.from(`data: ${jsonBefore}`), after: Buffer.from(`${jsonAfter}\n\n`) };
+}
+
+const DATA = Buffer.from("data: ");
+const EVENT = Buffer.from("event: ");
+const EVENT_DATA = Buffer.from("\ndata: ");
+const END_OF_EVENT = Buffer.from("\n\n");
+const KEEPALIVE = Buffer.from(": keepalive\n\n");
+
+/**
  * Server-sent events to a client. Data is always JSON (no raw CR/LF can
  * reach the framing), event names are checked, and an idle stream gets
  * `: keepalive` comments so proxies keep it open.
  *
  * Events written in one pass of the event loop (all the parts decoded from
  * one upstream network chunk) leave in one socket write: a write per event
- * cost more than the JSON it carries.
+ * cost more than the JSON it carries. The pass is kept as pieces (constant
+ * Buffers and the JSON strings between them) and encoded straight into one
+ * Buffer: concatenating the pass into a string, which Buffer.from then
+ * flattened on the heap before encoding it, was ~12 KB of garbage per
+ * 62-part stream.
  */
 export class SseWriter implements KeepaliveTarget {
   private lastWrite = Date.now();
-  private pending = "";
+  /**
+   * This pass's bytes, in order: `pending[0 .. count)`. The array is reused
+   * and its slots cleared after each write; emptying it with `length = 0`
+   * would give up its backing store and allocate a new one every pass.
+   */
+  private readonly pending: (string | Buffer | undefined)[] = [];
+  private count = 0;
   private readonly intervalMs: number;
   private readonly unwatch: () => void;
 
@@ -24,7 +55,7 @@ export class SseWriter implements KeepaliveTarget {
     response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no", ...headers });
     // the head leaves with the first event when one is written in this pass (one socket write, not two), else on its own at once
     process.nextTick(() => {
-      if (this.pending === "" && !this.closed) response.flushHeaders(); // (headersSent is already true after writeHead)
+      if (this.count === 0 && !this.closed) response.flushHeaders(); // (headersSent is already true after writeHead)
     });
     this.intervalMs = keepaliveSeconds * 1000;
     this.unwatch = watchForKeepalive(this);
@@ -32,7 +63,7 @@ export class SseWriter implements KeepaliveTarget {
 
   keepalive(now: number): boolean {
     if (this.closed) return false;
-    if (now - this.lastWrite >= this.intervalMs) this.raw(": keepalive\n\n");
+    if (now - this.lastWrite >= this.intervalMs && this.accepts()) this.pending[this.count++] = KEEPALIVE;
     return true;
   }
 
@@ -43,30 +74,73 @@ export class SseWriter implements KeepaliveTarget {
   /** `json` is already-serialised JSON text (callers build it once). */
   data(json: string, event?: string): void {
     if (event !== undefined && /[\r\n]/.test(event)) throw new Error("SSE event names cannot contain CR or LF");
-    this.raw(event === undefined ? `data: ${json}\n\n` : `event: ${event}\ndata: ${json}\n\n`);
+    if (!this.accepts()) return;
+    if (event !== undefined) {
+      this.pending[this.count++] = EVENT;
+      this.pending[this.count++] = event;
+      this.pending[this.count++] = EVENT_DATA;
+    } else this.pending[this.count++] = DATA;
+    this.pending[this.count++] = json;
+    this.pending[this.count++] = END_OF_EVENT;
+  }
+
+  /**
+   * An event whose JSON is `frame`'s constant bytes around `json`: for a
+   * stream's many deltas of one shape, so that each costs no string but its
+   * own value's JSON.
+   */
+  dataInFrame(frame: DataFrame, json: string): void {
+    if (!this.accepts()) return;
+    this.pending[this.count++] = frame.before;
+    this.pending[this.count++] = json;
+    this.pending[this.count++] = frame.after;
   }
 
   end(finalLine?: string): void {
     this.unwatch();
-    const rest = this.pending + (finalLine ?? "");
-    this.pending = "";
-    if (this.closed) return;
-    this.response.end(Buffer.from(rest));
+    if (this.closed) return this.discard();
+    if (finalLine !== undefined) this.pending[this.count++] = finalLine;
+    this.response.end(this.take());
   }
 
-  private raw(text: string): void {
-    if (this.closed) return;
-    if (this.pending === "") process.nextTick(this.flush);
-    this.pending += text;
+  /** False once the response is closed; the first piece of a pass schedules its write. */
+  private accepts(): boolean {
+    if (this.closed) return false;
+    if (this.count === 0) process.nextTick(this.flush);
+    return true;
   }
 
   /** Runs once the current pass (its promise continuations included) is done. */
   private readonly flush = (): void => {
-    const text = this.pending;
-    this.pending = "";
-    if (text === "" || this.closed) return;
+    if (this.closed) return this.discard();
+    const bytes = this.take();
+    if (bytes === undefined) return;
     this.lastWrite = Date.now();
-    // as bytes: a string costs a chunked response one more pass over it (its byte length) before it is encoded
-    this.response.write(Buffer.from(text));
+    this.response.write(bytes);
   };
+
+  /** Empties the pass into one Buffer (undefined when it is empty), each string encoded in place. */
+  private take(): Buffer | undefined {
+    const { pending, count } = this;
+    if (count === 0) return undefined;
+    this.count = 0;
+    let length = 0;
+    for (let i = 0; i < count; i++) {
+      const piece = pending[i]!;
+      length += typeof piece === "string" ? Buffer.byteLength(piece) : piece.length;
+    }
+    const bytes = Buffer.allocUnsafe(length);
+    let offset = 0;
+    for (let i = 0; i < count; i++) {
+      const piece = pending[i]!;
+      offset += typeof piece === "string" ? bytes.write(piece, offset) : piece.copy(bytes, offset);
+      pending[i] = undefined;
+    }
+    return bytes;
+  }
+
+  private discard(): void {
+    this.pending.fill(undefined, 0, this.count);
+    this.count = 0;
+  }
 }
