@@ -39,7 +39,7 @@ export const openAICompatibleCodec: HttpCodec = {
     return ({ data }) => {
       const view = read(data);
       if (!view) return []; // an unparseable event is ignored, never a crash
-      const { fields: chunk, choice } = view;
+      const { fields: chunk, choice, plain } = view;
       // OpenRouter and others report a failure after the stream started as a chunk with `error`;
       // dropping it would end the answer as if it were complete, so the relay is told instead.
       if (chunk.error && typeof chunk.error === "object") throw new UpstreamStreamError(chunk.error as JsonObject);
@@ -48,7 +48,9 @@ export const openAICompatibleCodec: HttpCodec = {
         parts.push(metadata(chunk));
         sawMetadata = true;
       }
-      if (choice?.delta && typeof choice.delta === "object") {
+      if (plain) {
+        if (plain.text) parts.push({ type: plain.field === "content" ? "text-delta" : "reasoning-delta", text: plain.text });
+      } else if (choice?.delta && typeof choice.delta === "object") {
         const delta = choice.delta as JsonObject;
         decodeMessage(delta, parts);
         if (Array.isArray(delta.tool_calls)) {
