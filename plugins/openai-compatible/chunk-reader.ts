@@ -106,12 +106,27 @@ function learnDelta(text: string, choice: JsonObject): DeltaTemplate | undefined
   if (at < 0 || text.indexOf(pair, at + 1) >= 0) return undefined;
   const before = text.slice(0, at + field.length + 4); // through the value's opening quote
   const after = text.slice(at + pair.length - 1); // from its closing quote
+  // the same template serves every stream of a provider: proven once per process, not once per stream
+  const key = `${before}\u0000${after}`;
+  const known = proven.get(key);
+  if (known) return known;
   try {
     const probe = JSON.parse(`${before}probe${after}`) as unknown;
     if (!sameJson(probe, { ...choice, delta: { [field]: "probe" } })) return undefined;
   } catch {
     return undefined;
   }
+  const template = templateOf(before, after, field);
+  if (proven.size >= MAX_PROVEN) proven.clear();
+  proven.set(key, template);
+  return template;
+}
+
+/** Templates proven so far, by their text around the slot; few per provider (one per delta field). */
+const proven = new Map<string, DeltaTemplate>();
+const MAX_PROVEN = 256;
+
+function templateOf(before: string, after: string, field: string): DeltaTemplate {
   // compare by slices and return a small fixed-shape object: startsWith and a rebuilt choice (spread, computed key) measured slower than the parse they replace
   return {
     read(candidate) {
