@@ -8,7 +8,21 @@ export type Db = Database.Database;
 export interface Migration {
   readonly version: number;
   readonly name: string;
-  readonly sql: string;
+  /**
+   * The SQL, or a function that writes it from the database as it stands
+   * (inside the migration's transaction): a table rebuild must carry over
+   * the columns other capabilities' migrations added, which may or may not
+   * have run yet.
+   */
+  readonly sql: string | ((db: Db) => string);
+  /**
+   * Run with foreign keys off, and check them before the commit, as
+   * SQLite's table rebuild asks (https://www.sqlite.org/lang_altertable.html#otheralter):
+   * with them on, dropping the old table deletes its rows first and fires
+   * their ON DELETE actions. The pragma does nothing inside a transaction,
+   * so it is set around it.
+   */
+  readonly foreignKeysOff?: boolean;
 }
 
 /**
@@ -28,10 +42,22 @@ export function openDatabase(file: string, migrations: readonly Migration[]): Db
   const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
   const pending = [...migrations].sort((a, b) => a.version - b.version).filter((migration) => !applied.has(migration.version));
   for (const migration of pending) {
-    db.transaction(() => {
-      db.exec(migration.sql);
-      record.run(migration.version, migration.name, new Date().toISOString());
-    })();
+    if (migration.foreignKeysOff) db.pragma("foreign_keys = OFF");
+    try {
+      db.transaction(() => {
+        db.exec(typeof migration.sql === "string" ? migration.sql : migration.sql(db));
+        if (migration.foreignKeysOff) {
+          const broken = db.pragma("foreign_key_check") as { table: string; rowid: number; parent: string }[];
+          if (broken.length > 0) {
+            const first = broken[0]!;
+            throw new Error(`migration ${migration.version} (${migration.name}) broke ${broken.length} foreign key(s), first: ${first.table} rowid ${first.rowid} → ${first.parent}`);
+          }
+        }
+        record.run(migration.version, migration.name, new Date().toISOString());
+      })();
+    } finally {
+      if (migration.foreignKeysOff) db.pragma("foreign_keys = ON");
+    }
   }
   return db;
 }

@@ -1,4 +1,4 @@
-import type { Migration } from "./database.js";
+import type { Db, Migration } from "./database.js";
 
 /**
  * Migrations of the session store (versions 1–99). Other capabilities keep
@@ -76,4 +76,101 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
     name: "sessions ordered by their newest turn",
     sql: `DROP INDEX sessions_updated;`,
   },
+  {
+    version: 3,
+    // a commit writes one WAL frame per page it dirtied: sqlite_sequence, the fingerprints table and its index were three of ~8 per turn
+    name: "turns hold their fingerprint, without AUTOINCREMENT",
+    foreignKeysOff: true,
+    sql: turnsWithFingerprint,
+  },
 ];
+
+/**
+ * Migration 3: `turns` rebuilt (SQLite's 12 steps, lang_altertable.html#otheralter;
+ * openDatabase turns foreign keys off around it and checks them before the
+ * commit) with the fingerprint as two columns of the turn — each turn has
+ * exactly one, written with it and copied with it to a branch — and without
+ * AUTOINCREMENT. A turn is then one row in one table with three indexes,
+ * written by one statement.
+ *
+ * Every turn keeps its `seq`, so newest-first order is unchanged. Without
+ * AUTOINCREMENT a new turn takes the largest seq + 1, so deleting the newest
+ * turns (`sessions rm`, a branch dropping archived copies) lets the next one
+ * reuse their numbers. Nothing depends on a seq never coming back: the only
+ * use of seq is ordering (newest first), and a reused seq is still larger
+ * than every live turn's, so the new turn is still the newest; nothing refers
+ * to a turn by seq any more (the fingerprints table did, with ON DELETE
+ * CASCADE, so even then no reference outlived its turn), and the caches and
+ * the CLI know turns by id.
+ *
+ * Columns other capabilities added to `turns` (compaction's `active`,
+ * migration 200, which runs before or after this one depending on the
+ * database's age) are carried over with their values and declarations, as
+ * are their indexes and triggers. A turn without a fingerprint row (none is
+ * ever written) keeps NULLs and is never matched, as before.
+ */
+function turnsWithFingerprint(db: Db): string {
+  const columns = db.pragma("table_xinfo(turns)") as { name: string; type: string; notnull: number; dflt_value: string | null; hidden: number }[];
+  const added = columns.filter((column) => !TURN_COLUMNS.includes(column.name));
+  const addedForeignKeys = (db.pragma("foreign_key_list(turns)") as { from: string }[]).filter((key) => !TURN_COLUMNS.includes(key.from));
+  if (added.some((column) => column.hidden !== 0) || addedForeignKeys.length > 0) {
+    throw new Error(`migration 3 cannot carry over turns column(s) ${added.map((column) => column.name).join(", ")}: generated or with a foreign key`);
+  }
+  const twice = db.prepare("SELECT turn_seq FROM fingerprints GROUP BY turn_seq HAVING COUNT(*) > 1 LIMIT 1").pluck().get();
+  if (twice !== undefined) throw new Error(`migration 3: turn seq ${String(twice)} has more than one fingerprint; a turn can hold only one`);
+  const kept = db.prepare("SELECT sql FROM sqlite_schema WHERE tbl_name = 'turns' AND type IN ('index', 'trigger') AND sql IS NOT NULL").pluck().all() as string[];
+  const names = added.map((column) => quote(column.name));
+  const declarations = added.map((column) => `${quote(column.name)} ${column.type}${column.notnull ? " NOT NULL" : ""}${column.dflt_value === null ? "" : ` DEFAULT (${column.dflt_value})`}`);
+  const copied = TURN_COLUMNS.filter((name) => name !== "key_hash" && name !== "fingerprint");
+  return `
+    CREATE TABLE turns_new (
+      -- the rowid, no AUTOINCREMENT: newest first is seq DESC; a seq is reused only after the newest turns are deleted
+      seq               INTEGER PRIMARY KEY,
+      id                TEXT NOT NULL UNIQUE,
+      session_id        TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+      position          INTEGER NOT NULL,
+      parent_turn_id    TEXT,
+      model             TEXT NOT NULL,
+      plugin            TEXT NOT NULL,
+      provider          TEXT NOT NULL,
+      host              TEXT NOT NULL,
+      upstream_model    TEXT NOT NULL,
+      -- the messages that asked for this turn (those after the previous assistant message), JSON
+      prompt            TEXT NOT NULL DEFAULT '[]',
+      content           TEXT NOT NULL,
+      tool_calls        TEXT,
+      reasoning_text    TEXT,
+      reasoning_details TEXT,
+      native_record     TEXT,
+      usage             TEXT,
+      finish_reason     TEXT,
+      upstream_id       TEXT,
+      created_at        TEXT NOT NULL,
+      -- the fingerprint of what stateless clients keep (SPEC §12.6), scoped to a hash of the API key
+      -- that wrote the turn (a branch copies its source's)
+      key_hash          TEXT,
+      fingerprint       TEXT,${declarations.map((declaration) => `\n      ${declaration},`).join("")}
+      UNIQUE (session_id, position)
+    );
+    INSERT INTO turns_new (${[...copied, "key_hash", "fingerprint", ...names].join(", ")})
+      SELECT ${[...copied.map((name) => `t.${name}`), "f.key_hash", "f.fingerprint", ...names.map((name) => `t.${name}`)].join(", ")}
+        FROM turns t LEFT JOIN fingerprints f ON f.turn_seq = t.seq;
+    DROP TABLE fingerprints;
+    DROP TABLE turns;
+    ALTER TABLE turns_new RENAME TO turns;
+    -- the lookup: (key hash, fingerprint), newest first; every entry ends with the rowid (seq), so it is
+    -- walked backwards without a sort and without reading the table
+    CREATE INDEX turns_fingerprint ON turns (key_hash, fingerprint);
+    ${kept.map((sql) => `${sql};`).join("\n    ")}
+  `;
+}
+
+/** The columns of `turns` as migration 3 declares them (the fingerprint included). */
+const TURN_COLUMNS: readonly string[] = [
+  "seq", "id", "session_id", "position", "parent_turn_id", "model", "plugin", "provider", "host", "upstream_model", "prompt", "content", "tool_calls",
+  "reasoning_text", "reasoning_details", "native_record", "usage", "finish_reason", "upstream_id", "created_at", "key_hash", "fingerprint",
+];
+
+function quote(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

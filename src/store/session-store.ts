@@ -40,8 +40,8 @@ interface TurnRow {
 type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream_model" | "reasoning_text" | "reasoning_details" | "native_record">;
 
 /**
- * The session store: sessions, their turns with every carrier verbatim, and
- * the fingerprint index stateless clients are matched through. All access
+ * The session store: sessions, and their turns with every carrier verbatim
+ * and the fingerprint stateless clients are matched through. All access
  * goes through prepared statements; better-sqlite3 is synchronous, so a turn
  * is durable when `saveTurn` returns.
  */
@@ -54,7 +54,6 @@ export class SessionStore {
     sessionExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
     insertTurn: Statement<unknown[]>;
-    insertFingerprint: Statement<[string, string, number]>;
     modelConfig: Statement<[string]>;
     setModelConfig: Statement<[string, string]>;
     listSessions: Statement<[number]>;
@@ -78,11 +77,11 @@ export class SessionStore {
     const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
     this.statements = {
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
-      // per fingerprint one primary-key probe, newest first, at most MATCHES_PER_FINGERPRINT (a greeting seen in
-      // thousands of sessions must not load them all)
+      // per fingerprint one probe of turns_fingerprint (its entries end with seq, so newest first needs no sort),
+      // at most MATCHES_PER_FINGERPRINT (a greeting seen in thousands of sessions must not load them all)
       fingerprintMatchesMany: prepare(
         `SELECT j.value AS fingerprint, t.id, t.session_id FROM json_each(?) j CROSS JOIN turns t
-           ON t.seq IN (SELECT f.turn_seq FROM fingerprints f WHERE f.key_hash = ? AND f.fingerprint = j.value ORDER BY f.turn_seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
+           ON t.seq IN (SELECT f.seq FROM turns f WHERE f.key_hash = ? AND f.fingerprint = j.value ORDER BY f.seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
           ORDER BY t.seq DESC`,
       ),
       replaySources: prepare(
@@ -93,11 +92,10 @@ export class SessionStore {
       insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       insertTurn: prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
-         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         RETURNING seq, position`,
+                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint)
+         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         RETURNING position`,
       ),
-      insertFingerprint: prepare(`INSERT OR IGNORE INTO fingerprints (key_hash, fingerprint, turn_seq) VALUES (?, ?, ?)`),
       modelConfig: prepare(`SELECT model_config FROM sessions WHERE id = ?`),
       setModelConfig: prepare(`UPDATE sessions SET model_config = ? WHERE id = ?`),
       // a session's last activity and model are its newest turn's (see writeTurn), or the row's own for a session without turns
@@ -174,7 +172,7 @@ export class SessionStore {
     return this.statements.sessionExists.get(id) !== undefined;
   }
 
-  /** Writes the turn, its fingerprint, and the session if new, in one transaction; returns the turn's position. */
+  /** Writes the turn (its fingerprint is a column of it) and the session if new, in one transaction; returns the turn's position. */
   saveTurn(turn: NewTurn): number {
     this.cache.validateOwnConnection();
     const written = this.writeTurns([turn])[0]!;
@@ -225,9 +223,10 @@ export class SessionStore {
     const reasoningDetails = turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null;
     const nativeRecord = turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null;
     // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
-    // (a commit writes one WAL frame per page it dirtied: this saved two of about nine)
+    // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
+    // fingerprint included (migration 3): its table and three indexes, about four pages
     this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
-    const { seq, position } = this.statements.insertTurn.get(
+    const { position } = this.statements.insertTurn.get(
       turn.id,
       turn.sessionId,
       turn.sessionId,
@@ -247,8 +246,9 @@ export class SessionStore {
       turn.finishReason,
       turn.upstreamId ?? null,
       now,
-    ) as { seq: number; position: number };
-    this.statements.insertFingerprint.run(turn.keyHash, turn.fingerprint, seq);
+      turn.keyHash,
+      turn.fingerprint,
+    ) as { position: number };
     return { position, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
   }
 
@@ -343,7 +343,8 @@ export class SessionStore {
   /**
    * A new session holding turns 1..at of `sourceId`, every carrier copied
    * byte for byte (the rows are copied in SQL, never re-serialised), with
-   * fingerprints so stateless clients of the branch find it.
+   * their fingerprints (and the key hash they were written under) so
+   * stateless clients of the branch find it.
    */
   branch(sourceId: string, newId: string, at: number | undefined): number {
     this.modelConfigs.delete(newId);
@@ -356,9 +357,9 @@ export class SessionStore {
       const copied = this.db
         .prepare(
           `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
+                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint)
            SELECT 'turn_' || lower(hex(randomblob(12))), ?, position, NULL, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at
+                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint
              FROM turns WHERE session_id = ? AND position <= ? ORDER BY position`,
         )
         .run(newId, sourceId, limit).changes;
@@ -366,13 +367,6 @@ export class SessionStore {
       this.db
         .prepare(`UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = ?`)
         .run(newId);
-      this.db
-        .prepare(
-          `INSERT OR IGNORE INTO fingerprints (key_hash, fingerprint, turn_seq)
-           SELECT f.key_hash, f.fingerprint, copy.seq FROM turns orig JOIN fingerprints f ON f.turn_seq = orig.seq
-             JOIN turns copy ON copy.session_id = ? AND copy.position = orig.position WHERE orig.session_id = ? AND orig.position <= ?`,
-        )
-        .run(newId, sourceId, limit);
       return copied;
     })();
   }
