@@ -24,7 +24,14 @@ const MAX_CACHED_SOURCE_CHARS = 256 * 1024;
  * a branch), empties it before the next read.
  */
 export class ReplayCache {
-  private readonly matches = new Map<string, FingerprintMatch[]>();
+  /**
+   * key hash → fingerprint → matches. Nested rather than keyed by the two
+   * joined: a fingerprint comes from the fingerprint memo, the same string
+   * every request, so its hash is computed once; a joined key was a new
+   * string to build and hash per assistant message per request.
+   */
+  private readonly matches = new Map<string, Map<string, FingerprintMatch[]>>();
+  private matchCount = 0;
   private readonly sources = new Map<string, ReplaySource>();
   private readonly foreign: ForeignWrites;
   private readonly totalChanges: () => number;
@@ -67,21 +74,32 @@ export class ReplayCache {
 
   private empty(): void {
     this.matches.clear();
+    this.matchCount = 0;
     this.sources.clear();
   }
 
-  matchesFor(key: string): FingerprintMatch[] | undefined {
-    return this.matches.get(key);
+  matchesFor(keyHash: string, fingerprint: string): FingerprintMatch[] | undefined {
+    return this.matches.get(keyHash)?.get(fingerprint);
   }
 
-  rememberMatches(key: string, found: FingerprintMatch[]): void {
-    remember(this.matches, key, found, MAX_FINGERPRINTS);
+  rememberMatches(keyHash: string, fingerprint: string, found: FingerprintMatch[]): void {
+    let byFingerprint = this.matches.get(keyHash);
+    if (!byFingerprint) this.matches.set(keyHash, (byFingerprint = new Map()));
+    if (!byFingerprint.delete(fingerprint)) this.matchCount++;
+    byFingerprint.set(fingerprint, found);
+    if (this.matchCount > MAX_FINGERPRINTS) {
+      // first in, first out within the key's own matches (a gateway has one key: the same order as one map)
+      const oldest = byFingerprint.size > 1 ? byFingerprint : this.matches.values().next().value!;
+      oldest.delete(oldest.keys().next().value!);
+      this.matchCount--;
+    }
   }
 
   /** A new turn: it becomes the newest match of its fingerprint, when that fingerprint's list is known. */
-  addTurn(key: string, match: FingerprintMatch, source: ReplaySource, size: number): void {
-    const known = this.matches.get(key);
-    if (known) this.matches.set(key, [match, ...known].slice(0, MATCHES_PER_FINGERPRINT));
+  addTurn(keyHash: string, fingerprint: string, match: FingerprintMatch, source: ReplaySource, size: number): void {
+    const byFingerprint = this.matches.get(keyHash);
+    const known = byFingerprint?.get(fingerprint);
+    if (known) byFingerprint!.set(fingerprint, [match, ...known].slice(0, MATCHES_PER_FINGERPRINT));
     this.rememberSource(source, size);
   }
 

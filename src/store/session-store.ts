@@ -126,7 +126,7 @@ export class SessionStore {
     this.cache.validate();
     const misses: string[] = [];
     for (const fingerprint of new Set(fingerprints)) {
-      const cached = this.cache.matchesFor(cacheKey(keyHash, fingerprint));
+      const cached = this.cache.matchesFor(keyHash, fingerprint);
       if (cached === undefined) misses.push(fingerprint);
       else if (cached.length > 0) found.set(fingerprint, cached);
     }
@@ -136,7 +136,7 @@ export class SessionStore {
       read.get(row.fingerprint)?.push({ id: row.id, session_id: row.session_id });
     }
     for (const [fingerprint, list] of read) {
-      this.cache.rememberMatches(cacheKey(keyHash, fingerprint), list); // a miss is remembered too: a new conversation asks again next turn
+      this.cache.rememberMatches(keyHash, fingerprint, list); // a miss is remembered too: a new conversation asks again next turn
       if (list.length > 0) found.set(fingerprint, list);
     }
     return found;
@@ -263,7 +263,7 @@ export class SessionStore {
       reasoningDetails: turn.reasoningDetails as Json[] | undefined,
       nativeRecord: turn.nativeRecord,
     };
-    this.cache.addTurn(cacheKey(turn.keyHash, turn.fingerprint), { id: turn.id, session_id: turn.sessionId }, source, written.size);
+    this.cache.addTurn(turn.keyHash, turn.fingerprint, { id: turn.id, session_id: turn.sessionId }, source, written.size);
     this.cache.acknowledgeOwnWrite();
   }
 
@@ -381,10 +381,6 @@ interface WrittenTurn {
   position: number;
   /** Characters of its carrier columns, for the cache's size limit. */
   size: number;
-}
-
-function cacheKey(keyHash: string, fingerprint: string): string {
-  return `${keyHash}\u0000${fingerprint}`;
 }
 
 function carrierSize(...columns: (string | null)[]): number {

@@ -87,3 +87,17 @@ test("any other write through the gateway's own connection empties the cache too
   expect(gateway.removeSession("sess_own")).toBe(true);
   expect(matchIds(gateway, "Own answer.")).toEqual([]);
 });
+
+test("remembered fingerprint matches are bounded, first in first out, per key hash", async () => {
+  const { ReplayCache } = await import("../../src/store/replay-cache.js");
+  const cache = new ReplayCache(gatewayDb);
+  const match = { id: "turn_x", session_id: "sess_x" };
+  for (let i = 0; i <= 50_000; i++) cache.rememberMatches("key-a", `fp${i}`, [match]);
+  expect(cache.matchesFor("key-a", "fp0")).toBeUndefined(); // the oldest went
+  expect(cache.matchesFor("key-a", "fp1")).toEqual([match]);
+  expect(cache.matchesFor("key-a", "fp50000")).toEqual([match]);
+  expect(cache.matchesFor("key-b", "fp1")).toBeUndefined(); // matches are scoped to their key
+  cache.rememberMatches("key-b", "fp1", []);
+  expect(cache.matchesFor("key-b", "fp1")).toEqual([]);
+  expect(cache.matchesFor("key-a", "fp1")).toBeUndefined(); // still at most 50,000 in all
+});
