@@ -93,7 +93,8 @@ export class HttpServer {
       else if (error.status >= 500) this.log.warn({ code: error.code, message: error.message, path: request.url }, "request failed");
       sendError(response, error);
     } finally {
-      this.log.debug({ method: request.method, path: request.url, status: response.statusCode, ms: Math.round(performance.now() - started) }, "request");
+      // checked first: the fields would be built for every request even with debug off
+      if (this.log.isLevelEnabled("debug")) this.log.debug({ method: request.method, path: request.url, status: response.statusCode, ms: Math.round(performance.now() - started) }, "request");
       if (this.responseListeners.size > 0) this.notifyResponse(request, response);
     }
   }

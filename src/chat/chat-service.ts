@@ -102,7 +102,7 @@ export class ChatService {
     const rejected = rejectedFor(this.verdicts, this.store, key, match.sessionId);
     let effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
     let call = builder.build(effective);
-    this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: policy.routeIndex, effective, attached: call.attached }, "carriers attached");
+    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: policy.routeIndex, effective, attached: call.attached }, "carriers attached");
 
     let sentAt = performance.now();
     let result: UpstreamResult = await plugin.invoke(call.call);

@@ -53,7 +53,7 @@ async function conversation(gateway: TestGateway, model: string, headers: Record
 }
 
 test("verdicts survive a restart; the session keeps its own copy; a route edit clears what it covers, and says so", async () => {
-  const log = { info: vi.fn(), warn: vi.fn(), debug: vi.fn(), error: vi.fn(), trace: vi.fn(), fatal: vi.fn(), child: () => log, level: "info" };
+  const log = { info: vi.fn(), warn: vi.fn(), debug: vi.fn(), error: vi.fn(), trace: vi.fn(), fatal: vi.fn(), child: () => log, level: "info", isLevelEnabled: () => true };
   let gateway = await startTestGateway({ routes: routes("[reasoning_content]"), home });
   const first = await conversation(gateway, "cerebras/gpt-oss-120b", { "x-session-id": "resume-me" });
   expect(first).toMatchObject({ requests: 2, status: 200 });

@@ -17,6 +17,7 @@ let gateway: TestGateway;
 const debugLines: { object: Record<string, unknown>; message: string }[] = [];
 const log = {
   level: "debug",
+  isLevelEnabled: () => true,
   debug: (object: Record<string, unknown>, message: string) => debugLines.push({ object, message }),
   info: () => undefined,
   warn: () => undefined,
