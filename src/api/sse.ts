@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { joinBytes } from "../util/join-bytes.js";
 import { watchForKeepalive, type KeepaliveTarget } from "./keepalive.js";
 
 /**
@@ -119,23 +120,13 @@ export class SseWriter implements KeepaliveTarget {
     this.response.write(bytes);
   };
 
-  /** Empties the pass into one Buffer (undefined when it is empty), each string encoded in place. */
+  /** Empties the pass into one Buffer (undefined when it is empty). */
   private take(): Buffer | undefined {
     const { pending, count } = this;
     if (count === 0) return undefined;
     this.count = 0;
-    let length = 0;
-    for (let i = 0; i < count; i++) {
-      const piece = pending[i]!;
-      length += typeof piece === "string" ? Buffer.byteLength(piece) : piece.length;
-    }
-    const bytes = Buffer.allocUnsafe(length);
-    let offset = 0;
-    for (let i = 0; i < count; i++) {
-      const piece = pending[i]!;
-      offset += typeof piece === "string" ? bytes.write(piece, offset) : piece.copy(bytes, offset);
-      pending[i] = undefined;
-    }
+    const bytes = joinBytes(pending, count);
+    pending.fill(undefined, 0, count);
     return bytes;
   }
 
