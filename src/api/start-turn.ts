@@ -14,7 +14,7 @@ export async function startTurn(chat: ChatService, request: ChatRequest, respons
     if (!response.writableFinished) abort.abort();
   });
   try {
-    return await chat.start(request, { ...context, signal: abort.signal });
+    return await chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, signal: abort.signal });
   } catch (error) {
     const sessionId = sessionIdOf(error);
     if (sessionId) response.setHeader("x-session-id", sessionId);

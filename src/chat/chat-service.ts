@@ -6,14 +6,13 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { partsOf, type ChatMessage, type ChatRequest, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
+import { partsOf, type ChatMessage, type ChatRequest, type JsonObject, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { fingerprintOf } from "../sessions/fingerprint.js";
 import { keyScope } from "../sessions/key-scope.js";
 import { findSession } from "../sessions/session-finder.js";
 import type { SessionStore } from "../store/session-store.js";
-import type { NewTurn } from "../store/stored-turn.js";
 import type { VerdictStore } from "../verdicts/verdict-store.js";
 import { fieldsToReject } from "../verdicts/unknown-field.js";
 import { recordRejection, rejectedFor } from "../verdicts/record-rejection.js";
@@ -161,7 +160,9 @@ export class ChatService {
       batches: relay(),
       complete: async () => {
         const turn = accumulator.finish();
-        await this.persist(turn, prompt, {
+        // durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim;
+        // one literal: the origin spread into a row with the rest measured ~10 µs (V8 rebuilt it property by property)
+        await this.store.saveTurnDurably({
           id: turnId,
           sessionId,
           keyHash,
@@ -171,6 +172,16 @@ export class ChatService {
           provider: key.provider,
           host: key.host,
           upstreamModel: key.model,
+          prompt,
+          content: turn.content,
+          toolCalls: turn.toolCalls,
+          reasoningText: turn.reasoningText,
+          reasoningDetails: turn.reasoningDetails,
+          nativeRecord: this.checkedNativeRecord(turn.nativeRecord, resolved.provider.plugin, sessionId),
+          usage: turn.usage,
+          finishReason: turn.finishReason,
+          upstreamId: turn.upstreamId,
+          fingerprint: fingerprintOf(turn.content, turn.toolCalls),
         });
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
@@ -184,37 +195,19 @@ export class ChatService {
     };
   }
 
-  /** Makes the turn durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim. */
-  private async persist(turn: AssistantTurn, prompt: ChatMessage[], origin: TurnOrigin): Promise<void> {
-    let nativeRecord = turn.nativeRecord;
-    if (nativeRecord) {
-      const validate = this.plugins.registry.get(origin.plugin)?.validateNative;
-      const problem = validate ? validate(nativeRecord) : "the plugin declares no native record type";
-      if (problem) {
-        this.log.error({ plugin: origin.plugin, session_id: origin.sessionId, problem }, "native record fails the plugin's schema; the turn is stored without it");
-        nativeRecord = undefined;
-      }
-    }
-    await this.store.saveTurnDurably({
-      ...origin,
-      prompt,
-      content: turn.content,
-      toolCalls: turn.toolCalls,
-      reasoningText: turn.reasoningText,
-      reasoningDetails: turn.reasoningDetails,
-      nativeRecord,
-      usage: turn.usage,
-      finishReason: turn.finishReason,
-      upstreamId: turn.upstreamId,
-      fingerprint: fingerprintOf(turn.content, turn.toolCalls),
-    });
+  /** The turn's native record when it passes its plugin's schema; otherwise the turn is stored without it, and that is logged. */
+  private checkedNativeRecord(record: JsonObject | undefined, plugin: string, sessionId: string): JsonObject | undefined {
+    if (!record) return undefined;
+    const validate = this.plugins.registry.get(plugin)?.validateNative;
+    const problem = validate ? validate(record) : "the plugin declares no native record type";
+    if (!problem) return record;
+    this.log.error({ plugin, session_id: sessionId, problem }, "native record fails the plugin's schema; the turn is stored without it");
+    return undefined;
   }
+
 }
 
 /** The messages that asked for this turn: those after the last assistant message. */
 function promptOf(messages: readonly ChatMessage[]): ChatMessage[] {
   return messages.slice(messages.findLastIndex((message) => message.role === "assistant") + 1);
 }
-
-/** Who asked for a turn and who answered it: the part of its stored row known before the upstream replied. */
-type TurnOrigin = Pick<NewTurn, "id" | "sessionId" | "keyHash" | "parentTurnId" | "model" | "plugin" | "provider" | "host" | "upstreamModel">;
