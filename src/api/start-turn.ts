@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-service.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import { Cancellation } from "../upstream/cancellation.js";
 import type { ChatRequest } from "../plugins/contract.js";
 
 /**
@@ -9,12 +10,12 @@ import type { ChatRequest } from "../plugins/contract.js";
  * session was known still names it in X-Session-Id (SPEC §4).
  */
 export async function startTurn(chat: ChatService, request: ChatRequest, response: ServerResponse, context: { sessionHeader: string | undefined; stream: boolean }): Promise<TurnRun> {
-  const abort = new AbortController();
+  const cancellation = new Cancellation();
   response.on("close", () => {
-    if (!response.writableFinished) abort.abort();
+    if (!response.writableFinished) cancellation.cancel();
   });
   try {
-    return await chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, signal: abort.signal });
+    return await chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation });
   } catch (error) {
     const sessionId = sessionIdOf(error);
     if (sessionId) response.setHeader("x-session-id", sessionId);

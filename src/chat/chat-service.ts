@@ -16,6 +16,7 @@ import type { SessionStore } from "../store/session-store.js";
 import type { VerdictStore } from "../verdicts/verdict-store.js";
 import { fieldsToReject } from "../verdicts/unknown-field.js";
 import { recordRejection, rejectedFor } from "../verdicts/record-rejection.js";
+import type { Cancellation } from "../upstream/cancellation.js";
 import { UpstreamRequestBuilder } from "./upstream-request.js";
 import { checkSessionId, newId } from "./session-id.js";
 
@@ -24,7 +25,8 @@ export interface RequestContext {
   /** The client's X-Session-Id, when it sent one. */
   readonly sessionHeader: string | undefined;
   readonly stream: boolean;
-  readonly signal: AbortSignal;
+  /** Fires when the client goes away: the upstream call is aborted. */
+  readonly cancellation: Cancellation;
 }
 
 /**

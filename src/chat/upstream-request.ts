@@ -7,6 +7,7 @@ import type { SessionMatch } from "../sessions/session-finder.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ReplaySource } from "../store/stored-turn.js";
 import { sentCarrierFields } from "../verdicts/unknown-field.js";
+import { withCancellation, type Cancellation } from "../upstream/cancellation.js";
 import { buildUpstreamBody } from "./upstream-body.js";
 
 /** One upstream attempt: the call, what it carries, and the names attached per message (for the debug log). */
@@ -31,7 +32,7 @@ export class UpstreamRequestBuilder {
     private readonly resolved: ResolvedModel,
     private readonly policy: CarrierPolicy,
     private readonly match: SessionMatch,
-    private readonly context: { stream: boolean; signal: AbortSignal },
+    private readonly context: { stream: boolean; cancellation: Cancellation },
     private readonly env: Readonly<Record<string, string | undefined>>,
   ) {}
 
@@ -49,6 +50,7 @@ export class UpstreamRequestBuilder {
     const messages = shapeMessages(replayed.messages, this.policy, effective);
     const body = buildUpstreamBody(this.request, messages, this.resolved, this.policy, this.context.stream);
     const reasoningOptions = this.request.model_options?.reasoning;
+    const cancellation = this.context.cancellation;
     const call: UpstreamCall = {
       provider,
       apiKey: provider.apiKeyEnv ? this.env[provider.apiKeyEnv] : undefined,
@@ -57,8 +59,12 @@ export class UpstreamRequestBuilder {
       stream: this.context.stream,
       reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
       policy: this.policy,
-      signal: this.context.signal,
+      // made only if a plugin reads it: the core's transport watches the cancellation itself
+      get signal() {
+        return cancellation.signal;
+      },
     };
+    withCancellation(call, cancellation);
     let sent: CarrierField[] | undefined;
     return {
       call,

@@ -1,6 +1,7 @@
 import type { ChatService } from "../chat/chat-service.js";
 import type { ChatMessage } from "../plugins/contract.js";
 import type { SessionStore } from "../store/session-store.js";
+import { Cancellation } from "../upstream/cancellation.js";
 import { SUMMARY_INDEX, type ViewEntry } from "./view.js";
 
 const INSTRUCTIONS = [
@@ -60,7 +61,7 @@ export async function summarize(chat: ChatService, sessions: SessionStore, optio
       // a summary needs no visible reasoning; upstreams that can skip it save the tokens
       model_options: { reasoning: { enabled: false } },
     },
-    { sessionHeader: undefined, stream: false, signal: options.signal },
+    { sessionHeader: undefined, stream: false, cancellation: Cancellation.of(options.signal) },
   );
   let text = "";
   try {

@@ -5,6 +5,7 @@ import type { PluginRegistry } from "../plugins/plugin-registry.js";
 import type { ResolvedModel, RouteTable } from "../routes/route-table.js";
 import { findSession, type SessionMatch } from "../sessions/session-finder.js";
 import type { SessionStore } from "../store/session-store.js";
+import { Cancellation } from "../upstream/cancellation.js";
 import { rejectedFor } from "../verdicts/record-rejection.js";
 import type { VerdictStore } from "../verdicts/verdict-store.js";
 import { priceRequest, type PricedRequest } from "./price.js";
@@ -39,6 +40,6 @@ export function estimateWire(context: WireContext, request: ChatRequest, resolve
   const rejected = rejectedFor(context.verdicts, context.store, key, match.sessionId);
   const optOut = replayOptOut(request);
   const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
-  const builder = new UpstreamRequestBuilder(context.store, context.registry, request, resolved, policy, match, { stream: request.stream === true, signal: new AbortController().signal }, context.env);
+  const builder = new UpstreamRequestBuilder(context.store, context.registry, request, resolved, policy, match, { stream: request.stream === true, cancellation: new Cancellation() }, context.env);
   return { ...priceRequest(builder.build(effective).call.body), match };
 }

@@ -4,6 +4,7 @@ import { Agent, type Dispatcher } from "undici";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { HttpCodec, JsonObject, StreamPart, UpstreamCall, UpstreamResult } from "../plugins/contract.js";
 import { BatchQueue } from "./batch-queue.js";
+import { cancellationOf, type Cancellation } from "./cancellation.js";
 
 /**
  * The core's HTTP transport for plugins: one keep-alive pool per origin
@@ -25,7 +26,7 @@ export class UpstreamHttp {
     const wire = codec.buildRequest(call);
     const { origin, path } = this.target(wire.url);
     return new Promise((resolve, reject) => {
-      const exchange = new Exchange(codec, { provider: call.provider.id, stream: call.stream, signal: call.signal }, resolve, reject);
+      const exchange = new Exchange(codec, { provider: call.provider.id, stream: call.stream, cancellation: cancellationOf(call) }, resolve, reject);
       this.agent.dispatch({ origin, path, method: "POST", headers: wire.headers, body: wire.body, headersTimeout: 300_000, bodyTimeout: 600_000 }, exchange);
     });
   }
@@ -52,7 +53,7 @@ type Settle = (result: UpstreamResult) => void;
 interface ExchangeOptions {
   readonly provider: string;
   readonly stream: boolean;
-  readonly signal: AbortSignal;
+  readonly cancellation: Cancellation;
 }
 
 /**
@@ -68,7 +69,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** Error statuses and whole answers: the body's chunks. */
   private chunks: Buffer[] | undefined;
   private stream: SseDecoding | undefined;
-  private readonly onAbort = () => this.controller?.abort(abortError(this.call.signal.reason));
+  private stopWatching: (() => void) | undefined;
+  private readonly onCancel = () => this.controller?.abort(abortError(undefined));
 
   constructor(
     private readonly codec: HttpCodec,
@@ -79,8 +81,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.call.signal.aborted) controller.abort(abortError(this.call.signal.reason));
-    else this.call.signal.addEventListener("abort", this.onAbort, { once: true });
+    this.stopWatching = this.call.cancellation.onCancel(this.onCancel);
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
@@ -99,7 +100,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.call.signal.removeEventListener("abort", this.onAbort);
+    this.stopWatching?.();
     if (this.stream) {
       this.stream.end();
       return;
@@ -120,7 +121,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.call.signal.removeEventListener("abort", this.onAbort);
+    this.stopWatching?.();
     if (this.stream) this.stream.fail(error);
     else if (error.name === "AbortError") this.fail(new GatewayError("client_closed_request", "the client closed the request before the upstream answered", null, { cause: error }));
     else if (this.status !== 0) this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider} failed mid-answer: ${error.message}`, null, { status: 502, cause: error }));
