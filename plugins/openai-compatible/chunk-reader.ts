@@ -1,4 +1,5 @@
 import type { JsonObject } from "../../src/plugins/contract.js";
+import { detached } from "../../src/util/detached.js";
 import { sameJson } from "../../src/util/same-json.js";
 
 /**
@@ -104,8 +105,8 @@ function learnDelta(text: string, choice: JsonObject): DeltaTemplate | undefined
   const pair = `${JSON.stringify(field)}:${JSON.stringify(value)}`;
   const at = text.indexOf(pair);
   if (at < 0 || text.indexOf(pair, at + 1) >= 0) return undefined;
-  const before = text.slice(0, at + field.length + 4); // through the value's opening quote
-  const after = text.slice(at + pair.length - 1); // from its closing quote
+  const before = detached(text.slice(0, at + field.length + 4)); // through the value's opening quote
+  const after = detached(text.slice(at + pair.length - 1)); // from its closing quote
   // the same template serves every stream of a provider: proven once per process, not once per stream
   const key = `${before}\u0000${after}`;
   const known = proven.get(key);
@@ -132,7 +133,8 @@ function templateOf(before: string, after: string, field: string): DeltaTemplate
     read(candidate) {
       if (candidate.length < before.length + after.length || candidate.slice(0, before.length) !== before || candidate.slice(candidate.length - after.length) !== after) return undefined;
       const text = candidate.slice(before.length, candidate.length - after.length);
-      return NOT_PLAIN.test(text) ? undefined : { field, text };
+      // a text kept for the whole turn must not keep the network read it came in (as a parse would not)
+      return NOT_PLAIN.test(text) ? undefined : { field, text: detached(text) };
     },
   };
 }
@@ -152,5 +154,5 @@ function learnEnvelope(data: string, chunk: JsonObject): { prefix: string; field
   }
   if (fields === null || typeof fields !== "object" || Array.isArray(fields)) return undefined;
   if (Object.keys(fields).length !== Object.keys(chunk).length - 1) return undefined;
-  return { prefix: data.slice(0, at + CHOICES.length), fields: fields as JsonObject };
+  return { prefix: detached(data.slice(0, at + CHOICES.length)), fields: fields as JsonObject };
 }

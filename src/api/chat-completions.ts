@@ -12,11 +12,7 @@ import { validateChatRequest } from "./validate-request.js";
 
 /** POST /v1/chat/completions, streaming and not (SPEC §7). */
 export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<void> {
-  const body = validateChatRequest(await readJsonBody(request, options.bodyLimit));
-  const stream = body.stream === true;
-  const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
-  const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-  const run = await startTurn(chat, body, response, { sessionHeader, stream });
+  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
@@ -24,6 +20,21 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
   } else {
     await respondWhole(run, response, id, created);
   }
+}
+
+/**
+ * Reads the request and starts its turn. Its own function so the parsed
+ * body (the whole history) is dropped with this frame once the upstream
+ * answers: an async function keeps every local it suspended with, so the
+ * history would otherwise live, and be copied by each young-generation GC,
+ * until the answer ends.
+ */
+async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
+  const body = validateChatRequest(await readJsonBody(request, options.bodyLimit));
+  const stream = body.stream === true;
+  const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+  const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
+  return { run: await startTurn(chat, body, response, { sessionHeader, stream }), stream, includeUsage };
 }
 
 async function respondWhole(run: TurnRun, response: ServerResponse, id: string, created: number): Promise<void> {
