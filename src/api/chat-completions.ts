@@ -3,8 +3,8 @@ import type { AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { toOpenAIError } from "../errors/gateway-error.js";
-import type { StreamPart } from "../plugins/contract.js";
-import { readJsonBody } from "./read-body.js";
+import type { ChatRequest, StreamPart } from "../plugins/contract.js";
+import { parseJsonBody, readBodyBytes } from "./read-body.js";
 import { asUpstreamFailure, startTurn } from "./start-turn.js";
 import { sendJson } from "./respond.js";
 import { dataFrame, SseWriter } from "./sse.js";
@@ -23,18 +23,30 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
 }
 
 /**
- * Reads the request and starts its turn. Its own function so the parsed
- * body (the whole history) is dropped with this frame once the upstream
- * answers: an async function keeps every local it suspended with, so the
- * history would otherwise live, and be copied by each young-generation GC,
- * until the answer ends.
+ * Reads the request and starts its turn. The parsed body (the whole
+ * history) lives only in `startParsed`'s frame: the turn gets a way to parse
+ * the kept bytes again for its rare retry, so nothing holds the history
+ * while the upstream answers — an async function keeps every local it
+ * suspended with, and under load a history held that long is copied by
+ * each young-generation GC.
  */
 async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
-  const body = validateChatRequest(await readJsonBody(request, options.bodyLimit));
+  const bytes = await readBodyBytes(request, options.bodyLimit);
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat);
+  return { run: await started, stream, includeUsage };
+}
+
+function startParsed(bytes: Buffer, request: IncomingMessage, response: ServerResponse, chat: ChatService): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
+  const body = validateChatRequest(parseJsonBody(bytes));
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-  return { run: await startTurn(chat, body, response, { sessionHeader, stream }), stream, includeUsage };
+  return { started: startTurn(chat, body, response, { sessionHeader, stream, reread: rereadOf(bytes) }), stream, includeUsage };
+}
+
+/** Its own scope: the closure keeps the bytes, not the parsed body. */
+function rereadOf(bytes: Buffer): () => ChatRequest {
+  return () => validateChatRequest(parseJsonBody(bytes));
 }
 
 async function respondWhole(run: TurnRun, response: ServerResponse, id: string, created: number): Promise<void> {

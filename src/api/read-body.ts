@@ -12,9 +12,18 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * strict UTF-8, nesting at most 64 levels (SPEC §12.12).
  */
 export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
+  return parseJsonBody(await readBodyBytes(request, limit));
+}
+
+/** The body's bytes, decompressed, at most `limit` of them (see readJsonBody). */
+export async function readBodyBytes(request: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(request.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw discardRest(request, tooLarge(limit));
-  const bytes = await collect(request, decodeStream(request), limit);
+  return collect(request, decodeStream(request), limit);
+}
+
+/** A body's bytes as JSON: strict UTF-8, nesting at most 64 levels; a 400 otherwise. */
+export function parseJsonBody(bytes: Buffer): unknown {
   if (bytes.length === 0) throw new GatewayError("invalid_json", "request body is empty; expected a JSON object");
   let text: string;
   try {

@@ -7,20 +7,24 @@ import type { ChatRequest } from "../plugins/contract.js";
 /**
  * Starts a turn on behalf of an HTTP response, for both APIs: the upstream
  * call is aborted when the client goes away, and an error raised once the
- * session was known still names it in X-Session-Id (SPEC §4).
+ * session was known still names it in X-Session-Id (SPEC §4). Not async
+ * itself: `request` is handed on at once, not held while the upstream answers.
  */
-export async function startTurn(chat: ChatService, request: ChatRequest, response: ServerResponse, context: { sessionHeader: string | undefined; stream: boolean }): Promise<TurnRun> {
+export function startTurn(
+  chat: ChatService,
+  request: ChatRequest,
+  response: ServerResponse,
+  context: { sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest },
+): Promise<TurnRun> {
   const cancellation = new Cancellation();
   response.on("close", () => {
     if (!response.writableFinished) cancellation.cancel();
   });
-  try {
-    return await chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation });
-  } catch (error) {
+  return chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread }).catch((error: unknown) => {
     const sessionId = sessionIdOf(error);
     if (sessionId) response.setHeader("x-session-id", sessionId);
     throw error;
-  }
+  });
 }
 
 /** What a turn that broke after it started becomes for the client. */

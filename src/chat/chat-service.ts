@@ -6,18 +6,18 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { partsOf, type ChatMessage, type ChatRequest, type JsonObject, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
+import { partsOf, type CarrierField, type CarrierPolicy, type ChatMessage, type ChatRequest, type JsonObject, type ProviderPlugin, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { fingerprintOf } from "../sessions/fingerprint.js";
 import { keyScope } from "../sessions/key-scope.js";
-import { findSession } from "../sessions/session-finder.js";
+import { findSession, type SessionMatch } from "../sessions/session-finder.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { VerdictStore } from "../verdicts/verdict-store.js";
 import { fieldsToReject } from "../verdicts/unknown-field.js";
 import { recordRejection, rejectedFor } from "../verdicts/record-rejection.js";
 import type { Cancellation } from "../upstream/cancellation.js";
-import { UpstreamRequestBuilder } from "./upstream-request.js";
+import { UpstreamRequestBuilder, type BuiltCall } from "./upstream-request.js";
 import { checkSessionId, newId } from "./session-id.js";
 
 /** Who is asking, and how. */
@@ -27,6 +27,14 @@ export interface RequestContext {
   readonly stream: boolean;
   /** Fires when the client goes away: the upstream call is aborted. */
   readonly cancellation: Cancellation;
+  /**
+   * The same request again, parsed anew from the bytes the client sent. With
+   * it the turn lets go of the parsed history once its first upstream call
+   * is built, and reads it again only for the rare retry (SPEC §6): under
+   * load a turn waits tens of milliseconds for its upstream answer, and a
+   * history held that long is copied by every young-generation GC meanwhile.
+   */
+  readonly reread?: () => ChatRequest;
 }
 
 /**
@@ -83,7 +91,19 @@ export class ChatService {
    * (SPEC §6). Throws a GatewayError (404, upstream 4xx…) before anything
    * reached the client.
    */
-  async start(request: ChatRequest, context: RequestContext): Promise<TurnRun> {
+  start(request: ChatRequest, context: RequestContext): Promise<TurnRun> {
+    // not async itself: the request (the whole history) stays in this frame only until the first call is built
+    let turn: PreparedTurn;
+    try {
+      turn = this.prepare(request, context);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.call(turn);
+  }
+
+  /** Everything before the first upstream call, synchronously: route, session, replay, the call itself. */
+  private prepare(request: ChatRequest, context: RequestContext): PreparedTurn {
     const table = this.routes.current; // this request keeps this table to its end
     const resolved = table.resolveModel(request.model);
     if (!resolved) throw new GatewayError("model_not_found", `The model '${request.model}' does not exist in routes.yaml`, "model");
@@ -92,31 +112,53 @@ export class ChatService {
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
     const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
     const optOut = replayOptOut(request);
-    const keyHash = this.keyHash;
-    const match = findSession(this.store, keyHash, request.messages, explicit);
+    const match = findSession(this.store, this.keyHash, request.messages, explicit);
     const sessionId = match.sessionId ?? newId("sess_");
-    const turnId = newId("turn_");
-    const reasoningEnabled = request.model_options?.reasoning?.enabled !== false;
     const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
-
-    const builder = new UpstreamRequestBuilder(this.store, this.plugins.registry, request, resolved, policy, match, context, this.options.env);
+    const builderOf = (client: ChatRequest) => new UpstreamRequestBuilder(this.store, this.plugins.registry, client, resolved, policy, match, context, this.options.env);
+    const builder = builderOf(request);
     const rejected = rejectedFor(this.verdicts, this.store, key, match.sessionId);
-    let effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
-    let call = builder.build(effective);
-    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: policy.routeIndex, effective, attached: call.attached }, "carriers attached");
+    const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
+    const first = builder.build(effective);
+    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: policy.routeIndex, effective, attached: first.attached }, "carriers attached");
+    return {
+      plugin,
+      pluginName: resolved.provider.plugin,
+      policy,
+      key,
+      match,
+      sessionId,
+      turnId: newId("turn_"),
+      clientModel: request.model,
+      // the messages that asked for this turn: all a finished turn keeps of the request
+      prompt: promptOf(request.messages),
+      reasoningEnabled: request.model_options?.reasoning?.enabled !== false,
+      rejected,
+      effective,
+      first,
+      // with `reread`, nothing here holds the parsed request: no closure of this scope captures it or its builder
+      rebuild: context.reread ? rebuildFrom(builderOf, context.reread) : builder.build.bind(builder),
+    };
+  }
 
+  /** The upstream call (and its one retry), then the turn as it streams. */
+  private async call(prepared: PreparedTurn): Promise<TurnRun> {
+    const { plugin, policy, key, match, sessionId, turnId, clientModel, prompt, reasoningEnabled, rejected } = prepared;
+    const keyHash = this.keyHash;
+    let effective = prepared.effective;
     let sentAt = performance.now();
-    let result: UpstreamResult = await plugin.invoke(call.call);
+    let result: UpstreamResult = await sendFirst(prepared);
     if (!result.ok) {
-      const named = plugin.classifyError?.(result.status, result.body, call.sent);
-      const newlyRejected = fieldsToReject(named, call.sent, policy.mustEcho, rejected);
+      const sent = prepared.rebuild(effective).sent;
+      const named = plugin.classifyError?.(result.status, result.body, sent);
+      const newlyRejected = fieldsToReject(named, sent, policy.mustEcho, rejected);
       if (newlyRejected.length > 0) {
-        recordRejection({ verdicts: this.verdicts, store: this.store, bus: this.bus, log: this.log }, { ...key, sessionId, keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel: request.model });
+        recordRejection({ verdicts: this.verdicts, store: this.store, bus: this.bus, log: this.log }, { ...key, sessionId, keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel });
         effective = effective.filter((field) => !newlyRejected.includes(field));
-        call = builder.build(effective);
-        this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, effective, attached: call.attached }, "carriers attached (retry without rejected fields)");
+        const retry = prepared.rebuild(effective);
+        this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached }, "carriers attached (retry without rejected fields)");
         sentAt = performance.now();
-        result = await plugin.invoke(call.call);
+        result = await plugin.invoke(retry.call);
       }
     }
     if (!result.ok) {
@@ -125,9 +167,6 @@ export class ChatService {
     }
 
     const upstreamMs = performance.now() - sentAt;
-    // the closures below keep only the new prompt, not the whole history: a turn still streaming holds less for the GC to copy
-    const prompt = promptOf(request.messages);
-    const clientModel = request.model;
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
       this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields });
@@ -170,7 +209,7 @@ export class ChatService {
           keyHash,
           parentTurnId: match.parentTurnId,
           model: clientModel,
-          plugin: resolved.provider.plugin,
+          plugin: prepared.pluginName,
           provider: key.provider,
           host: key.host,
           upstreamModel: key.model,
@@ -179,7 +218,7 @@ export class ChatService {
           toolCalls: turn.toolCalls,
           reasoningText: turn.reasoningText,
           reasoningDetails: turn.reasoningDetails,
-          nativeRecord: this.checkedNativeRecord(turn.nativeRecord, resolved.provider.plugin, sessionId),
+          nativeRecord: this.checkedNativeRecord(turn.nativeRecord, prepared.pluginName, sessionId),
           usage: turn.usage,
           finishReason: turn.finishReason,
           upstreamId: turn.upstreamId,
@@ -212,4 +251,36 @@ export class ChatService {
 /** The messages that asked for this turn: those after the last assistant message. */
 function promptOf(messages: readonly ChatMessage[]): ChatMessage[] {
   return messages.slice(messages.findLastIndex((message) => message.role === "assistant") + 1);
+}
+
+/** A turn whose first upstream call is built: what the rest of the turn needs, and no more of the client's request. */
+interface PreparedTurn {
+  readonly plugin: ProviderPlugin;
+  readonly pluginName: string;
+  readonly policy: CarrierPolicy;
+  readonly key: { provider: string; host: string; model: string };
+  readonly match: SessionMatch;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly clientModel: string;
+  readonly prompt: ChatMessage[];
+  readonly reasoningEnabled: boolean;
+  readonly rejected: readonly CarrierField[];
+  readonly effective: CarrierField[];
+  /** The first call, until it is sent. */
+  first: BuiltCall | undefined;
+  /** The call again for these fields: for the retry, and the fields a rejected call sent. */
+  rebuild(effective: readonly CarrierField[]): BuiltCall;
+}
+
+/** Sends the first call and lets go of it: the awaiting frame must not hold the body (the whole history) while the upstream answers. */
+function sendFirst(turn: PreparedTurn): Promise<UpstreamResult> {
+  const first = turn.first!;
+  turn.first = undefined;
+  return turn.plugin.invoke(first.call);
+}
+
+/** Its own scope, so the closure holds the parser of the request and not the request. */
+function rebuildFrom(builderOf: (client: ChatRequest) => UpstreamRequestBuilder, reread: () => ChatRequest): (effective: readonly CarrierField[]) => BuiltCall {
+  return (effective) => builderOf(reread()).build(effective);
 }
