@@ -41,30 +41,57 @@ export function attachStoredCarriers(
 ): { messages: ChatMessage[]; attached: AttachedFields[] } {
   const attached: AttachedFields[] = [];
   const targetKey = keyOf(target);
-  const out = messages.map((message, index) => {
-    if (message.role !== "assistant") return message;
+  const out = messages.slice();
+  let promptStart = 0;
+  messages.forEach((message, index) => {
+    if (message.role !== "assistant") return;
     const source = sources.get(index);
     const memo = source ? replayed.get(source) : undefined;
     const reuse = memo && memo.target === targetKey && sameJson(memo.client, message) ? memo : undefined;
     const { message: wire, fields } = reuse ?? attachTo(message, source, target);
+    if (source) reusePrompt(out, promptStart, index, reuse);
     if (source && !reuse) {
-      replayed.set(source, { client: message, target: targetKey, message: wire, fields });
+      const prompt = out.slice(promptStart, index);
+      prompt.forEach(markRecurring);
+      replayed.set(source, { client: message, target: targetKey, message: wire, fields, prompt });
       markRecurring(wire);
     }
     if (fields.length > 0) attached.push({ index, turn: source?.id, fields });
-    return wire;
+    out[index] = wire;
+    promptStart = index + 1;
   });
   return { messages: out, attached };
 }
 
 /**
+ * The messages before a stored turn's assistant message (its prompt: the
+ * user's message, tool results) as they were sent the last time, when the
+ * client resent them unchanged: the same objects, so their JSON is kept too.
+ */
+function reusePrompt(out: ChatMessage[], start: number, end: number, memo: ReplayMemo | undefined): void {
+  const prompt = memo?.prompt;
+  if (!prompt || prompt.length !== end - start) return;
+  for (let offset = 0; offset < prompt.length; offset++) if (!sameJson(prompt[offset], out[start + offset])) return;
+  for (let offset = 0; offset < prompt.length; offset++) out[start + offset] = prompt[offset]!;
+}
+
+/**
  * The last replay of each stored turn: the client's message, the target,
- * and what went upstream. A stateless client resends the same assistant
+ * and what went upstream (the turn's message and the prompt before it). A stateless client resends the same assistant
  * message every turn; when it and the target are unchanged, the same wire
  * message is handed out again, and its JSON (see markRecurring) with it.
  * Weak: an entry goes when the replay cache drops the turn's carriers.
  */
-const replayed = new WeakMap<ReplaySource, { client: ChatMessage; target: string; message: ChatMessage; fields: string[] }>();
+const replayed = new WeakMap<ReplaySource, ReplayMemo>();
+
+interface ReplayMemo {
+  readonly client: ChatMessage;
+  readonly target: string;
+  readonly message: ChatMessage;
+  readonly fields: string[];
+  /** The messages that asked for the turn, as they went upstream with it. */
+  readonly prompt: readonly ChatMessage[];
+}
 
 function keyOf(target: ReplayTarget): string {
   return `${target.plugin}\n${target.upstreamModel}\n${target.effective.join(",")}\n${target.native}\n${target.pluginHasNative}`;

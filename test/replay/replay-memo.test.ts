@@ -46,4 +46,21 @@ describe("replaying the same stored turn again", () => {
     const body: ChatRequest = { messages, model: "m" };
     expect(chatBodyBytes(body).toString()).toBe(JSON.stringify(body));
   });
+
+  test("the prompt before a replayed turn (system, user, tool results) is handed out as the same objects when resent unchanged, and an edited one is not", () => {
+    const sources = new Map([[2, sourceOf("turn_e", "thinking")]]);
+    const history = (question: string): ChatMessage[] => JSON.parse(JSON.stringify([{ role: "system", content: "be brief" }, { role: "user", content: question }, { role: "assistant", content: "answer" }, { role: "user", content: "next" }])) as ChatMessage[];
+    const first = attachStoredCarriers(history("question"), sources, target(["reasoning_content"]));
+    const again = attachStoredCarriers(history("question"), sources, target(["reasoning_content"]));
+    expect(again.messages[0]).toBe(first.messages[0]);
+    expect(again.messages[1]).toBe(first.messages[1]);
+    expect(again.messages[3]).not.toBe(first.messages[3]); // the new message is the client's own
+    const edited = attachStoredCarriers(history("question, edited"), sources, target(["reasoning_content"]));
+    expect(edited.messages[1]).toEqual({ role: "user", content: "question, edited" });
+    expect(edited.messages[0]).not.toBe(first.messages[0]); // the prompt is compared as a whole
+    for (const run of [first, again, edited, attachStoredCarriers(history("question, edited"), sources, target(["reasoning_content"]))]) {
+      const body: ChatRequest = { model: "m", messages: run.messages };
+      expect(chatBodyBytes(body).toString()).toBe(JSON.stringify(body));
+    }
+  });
 });
