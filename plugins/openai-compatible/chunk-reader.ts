@@ -37,20 +37,23 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
   let envelope: { prefix: string; fields: JsonObject } | undefined;
   let learns = 0;
   const deltas: DeltaTemplate[] = [];
+  /** The delta templates inside this stream's envelope: a plain chunk is read by three slices, no parse. */
+  let whole: WholeTemplate[] = [];
   return (data) => {
+    for (const template of whole) {
+      const plain = readWhole(template, data);
+      if (plain) return { fields: envelope!.fields, choice: undefined, plain };
+    }
     // slice-and-compare: String#startsWith on a ~100-character prefix measured several times slower
     if (envelope && data.endsWith("]}") && data.slice(0, envelope.prefix.length) === envelope.prefix) {
       const text = data.slice(envelope.prefix.length, -2);
-      for (const template of deltas) {
-        const plain = template.read(text);
-        if (plain) return { fields: envelope.fields, choice: undefined, plain };
-      }
       try {
         const choice: unknown = JSON.parse(text);
         if (choice !== null && typeof choice === "object" && !Array.isArray(choice)) {
-          if (deltas.length < MAX_DELTA_TEMPLATES) {
-            const template = learnDelta(text, choice as JsonObject);
-            if (template) deltas.push(template);
+          const template = deltas.length < MAX_DELTA_TEMPLATES ? learnDelta(text, choice as JsonObject) : undefined;
+          if (template && !deltas.includes(template)) {
+            deltas.push(template);
+            whole.push(inEnvelope(envelope.prefix, template));
           }
           return { fields: envelope.fields, choice: choice as JsonObject };
         }
@@ -65,12 +68,16 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
       return undefined;
     }
     if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) return undefined;
-    const whole = chunk as JsonObject;
+    const parsed = chunk as JsonObject;
     if (learns < MAX_LEARNS) {
       learns++;
-      envelope = learnEnvelope(data, whole) ?? envelope;
+      const learned = learnEnvelope(data, parsed);
+      if (learned) {
+        envelope = learned;
+        whole = deltas.map((template) => inEnvelope(learned.prefix, template));
+      }
     }
-    return { fields: whole, choice: Array.isArray(whole.choices) ? (whole.choices[0] as JsonObject | undefined) : undefined };
+    return { fields: parsed, choice: Array.isArray(parsed.choices) ? (parsed.choices[0] as JsonObject | undefined) : undefined };
   };
 }
 
@@ -80,9 +87,36 @@ const MAX_DELTA_TEMPLATES = 3;
 /** What a JSON string may not hold unescaped, and the escape itself: a middle without these is its own value. */
 const NOT_PLAIN = /["\\\u0000-\u001f]/;
 
+/** A choice's text before and after its one plain delta string (see learnDelta). */
 interface DeltaTemplate {
-  /** The delta `text` holds, when it is this template with another plain string in its slot. */
-  read(text: string): PlainDelta | undefined;
+  readonly before: string;
+  readonly after: string;
+  readonly field: string;
+}
+
+/** A delta template inside an envelope: a whole chunk's text before and after the delta string. */
+interface WholeTemplate {
+  readonly prefix: string;
+  readonly suffix: string;
+  readonly field: string;
+}
+
+function inEnvelope(envelopePrefix: string, template: DeltaTemplate): WholeTemplate {
+  return { prefix: detached(envelopePrefix + template.before), suffix: detached(`${template.after}]}`), field: template.field };
+}
+
+/**
+ * The plain delta of a chunk that is exactly the template around a string
+ * with no quote, backslash or control character. Compared by slices, and a
+ * small fixed-shape result: startsWith, and a rebuilt choice (a spread and a
+ * computed key), measured slower than the parse they replace.
+ */
+function readWhole(template: WholeTemplate, data: string): PlainDelta | undefined {
+  const { prefix, suffix } = template;
+  if (data.length < prefix.length + suffix.length || data.slice(0, prefix.length) !== prefix || data.slice(data.length - suffix.length) !== suffix) return undefined;
+  const text = data.slice(prefix.length, data.length - suffix.length);
+  // a text kept for the whole turn must not keep the network read it came in (as a parse would not)
+  return NOT_PLAIN.test(text) ? undefined : { field: template.field, text: detached(text) };
 }
 
 /**
@@ -117,7 +151,7 @@ function learnDelta(text: string, choice: JsonObject): DeltaTemplate | undefined
   } catch {
     return undefined;
   }
-  const template = templateOf(before, after, field);
+  const template: DeltaTemplate = { before, after, field };
   if (proven.size >= MAX_PROVEN) proven.clear();
   proven.set(key, template);
   return template;
@@ -126,18 +160,6 @@ function learnDelta(text: string, choice: JsonObject): DeltaTemplate | undefined
 /** Templates proven so far, by their text around the slot; few per provider (one per delta field). */
 const proven = new Map<string, DeltaTemplate>();
 const MAX_PROVEN = 256;
-
-function templateOf(before: string, after: string, field: string): DeltaTemplate {
-  // compare by slices and return a small fixed-shape object: startsWith and a rebuilt choice (spread, computed key) measured slower than the parse they replace
-  return {
-    read(candidate) {
-      if (candidate.length < before.length + after.length || candidate.slice(0, before.length) !== before || candidate.slice(candidate.length - after.length) !== after) return undefined;
-      const text = candidate.slice(before.length, candidate.length - after.length);
-      // a text kept for the whole turn must not keep the network read it came in (as a parse would not)
-      return NOT_PLAIN.test(text) ? undefined : { field, text: detached(text) };
-    },
-  };
-}
 
 /** The envelope of a chunk with one choice and nothing after it, or undefined. */
 function learnEnvelope(data: string, chunk: JsonObject): { prefix: string; fields: JsonObject } | undefined {
