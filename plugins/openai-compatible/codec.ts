@@ -43,6 +43,8 @@ export const openAICompatibleCodec: HttpCodec = {
       // OpenRouter and others report a failure after the stream started as a chunk with `error`;
       // dropping it would end the answer as if it were complete, so the relay is told instead.
       if (chunk.error && typeof chunk.error === "object") throw new UpstreamStreamError(chunk.error as JsonObject);
+      // most of a stream: one delta string, after the metadata was taken (an exact-size array, not one grown by push)
+      if (plain && sawMetadata) return plain.text ? [{ type: plain.field === "content" ? "text-delta" : "reasoning-delta", text: plain.text }] : [];
       const parts: StreamPart[] = [];
       if (!sawMetadata && (chunk.id || chunk.model)) {
         parts.push(metadata(chunk));
