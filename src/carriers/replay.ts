@@ -50,8 +50,9 @@ export function attachStoredCarriers(
     const reuse = memo && memo.target === targetKey && sameJson(memo.client, message) ? memo : undefined;
     const { message: wire, fields } = reuse ?? attachTo(message, source, target);
     if (source) reusePrompt(out, promptStart, index, reuse);
-    if (source && !reuse) {
-      const prompt = out.slice(promptStart, index);
+    if (source && !reuse && charsWithin(message, MEMO_MAX_CHARS) >= 0) {
+      // a prompt too large to keep (a pasted document, an image as a data URL) is serialised anew each time
+      const prompt = charsWithin(out.slice(promptStart, index), MEMO_MAX_CHARS) >= 0 ? out.slice(promptStart, index) : [];
       prompt.forEach(markRecurring);
       replayed.set(source, { client: message, target: targetKey, message: wire, fields, prompt });
       markRecurring(wire);
@@ -61,6 +62,27 @@ export function attachStoredCarriers(
     promptStart = index + 1;
   });
   return { messages: out, attached };
+}
+
+/**
+ * What one memo entry may hold, in characters of its client message and
+ * again of its prompt: an entry also keeps the wire message and both their
+ * serialised bytes, and lives as long as the replay cache keeps the turn
+ * (at most 4,096 turns), so large messages are left out rather than kept.
+ */
+const MEMO_MAX_CHARS = 32 * 1024;
+
+/** `budget` less the characters of every string in `value` (keys too), or -1 once that goes below 0; stops there. */
+function charsWithin(value: unknown, budget: number): number {
+  if (typeof value === "string") return budget - value.length;
+  if (value === null || typeof value !== "object") return budget;
+  if (Array.isArray(value)) {
+    for (const item of value) if ((budget = charsWithin(item, budget)) < 0) return -1;
+    return budget;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if ((budget = charsWithin(record[key], budget - key.length)) < 0) return -1;
+  return budget;
 }
 
 /**

@@ -63,4 +63,20 @@ describe("replaying the same stored turn again", () => {
       expect(chatBodyBytes(body).toString()).toBe(JSON.stringify(body));
     }
   });
+
+  test("large messages are replayed and sent right, but not kept: a memo entry holds at most 32 K characters of each", () => {
+    const sources = new Map([[2, sourceOf("turn_f", "plan")]]);
+    const big = "x".repeat(40_000);
+    const history = (question: string, answer: string): ChatMessage[] => JSON.parse(JSON.stringify([{ role: "system", content: "s" }, { role: "user", content: question }, { role: "assistant", content: answer }, { role: "user", content: "next" }])) as ChatMessage[];
+    const bigAnswer = [attachStoredCarriers(history("q", big), sources, target(["reasoning_content"])), attachStoredCarriers(history("q", big), sources, target(["reasoning_content"]))];
+    expect(bigAnswer[1]!.messages[2]).not.toBe(bigAnswer[0]!.messages[2]);
+    expect(bigAnswer[1]!.messages[2]).toEqual({ role: "assistant", content: big, reasoning_content: "plan" });
+    const bigPrompt = [attachStoredCarriers(history(big, "a"), sources, target(["reasoning_content"])), attachStoredCarriers(history(big, "a"), sources, target(["reasoning_content"]))];
+    expect(bigPrompt[1]!.messages[2]).toBe(bigPrompt[0]!.messages[2]); // the answer is kept
+    expect(bigPrompt[1]!.messages[1]).not.toBe(bigPrompt[0]!.messages[1]); // its prompt is not
+    for (const run of [...bigAnswer, ...bigPrompt]) {
+      const body: ChatRequest = { model: "m", messages: run.messages };
+      expect(chatBodyBytes(body).toString()).toBe(JSON.stringify(body));
+    }
+  });
 });
