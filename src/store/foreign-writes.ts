@@ -4,17 +4,23 @@ import type { Db } from "./database.js";
  * Tells the in-memory caches of a connection (replay lookups, verdicts,
  * session model configs) when another connection committed — a CLI
  * `verdicts clear` or `sessions rm` while the gateway runs: `PRAGMA
- * data_version` moves then. It is read at most once per synchronous stretch
- * of the event loop: a request's lookups all happen in one such stretch and
- * share the read, which would otherwise be a statement per lookup.
+ * data_version` moves then. Reading it is a read transaction (two `fcntl`
+ * locks on the WAL index), so it is read at most once per turn of the event
+ * loop, until that turn's check phase: every request handled in one poll
+ * phase shares the read. That still sees every write that finished before a
+ * request was sent: the request's bytes were there when the poll returned,
+ * so that write came before the poll, and the read comes after it. (A read
+ * first made after the poll phase — a continuation of the group commit —
+ * serves until the next check phase, so there a write can be seen one turn
+ * of the loop late.)
  */
 export class ForeignWrites {
   private readonly dataVersion: () => number;
   private version = -1;
   private epoch = 0;
-  private readThisStretch = false;
-  private readonly endStretch = (): void => {
-    this.readThisStretch = false;
+  private readThisTurn = false;
+  private readonly endTurn = (): void => {
+    this.readThisTurn = false;
   };
 
   constructor(db: Db) {
@@ -24,9 +30,9 @@ export class ForeignWrites {
 
   /** A number that changes whenever another connection has committed since it was last read. */
   epochNow(): number {
-    if (!this.readThisStretch) {
-      this.readThisStretch = true;
-      queueMicrotask(this.endStretch);
+    if (!this.readThisTurn) {
+      this.readThisTurn = true;
+      setImmediate(this.endTurn);
       const version = this.dataVersion();
       if (version !== this.version) {
         this.version = version;

@@ -44,7 +44,7 @@ test("the gateway's own writes keep the cached lookups exact: a new turn is the 
   expect(gateway.replaySources([second]).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
 });
 
-// The lookups of one request happen in one synchronous stretch and share one read of data_version;
+// The lookups of one turn of the event loop share one read of data_version;
 // the next request (here: after a setImmediate) sees another process's write.
 const nextRequest = () => new Promise((resolve) => setImmediate(resolve));
 
