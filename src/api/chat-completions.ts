@@ -114,6 +114,7 @@ async function streamChunks(run: TurnRun, response: ServerResponse, options: Gat
     sse.end("data: [DONE]\n\n");
     return;
   }
+  sse.holdUntilEnd(); // the last events leave with [DONE]
   const turn = await run.complete(); // durable before the client sees [DONE]
   sse.data(chunk("{}", turn.finishReason));
   if (shape.includeUsage && turn.usage) sse.data(`${head},"choices":[],"usage":${JSON.stringify(turn.usage)}}`);

@@ -21,6 +21,10 @@ export class ResponseEventWriter implements OutputSink {
     this.sse.data(`{"type":"${type}","sequence_number":${this.sequence++},${head},"delta":${JSON.stringify(delta)}}`, type);
   }
 
+  holdUntilEnd(): void {
+    this.sse.holdUntilEnd();
+  }
+
   end(): void {
     this.sse.end();
   }

@@ -128,6 +128,7 @@ export class ResponsesApi {
     try {
       for await (const batch of run.batches) for (const part of batch) builder.add(part);
       upstreamDone = true;
+      events.holdUntilEnd(); // the last events leave with response.completed
       const items = builder.finish();
       const body = this.finish(await run.complete(), items, run, identity, continuation);
       events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });

@@ -52,3 +52,23 @@ test("an event name with CR or LF is refused, so nothing can inject framing", as
   writer.end();
   expect(await response.text()).toBe("event: ok\ndata: {}\n\n");
 });
+
+test("once held for the end, the pass's events leave with the end in one socket write, not before", async () => {
+  const opened = new Promise<SseWriter>((resolve) => (writerReady = resolve));
+  const response = await fetch(url);
+  const writer = await opened;
+  const socketWrites: number[] = [];
+  const write = current!.write.bind(current!);
+  current!.write = ((chunk: Buffer, ...rest: never[]) => {
+    socketWrites.push(chunk.length);
+    return write(chunk, ...rest);
+  }) as typeof current.write;
+  writer.data('{"delta":"a"}');
+  writer.holdUntilEnd();
+  writer.data('{"delta":"b"}');
+  await new Promise((resolve) => setTimeout(resolve, 20)); // several passes: nothing leaves while held
+  expect(socketWrites).toEqual([]);
+  writer.end("data: [DONE]\n\n");
+  expect(await response.text()).toBe('data: {"delta":"a"}\n\ndata: {"delta":"b"}\n\ndata: [DONE]\n\n');
+  expect(socketWrites).toEqual([]); // all of it went out through end()
+});
