@@ -5,15 +5,18 @@
 //
 // Cores: every server under test (raw proxy, carrierd) runs on core 0; the
 // upstream emulator and wrk share core 1 — the same for every target.
+import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { Pool } from "undici";
 import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const runFile = promisify(execFile);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const KEY = "bench-key-0123456789";
@@ -86,28 +89,18 @@ async function latencyRows(targets, bodies) {
   return rows;
 }
 
-/** Time from sending a streaming request to the first reasoning byte, at concurrency 16. */
-async function firstReasoningByte(url, body, key, total = 320, concurrency = 16) {
-  const pool = new Pool(new URL(url).origin, { connections: concurrency });
-  const samples = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < total) {
-      next++;
-      const started = performance.now();
-      const response = await pool.request({ path: new URL(url).pathname, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body });
-      let seen = false;
-      for await (const chunk of response.body) {
-        if (!seen && chunk.includes("think")) {
-          samples.push(performance.now() - started);
-          seen = true;
-        }
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  await pool.close();
-  return { p50: median(samples), p99: [...samples].sort((a, b) => a - b)[Math.floor(samples.length * 0.99)] };
+/**
+ * Time from sending a streaming request to its first reasoning byte, at
+ * concurrency 16: bench/first-byte.mjs, pinned to the load generator's core
+ * like wrk, after a warm-up; the median of RUNS runs.
+ */
+async function firstReasoningByte(url, bodyFile, key, total = 320, concurrency = 16) {
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) {
+    const { stdout } = await runFile("taskset", ["-c", "1", process.execPath, here("./first-byte.mjs"), url, bodyFile, key, String(total), String(concurrency)]);
+    runs.push(JSON.parse(stdout));
+  }
+  return { p50: median(runs.map((run) => run.p50)), p99: median(runs.map((run) => run.p99)) };
 }
 
 /** Peak RSS of carrierd while 1,000 streams are open at once. */
@@ -187,9 +180,8 @@ async function main() {
     ];
     console.log(`carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`);
     const latency = await latencyRows(targets, bodies);
-    const streamBody = JSON.stringify({ model: "bench", stream: true, messages: history });
     const ttfr = {};
-    for (const target of targets) ttfr[target.name] = await firstReasoningByte(target.url, streamBody, KEY);
+    for (const target of targets) ttfr[target.name] = await firstReasoningByte(target.url, bodies.stream, KEY);
     const ttfrOverhead = { raw: ttfr.raw.p50 - ttfr.direct.p50, carrierd: ttfr.carrierd.p50 - ttfr.direct.p50 };
     console.log(`first reasoning byte at c=16, p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`);
     const reload = await hotReload(gateway, upstream.port);
