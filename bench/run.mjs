@@ -59,21 +59,30 @@ async function buildHistory(port, turns) {
   return messages;
 }
 
+/**
+ * Every figure's runs interleave the targets (direct, raw, carrierd, direct,
+ * raw, …) after a warm-up of each, so that a slow spell of the host falls
+ * on all of them alike rather than on one target's runs.
+ */
 async function latencyRows(targets, bodies) {
   const rows = [];
   for (const mode of ["json", "stream"]) {
     for (const connections of [1, 16, 64]) {
       const row = { mode, connections };
-      for (const target of targets) {
-        const runs = [];
-        for (let i = 0; i < RUNS; i++) {
+      const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
+      for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile: bodies[mode], key: KEY, core: 1 });
+      for (let i = 0; i < RUNS; i++) {
+        for (const target of targets) {
           const cpuBefore = target.pid ? await cpuMsOf(target.pid) : 0;
           const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodies[mode], key: KEY, core: 1 });
           // CPU per request is steadier than req/s on a shared VM: it does not move with the time slices the host grants
           if (target.pid) run.cpuUs = ((await cpuMsOf(target.pid)) - cpuBefore) * 1000 / (run.rps * SECONDS);
-          runs.push(run);
+          runs[target.name].push(run);
         }
-        row[target.name] = { p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), rps: median(runs.map((r) => r.rps)), cpuUs: target.pid ? median(runs.map((r) => r.cpuUs)) : undefined };
+      }
+      for (const target of targets) {
+        const own = runs[target.name];
+        row[target.name] = { p50: median(own.map((r) => r.p50)), p99: median(own.map((r) => r.p99)), rps: median(own.map((r) => r.rps)), cpuUs: target.pid ? median(own.map((r) => r.cpuUs)) : undefined };
       }
       for (const name of ["raw", "carrierd"]) {
         row[name].addedP50 = row[name].p50 - row.direct.p50;
@@ -92,15 +101,18 @@ async function latencyRows(targets, bodies) {
 /**
  * Time from sending a streaming request to its first reasoning byte, at
  * concurrency 16: bench/first-byte.mjs, pinned to the load generator's core
- * like wrk, after a warm-up; the median of RUNS runs.
+ * like wrk, after a warm-up. RUNS runs per target, interleaved like the
+ * latency runs; per target the median of their p50s and p99s.
  */
-async function firstReasoningByte(url, bodyFile, key, total = 320, concurrency = 16) {
-  const runs = [];
+async function firstReasoningBytes(targets, bodyFile, key, total = 320, concurrency = 16) {
+  const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
   for (let i = 0; i < RUNS; i++) {
-    const { stdout } = await runFile("taskset", ["-c", "1", process.execPath, here("./first-byte.mjs"), url, bodyFile, key, String(total), String(concurrency)]);
-    runs.push(JSON.parse(stdout));
+    for (const target of targets) {
+      const { stdout } = await runFile("taskset", ["-c", "1", process.execPath, here("./first-byte.mjs"), target.url, bodyFile, key, String(total), String(concurrency)]);
+      runs[target.name].push(JSON.parse(stdout));
+    }
   }
-  return { p50: median(runs.map((run) => run.p50)), p99: median(runs.map((run) => run.p99)) };
+  return Object.fromEntries(Object.entries(runs).map(([name, own]) => [name, { p50: median(own.map((run) => run.p50)), p99: median(own.map((run) => run.p99)) }]));
 }
 
 /** Peak RSS of carrierd while 1,000 streams are open at once. */
@@ -180,8 +192,7 @@ async function main() {
     ];
     console.log(`carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`);
     const latency = await latencyRows(targets, bodies);
-    const ttfr = {};
-    for (const target of targets) ttfr[target.name] = await firstReasoningByte(target.url, bodies.stream, KEY);
+    const ttfr = await firstReasoningBytes(targets, bodies.stream, KEY);
     const ttfrOverhead = { raw: ttfr.raw.p50 - ttfr.direct.p50, carrierd: ttfr.carrierd.p50 - ttfr.direct.p50 };
     console.log(`first reasoning byte at c=16, p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`);
     const reload = await hotReload(gateway, upstream.port);
