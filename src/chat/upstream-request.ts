@@ -78,14 +78,6 @@ export class UpstreamRequestBuilder {
 
   /** Stored carriers of the matched turns, read once per request and only when a route can receive any. */
   private loadSources(): Map<number, ReplaySource> {
-    if (!this.sources) {
-      this.sources = new Map();
-      const byId = this.store.replaySources([...new Set(this.match.turnIds.values())]);
-      for (const [index, turnId] of this.match.turnIds) {
-        const source = byId.get(turnId);
-        if (source) this.sources.set(index, source);
-      }
-    }
-    return this.sources;
+    return (this.sources ??= this.store.replaySources(this.match.turnIds));
   }
 }

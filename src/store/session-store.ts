@@ -124,15 +124,16 @@ export class SessionStore {
     const found = new Map<string, FingerprintMatch[]>();
     if (fingerprints.length === 0) return found;
     this.cache.validate();
-    const misses: string[] = [];
-    for (const fingerprint of new Set(fingerprints)) {
+    // every fingerprint is usually cached: a Set to drop duplicates is made only for the misses
+    let misses: Set<string> | undefined;
+    for (const fingerprint of fingerprints) {
       const cached = this.cache.matchesFor(keyHash, fingerprint);
-      if (cached === undefined) misses.push(fingerprint);
+      if (cached === undefined) (misses ??= new Set()).add(fingerprint);
       else if (cached.length > 0) found.set(fingerprint, cached);
     }
-    if (misses.length === 0) return found;
-    const read = new Map<string, FingerprintMatch[]>(misses.map((fingerprint) => [fingerprint, []]));
-    for (const row of this.statements.fingerprintMatchesMany.all(JSON.stringify(misses), keyHash) as { fingerprint: string; id: string; session_id: string }[]) {
+    if (!misses) return found;
+    const read = new Map<string, FingerprintMatch[]>([...misses].map((fingerprint) => [fingerprint, []]));
+    for (const row of this.statements.fingerprintMatchesMany.all(JSON.stringify([...misses]), keyHash) as { fingerprint: string; id: string; session_id: string }[]) {
       read.get(row.fingerprint)?.push({ id: row.id, session_id: row.session_id });
     }
     for (const [fingerprint, list] of read) {
@@ -142,22 +143,32 @@ export class SessionStore {
     return found;
   }
 
-  /** The carriers of many turns, by id: from memory when recently replayed, else in one query. */
-  replaySources(turnIds: readonly string[]): Map<string, ReplaySource> {
-    const found = new Map<string, ReplaySource>();
-    if (turnIds.length === 0) return found;
+  /**
+   * The carriers of many turns, under the caller's keys (a request's message
+   * indexes): from memory when recently replayed, else in one query. Keyed
+   * as the caller needs them, so a request builds one map, not one by id
+   * and another by index.
+   */
+  replaySources<K>(turnIds: ReadonlyMap<K, string>): Map<K, ReplaySource> {
+    const found = new Map<K, ReplaySource>();
+    if (turnIds.size === 0) return found;
     this.cache.validate();
-    const misses: string[] = [];
-    for (const id of turnIds) {
+    let misses: string[] | undefined;
+    for (const [key, id] of turnIds) {
       const cached = this.cache.sourceFor(id);
-      if (cached) found.set(id, cached);
-      else misses.push(id);
+      if (cached) found.set(key, cached);
+      else (misses ??= []).push(id);
     }
-    if (misses.length === 0) return found;
+    if (!misses) return found;
+    const read = new Map<string, ReplaySource>();
     for (const row of this.statements.replaySources.all(JSON.stringify(misses)) as ReplayRow[]) {
       const source = toReplaySource(row);
-      found.set(row.id, source);
+      read.set(row.id, source);
       this.cache.rememberSource(source, carrierSize(row.reasoning_text, row.reasoning_details, row.native_record));
+    }
+    for (const [key, id] of turnIds) {
+      const source = read.get(id);
+      if (source) found.set(key, source);
     }
     return found;
   }

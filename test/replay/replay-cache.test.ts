@@ -41,7 +41,7 @@ test("the gateway's own writes keep the cached lookups exact: a new turn is the 
   expect(matchIds(gateway, "Hello there.")).toEqual([first]);
   const second = save(gateway, "sess_b", "Hello there.");
   expect(matchIds(gateway, "Hello there.")).toEqual([second, first]);
-  expect(gateway.replaySources([second]).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
+  expect(gateway.replaySources(new Map([[second, second]])).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
 });
 
 // The lookups of one turn of the event loop share one read of data_version;
@@ -51,11 +51,11 @@ const nextRequest = () => new Promise((resolve) => setImmediate(resolve));
 test("a session removed by another process (carrierd sessions rm) is never replayed from memory", async () => {
   const turn = save(gateway, "sess_doomed", "Doomed answer.");
   expect(matchIds(gateway, "Doomed answer.")).toEqual([turn]);
-  expect(gateway.replaySources([turn]).has(turn)).toBe(true);
+  expect(gateway.replaySources(new Map([[turn, turn]])).has(turn)).toBe(true);
   expect(cli.removeSession("sess_doomed")).toBe(true);
   await nextRequest();
   expect(matchIds(gateway, "Doomed answer.")).toEqual([]);
-  expect(gateway.replaySources([turn]).has(turn)).toBe(false);
+  expect(gateway.replaySources(new Map([[turn, turn]])).has(turn)).toBe(false);
 });
 
 test("a turn written by another process is found, though the miss was remembered", async () => {
