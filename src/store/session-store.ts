@@ -132,8 +132,9 @@ export class SessionStore {
       else if (cached.length > 0) found.set(fingerprint, cached);
     }
     if (!misses) return found;
-    const read = new Map<string, FingerprintMatch[]>([...misses].map((fingerprint) => [fingerprint, []]));
-    for (const row of this.statements.fingerprintMatchesMany.all(JSON.stringify([...misses]), keyHash) as { fingerprint: string; id: string; session_id: string }[]) {
+    const missed = [...misses];
+    const read = new Map<string, FingerprintMatch[]>(missed.map((fingerprint) => [fingerprint, []]));
+    for (const row of this.statements.fingerprintMatchesMany.all(JSON.stringify(missed), keyHash) as { fingerprint: string; id: string; session_id: string }[]) {
       read.get(row.fingerprint)?.push({ id: row.id, session_id: row.session_id });
     }
     for (const [fingerprint, list] of read) {
