@@ -3,46 +3,28 @@
 // with CPU per request from /proc — steadier than req/s on a shared VM.
 //   npm run bench:quick                     json and stream at c=64, 3 runs each
 //   MODES=stream CONNS=1,64 RUNS=5 TURNS=0 npm run bench:quick
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
-const KEY = "bench-key-0123456789";
 const RUNS = Number(process.env.RUNS ?? 3);
 const SECONDS = Number(process.env.SECONDS_PER_RUN ?? 3);
 const work = mkdtempSync(join(tmpdir(), "carrierd-quick-"));
 
 const upstream = await startPinned(1, [here("./upstream.mjs")]);
-const routes = join(work, "routes.yaml");
-writeFileSync(routes, `version: 1
-providers:
-  bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstream.port}/v1" }
-models:
-  - { name: bench, provider: bench, model: bench-reasoner }
-carriers:
-  - match: { provider: bench }
-    fields: [reasoning_content]
-    must_echo: true
-`);
-mkdirSync(join(work, "home"));
-const gateway = await startPinned(0, [here("../bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], { CARRIERD_HOME: join(work, "home"), CARRIERD_API_KEY: KEY });
+const gateway = await startCarrierd(upstream.port, work);
 const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
 const targets = [
   { name: "carrierd", port: gateway.port, pid: gateway.pid },
   { name: "raw", port: raw.port, pid: raw.pid },
 ];
 try {
-  const messages = [{ role: "system", content: "You are a benchmark." }];
-  for (let i = 0; i < Number(process.env.TURNS ?? 20); i++) {
-    messages.push({ role: "user", content: `question ${i}: ${"lorem ipsum ".repeat(20)}` });
-    const response = await fetch(`http://127.0.0.1:${gateway.port}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", messages }) });
-    messages.push({ role: "assistant", content: (await response.json()).choices[0].message.content });
-  }
-  messages.push({ role: "user", content: "and now?" });
+  const messages = await buildHistory(gateway.port, Number(process.env.TURNS ?? 20));
   for (const mode of (process.env.MODES ?? "json,stream").split(",")) {
     const bodyFile = join(work, `${mode}.json`);
     writeFileSync(bodyFile, JSON.stringify({ model: "bench", stream: mode === "stream", messages }));

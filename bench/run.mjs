@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Pool } from "undici";
+import { buildHistory, KEY, routesYaml, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 
@@ -19,45 +20,7 @@ const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const runFile = promisify(execFile);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-const KEY = "bench-key-0123456789";
 const work = mkdtempSync(join(tmpdir(), "carrierd-bench-"));
-
-function routesYaml(upstreamPort, extraModel = "") {
-  return `version: 1
-providers:
-  bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
-models:
-  - { name: bench, provider: bench, model: bench-reasoner }${extraModel}
-carriers:
-  # must_echo with reasoning_content: the most demanding replay route
-  - match: { provider: bench }
-    fields: [reasoning_content]
-    must_echo: true
-`;
-}
-
-async function startCarrierd(upstreamPort, name) {
-  // the default layout: routes.yaml in the working directory, state.db under $CARRIERD_HOME
-  const home = join(work, name, "home");
-  mkdirSync(home, { recursive: true });
-  const routes = join(work, name, "routes.yaml");
-  writeFileSync(routes, routesYaml(upstreamPort));
-  const handle = await startPinned(0, [here("../bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], { CARRIERD_HOME: home, CARRIERD_API_KEY: KEY });
-  return { ...handle, routes, home };
-}
-
-/** Builds a 20-turn history the way a stateless frontend resends it: visible text only, no reasoning. */
-async function buildHistory(port, turns) {
-  const messages = [{ role: "system", content: "You are a benchmark." }];
-  for (let i = 0; i < turns; i++) {
-    messages.push({ role: "user", content: `question ${i}: ${"lorem ipsum ".repeat(20)}` });
-    const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", messages }) });
-    const body = await response.json();
-    messages.push({ role: "assistant", content: body.choices[0].message.content });
-  }
-  messages.push({ role: "user", content: "and now?" });
-  return messages;
-}
 
 /**
  * Every figure's runs interleave the targets (direct, raw, carrierd, direct,
@@ -118,7 +81,7 @@ async function firstReasoningBytes(targets, bodyFile, key, total = 320, concurre
 /** Peak RSS of carrierd while 1,000 streams are open at once. */
 async function rssWithOpenStreams(count = 1000) {
   const upstream = await startPinned(1, [here("./upstream.mjs")], { HOLD_MS: "4000" });
-  const gateway = await startCarrierd(upstream.port, "rss");
+  const gateway = await startCarrierd(upstream.port, join(work, "rss"));
   const before = await memoryOf(gateway.pid);
   const pool = new Pool(`http://127.0.0.1:${gateway.port}`, { connections: count, pipelining: 0 });
   const body = JSON.stringify({ model: "bench", stream: true, messages: [{ role: "user", content: "hold" }] });
@@ -177,7 +140,7 @@ async function main() {
   await checkTools();
   const upstream = await startPinned(1, [here("./upstream.mjs")]);
   const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
-  const gateway = await startCarrierd(upstream.port, "main");
+  const gateway = await startCarrierd(upstream.port, join(work, "main"));
   try {
     const history = await buildHistory(gateway.port, 20);
     const bodies = {};

@@ -1,0 +1,57 @@
+// Two builds of carrierd against each other (not the suite): one gateway per
+// checkout, the same request, their wrk runs alternating (A B, B A, …) so a
+// slow spell of the host falls on both. How each speed change was measured.
+//   git worktree add /tmp/base HEAD~1 && ln -s "$PWD/node_modules" /tmp/base/
+//   (cd /tmp/base && npx tsc -p .) && npx tsc -p .
+//   node bench/compare.mjs /tmp/base . [json|stream] [rounds]
+// CONNS (64), SECONDS_PER_RUN (3), and NODE_FLAGS_A / NODE_FLAGS_B (node
+// flags for one side, e.g. "--max-semi-space-size=64") change the runs.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
+import { cpuMsOf, startPinned, stop } from "./processes.mjs";
+import { median, wrk } from "./wrk.mjs";
+
+const [checkoutA, checkoutB, mode = "stream", roundsText = "6"] = process.argv.slice(2);
+if (!checkoutA || !checkoutB) {
+  console.error("usage: node bench/compare.mjs CHECKOUT_A CHECKOUT_B [json|stream] [rounds]");
+  process.exit(2);
+}
+const ROUNDS = Number(roundsText);
+const SECONDS = Number(process.env.SECONDS_PER_RUN ?? 3);
+const CONNECTIONS = Number(process.env.CONNS ?? 64);
+const work = mkdtempSync(join(tmpdir(), "carrierd-compare-"));
+const flags = (text) => (text ? text.split(" ") : []);
+
+const upstream = await startPinned(1, [fileURLToPath(new URL("./upstream.mjs", import.meta.url))]);
+const sides = [];
+try {
+  for (const [name, checkout, nodeFlags] of [["A", checkoutA, process.env.NODE_FLAGS_A], ["B", checkoutB, process.env.NODE_FLAGS_B]]) {
+    const gateway = await startCarrierd(upstream.port, join(work, name), { checkout: resolve(checkout), nodeFlags: flags(nodeFlags) });
+    const bodyFile = join(work, `${name}.json`);
+    // each gateway replays its own stored turns: the history is built through it
+    writeFileSync(bodyFile, JSON.stringify({ model: "bench", stream: mode === "stream", messages: await buildHistory(gateway.port) }));
+    sides.push({ name, gateway, bodyFile, url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, runs: [] });
+  }
+  for (const side of sides) await wrk({ url: side.url, connections: CONNECTIONS, seconds: 2, bodyFile: side.bodyFile, key: KEY, core: 1 }); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 ? [...sides].reverse() : sides) {
+      const before = await cpuMsOf(side.gateway.pid);
+      const run = await wrk({ url: side.url, connections: CONNECTIONS, seconds: SECONDS, bodyFile: side.bodyFile, key: KEY, core: 1 });
+      run.cpuUs = ((await cpuMsOf(side.gateway.pid)) - before) * 1000 / (run.rps * SECONDS);
+      side.runs.push(run);
+    }
+  }
+  for (const { name, runs } of sides) {
+    console.log(`${name} ${mode} c=${CONNECTIONS}: p50 ${median(runs.map((r) => r.p50)).toFixed(3)} ms, ${median(runs.map((r) => r.rps)).toFixed(0)} req/s, CPU ${median(runs.map((r) => r.cpuUs)).toFixed(0)} µs a request  [${runs.map((r) => r.cpuUs.toFixed(0)).join(" ")}]`);
+  }
+  const [a, b] = sides;
+  const ratios = a.runs.map((run, i) => b.runs[i].rps / run.rps);
+  console.log(`B/A req/s per round: ${ratios.map((ratio) => ratio.toFixed(2)).join(" ")} (median ${median(ratios).toFixed(2)})`);
+} finally {
+  for (const side of sides) await stop(side.gateway);
+  await stop(upstream);
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,52 @@
+// The carrierd the benchmarks measure, and the history they send it: shared
+// by the suite (run.mjs), the quick A/B (quick.mjs) and the build
+// comparison (compare.mjs), so all three measure the same request.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startPinned } from "./processes.mjs";
+
+export const KEY = "bench-key-0123456789";
+
+/** The route table: the bench upstream behind a must_echo route, the most demanding replay. */
+export function routesYaml(upstreamPort, extraModel = "") {
+  return `version: 1
+providers:
+  bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
+models:
+  - { name: bench, provider: bench, model: bench-reasoner }${extraModel}
+carriers:
+  # must_echo with reasoning_content: the most demanding replay route
+  - match: { provider: bench }
+    fields: [reasoning_content]
+    must_echo: true
+`;
+}
+
+/**
+ * Starts `bin/carrierd gateway` from `checkout` (this one by default) on
+ * core 0, with its routes.yaml and $CARRIERD_HOME under `dir`. `nodeFlags`
+ * go to node before the script.
+ */
+export async function startCarrierd(upstreamPort, dir, { checkout = fileURLToPath(new URL("..", import.meta.url)), nodeFlags = [] } = {}) {
+  // the default layout: routes.yaml in the working directory, state.db under $CARRIERD_HOME
+  const home = join(dir, "home");
+  mkdirSync(home, { recursive: true });
+  const routes = join(dir, "routes.yaml");
+  writeFileSync(routes, routesYaml(upstreamPort));
+  const handle = await startPinned(0, [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], { CARRIERD_HOME: home, CARRIERD_API_KEY: KEY });
+  return { ...handle, routes, home };
+}
+
+/** A `turns`-turn history the way a stateless frontend resends it: visible text only, no reasoning. */
+export async function buildHistory(port, turns = 20) {
+  const messages = [{ role: "system", content: "You are a benchmark." }];
+  for (let i = 0; i < turns; i++) {
+    messages.push({ role: "user", content: `question ${i}: ${"lorem ipsum ".repeat(20)}` });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", messages }) });
+    const body = await response.json();
+    messages.push({ role: "assistant", content: body.choices[0].message.content });
+  }
+  messages.push({ role: "user", content: "and now?" });
+  return messages;
+}
