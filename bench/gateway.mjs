@@ -8,13 +8,18 @@ import { startPinned } from "./processes.mjs";
 
 export const KEY = "bench-key-0123456789";
 
-/** The route table: the bench upstream behind a must_echo route, the most demanding replay. */
+/**
+ * The route table: the bench upstream behind a must_echo route, the most
+ * demanding replay. `bench-paced` is the same upstream thinking for a while
+ * before the rest of its answer (see upstream.mjs).
+ */
 export function routesYaml(upstreamPort, extraModel = "") {
   return `version: 1
 providers:
   bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
 models:
-  - { name: bench, provider: bench, model: bench-reasoner }${extraModel}
+  - { name: bench, provider: bench, model: bench-reasoner }
+  - { name: bench-paced, provider: bench, model: bench-reasoner-paced }${extraModel}
 carriers:
   # must_echo with reasoning_content: the most demanding replay route
   - match: { provider: bench }

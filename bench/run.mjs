@@ -65,7 +65,11 @@ async function latencyRows(targets, bodies) {
  * Time from sending a streaming request to its first reasoning byte, at
  * concurrency 16: bench/first-byte.mjs, pinned to the load generator's core
  * like wrk, after a warm-up. RUNS runs per target, interleaved like the
- * latency runs; per target the median of their p50s and p99s.
+ * latency runs; per target the median of their p50s and p99s. Measured
+ * twice: against the instant upstream, where 16 connections keep the
+ * gateway saturated and the figure is its queue (throughput, by Little's
+ * law), and against the paced one, where 16 streams are open the way 16
+ * users' are and the figure is what the gateway adds to a first token.
  */
 async function firstReasoningBytes(targets, bodyFile, key, total = 320, concurrency = 16) {
   const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
@@ -85,13 +89,14 @@ async function rssWithOpenStreams(count = 1000) {
   const before = await memoryOf(gateway.pid);
   const pool = new Pool(`http://127.0.0.1:${gateway.port}`, { connections: count, pipelining: 0 });
   const body = JSON.stringify({ model: "bench", stream: true, messages: [{ role: "user", content: "hold" }] });
+  // the upstream's first reasoning delta (" think0.0") leaves at once, the rest after HOLD_MS
   let open = 0;
   let peakWhileOpen = 0;
   const requests = Array.from({ length: count }, async () => {
     const response = await pool.request({ path: "/v1/chat/completions", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` }, body });
     let counted = false;
     for await (const chunk of response.body) {
-      if (!counted && chunk.includes("hold")) {
+      if (!counted && chunk.includes("think")) {
         counted = true;
         if (++open === count) peakWhileOpen = (await memoryOf(gateway.pid)).rssMiB;
       }
@@ -148,6 +153,8 @@ async function main() {
       bodies[mode] = join(work, `${mode}.json`);
       writeFileSync(bodies[mode], JSON.stringify({ model: "bench", stream: mode === "stream", messages: history }));
     }
+    bodies.paced = join(work, "paced.json");
+    writeFileSync(bodies.paced, JSON.stringify({ model: "bench-paced", stream: true, messages: history }));
     const targets = [
       { name: "direct", url: `http://127.0.0.1:${upstream.port}/v1/chat/completions` },
       { name: "raw", url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.pid },
@@ -157,7 +164,10 @@ async function main() {
     const latency = await latencyRows(targets, bodies);
     const ttfr = await firstReasoningBytes(targets, bodies.stream, KEY);
     const ttfrOverhead = { raw: ttfr.raw.p50 - ttfr.direct.p50, carrierd: ttfr.carrierd.p50 - ttfr.direct.p50 };
-    console.log(`first reasoning byte at c=16, p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`);
+    console.log(`first reasoning byte at c=16, instant upstream (saturated), p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`);
+    const paced = await firstReasoningBytes(targets, bodies.paced, KEY);
+    const pacedOverhead = { raw: paced.raw.p50 - paced.direct.p50, carrierd: paced.carrierd.p50 - paced.direct.p50 };
+    console.log(`first reasoning byte at c=16, paced upstream (16 open streams), p50 overhead: raw ${pacedOverhead.raw.toFixed(3)} ms, carrierd ${pacedOverhead.carrierd.toFixed(3)} ms; p99 direct ${paced.direct.p99.toFixed(3)}, raw ${paced.raw.p99.toFixed(3)}, carrierd ${paced.carrierd.p99.toFixed(3)} ms`);
     const reload = await hotReload(gateway, upstream.port);
     console.log(`hot reload (write → in force): p50 ${reload.p50.toFixed(1)} ms, max ${reload.max.toFixed(1)} ms`);
     await stop(gateway);
@@ -165,7 +175,7 @@ async function main() {
     await stop(upstream);
     const rss = await rssWithOpenStreams();
     console.log(`1,000 open streams: RSS idle ${rss.idleRssMiB.toFixed(0)} MiB, with all open ${rss.rssWithAllOpenMiB.toFixed(0)} MiB, peak ${rss.peakRssMiB.toFixed(0)} MiB`);
-    const results = { date: new Date().toISOString(), node: process.version, seconds: SECONDS, runs: RUNS, latency, firstReasoningByte: { ...ttfr, overhead: ttfrOverhead }, hotReload: reload, rss };
+    const results = { date: new Date().toISOString(), node: process.version, seconds: SECONDS, runs: RUNS, latency, firstReasoningByte: { ...ttfr, overhead: ttfrOverhead }, firstReasoningBytePaced: { ...paced, overhead: pacedOverhead }, hotReload: reload, rss };
     mkdirSync(here("./results/"), { recursive: true });
     writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
     console.log("\n| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw req/s | carrierd req/s | req/s ratio | raw CPU/req | carrierd CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|");

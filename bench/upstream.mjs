@@ -1,13 +1,19 @@
 // An OpenAI-style reasoning upstream that answers instantly, for benchmarks.
 // Non-streaming: one JSON body. Streaming: REASONING_CHUNKS reasoning deltas,
-// then CONTENT_CHUNKS content deltas, finish + usage, [DONE] — written at once
-// unless HOLD_MS is set (then the stream stays open that long: for the RSS test).
+// then CONTENT_CHUNKS content deltas, finish + usage, [DONE] — written at once,
+// like a cache hit. Paced instead, like a model that thinks: for a model whose
+// name ends in "-paced", or for every request when HOLD_MS is set (the RSS
+// test's open streams), the first reasoning delta leaves at once and the rest
+// HOLD_MS later, or 25–75 ms later (PACE_MS 50, ± half): streams that all took
+// the same time would keep their clients in step, each next request arriving
+// in a burst with the others as no real users' do.
 import { createServer } from "node:http";
 
 const port = Number(process.env.PORT ?? 0);
 const reasoningChunks = Number(process.env.REASONING_CHUNKS ?? 40);
 const contentChunks = Number(process.env.CONTENT_CHUNKS ?? 20);
 const holdMs = Number(process.env.HOLD_MS ?? 0);
+const paceMs = Number(process.env.PACE_MS ?? 50);
 
 function chunk(id, delta, finish = null) {
   return `data: {"id":"${id}","object":"chat.completion.chunk","created":1764661832,"model":"bench-reasoner","choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish ? `"${finish}"` : "null"}}]}\n\n`;
@@ -35,19 +41,19 @@ const server = createServer((request, response) => {
       return;
     }
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    let out = chunk(id, '{"role":"assistant","content":null,"reasoning_content":""}');
-    for (const piece of reasoning) out += chunk(id, `{"reasoning_content":"${piece}"}`);
-    for (const piece of content) out += chunk(id, `{"content":"${piece}"}`);
-    out += chunk(id, "{}", "stop");
-    out += `data: {"id":"${id}","object":"chat.completion.chunk","created":1764661832,"model":"bench-reasoner","choices":[],"usage":${JSON.stringify(usage)}}\n\n`;
-    if (holdMs > 0) {
-      // first reasoning delta now, the rest after HOLD_MS: keeps the stream open
-      const first = chunk(id, '{"role":"assistant","content":null,"reasoning_content":"hold"}');
+    const first = chunk(id, '{"role":"assistant","content":null,"reasoning_content":""}') + chunk(id, `{"reasoning_content":"${reasoning[0]}"}`);
+    let rest = "";
+    for (const piece of reasoning.slice(1)) rest += chunk(id, `{"reasoning_content":"${piece}"}`);
+    for (const piece of content) rest += chunk(id, `{"content":"${piece}"}`);
+    rest += chunk(id, "{}", "stop");
+    rest += `data: {"id":"${id}","object":"chat.completion.chunk","created":1764661832,"model":"bench-reasoner","choices":[],"usage":${JSON.stringify(usage)}}\n\n`;
+    const waitMs = holdMs > 0 ? holdMs : String(body.model).endsWith("-paced") ? paceMs * (0.5 + Math.random()) : 0;
+    if (waitMs > 0) {
       response.write(first);
-      setTimeout(() => response.end(`${out}data: [DONE]\n\n`), holdMs);
+      setTimeout(() => response.end(`${rest}data: [DONE]\n\n`), waitMs);
       return;
     }
-    response.end(`${out}data: [DONE]\n\n`);
+    response.end(`${first}${rest}data: [DONE]\n\n`);
   });
 });
 server.keepAliveTimeout = 60_000;
