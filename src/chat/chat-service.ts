@@ -6,7 +6,7 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { partsOf, type CarrierField, type CarrierPolicy, type ChatMessage, type ChatRequest, type JsonObject, type ProviderPlugin, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
+import { partsOf, type CarrierField, type CarrierPolicy, type ChatMessage, type ChatRequest, type JsonObject, type ProviderPlugin, type StreamItem, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { fingerprintOf } from "../sessions/fingerprint.js";
@@ -173,32 +173,11 @@ export class ChatService {
     publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: policy.routeIndex, fields: effective, upstream_ms: upstreamMs });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
-    const bus = this.bus;
-    const parts = result.parts;
-    let reasoningSeen = false;
-    async function* relay(): AsyncIterable<readonly StreamPart[]> {
-      for await (const item of parts) {
-        const batch = partsOf(item);
-        let withheld = false;
-        for (const part of batch) {
-          accumulator.add(part);
-          if (part.type === "reasoning-delta") {
-            if (!reasoningEnabled) withheld = true;
-            else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
-            reasoningSeen = true;
-          } else if (part.type === "text-delta" && bus.wants("content.delta")) {
-            publish("content.delta", { text: part.text });
-          }
-        }
-        yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
-      }
-    }
-
     return {
       sessionId,
       turnId,
       model: clientModel,
-      batches: relay(),
+      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish }),
       complete: async () => {
         const turn = accumulator.finish();
         // durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim;
@@ -246,6 +225,47 @@ export class ChatService {
     return undefined;
   }
 
+}
+
+/** What `relay` folds a turn's answer into and publishes it on. */
+interface RelayTarget {
+  readonly accumulator: TurnAccumulator;
+  readonly reasoningEnabled: boolean;
+  readonly bus: EventBus;
+  readonly publish: (type: "reasoning.delta" | "content.delta", fields: Record<string, unknown>) => void;
+}
+
+/**
+ * The upstream's answer as the turn's batches: every part folded into the
+ * turn, deltas published, reasoning withheld when the request disabled it.
+ *
+ * Declared at module level on purpose. A generator function declared inside
+ * `call` is a new closure per turn, and V8 gives each such closure's
+ * generators a new hidden class; hidden classes live in the old generation
+ * and point back at the closure, so every turn's whole context (its
+ * session match, prompt, accumulator, the parsed answer) stayed reachable
+ * from dead old-space objects until the next full GC. Every young-generation
+ * GC copied and then promoted it: ~4 KB a request at c=1, most of what
+ * survived a scavenge (docs/performance.md).
+ */
+async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
+  const { accumulator, reasoningEnabled, bus, publish } = turn;
+  let reasoningSeen = false;
+  for await (const item of parts) {
+    const batch = partsOf(item);
+    let withheld = false;
+    for (const part of batch) {
+      accumulator.add(part);
+      if (part.type === "reasoning-delta") {
+        if (!reasoningEnabled) withheld = true;
+        else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
+        reasoningSeen = true;
+      } else if (part.type === "text-delta" && bus.wants("content.delta")) {
+        publish("content.delta", { text: part.text });
+      }
+    }
+    yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
+  }
 }
 
 /** The messages that asked for this turn: those after the last assistant message. */
