@@ -1,6 +1,6 @@
 import { attachStoredCarriers, type AttachedFields } from "../carriers/replay.js";
 import { shapeMessages } from "../carriers/shape-messages.js";
-import type { CarrierField, CarrierPolicy, ChatRequest, UpstreamCall } from "../plugins/contract.js";
+import type { CarrierField, CarrierPolicy, ChatMessage, ChatRequest, UpstreamCall } from "../plugins/contract.js";
 import type { PluginRegistry } from "../plugins/plugin-registry.js";
 import type { ResolvedModel } from "../routes/route-table.js";
 import type { SessionMatch } from "../sessions/session-finder.js";
@@ -10,11 +10,24 @@ import { sentCarrierFields } from "../verdicts/unknown-field.js";
 import { withCancellation, type Cancellation } from "../upstream/cancellation.js";
 import { buildUpstreamBody } from "./upstream-body.js";
 
-/** One upstream attempt: the call, what it carries, and the names attached per message (for the debug log). */
-export interface BuiltCall {
-  readonly call: UpstreamCall;
-  readonly sent: CarrierField[];
-  readonly attached: AttachedFields[];
+/**
+ * One upstream attempt: the call, what it carries, and the names attached
+ * per message (for the debug log). A class, not a literal with a getter
+ * closure: see withCancellation for what such a getter costs.
+ */
+export class BuiltCall {
+  private sentFields: CarrierField[] | undefined;
+
+  constructor(
+    readonly call: UpstreamCall,
+    private readonly messages: readonly ChatMessage[],
+    readonly attached: AttachedFields[],
+  ) {}
+
+  /** Only a rejected request needs it (the classifier): most requests never walk their messages for it. */
+  get sent(): CarrierField[] {
+    return (this.sentFields ??= sentCarrierFields(this.messages));
+  }
 }
 
 /**
@@ -50,30 +63,20 @@ export class UpstreamRequestBuilder {
     const messages = shapeMessages(replayed.messages, this.policy, effective);
     const body = buildUpstreamBody(this.request, messages, this.resolved, this.policy, this.context.stream);
     const reasoningOptions = this.request.model_options?.reasoning;
-    const cancellation = this.context.cancellation;
-    const call: UpstreamCall = {
-      provider,
-      apiKey: provider.apiKeyEnv ? this.env[provider.apiKeyEnv] : undefined,
-      model: upstreamModel,
-      body,
-      stream: this.context.stream,
-      reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
-      policy: this.policy,
-      // made only if a plugin reads it: the core's transport watches the cancellation itself
-      get signal() {
-        return cancellation.signal;
+    // one literal, then its lazy signal (see withCancellation): no getter closure per call
+    const call = withCancellation(
+      {
+        provider,
+        apiKey: provider.apiKeyEnv ? this.env[provider.apiKeyEnv] : undefined,
+        model: upstreamModel,
+        body,
+        stream: this.context.stream,
+        reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
+        policy: this.policy,
       },
-    };
-    withCancellation(call, cancellation);
-    let sent: CarrierField[] | undefined;
-    return {
-      call,
-      // only a rejected request needs it (the classifier): most requests never walk their messages for it
-      get sent() {
-        return (sent ??= sentCarrierFields(messages));
-      },
-      attached: replayed.attached,
-    };
+      this.context.cancellation,
+    );
+    return new BuiltCall(call, messages, replayed.attached);
   }
 
   /** Stored carriers of the matched turns, read once per request and only when a route can receive any. */

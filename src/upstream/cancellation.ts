@@ -57,11 +57,33 @@ export class Cancellation {
 }
 
 /** Calls built by the core carry their cancellation here, so the transport never needs the call's AbortSignal. */
-const ofCall = new WeakMap<UpstreamCall, Cancellation>();
+const ofCall = new WeakMap<object, Cancellation>();
 
-export function withCancellation<C extends UpstreamCall>(call: C, cancellation: Cancellation): C {
+/**
+ * `signal` for every call the core builds: an own, enumerable property (a
+ * plugin's `{ ...call }` copies it), whose AbortSignal is made only if a
+ * plugin reads it (the core's transport watches the cancellation itself; an
+ * AbortController per request showed in profiles).
+ *
+ * One getter for all calls, never a getter closure per call. An accessor
+ * that is a new closure gives its object a hidden class of its own; V8 keeps
+ * hidden classes in the old generation, and that one pointed back through
+ * the closure at the request's whole context, which then outlived the
+ * request through every young-generation GC until a full one (see relay in
+ * chat-service). With the same getter every call shares one hidden class.
+ */
+const LAZY_SIGNAL: PropertyDescriptor = {
+  get(this: object): AbortSignal {
+    return ofCall.get(this)!.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/** `call` with its cancellation and a lazy `signal` (see LAZY_SIGNAL). */
+export function withCancellation<C extends Omit<UpstreamCall, "signal">>(call: C, cancellation: Cancellation): C & UpstreamCall {
   ofCall.set(call, cancellation);
-  return call;
+  return Object.defineProperty(call, "signal", LAZY_SIGNAL) as C & UpstreamCall;
 }
 
 /** The call's cancellation, or one made from its `signal` (a plugin may hand the transport a call of its own). */

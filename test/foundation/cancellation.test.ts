@@ -1,5 +1,6 @@
 import { expect, test } from "vitest";
-import { Cancellation } from "../../src/upstream/cancellation.js";
+import type { UpstreamCall } from "../../src/plugins/contract.js";
+import { Cancellation, cancellationOf, withCancellation } from "../../src/upstream/cancellation.js";
 
 test("a cancellation tells its watchers once, and its AbortSignal exists only once read", () => {
   const cancellation = new Cancellation();
@@ -30,4 +31,23 @@ test("a signal first read after the client left is already aborted; a cancellati
   const timedOut = Cancellation.of(AbortSignal.timeout(5));
   await new Promise((resolve) => timedOut.onCancel(() => resolve(undefined)));
   expect(timedOut.cancelled).toBe(true);
+});
+
+test("a call built by the core has its own lazy signal: one getter for every call, copied by a spread, aborted with the client", () => {
+  const first = new Cancellation();
+  const second = new Cancellation();
+  const base = { provider: { id: "p" }, model: "m", stream: true };
+  const one = withCancellation({ ...base } as unknown as Omit<UpstreamCall, "signal">, first);
+  const two = withCancellation({ ...base } as unknown as Omit<UpstreamCall, "signal">, second);
+  expect(Object.keys(one)).toContain("signal");
+  // the same accessor on both: no closure (and no hidden class of its own) per call
+  expect(Object.getOwnPropertyDescriptor(one, "signal")!.get).toBe(Object.getOwnPropertyDescriptor(two, "signal")!.get);
+  expect(cancellationOf(one)).toBe(first);
+  const copy = { ...one, model: "other" };
+  expect(copy.signal).toBe(one.signal);
+  first.cancel();
+  expect(copy.signal.aborted).toBe(true);
+  expect(two.signal.aborted).toBe(false);
+  // a call a plugin made itself is followed through its signal
+  expect(cancellationOf(copy).cancelled).toBe(true);
 });
