@@ -1,4 +1,4 @@
-import type { ChatMessage, HttpCodec, JsonObject, StreamPart, UpstreamCall } from "../../src/plugins/contract.js";
+import { partsOf, type ChatMessage, type HttpCodec, type JsonObject, type StreamPart, type UpstreamCall } from "../../src/plugins/contract.js";
 import { openAICompatibleCodec } from "../openai-compatible/codec.js";
 
 /**
@@ -31,7 +31,7 @@ export const copilotCodec: HttpCodec = {
     const decode = openAICompatibleCodec.createStreamDecoder();
     const ids = new Map<number, string>(); // a streamed tool call names its id once, by index
     return (event) => {
-      const parts = decode(event);
+      const parts = partsOf(decode(event));
       let chunk: JsonObject;
       try {
         chunk = JSON.parse(event.data) as JsonObject;

@@ -1,11 +1,12 @@
-import type { JsonObject } from "../../src/plugins/contract.js";
+import type { JsonObject, StreamPart } from "../../src/plugins/contract.js";
 import { detached } from "../../src/util/detached.js";
 import { sameJson } from "../../src/util/same-json.js";
 
 /**
  * One stream chunk: its top-level members (`choices` aside) and its first
  * choice — or, for a choice that only carries one plain delta string, that
- * string alone (`plain`; then `choice` is undefined, its finish_reason null).
+ * string alone, as the part it decodes to (`plain`; then `choice` is
+ * undefined, its finish_reason null).
  */
 export interface ChunkView {
   readonly fields: JsonObject;
@@ -13,11 +14,8 @@ export interface ChunkView {
   readonly plain?: PlainDelta;
 }
 
-/** A delta that is one string under `reasoning_content`, `reasoning` or `content`. */
-export interface PlainDelta {
-  readonly field: string;
-  readonly text: string;
-}
+/** A delta that is one string under `reasoning_content`, `reasoning` (a reasoning delta) or `content` (a text delta). */
+export type PlainDelta = Extract<StreamPart, { type: "reasoning-delta" | "text-delta" }>;
 
 const CHOICES = '"choices":[';
 /** A stream whose chunks do not share an envelope stops trying after this many attempts. */
@@ -39,10 +37,20 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
   const deltas: DeltaTemplate[] = [];
   /** The delta templates inside this stream's envelope: a plain chunk is read by three slices, no parse. */
   let whole: WholeTemplate[] = [];
+  /**
+   * The view of every plain chunk: one object per stream, valid until the
+   * next read. A stream is mostly plain chunks, and the part is the only
+   * object such a chunk needs.
+   */
+  const plainView: { fields: JsonObject; choice: undefined; plain: PlainDelta | undefined } = { fields: {}, choice: undefined, plain: undefined };
   return (data) => {
     for (const template of whole) {
       const plain = readWhole(template, data);
-      if (plain) return { fields: envelope!.fields, choice: undefined, plain };
+      if (plain) {
+        plainView.fields = envelope!.fields;
+        plainView.plain = plain;
+        return plainView;
+      }
     }
     // slice-and-compare: String#startsWith on a ~100-character prefix measured several times slower
     if (envelope && data.endsWith("]}") && data.slice(0, envelope.prefix.length) === envelope.prefix) {
@@ -94,15 +102,15 @@ interface DeltaTemplate {
   readonly field: string;
 }
 
-/** A delta template inside an envelope: a whole chunk's text before and after the delta string. */
+/** A delta template inside an envelope: a whole chunk's text before and after the delta string, and the part its string is. */
 interface WholeTemplate {
   readonly prefix: string;
   readonly suffix: string;
-  readonly field: string;
+  readonly type: PlainDelta["type"];
 }
 
 function inEnvelope(envelopePrefix: string, template: DeltaTemplate): WholeTemplate {
-  return { prefix: detached(envelopePrefix + template.before), suffix: detached(`${template.after}]}`), field: template.field };
+  return { prefix: detached(envelopePrefix + template.before), suffix: detached(`${template.after}]}`), type: template.field === "content" ? "text-delta" : "reasoning-delta" };
 }
 
 /**
@@ -116,7 +124,7 @@ function readWhole(template: WholeTemplate, data: string): PlainDelta | undefine
   if (data.length < prefix.length + suffix.length || data.slice(0, prefix.length) !== prefix || data.slice(data.length - suffix.length) !== suffix) return undefined;
   const text = data.slice(prefix.length, data.length - suffix.length);
   // a text kept for the whole turn must not keep the network read it came in (as a parse would not)
-  return NOT_PLAIN.test(text) ? undefined : { field: template.field, text: detached(text) };
+  return NOT_PLAIN.test(text) ? undefined : { type: template.type, text: detached(text) };
 }
 
 /**

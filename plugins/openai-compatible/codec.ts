@@ -3,6 +3,9 @@ import { chatBodyBytes } from "../../src/plugins/chat-json.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 
+/** An event that decodes to no part (shared: the consumer only reads it). */
+const NOTHING: readonly StreamPart[] = [];
+
 /**
  * OpenAI-style chat completions, as DeepSeek, Kimi, OpenRouter, Groq, vLLM
  * and friends speak it. Read tolerantly: reasoning arrives as
@@ -43,15 +46,15 @@ export const openAICompatibleCodec: HttpCodec = {
       // OpenRouter and others report a failure after the stream started as a chunk with `error`;
       // dropping it would end the answer as if it were complete, so the relay is told instead.
       if (chunk.error && typeof chunk.error === "object") throw new UpstreamStreamError(chunk.error as JsonObject);
-      // most of a stream: one delta string, after the metadata was taken (an exact-size array, not one grown by push)
-      if (plain && sawMetadata) return plain.text ? [{ type: plain.field === "content" ? "text-delta" : "reasoning-delta", text: plain.text }] : [];
+      // most of a stream: one delta string, after the metadata was taken — the part itself, no array around it
+      if (plain && sawMetadata) return plain.text ? plain : NOTHING;
       const parts: StreamPart[] = [];
       if (!sawMetadata && (chunk.id || chunk.model)) {
         parts.push(metadata(chunk));
         sawMetadata = true;
       }
       if (plain) {
-        if (plain.text) parts.push({ type: plain.field === "content" ? "text-delta" : "reasoning-delta", text: plain.text });
+        if (plain.text) parts.push(plain);
       } else if (choice?.delta && typeof choice.delta === "object") {
         const delta = choice.delta as JsonObject;
         decodeMessage(delta, parts);

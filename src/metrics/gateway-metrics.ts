@@ -13,6 +13,12 @@ export interface RequestRecord {
 }
 
 const MAX_OPEN_TURNS = 10_000;
+
+interface OpenTurn {
+  readonly provider: string;
+  readonly started: number;
+  awaitingReasoning: boolean;
+}
 /** The events metrics count, besides each turn's first reasoning delta. */
 const TURN_AND_GATEWAY_EVENTS: GatewayEventType[] = ["turn.started", "turn.completed", "turn.failed", "verdict.recorded", "routes.reloaded", "routes.rejected"];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -33,8 +39,16 @@ export class GatewayMetrics {
   private readonly retries: Counter<"provider">;
   private readonly verdicts: Counter<"provider" | "field">;
   private readonly reloads: Counter<"result">;
-  /** turn_id → provider and start time of every open turn, and whether it still awaits its first reasoning token. */
-  private readonly openTurns = new Map<string, { provider: string; started: number; awaitingReasoning: boolean }>();
+  /**
+   * turn_id → provider and start time of every open turn, and whether it
+   * still awaits its first reasoning token. An object in dictionary mode, not
+   * a Map: a Map that gains and loses an entry per request rebuilds its hash
+   * table every few requests and V8 links each old table to the next, so one
+   * table that reached the old generation kept all later ones alive through
+   * young-generation GCs (see watchForKeepalive).
+   */
+  private openTurns: Record<string, OpenTurn> = Object.create(null) as Record<string, OpenTurn>;
+  private openCount = 0;
   private defaultsCollected = false;
   private readonly unsubscribe: () => void;
   private readonly stopWatchingReasoning: () => void;
@@ -75,13 +89,14 @@ export class GatewayMetrics {
   close(): void {
     this.unsubscribe();
     this.stopWatchingReasoning();
-    this.openTurns.clear();
+    this.openTurns = Object.create(null) as Record<string, OpenTurn>;
+    this.openCount = 0;
   }
 
   private observe(event: GatewayEvent): void {
     switch (event.type) {
       case "reasoning.delta": {
-        const turn = typeof event.turn_id === "string" ? this.openTurns.get(event.turn_id) : undefined;
+        const turn = typeof event.turn_id === "string" ? this.openTurns[event.turn_id] : undefined;
         if (turn?.awaitingReasoning) {
           turn.awaitingReasoning = false;
           this.firstReasoning.observe({ provider: turn.provider }, (performance.now() - turn.started) / 1000);
@@ -95,8 +110,9 @@ export class GatewayMetrics {
         // time to first reasoning counts from when the request went upstream, not from its answer's headers
         if (typeof event.turn_id !== "string") return;
         // a turn that never ended must not grow the map forever
-        if (this.openTurns.size >= MAX_OPEN_TURNS) this.forget(this.openTurns.keys().next().value!);
-        this.openTurns.set(event.turn_id, { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true });
+        if (this.openCount >= MAX_OPEN_TURNS) this.forgetOldest();
+        if (!(event.turn_id in this.openTurns)) this.openCount++;
+        this.openTurns[event.turn_id] = { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true };
         return;
       }
       case "turn.completed":
@@ -123,9 +139,20 @@ export class GatewayMetrics {
     this.turnDuration.observe({ provider: turn.provider, outcome }, (performance.now() - turn.started) / 1000);
   }
 
-  private forget(turnId: string): { provider: string; started: number } | undefined {
-    const turn = this.openTurns.get(turnId);
-    if (turn) this.openTurns.delete(turnId);
+  private forget(turnId: string): OpenTurn | undefined {
+    const turn = this.openTurns[turnId];
+    if (turn) {
+      delete this.openTurns[turnId];
+      this.openCount--;
+    }
     return turn;
+  }
+
+  /** The turn open longest (string keys keep their insertion order). */
+  private forgetOldest(): void {
+    for (const turnId in this.openTurns) {
+      this.forget(turnId);
+      return;
+    }
   }
 }

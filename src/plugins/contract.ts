@@ -153,8 +153,12 @@ export interface HttpCodec {
   buildRequest(call: UpstreamCall): { url: string; headers: Record<string, string>; body: string | Buffer };
   /** A non-streaming response body, parsed. */
   decodeResponse(body: JsonObject): StreamPart[];
-  /** Returns a stateful decoder for one stream's SSE events. */
-  createStreamDecoder(): (event: { event?: string; data: string }) => StreamPart[];
+  /**
+   * Returns a stateful decoder for one stream's SSE events. An event decodes
+   * to its parts, or to one part on its own (most events of a stream are one
+   * delta: no array per event); read it with `partsOf`.
+   */
+  createStreamDecoder(): (event: { event?: string; data: string }) => StreamItem;
 }
 
 /** Services the core hands to a plugin factory. */

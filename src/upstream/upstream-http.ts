@@ -2,7 +2,7 @@ import { createParser, type EventSourceMessage, type EventSourceParser } from "e
 import { StringDecoder } from "node:string_decoder";
 import { Agent, type Dispatcher } from "undici";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { HttpCodec, JsonObject, StreamPart, UpstreamCall, UpstreamResult } from "../plugins/contract.js";
+import type { HttpCodec, JsonObject, StreamItem, StreamPart, UpstreamCall, UpstreamResult } from "../plugins/contract.js";
 import { BatchQueue } from "./batch-queue.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
 
@@ -159,7 +159,7 @@ class SseDecoding {
   private failure: { error: unknown } | undefined;
 
   constructor(
-    decode: (event: { event?: string; data: string }) => StreamPart[],
+    decode: (event: { event?: string; data: string }) => StreamItem,
     private readonly controller: Dispatcher.DispatchController,
   ) {
     // the consumer stopped reading (its client left, or it failed): stop the upstream too
@@ -168,7 +168,9 @@ class SseDecoding {
       onEvent: (message: EventSourceMessage) => {
         if (message.data === "[DONE]" || this.failure) return;
         try {
-          for (const part of decode({ event: message.event, data: message.data })) this.pending.push(part);
+          const decoded = decode({ event: message.event, data: message.data });
+          if (isPart(decoded)) this.pending.push(decoded);
+          else for (const part of decoded) this.pending.push(part);
         } catch (error) {
           this.failure = { error };
         }
@@ -208,6 +210,10 @@ class SseDecoding {
       if (!this.controller.aborted) this.controller.abort(abortError(undefined)); // nothing after the error is read
     }
   }
+}
+
+function isPart(item: StreamItem): item is StreamPart {
+  return !Array.isArray(item);
 }
 
 /** Text decoded from UTF-8 without its byte order mark, if it had one (undici's `body.text()` and TextDecoder drop it too). */

@@ -26,7 +26,9 @@ function expectSameAsWholeParse(lines: readonly string[]): number {
     if (view!.plain) {
       // read without a parse: all the codec reads of such a choice is one delta string and no finish
       expect(view!.choice).toBeUndefined();
-      expect(choice!.delta).toEqual({ [view!.plain.field]: view!.plain.text });
+      const field = Object.keys(choice!.delta as object)[0]!;
+      expect(view!.plain.type).toBe(field === "content" ? "text-delta" : "reasoning-delta");
+      expect(choice!.delta).toEqual({ [field]: view!.plain.text });
       expect(choice!.finish_reason ?? null).toBeNull();
     } else {
       expect(view!.choice).toEqual(choice);
@@ -96,7 +98,7 @@ test("plain text deltas after the first of their kind are read without a parse, 
   read(envelope("a", '{"reasoning_content":"learn"}'));
   const parse = vi.spyOn(JSON, "parse");
   try {
-    for (let i = 0; i < 50; i++) expect(read(envelope("a", `{"reasoning_content":" step ${i}"}`))!.plain).toEqual({ field: "reasoning_content", text: ` step ${i}` });
+    for (let i = 0; i < 50; i++) expect(read(envelope("a", `{"reasoning_content":" step ${i}"}`))!.plain).toEqual({ type: "reasoning-delta", text: ` step ${i}` });
     expect(parse).not.toHaveBeenCalled();
   } finally {
     parse.mockRestore();

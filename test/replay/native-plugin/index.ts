@@ -1,5 +1,5 @@
 import { openAICompatibleCodec } from "../../../plugins/openai-compatible/codec.js";
-import { definePlugin, PLUGIN_API_VERSION, type HttpCodec, type JsonObject, type StreamPart } from "../../../src/plugins/contract.js";
+import { definePlugin, partsOf, PLUGIN_API_VERSION, type HttpCodec, type JsonObject, type StreamPart } from "../../../src/plugins/contract.js";
 
 /**
  * A Copilot-style test plugin: its provider returns `reasoning_text` plus an
@@ -24,7 +24,7 @@ const codec: HttpCodec = {
     const decode = openAICompatibleCodec.createStreamDecoder();
     return (event) => {
       const delta = ((JSON.parse(event.data) as JsonObject).choices as JsonObject[] | undefined)?.[0]?.delta as JsonObject | undefined;
-      return [...decode(event), ...(delta ? nativeParts(delta) : [])];
+      return [...partsOf(decode(event)), ...(delta ? nativeParts(delta) : [])];
     };
   },
 };
