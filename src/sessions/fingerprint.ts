@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import type { ChatMessage, ToolCall } from "../plugins/contract.js";
+import { GenerationalCache } from "../util/generational-cache.js";
 
 /**
  * The fingerprint of an assistant message: what stateless clients keep of a
@@ -14,23 +15,14 @@ export function fingerprintOf(content: ChatMessage["content"], toolCalls: readon
     if (fingerprint === undefined) {
       fingerprint = computeFingerprint(content, undefined);
       memo.set(content, fingerprint);
-      memoChars += content.length;
-      for (const oldest of memo.keys()) {
-        if (memoChars <= MEMO_CHARS) break;
-        memo.delete(oldest);
-        memoChars -= oldest.length;
-      }
     }
     return fingerprint;
   }
   return computeFingerprint(content, toolCalls);
 }
 
-/** Text-only fingerprints by text, first in first out; a hit costs a string hash and compare instead of a SHA-256. */
-const memo = new Map<string, string>();
-let memoChars = 0;
-/** The texts the memo holds, in characters (about 16 MiB). */
-const MEMO_CHARS = 8 * 1024 * 1024;
+/** Text-only fingerprints by text, the recently used ones (at most 8 M characters); a hit costs a string hash and compare instead of a SHA-256. */
+const memo = new GenerationalCache<string, string>(8 * 1024 * 1024, (content) => content.length);
 const MEMO_MAX_CHARS = 16 * 1024;
 
 function computeFingerprint(content: ChatMessage["content"], toolCalls: readonly ToolCall[] | undefined): string {

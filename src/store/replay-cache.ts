@@ -1,6 +1,7 @@
 import type { Db } from "./database.js";
 import { foreignWrites, type ForeignWrites } from "./foreign-writes.js";
 import type { ReplaySource } from "./stored-turn.js";
+import { GenerationalCache } from "../util/generational-cache.js";
 
 export interface FingerprintMatch {
   readonly id: string;
@@ -28,11 +29,11 @@ export class ReplayCache {
    * key hash → fingerprint → matches. Nested rather than keyed by the two
    * joined: a fingerprint comes from the fingerprint memo, the same string
    * every request, so its hash is computed once; a joined key was a new
-   * string to build and hash per assistant message per request.
+   * string to build and hash per assistant message per request. Bounded per
+   * key (a gateway has one key; a branch keeps its source's).
    */
-  private readonly matches = new Map<string, Map<string, FingerprintMatch[]>>();
-  private matchCount = 0;
-  private readonly sources = new Map<string, ReplaySource>();
+  private readonly matches = new Map<string, GenerationalCache<string, FingerprintMatch[]>>();
+  private readonly sources = new GenerationalCache<string, ReplaySource>(MAX_SOURCES);
   private readonly foreign: ForeignWrites;
   private readonly totalChanges: () => number;
   private changes = -1;
@@ -74,7 +75,6 @@ export class ReplayCache {
 
   private empty(): void {
     this.matches.clear();
-    this.matchCount = 0;
     this.sources.clear();
   }
 
@@ -84,15 +84,8 @@ export class ReplayCache {
 
   rememberMatches(keyHash: string, fingerprint: string, found: FingerprintMatch[]): void {
     let byFingerprint = this.matches.get(keyHash);
-    if (!byFingerprint) this.matches.set(keyHash, (byFingerprint = new Map()));
-    if (!byFingerprint.delete(fingerprint)) this.matchCount++;
+    if (!byFingerprint) this.matches.set(keyHash, (byFingerprint = new GenerationalCache(MAX_FINGERPRINTS)));
     byFingerprint.set(fingerprint, found);
-    if (this.matchCount > MAX_FINGERPRINTS) {
-      // first in, first out within the key's own matches (a gateway has one key: the same order as one map)
-      const oldest = byFingerprint.size > 1 ? byFingerprint : this.matches.values().next().value!;
-      oldest.delete(oldest.keys().next().value!);
-      this.matchCount--;
-    }
   }
 
   /** A new turn: it becomes the newest match of its fingerprint, when that fingerprint's list is known. */
@@ -109,13 +102,6 @@ export class ReplayCache {
 
   /** `size`: the characters of its stored carrier columns, which the caller has at hand. */
   rememberSource(source: ReplaySource, size: number): void {
-    if (size <= MAX_CACHED_SOURCE_CHARS) remember(this.sources, source.id, source, MAX_SOURCES);
+    if (size <= MAX_CACHED_SOURCE_CHARS) this.sources.set(source.id, source);
   }
-}
-
-/** First in, first out: an eviction order that costs nothing on a hit (recency bookkeeping did, measurably). */
-function remember<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > limit) map.delete(map.keys().next().value!);
 }

@@ -88,16 +88,20 @@ test("any other write through the gateway's own connection empties the cache too
   expect(matchIds(gateway, "Own answer.")).toEqual([]);
 });
 
-test("remembered fingerprint matches are bounded, first in first out, per key hash", async () => {
+test("remembered fingerprint matches are bounded per key hash, and the ones in use stay", async () => {
   const { ReplayCache } = await import("../../src/store/replay-cache.js");
   const cache = new ReplayCache(gatewayDb);
   const match = { id: "turn_x", session_id: "sess_x" };
-  for (let i = 0; i <= 50_000; i++) cache.rememberMatches("key-a", `fp${i}`, [match]);
+  for (let i = 0; i <= 50_000; i++) {
+    cache.rememberMatches("key-a", `fp${i}`, [match]);
+    if (i === 0) expect(cache.matchesFor("key-a", "fp-used")).toBeUndefined();
+    if (i === 10) cache.rememberMatches("key-a", "fp-used", [match]);
+    if (i > 10 && i % 1_000 === 0) expect(cache.matchesFor("key-a", "fp-used")).toEqual([match]); // read now and then: kept
+  }
   expect(cache.matchesFor("key-a", "fp0")).toBeUndefined(); // the oldest went
-  expect(cache.matchesFor("key-a", "fp1")).toEqual([match]);
   expect(cache.matchesFor("key-a", "fp50000")).toEqual([match]);
-  expect(cache.matchesFor("key-b", "fp1")).toBeUndefined(); // matches are scoped to their key
+  expect(cache.matchesFor("key-a", "fp-used")).toEqual([match]);
+  expect(cache.matchesFor("key-b", "fp50000")).toBeUndefined(); // matches are scoped to their key
   cache.rememberMatches("key-b", "fp1", []);
   expect(cache.matchesFor("key-b", "fp1")).toEqual([]);
-  expect(cache.matchesFor("key-a", "fp1")).toBeUndefined(); // still at most 50,000 in all
 });
