@@ -6,6 +6,7 @@ import type { Db } from "./database.js";
 import { foreignWrites, ReadCache } from "./foreign-writes.js";
 import { MATCHES_PER_FINGERPRINT, ReplayCache, type FingerprintMatch } from "./replay-cache.js";
 import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
+import { detached } from "../util/detached.js";
 
 /** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
@@ -271,7 +272,8 @@ export class SessionStore {
       sessionId: turn.sessionId,
       plugin: turn.plugin,
       upstreamModel: turn.upstreamModel,
-      reasoningText: turn.reasoningText,
+      // a copy: the text of an answer read whole is a view into the upstream's whole JSON answer, which the cache would keep too
+      reasoningText: detached(turn.reasoningText),
       reasoningDetails: turn.reasoningDetails as Json[] | undefined,
       nativeRecord: turn.nativeRecord,
     };
