@@ -1,4 +1,5 @@
 import type { Db } from "../store/database.js";
+import { writeOutsideReplay } from "../store/replay-cache.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 
 /** What one response added to its conversation, linked to the response it continued. */
@@ -81,11 +82,12 @@ export class ResponseStore {
 
   /** Stores a response, its output items (when retrievable) and, for a named conversation, the conversation's new end; one transaction. */
   save(record: ResponseRecord, items: readonly JsonObject[]): void {
-    this.db.transaction(() => {
+    // the replay cache on this connection reads turns, not responses: storing one must not empty it
+    writeOutsideReplay(this.db, this.db.transaction(() => {
       this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body) });
       if (record.body !== null) for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
       if (record.conversationId) this.statements.upsertConversation.run({ id: record.conversationId, sessionId: record.sessionId, lastResponseId: record.id, now: Date.now() });
-    })();
+    }));
   }
 
   get(id: string): StoredResponse | undefined {

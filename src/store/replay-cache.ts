@@ -43,6 +43,14 @@ export class ReplayCache {
     this.foreign = foreignWrites(db);
     const changes = db.prepare("SELECT total_changes()").pluck();
     this.totalChanges = () => changes.get() as number;
+    let caches = cachesOf.get(db);
+    if (!caches) cachesOf.set(db, (caches = []));
+    caches.push(this);
+  }
+
+  /** Whether every write through this connection so far is one this cache accounted for. */
+  accountedFor(): boolean {
+    return this.totalChanges() === this.changes;
   }
 
   /** Empties the cache when the database changed behind its back; call before reading from it. */
@@ -104,4 +112,21 @@ export class ReplayCache {
   rememberSource(source: ReplaySource, size: number): void {
     if (size <= MAX_CACHED_SOURCE_CHARS) this.sources.set(source.id, source);
   }
+}
+
+/** The replay caches reading through each connection (one per session store on it). */
+const cachesOf = new WeakMap<Db, ReplayCache[]>();
+
+/**
+ * A write through `db` to tables replay never reads (the Responses API's
+ * own tables): the replay caches on that connection stay valid. Without
+ * this, every response stored emptied them, and the next request read all
+ * its stored turns from SQLite again.
+ */
+export function writeOutsideReplay<T>(db: Db, write: () => T): T {
+  // a cache that already missed a write stays behind, and empties itself at its next read
+  const valid = (cachesOf.get(db) ?? []).filter((cache) => cache.accountedFor());
+  const result = write();
+  for (const cache of valid) cache.acknowledgeOwnWrite();
+  return result;
 }

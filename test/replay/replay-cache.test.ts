@@ -105,3 +105,26 @@ test("remembered fingerprint matches are bounded per key hash, and the ones in u
   cache.rememberMatches("key-b", "fp1", []);
   expect(cache.matchesFor("key-b", "fp1")).toEqual([]);
 });
+
+test("storing a response leaves the replay cache valid; a turn written behind its back still empties it", async () => {
+  const { RESPONSES_MIGRATIONS } = await import("../../src/responses/migrations.js");
+  const { ResponseStore } = await import("../../src/responses/response-store.js");
+  const db = openDatabase(join(home, "responses.db"), [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS]);
+  try {
+    const store = new SessionStore(db);
+    const responses = new ResponseStore(db);
+    const turn = save(store, "sess_r", "An answer.");
+    const record = (id: string) => ({ id, parentId: null, sessionId: "sess_r", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id, object: "response" } });
+    const cached = store.replaySources(new Map([[turn, turn]])).get(turn);
+    responses.save(record("resp_1"), []);
+    await nextRequest();
+    expect(store.replaySources(new Map([[turn, turn]])).get(turn)).toBe(cached); // from memory, not read again
+
+    db.prepare("UPDATE turns SET reasoning_text = 'edited' WHERE id = ?").run(turn); // a write the cache does not account for
+    responses.save(record("resp_2"), []);
+    await nextRequest();
+    expect(store.replaySources(new Map([[turn, turn]])).get(turn)).toMatchObject({ reasoningText: "edited" });
+  } finally {
+    db.close();
+  }
+});
