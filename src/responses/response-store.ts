@@ -36,9 +36,16 @@ export interface StoredItem {
   readonly sessionId: string;
 }
 
+interface PendingResponse {
+  readonly record: ResponseRecord;
+  readonly items: readonly JsonObject[];
+}
+
 /** SQLite persistence of the Responses API (tables from migrations.ts). */
 export class ResponseStore {
   private readonly statements;
+  /** One transaction for a batch; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
+  private readonly writeMany: (responses: readonly PendingResponse[]) => void;
 
   constructor(private readonly db: Db) {
     this.statements = {
@@ -78,16 +85,56 @@ export class ResponseStore {
          ON CONFLICT(id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`,
       ),
     };
+    this.writeMany = db.transaction((responses: readonly PendingResponse[]) => {
+      for (const { record, items } of responses) this.write(record, items);
+    });
   }
 
   /** Stores a response, its output items (when retrievable) and, for a named conversation, the conversation's new end; one transaction. */
   save(record: ResponseRecord, items: readonly JsonObject[]): void {
     // the replay cache on this connection reads turns, not responses: storing one must not empty it
-    writeOutsideReplay(this.db, this.db.transaction(() => {
-      this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body) });
-      if (record.body !== null) for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
-      if (record.conversationId) this.statements.upsertConversation.run({ id: record.conversationId, sessionId: record.sessionId, lastResponseId: record.id, now: Date.now() });
-    }));
+    writeOutsideReplay(this.db, () => this.writeMany([{ record, items }]));
+  }
+
+  /**
+   * The same write, group-committed: the responses finished in one turn of
+   * the event loop share one transaction (one WAL commit, ~100 µs, instead
+   * of one each), and each promise resolves once its response is stored.
+   */
+  saveDurably(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ response: { record, items }, resolve, reject });
+      if (this.pending.length === 1) setImmediate(this.flush);
+    });
+  }
+
+  private pending: { response: PendingResponse; resolve: () => void; reject: (error: unknown) => void }[] = [];
+
+
+  private readonly flush = (): void => {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      writeOutsideReplay(this.db, () => this.writeMany(batch.map(({ response }) => response)));
+    } catch {
+      // one response that cannot be written must not take the others down with it
+      for (const { response, resolve, reject } of batch) {
+        try {
+          this.save(response.record, response.items);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      }
+      return;
+    }
+    for (const { resolve } of batch) resolve();
+  };
+
+  private write(record: ResponseRecord, items: readonly JsonObject[]): void {
+    this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body) });
+    if (record.body !== null) for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
+    if (record.conversationId) this.statements.upsertConversation.run({ id: record.conversationId, sessionId: record.sessionId, lastResponseId: record.id, now: Date.now() });
   }
 
   get(id: string): StoredResponse | undefined {

@@ -114,7 +114,7 @@ export class ResponsesApi {
       throw asUpstreamFailure(error);
     }
     const items = builder.finish();
-    const body = this.finish(await run.complete(), items, run, identity, continuation);
+    const body = await this.finish(await run.complete(), items, run, identity, continuation);
     sendJson(response, 200, body, { "x-session-id": run.sessionId });
   }
 
@@ -130,7 +130,7 @@ export class ResponsesApi {
       upstreamDone = true;
       events.holdUntilEnd(); // the last events leave with response.completed
       const items = builder.finish();
-      const body = this.finish(await run.complete(), items, run, identity, continuation);
+      const body = await this.finish(await run.complete(), items, run, identity, continuation);
       events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
     } catch (error) {
       run.fail(error);
@@ -149,14 +149,14 @@ export class ResponsesApi {
    * false`; a named conversation keeps even an unretrievable one as its next
    * link, because naming it asked carrierd to remember the conversation.
    */
-  private finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, identity: ResponseIdentity, continuation: Continuation): JsonObject {
+  private async finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, identity: ResponseIdentity, continuation: Continuation): Promise<JsonObject> {
     const incompleteReason = incompleteReasonOf(turn.finishReason);
     const body = responseObject(identity, { status: incompleteReason ? "incomplete" : "completed", output: items, usage: turn.usage, incompleteReason });
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items)];
       const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null };
-      this.store.save(record, items);
+      await this.store.saveDurably(record, items);
     }
     return body;
   }
