@@ -1,4 +1,5 @@
 import type { Db } from "../store/database.js";
+import { GroupCommit } from "../store/group-commit.js";
 import { writeOutsideReplay } from "../store/replay-cache.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 
@@ -45,7 +46,7 @@ interface PendingResponse {
 export class ResponseStore {
   private readonly statements;
   /** One transaction for a batch; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
-  private readonly writeMany: (responses: readonly PendingResponse[]) => void;
+  private readonly writeMany: (responses: readonly PendingResponse[]) => void[];
 
   constructor(private readonly db: Db) {
     this.statements = {
@@ -85,9 +86,7 @@ export class ResponseStore {
          ON CONFLICT(id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`,
       ),
     };
-    this.writeMany = db.transaction((responses: readonly PendingResponse[]) => {
-      for (const { record, items } of responses) this.write(record, items);
-    });
+    this.writeMany = db.transaction((responses: readonly PendingResponse[]) => responses.map(({ record, items }) => this.write(record, items)));
   }
 
   /** Stores a response, its output items (when retrievable) and, for a named conversation, the conversation's new end; one transaction. */
@@ -96,40 +95,15 @@ export class ResponseStore {
     writeOutsideReplay(this.db, () => this.writeMany([{ record, items }]));
   }
 
-  /**
-   * The same write, group-committed: the responses finished in one turn of
-   * the event loop share one transaction (one WAL commit, ~100 µs, instead
-   * of one each), and each promise resolves once its response is stored.
-   */
+  /** The same write, group-committed with the responses finished in the same turn of the event loop (see GroupCommit). */
   saveDurably(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ response: { record, items }, resolve, reject });
-      if (this.pending.length === 1) setImmediate(this.flush);
-    });
+    return this.durable.add({ record, items });
   }
 
-  private pending: { response: PendingResponse; resolve: () => void; reject: (error: unknown) => void }[] = [];
-
-
-  private readonly flush = (): void => {
-    const batch = this.pending;
-    this.pending = [];
-    try {
-      writeOutsideReplay(this.db, () => this.writeMany(batch.map(({ response }) => response)));
-    } catch {
-      // one response that cannot be written must not take the others down with it
-      for (const { response, resolve, reject } of batch) {
-        try {
-          this.save(response.record, response.items);
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
-      }
-      return;
-    }
-    for (const { resolve } of batch) resolve();
-  };
+  private readonly durable = new GroupCommit<PendingResponse, void>(
+    (responses) => writeOutsideReplay(this.db, () => this.writeMany(responses)),
+    (response) => this.save(response.record, response.items),
+  );
 
   private write(record: ResponseRecord, items: readonly JsonObject[]): void {
     this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body) });

@@ -7,6 +7,7 @@ import { foreignWrites, ReadCache } from "./foreign-writes.js";
 import { MATCHES_PER_FINGERPRINT, ReplayCache, type FingerprintMatch } from "./replay-cache.js";
 import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
 import { detached } from "../util/detached.js";
+import { GroupCommit } from "./group-commit.js";
 
 /** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
@@ -69,7 +70,10 @@ export class SessionStore {
   private readonly modelConfigs: ReadCache<SessionModelConfig>;
   /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
   private readonly writeTurns: (turns: readonly NewTurn[]) => WrittenTurn[];
-  private pending: { turn: NewTurn; resolve: (position: number) => void; reject: (error: unknown) => void }[] = [];
+  private readonly durable = new GroupCommit<NewTurn, number>(
+    (turns) => this.commitTurns(turns),
+    (turn) => this.saveTurn(turn),
+  );
 
   constructor(@inject(DATABASE) private readonly db: Db) {
     this.cache = new ReplayCache(db);
@@ -187,47 +191,21 @@ export class SessionStore {
 
   /** Writes the turn (its fingerprint is a column of it) and the session if new, in one transaction; returns the turn's position. */
   saveTurn(turn: NewTurn): number {
-    this.cache.validateOwnConnection();
-    const written = this.writeTurns([turn])[0]!;
-    this.remember(turn, written);
-    return written.position;
+    return this.commitTurns([turn])[0]!;
   }
 
-  /**
-   * The same write, group-committed: turns that complete in the same turn of
-   * the event loop share one transaction, and each promise resolves once its
-   * turn is committed. A commit costs far more than its statements (about
-   * 85 µs of ~110 µs for one turn here), so under concurrency this is most of
-   * the persistence cost; alone, a turn waits one setImmediate.
-   */
+  /** The same write, group-committed (see GroupCommit): resolves with the turn's position once it is committed. */
   saveTurnDurably(turn: NewTurn): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ turn, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flush());
-    });
+    return this.durable.add(turn);
   }
 
-  private flush(): void {
-    const batch = this.pending;
-    this.pending = [];
+  /** A batch of turns in one transaction, each then remembered by the replay cache. */
+  private commitTurns(turns: readonly NewTurn[]): number[] {
     this.cache.validateOwnConnection();
-    let written: WrittenTurn[];
-    try {
-      written = this.writeTurns(batch.map(({ turn }) => turn));
-    } catch {
-      // one turn that cannot be written must not take the others down with it: write them one by one
-      for (const { turn, resolve, reject } of batch) {
-        try {
-          resolve(this.saveTurn(turn));
-        } catch (error) {
-          reject(error);
-        }
-      }
-      return;
-    }
-    batch.forEach(({ turn, resolve }, index) => {
+    const written = this.writeTurns(turns);
+    return turns.map((turn, index) => {
       this.remember(turn, written[index]!);
-      resolve(written[index]!.position);
+      return written[index]!.position;
     });
   }
 
