@@ -6,6 +6,9 @@
 //   node bench/compare.mjs /tmp/base . [json|stream] [rounds]
 // CONNS (64), SECONDS_PER_RUN (3), and NODE_FLAGS_A / NODE_FLAGS_B (node
 // flags for one side, e.g. "--max-semi-space-size=64") change the runs.
+// WITH_RAW=1 adds the upstream itself and the raw proxy to every round, and
+// prints each build's added p50 as a ratio of the raw proxy's: the c=1
+// latency target (CONNS=1 WITH_RAW=1).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -26,6 +29,7 @@ const work = mkdtempSync(join(tmpdir(), "carrierd-compare-"));
 const flags = (text) => (text ? text.split(" ") : []);
 
 const upstream = await startPinned(1, [fileURLToPath(new URL("./upstream.mjs", import.meta.url))]);
+const raw = process.env.WITH_RAW ? await startPinned(0, [fileURLToPath(new URL("./raw-proxy.mjs", import.meta.url))], { UPSTREAM: `http://127.0.0.1:${upstream.port}` }) : undefined;
 const sides = [];
 try {
   for (const [name, checkout, nodeFlags] of [["A", checkoutA, process.env.NODE_FLAGS_A], ["B", checkoutB, process.env.NODE_FLAGS_B]]) {
@@ -35,12 +39,17 @@ try {
     writeFileSync(bodyFile, JSON.stringify({ model: "bench", stream: mode === "stream", messages: await buildHistory(gateway.port) }));
     sides.push({ name, gateway, bodyFile, url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, runs: [] });
   }
+  if (raw) {
+    // the same request as side A's, straight to the upstream and through the raw proxy
+    sides.push({ name: "direct", bodyFile: sides[0].bodyFile, url: `http://127.0.0.1:${upstream.port}/v1/chat/completions`, runs: [] });
+    sides.push({ name: "raw", gateway: raw, bodyFile: sides[0].bodyFile, url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, runs: [] });
+  }
   for (const side of sides) await wrk({ url: side.url, connections: CONNECTIONS, seconds: 2, bodyFile: side.bodyFile, key: KEY, core: 1 }); // warm-up
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 ? [...sides].reverse() : sides) {
-      const before = await cpuMsOf(side.gateway.pid);
+      const before = side.gateway ? await cpuMsOf(side.gateway.pid) : 0;
       const run = await wrk({ url: side.url, connections: CONNECTIONS, seconds: SECONDS, bodyFile: side.bodyFile, key: KEY, core: 1 });
-      run.cpuUs = ((await cpuMsOf(side.gateway.pid)) - before) * 1000 / (run.rps * SECONDS);
+      run.cpuUs = side.gateway ? ((await cpuMsOf(side.gateway.pid)) - before) * 1000 / (run.rps * SECONDS) : 0;
       side.runs.push(run);
     }
   }
@@ -50,8 +59,17 @@ try {
   const [a, b] = sides;
   const ratios = a.runs.map((run, i) => b.runs[i].rps / run.rps);
   console.log(`B/A req/s per round: ${ratios.map((ratio) => ratio.toFixed(2)).join(" ")} (median ${median(ratios).toFixed(2)})`);
+  if (raw) {
+    const [, , direct, proxy] = sides;
+    const added = (side, i) => side.runs[i].p50 - direct.runs[i].p50;
+    for (const side of [a, b]) {
+      const perRound = side.runs.map((_, i) => added(side, i) / added(proxy, i));
+      console.log(`${side.name}: added p50 ${median(side.runs.map((_, i) => added(side, i))).toFixed(3)} ms, raw's ${median(proxy.runs.map((_, i) => added(proxy, i))).toFixed(3)} ms; ratio per round ${perRound.map((ratio) => ratio.toFixed(2)).join(" ")} (median ${median(perRound).toFixed(2)})`);
+    }
+  }
 } finally {
   for (const side of sides) await stop(side.gateway);
+  await stop(raw);
   await stop(upstream);
   rmSync(work, { recursive: true, force: true });
 }

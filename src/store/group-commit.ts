@@ -25,8 +25,14 @@ export class GroupCommit<T, R> {
     });
   }
 
+  /** Writes what is pending now rather than at the end of this turn of the event loop. */
+  flushNow(): void {
+    if (this.pending.length > 0) this.flush();
+  }
+
   private readonly flush = (): void => {
     const batch = this.pending;
+    if (batch.length === 0) return; // flushed early (flushNow)
     this.pending = [];
     let results: readonly R[];
     try {

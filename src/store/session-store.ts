@@ -8,6 +8,8 @@ import { MATCHES_PER_FINGERPRINT, ReplayCache, type FingerprintMatch } from "./r
 import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
 import { detached } from "../util/detached.js";
 import { GroupCommit } from "./group-commit.js";
+import type { TurnJournal } from "./turn-journal.js";
+import type { Logger } from "../logging/logger.js";
 
 /** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
@@ -54,6 +56,7 @@ export class SessionStore {
     replaySources: Statement<[string]>;
     turnsAtPositions: Statement<[string, string]>;
     sessionExists: Statement<[string]>;
+    turnExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
     insertTurn: Statement<unknown[]>;
     modelConfig: Statement<[string]>;
@@ -69,16 +72,27 @@ export class SessionStore {
   /** Parsed model configs, read per request (verdicts a session keeps); every own write to one empties this. */
   private readonly modelConfigs: ReadCache<SessionModelConfig>;
   /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
-  private readonly writeTurns: (turns: readonly NewTurn[]) => WrittenTurn[];
+  private readonly writeTurns: (turns: readonly NewTurn[], createdAt: string | undefined) => WrittenTurn[];
   private readonly durable = new GroupCommit<NewTurn, number>(
     (turns) => this.commitTurns(turns),
-    (turn) => this.saveTurn(turn),
+    (turn) => this.saveTurnOnce(turn),
   );
+  /** Journaled turns not yet committed to SQLite; the journal is emptied when this is back to 0. */
+  private uncommitted = 0;
+  private closed = false;
 
-  constructor(@inject(DATABASE) private readonly db: Db) {
+  /**
+   * `journaled`: the gateway's store, whose turns are durable in the journal
+   * before their SQLite commit (see TurnJournal); without it (CLI commands,
+   * in-memory stores) a turn is durable at its commit.
+   */
+  constructor(
+    @inject(DATABASE) private readonly db: Db,
+    private readonly journaled?: { readonly journal: TurnJournal; readonly log: Logger },
+  ) {
     this.cache = new ReplayCache(db);
     this.modelConfigs = new ReadCache(foreignWrites(db), 50_000);
-    this.writeTurns = db.transaction((turns: readonly NewTurn[]) => turns.map((turn) => this.writeTurn(turn)));
+    this.writeTurns = db.transaction((turns: readonly NewTurn[], createdAt: string | undefined) => turns.map((turn) => this.writeTurn(turn, createdAt)));
     const prepare = <P extends unknown[]>(sql: string) => db.prepare<P>(sql);
     this.statements = {
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
@@ -94,6 +108,7 @@ export class SessionStore {
       ),
       turnsAtPositions: prepare(`SELECT id, session_id, position FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
       sessionExists: prepare(`SELECT 1 FROM sessions WHERE id = ?`),
+      turnExists: prepare(`SELECT 1 FROM turns WHERE id = ?`),
       insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       insertTurn: prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
@@ -137,6 +152,7 @@ export class SessionStore {
       else if (cached.length > 0) found.set(fingerprint, cached);
     }
     if (!misses) return found;
+    this.settle();
     const missed = [...misses];
     const read = new Map<string, FingerprintMatch[]>(missed.map((fingerprint) => [fingerprint, []]));
     for (const row of this.statements.fingerprintMatchesMany.all(JSON.stringify(missed), keyHash) as { fingerprint: string; id: string; session_id: string }[]) {
@@ -166,6 +182,7 @@ export class SessionStore {
       else (misses ??= []).push(id);
     }
     if (!misses) return found;
+    this.settle();
     const read = new Map<string, ReplaySource>();
     for (const row of this.statements.replaySources.all(JSON.stringify(misses)) as ReplayRow[]) {
       const source = toReplaySource(row);
@@ -181,36 +198,116 @@ export class SessionStore {
 
   /** The session's turns at these positions, in one query. */
   turnsAtPositions(sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
+    this.settle();
     const rows = this.statements.turnsAtPositions.all(sessionId, JSON.stringify(positions)) as { id: string; session_id: string; position: number }[];
     return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id }]));
   }
 
   sessionExists(id: string): boolean {
+    this.settle();
     return this.statements.sessionExists.get(id) !== undefined;
   }
 
   /** Writes the turn (its fingerprint is a column of it) and the session if new, in one transaction; returns the turn's position. */
-  saveTurn(turn: NewTurn): number {
-    return this.commitTurns([turn])[0]!;
+  saveTurn(turn: NewTurn, createdAt?: string): number {
+    this.settle();
+    return this.commitTurns([turn], createdAt)[0]!;
   }
 
-  /** The same write, group-committed (see GroupCommit): resolves with the turn's position once it is committed. */
-  saveTurnDurably(turn: NewTurn): Promise<number> {
-    return this.durable.add(turn);
+  /**
+   * Makes the turn durable, then resolves; the caller ends its answer after
+   * that. Journaled: appended to the journal now, committed to SQLite at the
+   * end of this turn of the event loop with the others that completed in it
+   * (a failed commit is retried; the turn stays in the journal meanwhile).
+   * Otherwise: group-committed (see GroupCommit), resolved once committed.
+   */
+  saveTurnDurably(turn: NewTurn): Promise<void> {
+    if (!this.journaled) return this.durable.add(turn).then(nothing);
+    try {
+      this.journaled.journal.append(turn);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.uncommitted++;
+    this.commitJournaled(turn);
+    return Promise.resolve();
+  }
+
+  private commitJournaled(turn: NewTurn): void {
+    this.durable.add(turn).then(this.journaledCommitted, (error: unknown) => {
+      // still in the journal, and recovered from it at the next start should this process end first
+      const log = this.journaled!.log;
+      if (this.closed) return log.warn({ turn_id: turn.id }, "a journaled turn is left for the next start to commit");
+      log.error({ err: error, turn_id: turn.id, session_id: turn.sessionId }, "a journaled turn could not be committed to state.db; retrying in a second");
+      setTimeout(() => this.commitJournaled(turn), 1000).unref();
+    });
+  }
+
+  private readonly journaledCommitted = (): void => {
+    if (--this.uncommitted === 0) this.journaled!.journal.clear();
+  };
+
+  /**
+   * Commits what a previous process journaled but did not commit (it ended
+   * between the two), before this one serves; turns already stored are
+   * skipped. Turns that cannot be written are logged and kept in a copy of
+   * the journal beside it, so the gateway still starts and nothing is lost.
+   */
+  recoverJournal(): number {
+    if (!this.journaled) return 0;
+    const { journal, log } = this.journaled;
+    const { turns, unreadable } = journal.read();
+    if (unreadable > 0) log.warn({ file: journal.file, lines: unreadable }, "journal lines that could not be read were skipped (a write cut short)");
+    let recovered = 0;
+    try {
+      this.db.transaction(() => {
+        for (const { turn, createdAt } of turns) {
+          if (this.statements.turnExists.get(turn.id) !== undefined) continue;
+          this.writeTurn(turn, createdAt);
+          recovered++;
+        }
+      })();
+    } catch (error) {
+      const copy = journal.keepCopy(`unrecovered-${Date.now()}`);
+      log.error({ err: error, copy }, "journaled turns could not be committed to state.db; the journal was kept as a copy");
+      recovered = 0;
+    }
+    journal.clear();
+    if (recovered > 0) log.info({ turns: recovered }, "turns recovered from the journal");
+    return recovered;
+  }
+
+  /**
+   * Commits the turns waiting for the end of this turn of the event loop
+   * now. Every method here that reads or writes SQLite calls it first, so
+   * the connection reads as if each turn were committed when it was made
+   * durable: a scratch session removed right after its turn completed stays
+   * removed, a session made by a turn exists for a verdict. Code that
+   * touches turns or sessions through another object on the same connection
+   * calls it (or a method here) first too.
+   */
+  settle(): void {
+    this.durable.flushNow();
+  }
+
+  /** One turn alone (a batch's fallback): a turn stored already (recovered by another process) counts as written. */
+  private saveTurnOnce(turn: NewTurn): number {
+    if (this.journaled && this.statements.turnExists.get(turn.id) !== undefined) return 0;
+    return this.saveTurn(turn);
   }
 
   /** A batch of turns in one transaction, each then remembered by the replay cache. */
-  private commitTurns(turns: readonly NewTurn[]): number[] {
+  private commitTurns(turns: readonly NewTurn[], createdAt?: string): number[] {
     this.cache.validateOwnConnection();
-    const written = this.writeTurns(turns);
+    const written = this.writeTurns(turns, createdAt);
     return turns.map((turn, index) => {
       this.remember(turn, written[index]!);
       return written[index]!.position;
     });
   }
 
-  private writeTurn(turn: NewTurn): WrittenTurn {
-    const now = new Date().toISOString();
+  private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {
+    const now = createdAt ?? new Date().toISOString();
     const reasoningDetails = turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null;
     const nativeRecord = turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null;
     // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
@@ -261,6 +358,7 @@ export class SessionStore {
 
   /** Creates an empty session (an explicit X-Session-Id that does not exist yet, or a verdict before the first turn). */
   ensureSession(id: string, keyHash: string, model: string | null): void {
+    this.settle();
     const now = new Date().toISOString();
     this.statements.insertSession.run(id, keyHash, model, null, "{}", now, now);
   }
@@ -271,12 +369,14 @@ export class SessionStore {
   }
 
   private readModelConfig(sessionId: string): SessionModelConfig {
+    this.settle();
     const row = this.statements.modelConfig.get(sessionId) as { model_config: string } | undefined;
     return parseJson<SessionModelConfig>(row?.model_config) ?? {};
   }
 
   /** Read-modify-write in one transaction, so two requests of one session cannot lose each other's patch. */
   patchModelConfig(sessionId: string, patch: (config: SessionModelConfig) => SessionModelConfig): void {
+    this.settle();
     this.modelConfigs.clear();
     this.db.transaction(() => {
       const next = patch(this.readModelConfig(sessionId));
@@ -286,6 +386,7 @@ export class SessionStore {
 
   /** Removes rejected carriers matching `predicate` from every session's model config (verdict clearing). */
   removeRejections(predicate: (provider: string, host: string, model: string, field: string) => boolean): number {
+    this.settle();
     this.modelConfigs.clear();
     let changed = 0;
     this.db.transaction(() => {
@@ -305,6 +406,7 @@ export class SessionStore {
   }
 
   listSessions(limit: number): SessionSummary[] {
+    this.settle();
     return (this.statements.listSessions.all(limit) as { id: string; model: string | null; parent_id: string | null; turns: number; created_at: string; updated_at: string }[]).map((row) => ({
       id: row.id,
       model: row.model,
@@ -316,6 +418,7 @@ export class SessionStore {
   }
 
   session(id: string): (SessionSummary & { modelConfig: SessionModelConfig; turnList: StoredTurn[]; prompts: ChatMessage[][] }) | undefined {
+    this.settle();
     const row = this.statements.sessionRow.get(id) as { id: string; model: string | null; parent_id: string | null; model_config: string; created_at: string; updated_at: string } | undefined;
     if (!row) return undefined;
     const rows = this.statements.sessionTurns.all(id) as TurnRow[];
@@ -339,6 +442,7 @@ export class SessionStore {
    * stateless clients of the branch find it.
    */
   branch(sourceId: string, newId: string, at: number | undefined): number {
+    this.settle();
     this.modelConfigs.delete(newId);
     return this.db.transaction(() => {
       const source = this.statements.sessionRow.get(sourceId) as { key_hash: string; model: string | null; model_config: string } | undefined;
@@ -363,7 +467,15 @@ export class SessionStore {
     })();
   }
 
+  /** Before the database closes: the journal's file is let go (turns still in it are committed at the next start). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.journaled?.journal.close();
+  }
+
   removeSession(id: string): boolean {
+    this.settle();
     this.modelConfigs.delete(id);
     return this.statements.deleteSession.run(id).changes > 0;
   }
@@ -374,6 +486,8 @@ interface WrittenTurn {
   /** Characters of its carrier columns, for the cache's size limit. */
   size: number;
 }
+
+function nothing(): void {}
 
 function carrierSize(...columns: (string | null)[]): number {
   return columns.reduce((sum, column) => sum + (column?.length ?? 0), 0);

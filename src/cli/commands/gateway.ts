@@ -34,9 +34,6 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       log.warn({ host: resolved.host }, "binding a non-loopback address: anyone who can reach this port and has the key can use your providers");
     }
     const gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
-    // the key's location first: whoever waits for the listening line has both by then
-    if (apiKey.file) process.stdout.write(`API key: ${apiKey.file}\n`);
-    process.stdout.write(`carrierd listening on ${gateway.url}\n`);
     process.on("SIGHUP", () => void gateway.reloadRoutes());
     // First signal: stop accepting, let open streams finish (SSE answers can run for minutes), then exit 0.
     // A second signal, or the grace period running out, exits at once: an operator's Ctrl-C twice is final.
@@ -56,5 +53,9 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
+    // the key's location first: whoever waits for the listening line has both by then, and
+    // the signal handlers are in place (a supervisor that stops it at once gets a clean stop)
+    if (apiKey.file) process.stdout.write(`API key: ${apiKey.file}\n`);
+    process.stdout.write(`carrierd listening on ${gateway.url}\n`);
   },
 };

@@ -1,0 +1,155 @@
+import "reflect-metadata";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, expect, test } from "vitest";
+import { fingerprintOf } from "../../src/sessions/fingerprint.js";
+import { openDatabase, type Db } from "../../src/store/database.js";
+import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
+import { SessionStore } from "../../src/store/session-store.js";
+import type { NewTurn } from "../../src/store/stored-turn.js";
+import { TurnJournal } from "../../src/store/turn-journal.js";
+import { captureLog } from "../support/captured-log.js";
+
+const homes: string[] = [];
+afterAll(() => homes.forEach((home) => rmSync(home, { recursive: true, force: true })));
+
+/** A gateway's store on a fresh home (or an existing one: a restart), the way build-container opens it. */
+function open(home = newHome()) {
+  const db = openDatabase(join(home, "state.db"), STORE_MIGRATIONS);
+  const log = captureLog();
+  const journal = new TurnJournal(join(home, "turns.journal"));
+  const store = new SessionStore(db, { journal, log: log.logger });
+  const recovered = store.recoverJournal();
+  return { home, db, store, log, recovered, journalFile: journal.file };
+}
+
+function newHome(): string {
+  const home = mkdtempSync(join(tmpdir(), "carrierd-journal-"));
+  homes.push(home);
+  return home;
+}
+
+const turn = (id: string, sessionId: string, content: string): NewTurn => ({
+  id, sessionId, keyHash: "key", parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m",
+  prompt: [{ role: "user", content: `asking for ${id}` }], content, toolCalls: [], reasoningText: `reasoning ${id}`, reasoningDetails: [{ type: "reasoning.text", text: "verbatim", signature: "sig" }],
+  nativeRecord: undefined, usage: { prompt_tokens: 3 }, finishReason: "stop", upstreamId: "up-1", fingerprint: fingerprintOf(content, []),
+});
+
+const storedIds = (db: Db) => db.prepare("SELECT id FROM turns ORDER BY seq").pluck().all();
+const nextTurnOfTheLoop = () => new Promise((resolve) => setImmediate(resolve));
+
+test("a turn is durable in the journal when saveTurnDurably resolves, in SQLite by the end of that turn of the event loop, and the journal then empties", async () => {
+  const { db, store, journalFile } = open();
+  await Promise.all([store.saveTurnDurably(turn("t1", "s1", "a")), store.saveTurnDurably(turn("t2", "s1", "b"))]);
+  const lines = readFileSync(journalFile, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { turn: NewTurn });
+  expect(lines.map((line) => line.turn)).toEqual([turn("t1", "s1", "a"), turn("t2", "s1", "b")]);
+  expect(storedIds(db)).toEqual([]); // the commit has not run yet: only the journal holds them
+  await nextTurnOfTheLoop();
+  expect(storedIds(db)).toEqual(["t1", "t2"]);
+  expect(store.session("s1")?.turnList.map((stored) => [stored.position, stored.reasoningText, stored.reasoningDetails])).toEqual([
+    [1, "reasoning t1", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
+    [2, "reasoning t2", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
+  ]);
+  expect(statSync(journalFile).size).toBe(0);
+  store.close();
+  db.close();
+});
+
+test("turns journaled by a process that ended before their commit are committed at the next start, with the time they were answered", async () => {
+  const first = open();
+  await first.store.saveTurnDurably(turn("t1", "s1", "a"));
+  await first.store.saveTurnDurably(turn("t2", "s2", "b"));
+  const answeredBy = Date.now();
+  // the process ends here: its connection goes before the commit that was due at the end of this turn of the loop
+  first.store.close();
+  first.db.close();
+  await nextTurnOfTheLoop();
+  expect(new Database(join(first.home, "state.db")).prepare("SELECT COUNT(*) FROM turns").pluck().get()).toBe(0);
+
+  const restarted = open(first.home);
+  expect(restarted.recovered).toBe(2);
+  expect(storedIds(restarted.db)).toEqual(["t1", "t2"]);
+  const stored = restarted.store.session("s1")!.turnList[0]!;
+  expect([stored.content, stored.reasoningText, stored.upstreamId]).toEqual(["a", "reasoning t1", "up-1"]);
+  expect(Date.parse(stored.createdAt)).toBeLessThanOrEqual(answeredBy);
+  expect(restarted.store.fingerprintMatchesMany("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s2" }]);
+  expect(statSync(restarted.journalFile).size).toBe(0);
+  expect(restarted.log.lines.some((line) => line.level === "info" && line.message === "turns recovered from the journal")).toBe(true);
+  restarted.store.close();
+  restarted.db.close();
+});
+
+test("recovery skips turns already stored and a last line cut short, and keeps a copy of a journal it cannot commit", async () => {
+  const { home, db, store, journalFile } = open();
+  await store.saveTurnDurably(turn("t1", "s1", "a"));
+  await nextTurnOfTheLoop(); // committed
+  store.close();
+  db.close();
+  // as if the process had ended between the commit and emptying the journal, and the machine mid-write
+  appendFileSync(journalFile, `${JSON.stringify({ at: Date.now(), turn: turn("t1", "s1", "a") })}\n${JSON.stringify({ at: Date.now(), turn: turn("t2", "s1", "b") })}\n{"at":17,"turn":{"id":"t3","sess`);
+  const restarted = open(home);
+  expect(restarted.recovered).toBe(1);
+  expect(storedIds(restarted.db)).toEqual(["t1", "t2"]);
+  expect(restarted.log.lines.filter((line) => line.level === "warn").map((line) => line.object.lines)).toEqual([1]);
+  restarted.store.close();
+  restarted.db.close();
+
+  // a turn SQLite refuses (no session id: NOT NULL): the gateway still starts, and the journal is kept beside it
+  appendFileSync(journalFile, `${JSON.stringify({ at: Date.now(), turn: { ...turn("t4", "s1", "c"), sessionId: null } })}\n`);
+  const again = open(home);
+  expect(again.recovered).toBe(0);
+  const copies = readdirSync(home).filter((name) => name.startsWith("turns.journal.unrecovered-"));
+  expect(copies).toHaveLength(1);
+  expect(readFileSync(join(home, copies[0]!), "utf8")).toContain('"id":"t4"');
+  expect(again.log.lines.some((line) => line.level === "error")).toBe(true);
+  expect(statSync(again.journalFile).size).toBe(0);
+  again.store.close();
+  again.db.close();
+});
+
+test("a commit that fails (another connection holds the write lock) is retried; the turn stays in the journal until it lands", async () => {
+  const { home, db, store, log, journalFile } = open();
+  db.pragma("busy_timeout = 0");
+  const other = new Database(join(home, "state.db"));
+  other.exec("BEGIN IMMEDIATE");
+  await store.saveTurnDurably(turn("t1", "s1", "a"));
+  await nextTurnOfTheLoop();
+  await nextTurnOfTheLoop();
+  expect(log.lines.filter((line) => line.level === "error").map((line) => line.message)).toEqual(["a journaled turn could not be committed to state.db; retrying in a second"]);
+  expect(readFileSync(journalFile, "utf8")).toContain('"id":"t1"');
+  other.exec("ROLLBACK");
+  other.close();
+  const deadline = Date.now() + 3000;
+  while (storedIds(db).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(storedIds(db)).toEqual(["t1"]);
+  expect(statSync(journalFile).size).toBe(0);
+  store.close();
+  db.close();
+});
+
+test("CLI stores have no journal: a turn is durable at its commit", async () => {
+  const home = newHome();
+  const db = openDatabase(join(home, "state.db"), STORE_MIGRATIONS);
+  const store = new SessionStore(db);
+  await store.saveTurnDurably(turn("t1", "s1", "a"));
+  expect(storedIds(db)).toEqual(["t1"]);
+  expect(store.recoverJournal()).toBe(0);
+  expect(existsSync(join(home, "turns.journal"))).toBe(false);
+  db.close();
+});
+
+test("the connection reads as if a journaled turn were committed: a session removed or patched right after its turn stays so", async () => {
+  const { db, store } = open();
+  await store.saveTurnDurably(turn("t1", "scratch", "a"));
+  expect(store.removeSession("scratch")).toBe(true); // the turn was committed first, then removed with its session
+  await store.saveTurnDurably(turn("t2", "s2", "b"));
+  store.patchModelConfig("s2", (config) => ({ ...config, rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] }));
+  await nextTurnOfTheLoop();
+  expect(storedIds(db)).toEqual(["t2"]);
+  expect(db.prepare("SELECT id FROM sessions ORDER BY id").pluck().all()).toEqual(["s2"]);
+  expect(store.modelConfig("s2").rejected_carriers).toEqual([["p", "h", "m", ["reasoning_content"]]]);
+  store.close();
+  db.close();
+});
