@@ -147,7 +147,10 @@ export class ChatService {
     const keyHash = this.keyHash;
     let effective = prepared.effective;
     let sentAt = performance.now();
-    let result: UpstreamResult = await sendFirst(prepared);
+    const sent = sendFirst(prepared);
+    // while this request waits for its upstream, the turns journaled before it are committed
+    this.store.commitWaiting();
+    let result: UpstreamResult = await sent;
     if (!result.ok) {
       const sent = prepared.rebuild(effective).sent;
       const named = plugin.classifyError?.(result.status, result.body, sent);

@@ -25,6 +25,11 @@ export class GroupCommit<T, R> {
     });
   }
 
+  /** Whether a commit is due at the end of this turn of the event loop (something was added). */
+  due(): boolean {
+    return this.pending.length > 0;
+  }
+
   /** Writes what is pending now rather than at the end of this turn of the event loop. */
   flushNow(): void {
     if (this.pending.length > 0) this.flush();

@@ -96,11 +96,11 @@ export class ReplayCache {
     byFingerprint.set(fingerprint, found);
   }
 
-  /** A new turn: it becomes the newest match of its fingerprint, when that fingerprint's list is known. */
+  /** A new turn: it becomes the newest match of its fingerprint, when that fingerprint's list is known (once: a turn may be added twice). */
   addTurn(keyHash: string, fingerprint: string, match: FingerprintMatch, source: ReplaySource, size: number): void {
     const byFingerprint = this.matches.get(keyHash);
     const known = byFingerprint?.get(fingerprint);
-    if (known) byFingerprint!.set(fingerprint, [match, ...known].slice(0, MATCHES_PER_FINGERPRINT));
+    if (known && !known.some((listed) => listed.id === match.id)) byFingerprint!.set(fingerprint, [match, ...known].slice(0, MATCHES_PER_FINGERPRINT));
     this.rememberSource(source, size);
   }
 

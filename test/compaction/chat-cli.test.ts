@@ -7,7 +7,7 @@ import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
 import { CHAT_SERVICE } from "../../src/container/tokens.js";
 import type { GatewayEvent } from "../../src/events/event-bus.js";
 import type { ChatMessage, ChatRequest } from "../../src/plugins/contract.js";
-import { startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
+import { afterGatewayCommits, startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
 import { collectCompactions, sessionsCli, showSession } from "./support/harness.js";
 
 /**
@@ -50,6 +50,7 @@ async function chat(lines: string[], options: { resume?: string; model?: string 
   const output = new PassThrough();
   let printed = "";
   output.on("data", (chunk: Buffer) => (printed += chunk.toString()));
+  if (options.resume) await afterGatewayCommits(); // --resume reads the session from state.db
   const result = await runChat({ url: gateway.url, key: TEST_KEY, home: gateway.home, model: options.model ?? "tiny-demo", resume: options.resume, input: Readable.from(lines.map((line) => `${line}\n`)), output, color: true });
   return { sessionId: result.sessionId, printed };
 }

@@ -39,19 +39,25 @@ const turn = (id: string, sessionId: string, content: string): NewTurn => ({
 
 const storedIds = (db: Db) => db.prepare("SELECT id FROM turns ORDER BY seq").pluck().all();
 const nextTurnOfTheLoop = () => new Promise((resolve) => setImmediate(resolve));
+/** Longer than a journaled turn waits for its commit when nothing else commits it (a millisecond); timers fire in order. */
+const aFewMilliseconds = () => new Promise((resolve) => setTimeout(resolve, 5));
 
-test("a turn is durable in the journal when saveTurnDurably resolves, in SQLite by the end of that turn of the event loop, and the journal then empties", async () => {
+test("a turn that completes alone is durable in the journal when saveTurnDurably resolves; one completing beside it joins the commit, due at the end of that turn of the event loop; the journal then empties", async () => {
   const { db, store, journalFile } = open();
-  await Promise.all([store.saveTurnDurably(turn("t1", "s1", "a")), store.saveTurnDurably(turn("t2", "s1", "b"))]);
+  let joinedCommitted = false;
+  await store.saveTurnDurably(turn("t1", "s1", "a"));
+  const joined = store.saveTurnDurably(turn("t2", "s1", "b")).then(() => (joinedCommitted = true));
   const lines = readFileSync(journalFile, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { turn: NewTurn });
-  expect(lines.map((line) => line.turn)).toEqual([turn("t1", "s1", "a"), turn("t2", "s1", "b")]);
-  expect(storedIds(db)).toEqual([]); // the commit has not run yet: only the journal holds them
-  await nextTurnOfTheLoop();
+  expect(lines.map((line) => line.turn)).toEqual([turn("t1", "s1", "a")]); // the one that completed alone
+  expect(storedIds(db)).toEqual([]); // the commit has not run yet: only the journal holds t1, and t2 is not answered yet
+  expect(joinedCommitted).toBe(false);
+  await joined;
   expect(storedIds(db)).toEqual(["t1", "t2"]);
   expect(store.session("s1")?.turnList.map((stored) => [stored.position, stored.reasoningText, stored.reasoningDetails])).toEqual([
     [1, "reasoning t1", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
     [2, "reasoning t2", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
   ]);
+  await nextTurnOfTheLoop();
   expect(statSync(journalFile).size).toBe(0);
   store.close();
   db.close();
@@ -60,19 +66,20 @@ test("a turn is durable in the journal when saveTurnDurably resolves, in SQLite 
 test("turns journaled by a process that ended before their commit are committed at the next start, with the time they were answered", async () => {
   const first = open();
   await first.store.saveTurnDurably(turn("t1", "s1", "a"));
+  await aFewMilliseconds(); // committed
   await first.store.saveTurnDurably(turn("t2", "s2", "b"));
   const answeredBy = Date.now();
-  // the process ends here: its connection goes before the commit that was due at the end of this turn of the loop
-  first.store.close();
+  // the process ends here, before the commit: its connection goes first, so nothing more reaches state.db
   first.db.close();
-  await nextTurnOfTheLoop();
-  expect(new Database(join(first.home, "state.db")).prepare("SELECT COUNT(*) FROM turns").pluck().get()).toBe(0);
+  first.store.close();
+  await aFewMilliseconds();
+  expect(new Database(join(first.home, "state.db")).prepare("SELECT id FROM turns").pluck().all()).toEqual(["t1"]);
 
   const restarted = open(first.home);
-  expect(restarted.recovered).toBe(2);
+  expect(restarted.recovered).toBe(1);
   expect(storedIds(restarted.db)).toEqual(["t1", "t2"]);
-  const stored = restarted.store.session("s1")!.turnList[0]!;
-  expect([stored.content, stored.reasoningText, stored.upstreamId]).toEqual(["a", "reasoning t1", "up-1"]);
+  const stored = restarted.store.session("s2")!.turnList[0]!;
+  expect([stored.content, stored.reasoningText, stored.upstreamId]).toEqual(["b", "reasoning t2", "up-1"]);
   expect(Date.parse(stored.createdAt)).toBeLessThanOrEqual(answeredBy);
   expect(restarted.store.fingerprintMatchesMany("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s2" }]);
   expect(statSync(restarted.journalFile).size).toBe(0);
@@ -84,7 +91,7 @@ test("turns journaled by a process that ended before their commit are committed 
 test("recovery skips turns already stored and a last line cut short, and keeps a copy of a journal it cannot commit", async () => {
   const { home, db, store, journalFile } = open();
   await store.saveTurnDurably(turn("t1", "s1", "a"));
-  await nextTurnOfTheLoop(); // committed
+  await aFewMilliseconds(); // committed
   store.close();
   db.close();
   // as if the process had ended between the commit and emptying the journal, and the machine mid-write
@@ -115,8 +122,7 @@ test("a commit that fails (another connection holds the write lock) is retried; 
   const other = new Database(join(home, "state.db"));
   other.exec("BEGIN IMMEDIATE");
   await store.saveTurnDurably(turn("t1", "s1", "a"));
-  await nextTurnOfTheLoop();
-  await nextTurnOfTheLoop();
+  await aFewMilliseconds();
   expect(log.lines.filter((line) => line.level === "error").map((line) => line.message)).toEqual(["a journaled turn could not be committed to state.db; retrying in a second"]);
   expect(readFileSync(journalFile, "utf8")).toContain('"id":"t1"');
   other.exec("ROLLBACK");
@@ -137,6 +143,43 @@ test("CLI stores have no journal: a turn is durable at its commit", async () => 
   expect(storedIds(db)).toEqual(["t1"]);
   expect(store.recoverJournal()).toBe(0);
   expect(existsSync(join(home, "turns.journal"))).toBe(false);
+  db.close();
+});
+
+test("a journaled turn is committed once the next request has gone upstream (commitWaiting), else within a millisecond", async () => {
+  const { db, store, journalFile } = open();
+  await store.saveTurnDurably(turn("t1", "s1", "a"));
+  await nextTurnOfTheLoop();
+  expect(storedIds(db)).toEqual([]); // waiting for a moment the gateway would spend waiting anyway
+  store.commitWaiting(); // what the chat service calls once a request has gone upstream
+  expect(storedIds(db)).toEqual([]);
+  await nextTurnOfTheLoop();
+  expect(storedIds(db)).toEqual(["t1"]);
+  expect(statSync(journalFile).size).toBe(0);
+
+  await store.saveTurnDurably(turn("t2", "s1", "b")); // nothing goes upstream after it
+  expect(storedIds(db)).toEqual(["t1"]);
+  await aFewMilliseconds();
+  expect(storedIds(db)).toEqual(["t1", "t2"]);
+  expect(statSync(journalFile).size).toBe(0);
+  store.close();
+  db.close();
+});
+
+test("a journaled turn waiting for its commit is already the newest match of its fingerprint, and its carriers are replayed from memory", async () => {
+  const { db, store } = open();
+  const same = fingerprintOf("It is 20 C.", []);
+  await store.saveTurnDurably(turn("t1", "s1", "It is 20 C."));
+  await aFewMilliseconds();
+  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t1", session_id: "s1" }]); // now known in memory
+  await store.saveTurnDurably(turn("t2", "s2", "It is 20 C."));
+  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2" }, { id: "t1", session_id: "s1" }]);
+  expect(store.replaySources(new Map([[0, "t2"]])).get(0)?.reasoningText).toBe("reasoning t2");
+  expect(storedIds(db)).toEqual(["t1"]); // answered from memory: the commit still waits
+  await aFewMilliseconds();
+  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2" }, { id: "t1", session_id: "s1" }]); // not twice
+  expect(storedIds(db)).toEqual(["t1", "t2"]);
+  store.close();
   db.close();
 });
 

@@ -95,3 +95,13 @@ export async function readSse(response: Response): Promise<{ events: unknown[]; 
   }
   return { events, done, raw };
 }
+
+/**
+ * A CLI command reads state.db through a connection of its own: a turn
+ * answered a moment ago is there once the gateway has committed it, at most
+ * about a millisecond after its answer ended (SessionStore.saveTurnDurably).
+ * The test gateway runs in this process, so a timer set now fires after its.
+ */
+export function afterGatewayCommits(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 5));
+}

@@ -2,7 +2,7 @@ import { vi } from "vitest";
 import { sessionsCommand } from "../../../src/cli/commands/sessions.js";
 import { EVENT_BUS } from "../../../src/container/tokens.js";
 import type { EventBus, GatewayEvent } from "../../../src/events/event-bus.js";
-import type { TestGateway } from "../../support/gateway.js";
+import { afterGatewayCommits, type TestGateway } from "../../support/gateway.js";
 
 export { captureLog, type CapturedLog } from "../../support/captured-log.js";
 
@@ -27,6 +27,7 @@ export async function respond(gateway: TestGateway, body: Record<string, unknown
 
 /** Runs `carrierd sessions …` in process against `home`, returning what it printed to stdout. */
 export async function sessionsCli(home: string, argv: string[]): Promise<{ out: string; err: string; exitCode: number | undefined }> {
+  await afterGatewayCommits();
   const printed: string[] = [];
   const errors: string[] = [];
   const logSpy = vi.spyOn(console, "log").mockImplementation((...args) => void printed.push(args.join(" ")));
