@@ -72,6 +72,8 @@ export function sessionIdOf(error: unknown): string | undefined {
 export class ChatService {
   /** Fingerprint matching is scoped to the gateway's key (SPEC §4); hashed once, not per request. */
   private readonly keyHash: string;
+  /** Turns whose upstream answer is still being read or not yet stored: a turn ending alone is saved through the journal. */
+  private running = 0;
 
   constructor(
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
@@ -176,12 +178,19 @@ export class ChatService {
     publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: policy.routeIndex, fields: effective, upstream_ms: upstreamMs });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
+    this.running++;
+    let ended = false;
+    const end = () => {
+      if (!ended) this.running--;
+      ended = true;
+    };
     return {
       sessionId,
       turnId,
       model: clientModel,
-      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish }),
+      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, end }),
       complete: async () => {
+        end();
         const turn = accumulator.finish();
         // durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim;
         // one literal: the origin spread into a row with the rest measured ~10 µs (V8 rebuilt it property by property)
@@ -205,7 +214,7 @@ export class ChatService {
           finishReason: turn.finishReason,
           upstreamId: turn.upstreamId,
           fingerprint: fingerprintOf(turn.content, turn.toolCalls),
-        });
+        }, this.running === 0);
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
         for (const toolCall of turn.toolCalls) publish("tool_call", { id: toolCall.id, name: toolCall.function.name, arguments: toolCall.function.arguments });
@@ -213,6 +222,7 @@ export class ChatService {
         return turn;
       },
       fail: (error) => {
+        end();
         publish("turn.failed", { error: { message: error instanceof Error ? error.message : String(error) } });
       },
     };
@@ -236,6 +246,8 @@ interface RelayTarget {
   readonly reasoningEnabled: boolean;
   readonly bus: EventBus;
   readonly publish: (type: "reasoning.delta" | "content.delta", fields: Record<string, unknown>) => void;
+  /** The turn is no longer running (its answer read through, or given up). */
+  readonly end: () => void;
 }
 
 /**
@@ -252,22 +264,26 @@ interface RelayTarget {
  * survived a scavenge (docs/performance.md).
  */
 async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
-  const { accumulator, reasoningEnabled, bus, publish } = turn;
+  const { accumulator, reasoningEnabled, bus, publish, end } = turn;
   let reasoningSeen = false;
-  for await (const item of parts) {
-    const batch = partsOf(item);
-    let withheld = false;
-    for (const part of batch) {
-      accumulator.add(part);
-      if (part.type === "reasoning-delta") {
-        if (!reasoningEnabled) withheld = true;
-        else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
-        reasoningSeen = true;
-      } else if (part.type === "text-delta" && bus.wants("content.delta")) {
-        publish("content.delta", { text: part.text });
+  try {
+    for await (const item of parts) {
+      const batch = partsOf(item);
+      let withheld = false;
+      for (const part of batch) {
+        accumulator.add(part);
+        if (part.type === "reasoning-delta") {
+          if (!reasoningEnabled) withheld = true;
+          else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
+          reasoningSeen = true;
+        } else if (part.type === "text-delta" && bus.wants("content.delta")) {
+          publish("content.delta", { text: part.text });
+        }
       }
+      yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
     }
-    yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
+  } finally {
+    end(); // read through, failed, or abandoned by its reader
   }
 }
 

@@ -166,6 +166,19 @@ test("a journaled turn is committed once the next request has gone upstream (com
   db.close();
 });
 
+test("a turn that completes while others are running is not journaled: it joins the group commit and resolves once committed", async () => {
+  const { db, store, journalFile } = open();
+  let committed = false;
+  const saving = store.saveTurnDurably(turn("t1", "s1", "a"), false).then(() => (committed = true));
+  expect(statSync(journalFile).size).toBe(0);
+  await Promise.resolve();
+  expect(committed).toBe(false);
+  await saving;
+  expect(storedIds(db)).toEqual(["t1"]);
+  store.close();
+  db.close();
+});
+
 test("a journaled turn waiting for its commit is already the newest match of its fingerprint, and its carriers are replayed from memory", async () => {
   const { db, store } = open();
   const same = fingerprintOf("It is 20 C.", []);
