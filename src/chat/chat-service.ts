@@ -72,7 +72,7 @@ export function sessionIdOf(error: unknown): string | undefined {
 export class ChatService {
   /** Fingerprint matching is scoped to the gateway's key (SPEC §4); hashed once, not per request. */
   private readonly keyHash: string;
-  /** Turns whose upstream answer is still being read or not yet stored: a turn ending alone is saved through the journal. */
+  /** Turns from their upstream call until their answer is read through or given up: a turn ending alone is saved through the journal. */
   private running = 0;
 
   constructor(
@@ -148,25 +148,39 @@ export class ChatService {
     const { plugin, policy, key, match, sessionId, turnId, clientModel, prompt, reasoningEnabled, rejected } = prepared;
     const keyHash = this.keyHash;
     let effective = prepared.effective;
+    // running from its upstream call on: a turn that completes while another waits for its upstream is not alone
+    this.running++;
+    let ended = false;
+    const end = () => {
+      if (!ended) this.running--;
+      ended = true;
+    };
     let sentAt = performance.now();
-    const sent = sendFirst(prepared);
-    // while this request waits for its upstream, the turns journaled before it are committed
-    this.store.commitWaiting();
-    let result: UpstreamResult = await sent;
-    if (!result.ok) {
-      const sent = prepared.rebuild(effective).sent;
-      const named = plugin.classifyError?.(result.status, result.body, sent);
-      const newlyRejected = fieldsToReject(named, sent, policy.mustEcho, rejected);
-      if (newlyRejected.length > 0) {
-        recordRejection({ verdicts: this.verdicts, store: this.store, bus: this.bus, log: this.log }, { ...key, sessionId, keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel });
-        effective = effective.filter((field) => !newlyRejected.includes(field));
-        const retry = prepared.rebuild(effective);
-        this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached }, "carriers attached (retry without rejected fields)");
-        sentAt = performance.now();
-        result = await plugin.invoke(retry.call);
+    let result: UpstreamResult;
+    try {
+      const sent = sendFirst(prepared);
+      // while this request waits for its upstream, the turns journaled before it are committed
+      this.store.commitWaiting();
+      result = await sent;
+      if (!result.ok) {
+        const sent = prepared.rebuild(effective).sent;
+        const named = plugin.classifyError?.(result.status, result.body, sent);
+        const newlyRejected = fieldsToReject(named, sent, policy.mustEcho, rejected);
+        if (newlyRejected.length > 0) {
+          recordRejection({ verdicts: this.verdicts, store: this.store, bus: this.bus, log: this.log }, { ...key, sessionId, keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel });
+          effective = effective.filter((field) => !newlyRejected.includes(field));
+          const retry = prepared.rebuild(effective);
+          this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached }, "carriers attached (retry without rejected fields)");
+          sentAt = performance.now();
+          result = await plugin.invoke(retry.call);
+        }
       }
+    } catch (error) {
+      end();
+      throw error;
     }
     if (!result.ok) {
+      end();
       this.log.warn({ provider: key.provider, model: key.model, status: result.status }, "upstream rejected the request");
       throw withSession(upstreamError(result.status, result.body), sessionId);
     }
@@ -178,12 +192,6 @@ export class ChatService {
     publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: policy.routeIndex, fields: effective, upstream_ms: upstreamMs });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
-    this.running++;
-    let ended = false;
-    const end = () => {
-      if (!ended) this.running--;
-      ended = true;
-    };
     return {
       sessionId,
       turnId,
