@@ -228,12 +228,11 @@ export class SessionStore {
    * completes `alone` (no other turn running: the caller knows) would wait
    * for a whole commit by itself (~80 µs at one connection: a quarter of
    * what carrierd added to a request): with a journal it is appended there
-   * instead and resolves at once, and its
-   * commit waits for `commitWaiting`: the next request gone upstream, a
-   * read or write through this store, a turn completing beside it, or a
-   * millisecond, whichever comes first (so another process, a CLI command,
-   * reads the turn from state.db at most about a millisecond after its
-   * answer ended).
+   * instead and resolves at once, and its commit waits for `commitWaiting`:
+   * the next request gone upstream, a read or write through this store, a
+   * turn completing beside it, or a millisecond, whichever comes first (so
+   * another process, a CLI command, reads the turn from state.db at most
+   * about a millisecond after its answer ended).
    * (Journaling every turn was measured too: under load, answers that each
    * leave as soon as they are durable break up the bursts in which the next
    * requests arrive, and streamed throughput at 64 connections fell 16%;
@@ -317,9 +316,9 @@ export class SessionStore {
 
   /**
    * Commits every turn not committed yet (journaled ones waiting, and
-   * those due at the end of this turn of the event loop) now. Every method here that reads or writes SQLite calls it first, so
-   * the connection reads as if each turn were committed when it was made
-   * durable: a scratch session removed right after its turn completed stays
+   * those due at the end of this turn of the event loop) now. Every method
+   * here that reads or writes SQLite calls it first, so the connection reads
+   * as if each turn were committed when it was made durable: a scratch session removed right after its turn completed stays
    * removed, a session made by a turn exists for a verdict. Code that
    * touches turns or sessions through another object on the same connection
    * calls it (or a method here) first too.
