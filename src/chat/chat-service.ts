@@ -200,7 +200,7 @@ export class ChatService {
       complete: async () => {
         end();
         const turn = accumulator.finish();
-        // durable (a SQLite commit, shared with the turns completing alongside) with every carrier verbatim;
+        // durable with every carrier verbatim: a SQLite commit shared with the turns completing alongside, or the journal when alone;
         // one literal: the origin spread into a row with the rest measured ~10 µs (V8 rebuilt it property by property)
         await this.store.saveTurnDurably({
           id: turnId,
