@@ -159,8 +159,8 @@ export class ChatService {
     let result: UpstreamResult;
     try {
       const sent = sendFirst(prepared);
-      // while this request waits for its upstream, the turns journaled before it are committed
-      this.store.commitWaiting();
+      // while this request waits for its upstream, the turns journaled before it are committed, a batch at a time
+      this.store.commitWaitingBatch();
       result = await sent;
       if (!result.ok) {
         const sent = prepared.rebuild(effective).sent;

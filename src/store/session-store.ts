@@ -11,6 +11,18 @@ import { GroupCommit } from "./group-commit.js";
 import type { TurnJournal } from "./turn-journal.js";
 import type { Logger } from "../logging/logger.js";
 
+/**
+ * Journaled turns are committed to SQLite together, once this many wait
+ * (see `commitWaitingBatch`) or the oldest has waited `JOURNAL_MAX_WAIT_MS`.
+ * A commit costs ~50 µs whatever it holds (four `fcntl` locks, the WAL
+ * frames of the pages every turn shares) and ~15 µs more per turn: one
+ * commit per lone turn was ~75 µs of the ~560 µs of CPU a streamed request
+ * cost at one connection (docs/performance.md).
+ */
+export const JOURNAL_BATCH_TURNS = 16;
+/** The longest another process (a CLI command) waits to read a journaled turn from state.db. */
+export const JOURNAL_MAX_WAIT_MS = 25;
+
 /** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
   /** `[provider, host, model, fields]` */
@@ -77,8 +89,8 @@ export class SessionStore {
     (turns) => this.commitTurns(turns),
     (turn) => this.saveTurnOnce(turn),
   );
-  /** Journaled turns not yet committed to SQLite; the journal is emptied when this is back to 0. */
-  private uncommitted = 0;
+  /** Journaled turns not yet committed to SQLite; the journal is emptied by the commit that leaves none. */
+  private readonly inJournal = new Set<NewTurn>();
   /** Journaled turns whose commit waits for a moment the gateway would otherwise spend waiting (see commitWaiting). */
   private waiting: NewTurn[] = [];
   private waitingTimer: NodeJS.Timeout | undefined;
@@ -228,11 +240,13 @@ export class SessionStore {
    * completes `alone` (no other turn running: the caller knows) would wait
    * for a whole commit by itself (~80 µs at one connection: a quarter of
    * what carrierd added to a request): with a journal it is appended there
-   * instead and resolves at once, and its commit waits for `commitWaiting`:
-   * the next request gone upstream, a read or write through this store, a
-   * turn completing beside it, or a millisecond, whichever comes first (so
-   * another process, a CLI command, reads the turn from state.db at most
-   * about a millisecond after its answer ended).
+   * instead and resolves at once. Its commit waits, with the turns
+   * journaled after it, until `JOURNAL_BATCH_TURNS` of them wait and the
+   * next request has gone upstream (`commitWaitingBatch`), a read or write
+   * through this store needs them, a turn completes beside them, or
+   * `JOURNAL_MAX_WAIT_MS` pass, whichever comes first (so another process,
+   * a CLI command, reads the turn from state.db at most that long after its
+   * answer ended).
    * (Journaling every turn was measured too: under load, answers that each
    * leave as soon as they are durable break up the bursts in which the next
    * requests arrive, and streamed throughput at 64 connections fell 16%;
@@ -240,7 +254,7 @@ export class SessionStore {
    * A journaled turn whose commit fails stays in the journal and is retried.
    */
   saveTurnDurably(turn: NewTurn, alone = true): Promise<void> {
-    if (!this.journaled || !alone || this.durable.due() || this.waiting.length > 0) {
+    if (!this.journaled || !alone || this.durable.due() || this.waiting.length >= JOURNAL_BATCH_TURNS) {
       this.commitWaiting(); // first: turns are committed in the order they completed
       return this.durable.add(turn).then(nothing);
     }
@@ -249,19 +263,24 @@ export class SessionStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.uncommitted++;
+    this.inJournal.add(turn);
     this.remember(turn, carrierSize(turn.reasoningText, turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null, turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null));
     this.waiting.push(turn);
-    if (this.waiting.length === 1) this.waitingTimer = setTimeout(this.commitWaitingLater, 1);
+    if (this.waiting.length === 1) this.waitingTimer = setTimeout(this.commitWaitingLater, JOURNAL_MAX_WAIT_MS);
     return Promise.resolve();
   }
 
   /**
-   * Queues the journaled turns for the commit at the end of this turn of the
-   * event loop. The chat service calls it once a request has gone upstream:
-   * the gateway would wait for the answer anyway, so under light load the
-   * commit costs no one any time.
+   * Queues the journaled turns for one commit at the end of this turn of
+   * the event loop once a batch of them waits. The chat service calls it
+   * once a request has gone upstream: the gateway would wait for the answer
+   * anyway, so under light load most of the commit costs no one any time.
    */
+  commitWaitingBatch(): void {
+    if (this.waiting.length >= JOURNAL_BATCH_TURNS) this.commitWaiting();
+  }
+
+  /** Queues every journaled turn for the commit at the end of this turn of the event loop. */
   commitWaiting(): void {
     if (this.waiting.length === 0) return;
     const turns = this.waiting;
@@ -271,7 +290,7 @@ export class SessionStore {
   }
 
   private commitJournaled(turn: NewTurn): void {
-    this.durable.add(turn).then(this.journaledCommitted, (error: unknown) => {
+    this.durable.add(turn).catch((error: unknown) => {
       // still in the journal, and recovered from it at the next start should this process end first
       const log = this.journaled!.log;
       if (this.closed) return log.warn({ turn_id: turn.id }, "a journaled turn is left for the next start to commit");
@@ -279,10 +298,6 @@ export class SessionStore {
       setTimeout(() => this.commitJournaled(turn), 1000).unref();
     });
   }
-
-  private readonly journaledCommitted = (): void => {
-    if (--this.uncommitted === 0) this.journaled!.journal.clear();
-  };
 
   /**
    * Commits what a previous process journaled but did not commit (it ended
@@ -330,7 +345,10 @@ export class SessionStore {
 
   /** One turn alone (a batch's fallback): a turn stored already (recovered by another process) counts as written. */
   private saveTurnOnce(turn: NewTurn): number {
-    if (this.journaled && this.statements.turnExists.get(turn.id) !== undefined) return 0;
+    if (this.journaled && this.statements.turnExists.get(turn.id) !== undefined) {
+      this.outOfJournal([turn]);
+      return 0;
+    }
     return this.saveTurn(turn);
   }
 
@@ -340,7 +358,19 @@ export class SessionStore {
     const written = this.writeTurns(turns, createdAt);
     turns.forEach((turn, index) => this.remember(turn, written[index]!.size));
     this.cache.acknowledgeOwnWrite();
+    this.outOfJournal(turns);
     return written.map(({ position }) => position);
+  }
+
+  /**
+   * These turns are in state.db: the journal is emptied once none it holds
+   * is left uncommitted. Called in the commit itself, not in a continuation
+   * of it, so that `close` settles and then closes the journal in one go.
+   */
+  private outOfJournal(turns: readonly NewTurn[]): void {
+    if (this.inJournal.size === 0) return;
+    for (const turn of turns) this.inJournal.delete(turn);
+    if (this.inJournal.size === 0) this.journaled!.journal.clear();
   }
 
   private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {

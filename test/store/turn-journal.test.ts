@@ -7,7 +7,7 @@ import { afterAll, expect, test } from "vitest";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { openDatabase, type Db } from "../../src/store/database.js";
 import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
-import { SessionStore } from "../../src/store/session-store.js";
+import { JOURNAL_BATCH_TURNS, JOURNAL_MAX_WAIT_MS, SessionStore } from "../../src/store/session-store.js";
 import type { NewTurn } from "../../src/store/stored-turn.js";
 import { TurnJournal } from "../../src/store/turn-journal.js";
 import { captureLog } from "../support/captured-log.js";
@@ -39,14 +39,14 @@ const turn = (id: string, sessionId: string, content: string): NewTurn => ({
 
 const storedIds = (db: Db) => db.prepare("SELECT id FROM turns ORDER BY seq").pluck().all();
 const nextTurnOfTheLoop = () => new Promise((resolve) => setImmediate(resolve));
-/** Longer than a journaled turn waits for its commit when nothing else commits it (a millisecond); timers fire in order. */
-const aFewMilliseconds = () => new Promise((resolve) => setTimeout(resolve, 5));
+/** Longer than a journaled turn waits for its commit when nothing else commits it; timers fire in order. */
+const aFewMilliseconds = () => new Promise((resolve) => setTimeout(resolve, JOURNAL_MAX_WAIT_MS + 5));
 
 test("a turn that completes alone is durable in the journal when saveTurnDurably resolves; one completing beside it joins the commit, due at the end of that turn of the event loop; the journal then empties", async () => {
   const { db, store, journalFile } = open();
   let joinedCommitted = false;
   await store.saveTurnDurably(turn("t1", "s1", "a"));
-  const joined = store.saveTurnDurably(turn("t2", "s1", "b")).then(() => (joinedCommitted = true));
+  const joined = store.saveTurnDurably(turn("t2", "s1", "b"), false).then(() => (joinedCommitted = true)); // completed while others ran
   const lines = readFileSync(journalFile, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { turn: NewTurn });
   expect(lines.map((line) => line.turn)).toEqual([turn("t1", "s1", "a")]); // the one that completed alone
   expect(storedIds(db)).toEqual([]); // the commit has not run yet: only the journal holds t1, and t2 is not answered yet
@@ -146,21 +146,28 @@ test("CLI stores have no journal: a turn is durable at its commit", async () => 
   db.close();
 });
 
-test("a journaled turn is committed once the next request has gone upstream (commitWaiting), else within a millisecond", async () => {
+test("journaled turns are committed together once a batch waits and the next request has gone upstream (commitWaitingBatch), else after JOURNAL_MAX_WAIT_MS", async () => {
   const { db, store, journalFile } = open();
-  await store.saveTurnDurably(turn("t1", "s1", "a"));
+  const ids = Array.from({ length: JOURNAL_BATCH_TURNS }, (_, i) => `t${i + 1}`);
+  for (const id of ids.slice(0, -1)) {
+    await store.saveTurnDurably(turn(id, "s1", id));
+    store.commitWaitingBatch(); // what the chat service calls once a request has gone upstream
+    await nextTurnOfTheLoop();
+  }
+  expect(storedIds(db)).toEqual([]); // not a batch yet: every turn so far is durable in the journal only
+  await store.saveTurnDurably(turn(ids.at(-1)!, "s1", ids.at(-1)!));
+  store.commitWaitingBatch();
+  expect(storedIds(db)).toEqual([]); // queued for the commit at the end of this turn of the loop
   await nextTurnOfTheLoop();
-  expect(storedIds(db)).toEqual([]); // waiting for a moment the gateway would spend waiting anyway
-  store.commitWaiting(); // what the chat service calls once a request has gone upstream
-  expect(storedIds(db)).toEqual([]);
-  await nextTurnOfTheLoop();
-  expect(storedIds(db)).toEqual(["t1"]);
+  expect(storedIds(db)).toEqual(ids);
   expect(statSync(journalFile).size).toBe(0);
 
-  await store.saveTurnDurably(turn("t2", "s1", "b")); // nothing goes upstream after it
-  expect(storedIds(db)).toEqual(["t1"]);
+  await store.saveTurnDurably(turn("late", "s1", "late")); // no batch gathers after it
+  store.commitWaitingBatch();
+  await nextTurnOfTheLoop();
+  expect(storedIds(db)).toEqual(ids);
   await aFewMilliseconds();
-  expect(storedIds(db)).toEqual(["t1", "t2"]);
+  expect(storedIds(db)).toEqual([...ids, "late"]);
   expect(statSync(journalFile).size).toBe(0);
   store.close();
   db.close();
