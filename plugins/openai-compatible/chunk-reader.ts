@@ -44,9 +44,11 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
    */
   const plainView: { fields: JsonObject; choice: undefined; plain: PlainDelta | undefined } = { fields: {}, choice: undefined, plain: undefined };
   return (data) => {
-    for (const template of whole) {
-      const plain = readWhole(template, data);
+    for (let i = 0; i < whole.length; i++) {
+      const plain = readWhole(whole[i]!, data);
       if (plain) {
+        // the template that read this chunk is tried first next time: a stream's deltas come in runs (its reasoning, then its text)
+        if (i > 0) whole.unshift(...whole.splice(i, 1));
         plainView.fields = envelope!.fields;
         plainView.plain = plain;
         return plainView;

@@ -13,8 +13,21 @@ export interface DataFrame {
 
 /** `data: ${jsonBefore}…${jsonAfter}\n\n` as bytes. The JSON around the middle must hold no raw CR or LF (JSON text never does). */
 export function dataFrame(jsonBefore: string, jsonAfter: string): DataFrame {
-  if (/[\r\n]/.test(jsonBefore) || /[\r\n]/.test(jsonAfter)) throw new Error("SSE data cannot contain CR or LF");
-  return { before: Buffer.from(`data: ${jsonBefore}`), after: Buffer.from(`${jsonAfter}\n\n`) };
+  if (/[\r\n]/.test(jsonBefore)) throw new Error("SSE data cannot contain CR or LF");
+  return { before: Buffer.from(`data: ${jsonBefore}`), after: frameEnd(jsonAfter) };
+}
+
+/** The end of a frame is the same for every stream (the JSON after a delta's value): encoded once. */
+const frameEnds = new Map<string, Buffer>();
+
+function frameEnd(jsonAfter: string): Buffer {
+  let bytes = frameEnds.get(jsonAfter);
+  if (!bytes) {
+    if (/[\r\n]/.test(jsonAfter)) throw new Error("SSE data cannot contain CR or LF");
+    if (frameEnds.size >= 64) frameEnds.clear(); // a few shapes in practice; bounded all the same
+    frameEnds.set(jsonAfter, (bytes = Buffer.from(`${jsonAfter}\n\n`)));
+  }
+  return bytes;
 }
 
 const DATA = Buffer.from("data: ");

@@ -40,14 +40,17 @@ export class EventBus {
   private readonly typed = new Map<GatewayEventType, Set<EventListener>>();
   /** Of those, the ones that need only a turn's first delta of a type (metrics: time to first reasoning token). */
   private readonly firstOfTurn = new Map<GatewayEventType, Set<EventListener>>();
+  /** Listeners that never read `ts` (metrics time events themselves): an event only they receive is not stamped (an ISO string per event). */
+  private readonly untimed = new WeakSet<EventListener>();
 
   /**
    * Every event, or with `types` only those. With `firstOfTurn` the listener
    * needs only each turn's first delta of those types: a turn's later deltas
    * are not published for it (it may still see them, when someone else wants
-   * every one).
+   * every one). With `untimed` it never reads the event's `ts`.
    */
-  subscribe(listener: EventListener, types?: readonly GatewayEventType[], options: { firstOfTurn?: boolean } = {}): () => void {
+  subscribe(listener: EventListener, types?: readonly GatewayEventType[], options: { firstOfTurn?: boolean; untimed?: boolean } = {}): () => void {
+    if (options.untimed) this.untimed.add(listener);
     if (!types) {
       this.listeners.add(listener);
       return () => this.listeners.delete(listener);
@@ -87,10 +90,14 @@ export class EventBus {
     if (this.listeners.size === 0 && !typed?.size) return;
     // publishers hand over a fresh object; stamping it in place saves a copy per event
     const full = event as GatewayEvent;
-    full.ts ??= new Date().toISOString();
-    for (const listener of this.listeners) deliver(listener, full);
-    if (typed) for (const listener of typed) deliver(listener, full);
+    for (const listener of this.listeners) deliver(listener, this.untimed.has(listener) ? full : stamped(full));
+    if (typed) for (const listener of typed) deliver(listener, this.untimed.has(listener) ? full : stamped(full));
   }
+}
+
+function stamped(event: GatewayEvent): GatewayEvent {
+  event.ts ??= new Date().toISOString();
+  return event;
 }
 
 function deliver(listener: EventListener, event: GatewayEvent): void {

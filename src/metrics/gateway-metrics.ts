@@ -1,5 +1,5 @@
 import { inject, injectable } from "tsyringe";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from "prom-client";
 import { EVENT_BUS, EVENT_HUB } from "../container/tokens.js";
 import type { EventBus, GatewayEvent, GatewayEventType } from "../events/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
@@ -49,32 +49,43 @@ export class GatewayMetrics {
    */
   private openTurns: Record<string, OpenTurn> = Object.create(null) as Record<string, OpenTurn>;
   private openCount = 0;
+  /**
+   * Observations not yet folded into their metrics, three slots each:
+   * metric, labels, value. A turn's observations happen before its answer
+   * ends (its start, first reasoning token, end); prom-client hashes the
+   * labels and searches the buckets for each, ~5 µs a request at one
+   * connection, all of it before the client saw the end. They are folded in
+   * once this turn of the event loop is done (after its writes), or when
+   * any of these metrics is read (`collect`), whichever comes first.
+   */
+  private pending: (Histogram<string> | Counter<string> | LabelValues<string> | number)[] = [];
+  private foldScheduled: NodeJS.Immediate | undefined;
   private defaultsCollected = false;
   private readonly unsubscribe: () => void;
   private readonly stopWatchingReasoning: () => void;
 
   constructor(@inject(EVENT_BUS) private readonly bus: EventBus, @inject(EVENT_HUB) hub: EventHub) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route and status", labelNames: ["method", "route", "status"], registers });
-    this.upstreamLatency = new Histogram({ name: "carrierd_upstream_latency_seconds", help: "Time from sending a request upstream until the upstream answered (response headers)", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers });
-    this.firstReasoning = new Histogram({ name: "carrierd_time_to_first_reasoning_token_seconds", help: "Time from sending a request upstream until its first reasoning token", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers });
-    this.turnDuration = new Histogram({ name: "carrierd_turn_duration_seconds", help: "Time from sending a request upstream to the end of its turn", labelNames: ["provider", "outcome"], buckets: LATENCY_BUCKETS, registers });
-    this.retries = new Counter({ name: "carrierd_upstream_retries_total", help: "Requests retried upstream without a field the upstream rejected (SPEC §6)", labelNames: ["provider"], registers });
-    this.verdicts = new Counter({ name: "carrierd_verdicts_recorded_total", help: "Unknown-field verdicts recorded, by provider and field", labelNames: ["provider", "field"], registers });
+    this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route and status", labelNames: ["method", "route", "status"], registers, collect: this.fold });
+    this.upstreamLatency = new Histogram({ name: "carrierd_upstream_latency_seconds", help: "Time from sending a request upstream until the upstream answered (response headers)", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
+    this.firstReasoning = new Histogram({ name: "carrierd_time_to_first_reasoning_token_seconds", help: "Time from sending a request upstream until its first reasoning token", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
+    this.turnDuration = new Histogram({ name: "carrierd_turn_duration_seconds", help: "Time from sending a request upstream to the end of its turn", labelNames: ["provider", "outcome"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
+    this.retries = new Counter({ name: "carrierd_upstream_retries_total", help: "Requests retried upstream without a field the upstream rejected (SPEC §6)", labelNames: ["provider"], registers, collect: this.fold });
+    this.verdicts = new Counter({ name: "carrierd_verdicts_recorded_total", help: "Unknown-field verdicts recorded, by provider and field", labelNames: ["provider", "field"], registers, collect: this.fold });
     this.reloads = new Counter({ name: "carrierd_route_reloads_total", help: "routes.yaml reloads, by result (reloaded, rejected)", labelNames: ["result"], registers });
     new Gauge({ name: "carrierd_websocket_subscribers", help: "Authenticated WebSocket event stream connections", registers, collect() { this.set(hub.subscriberCount); } });
     new Counter({ name: "carrierd_websocket_dropped_events_total", help: "Events not sent to a WebSocket subscriber because it was behind", registers, collect() { this.reset(); this.inc(hub.droppedEvents); } });
     new Counter({ name: "carrierd_websocket_slow_closes_total", help: "WebSocket subscribers closed with 1013 because they stayed behind", registers, collect() { this.reset(); this.inc(hub.slowClosed); } });
     this.reloads.inc({ result: "reloaded" }, 0);
     this.reloads.inc({ result: "rejected" }, 0);
-    this.unsubscribe = bus.subscribe((event) => this.observe(event), TURN_AND_GATEWAY_EVENTS);
+    this.unsubscribe = bus.subscribe((event) => this.observe(event), TURN_AND_GATEWAY_EVENTS, { untimed: true });
     // only a turn's first reasoning delta: a long reasoning stream with no WebSocket subscriber is not turned into bus events for metrics
-    this.stopWatchingReasoning = bus.subscribe((event) => this.observe(event), ["reasoning.delta"], { firstOfTurn: true });
+    this.stopWatchingReasoning = bus.subscribe((event) => this.observe(event), ["reasoning.delta"], { firstOfTurn: true, untimed: true });
   }
 
   /** Called by the HTTP server when a response has finished. */
   recordRequest(record: RequestRecord): void {
-    this.requests.inc({ method: record.method, route: record.route, status: String(record.status) });
+    this.later(this.requests, { method: record.method, route: record.route, status: String(record.status) }, 1);
   }
 
   /** The text exposition. Process metrics are registered on the first scrape, so gateways nobody scrapes (tests) run no sampling timers. */
@@ -87,6 +98,7 @@ export class GatewayMetrics {
   }
 
   close(): void {
+    this.fold();
     this.unsubscribe();
     this.stopWatchingReasoning();
     this.openTurns = Object.create(null) as Record<string, OpenTurn>;
@@ -99,14 +111,14 @@ export class GatewayMetrics {
         const turn = typeof event.turn_id === "string" ? this.openTurns[event.turn_id] : undefined;
         if (turn?.awaitingReasoning) {
           turn.awaitingReasoning = false;
-          this.firstReasoning.observe({ provider: turn.provider }, (performance.now() - turn.started) / 1000);
+          this.later(this.firstReasoning, { provider: turn.provider }, (performance.now() - turn.started) / 1000);
         }
         return;
       }
       case "turn.started": {
         const provider = String(event.provider ?? "unknown");
         const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : undefined;
-        if (upstreamMs !== undefined) this.upstreamLatency.observe({ provider }, upstreamMs / 1000);
+        if (upstreamMs !== undefined) this.later(this.upstreamLatency, { provider }, upstreamMs / 1000);
         // time to first reasoning counts from when the request went upstream, not from its answer's headers
         if (typeof event.turn_id !== "string") return;
         // a turn that never ended must not grow the map forever
@@ -121,8 +133,8 @@ export class GatewayMetrics {
       case "verdict.recorded": {
         const provider = String(event.provider ?? "unknown");
         const fields = Array.isArray(event.fields) ? event.fields : [event.field];
-        for (const field of fields) this.verdicts.inc({ provider, field: String(field ?? "unknown") });
-        if (event.retried !== false) this.retries.inc({ provider });
+        for (const field of fields) this.later(this.verdicts, { provider, field: String(field ?? "unknown") }, 1);
+        if (event.retried !== false) this.later(this.retries, { provider }, 1);
         return;
       }
       case "routes.reloaded":
@@ -136,8 +148,29 @@ export class GatewayMetrics {
     if (typeof event.turn_id !== "string") return;
     const turn = this.forget(event.turn_id);
     if (!turn) return;
-    this.turnDuration.observe({ provider: turn.provider, outcome }, (performance.now() - turn.started) / 1000);
+    this.later(this.turnDuration, { provider: turn.provider, outcome }, (performance.now() - turn.started) / 1000);
   }
+
+  /** A histogram's observation or a counter's increment, folded in by `fold`. */
+  private later<L extends string>(metric: Histogram<L> | Counter<L>, labels: LabelValues<L>, value: number): void {
+    this.pending.push(metric as Histogram<string> | Counter<string>, labels, value);
+    this.foldScheduled ??= setImmediate(this.fold);
+  }
+
+  private readonly fold = (): void => {
+    if (this.foldScheduled) clearImmediate(this.foldScheduled);
+    this.foldScheduled = undefined;
+    const pending = this.pending;
+    if (pending.length === 0) return;
+    this.pending = [];
+    for (let i = 0; i < pending.length; i += 3) {
+      const metric = pending[i] as Histogram<string> | Counter<string>;
+      const labels = pending[i + 1] as LabelValues<string>;
+      const value = pending[i + 2] as number;
+      if (metric instanceof Histogram) metric.observe(labels, value);
+      else metric.inc(labels, value);
+    }
+  };
 
   private forget(turnId: string): OpenTurn | undefined {
     const turn = this.openTurns[turnId];

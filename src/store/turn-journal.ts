@@ -31,10 +31,17 @@ export class TurnJournal {
   /** Appends the turn; it survives this process when this returns. */
   append(turn: NewTurn): void {
     // the completion time goes with it: a turn recovered at the next start keeps when it was answered
-    const line = Buffer.from(`{"at":${Date.now()},"turn":${JSON.stringify(turn)}}\n`);
-    let written = 0;
+    const line = `{"at":${Date.now()},"turn":${JSON.stringify(turn)}}\n`;
+    // the text itself, not a Buffer made of it first: ~1.5 µs less, on the answer's path
+    const written = writeSync(this.fd, line);
+    const length = Buffer.byteLength(line);
+    if (written < length) this.writeRest(Buffer.from(line), written);
+    this.bytes += length;
+  }
+
+  /** What a short write left (a file system nearly full): written out, or the error that stops it thrown. */
+  private writeRest(line: Buffer, written: number): void {
     while (written < line.length) written += writeSync(this.fd, line, written);
-    this.bytes += line.length;
   }
 
   /** Every appended turn is in SQLite now: the file starts over. */
