@@ -168,7 +168,7 @@ class SseDecoding {
       onEvent: (message: EventSourceMessage) => {
         if (message.data === "[DONE]" || this.failure) return;
         try {
-          const decoded = decode({ event: message.event, data: message.data });
+          const decoded = decode(message); // the parser's own event object: no copy per event
           if (isPart(decoded)) this.pending.push(decoded);
           else for (const part of decoded) this.pending.push(part);
         } catch (error) {
