@@ -54,7 +54,7 @@ try {
     }
   }
   for (const { name, runs } of sides) {
-    console.log(`${name} ${mode} c=${CONNECTIONS}: p50 ${median(runs.map((r) => r.p50)).toFixed(3)} ms, p99 ${median(runs.map((r) => r.p99)).toFixed(3)} ms, ${median(runs.map((r) => r.rps)).toFixed(0)} req/s, CPU ${median(runs.map((r) => r.cpuUs)).toFixed(0)} µs a request  [${runs.map((r) => r.cpuUs.toFixed(0)).join(" ")}]`);
+    console.log(`${name} ${mode} c=${CONNECTIONS}: p50 ${median(runs.map((r) => r.p50)).toFixed(3)} ms, p99 ${median(runs.map((r) => r.p99)).toFixed(3)} ms, ${median(runs.map((r) => r.rps)).toFixed(0)} req/s, CPU ${median(runs.map((r) => r.cpuUs)).toFixed(0)} µs a request  [${runs.map((r) => r.cpuUs.toFixed(0)).join(" ")}]; p99 per round [${runs.map((r) => r.p99.toFixed(1)).join(" ")}]`);
   }
   const [a, b] = sides;
   const ratios = a.runs.map((run, i) => b.runs[i].rps / run.rps);

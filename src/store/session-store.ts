@@ -356,7 +356,10 @@ export class SessionStore {
   private commitTurns(turns: readonly NewTurn[], createdAt?: string): number[] {
     this.cache.validateOwnConnection();
     const written = this.writeTurns(turns, createdAt);
-    turns.forEach((turn, index) => this.remember(turn, written[index]!.size));
+    // a journaled turn was remembered when it was journaled (unless the cache was emptied since: then SQLite answers)
+    turns.forEach((turn, index) => {
+      if (!this.inJournal.has(turn)) this.remember(turn, written[index]!.size);
+    });
     this.cache.acknowledgeOwnWrite();
     this.outOfJournal(turns);
     return written.map(({ position }) => position);
@@ -409,10 +412,11 @@ export class SessionStore {
 
   /**
    * A new turn is the newest match of its fingerprint and its carriers are
-   * at hand: keep both in memory. Called when it is committed, and for a
-   * journaled turn already when it is journaled (the next request must find
-   * it, and the cache answers without asking SQLite); adding it twice is
-   * harmless.
+   * at hand: keep both in memory. Called when it is committed, or for a
+   * journaled turn when it is journaled (the next request must find it, and
+   * the cache answers without asking SQLite), not again at its commit: a
+   * second copy of its reasoning would only be garbage for the old
+   * generation of the heap.
    */
   private remember(turn: NewTurn, size: number): void {
     const source: ReplaySource = {

@@ -194,11 +194,13 @@ test("a journaled turn waiting for its commit is already the newest match of its
   expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t1", session_id: "s1" }]); // now known in memory
   await store.saveTurnDurably(turn("t2", "s2", "It is 20 C."));
   expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2" }, { id: "t1", session_id: "s1" }]);
-  expect(store.replaySources(new Map([[0, "t2"]])).get(0)?.reasoningText).toBe("reasoning t2");
+  const journaled = store.replaySources(new Map([[0, "t2"]])).get(0);
+  expect(journaled?.reasoningText).toBe("reasoning t2");
   expect(storedIds(db)).toEqual(["t1"]); // answered from memory: the commit still waits
   await aFewMilliseconds();
   expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2" }, { id: "t1", session_id: "s1" }]); // not twice
   expect(storedIds(db)).toEqual(["t1", "t2"]);
+  expect(store.replaySources(new Map([[0, "t2"]])).get(0)).toBe(journaled); // the commit kept what journaling remembered: no second copy
   store.close();
   db.close();
 });
