@@ -7,21 +7,9 @@ import { foreignWrites, ReadCache } from "./foreign-writes.js";
 import { MATCHES_PER_FINGERPRINT, ReplayCache, type FingerprintMatch } from "./replay-cache.js";
 import type { NewTurn, ReplaySource, SessionSummary, StoredTurn } from "./stored-turn.js";
 import { detached } from "../util/detached.js";
-import { GroupCommit } from "./group-commit.js";
-import type { TurnJournal } from "./turn-journal.js";
+import { DurableTurns, type TurnWriter } from "./durable-turns.js";
+import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 import type { Logger } from "../logging/logger.js";
-
-/**
- * Journaled turns are committed to SQLite together, once this many wait
- * (see `commitWaitingBatch`) or the oldest has waited `JOURNAL_MAX_WAIT_MS`.
- * A commit costs ~50 µs whatever it holds (four `fcntl` locks, the WAL
- * frames of the pages every turn shares) and ~15 µs more per turn: one
- * commit per lone turn was ~75 µs of the ~560 µs of CPU a streamed request
- * cost at one connection (docs/performance.md).
- */
-export const JOURNAL_BATCH_TURNS = 16;
-/** The longest another process (a CLI command) waits to read a journaled turn from state.db. */
-export const JOURNAL_MAX_WAIT_MS = 25;
 
 /** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
@@ -85,29 +73,17 @@ export class SessionStore {
   private readonly modelConfigs: ReadCache<SessionModelConfig>;
   /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
   private readonly writeTurns: (turns: readonly NewTurn[], createdAt: string | undefined) => WrittenTurn[];
-  private readonly durable = new GroupCommit<NewTurn, number>(
-    (turns) => this.commitTurns(turns),
-    (turn) => this.saveTurnOnce(turn),
-  );
-  /** Journaled turns not yet committed to SQLite; the journal is emptied by the commit that leaves none. */
-  private readonly inJournal = new Set<NewTurn>();
-  /** Journaled turns whose commit waits for a moment the gateway would otherwise spend waiting (see commitWaiting). */
-  private waiting: NewTurn[] = [];
-  private waitingTimer: NodeJS.Timeout | undefined;
-  private readonly commitWaitingLater = (): void => {
-    this.waitingTimer = undefined;
-    this.commitWaiting();
-  };
-  private closed = false;
+  /** When each finished turn is durable, and when it is committed (journal, group commit). */
+  private readonly durable: DurableTurns;
 
   /**
    * `journaled`: the gateway's store, whose turns are durable in the journal
-   * before their SQLite commit (see TurnJournal); without it (CLI commands,
-   * in-memory stores) a turn is durable at its commit.
+   * before their SQLite commit (see TurnJournal, DurableTurns); without it
+   * (CLI commands, in-memory stores) a turn is durable at its commit.
    */
   constructor(
     @inject(DATABASE) private readonly db: Db,
-    private readonly journaled?: { readonly journal: TurnJournal; readonly log: Logger },
+    journaled?: { readonly journal: TurnJournal; readonly log: Logger },
   ) {
     this.cache = new ReplayCache(db);
     this.modelConfigs = new ReadCache(foreignWrites(db), 50_000);
@@ -153,7 +129,17 @@ export class SessionStore {
       deleteSession: prepare(`DELETE FROM sessions WHERE id = ?`),
       configsWithRejections: prepare(`SELECT id, model_config FROM sessions WHERE model_config LIKE '%rejected_carriers%'`),
     };
+    this.durable = new DurableTurns(this.turnWriter, journaled);
   }
+
+  /** How DurableTurns reaches SQLite and the replay cache. */
+  private readonly turnWriter: TurnWriter = {
+    write: (turns, remember, createdAt) => this.commitTurns(turns, remember, createdAt),
+    stored: (id) => this.statements.turnExists.get(id) !== undefined,
+    remember: (turn) =>
+      this.remember(turn, carrierSize(turn.reasoningText, turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null, turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null)),
+    recover: (turns) => this.recoverTurns(turns),
+  };
 
   /**
    * Matches for many fingerprints at once, most recent first per fingerprint:
@@ -230,103 +216,22 @@ export class SessionStore {
   /** Writes the turn (its fingerprint is a column of it) and the session if new, in one transaction; returns the turn's position. */
   saveTurn(turn: NewTurn, createdAt?: string): number {
     this.settle();
-    return this.commitTurns([turn], createdAt)[0]!;
+    return this.durable.commit([turn], createdAt)[0]!;
   }
 
-  /**
-   * Makes the turn durable, then resolves; the caller ends its answer after
-   * that. Turns that complete in one turn of the event loop share one
-   * commit (see GroupCommit) and resolve once it is done. A turn that
-   * completes `alone` (no other turn running: the caller knows) would wait
-   * for a whole commit by itself (~80 µs at one connection: a quarter of
-   * what carrierd added to a request): with a journal it is appended there
-   * instead and resolves at once. Its commit waits, with the turns
-   * journaled after it, until `JOURNAL_BATCH_TURNS` of them wait and the
-   * next request has gone upstream (`commitWaitingBatch`), a read or write
-   * through this store needs them, a turn completes beside them, or
-   * `JOURNAL_MAX_WAIT_MS` pass, whichever comes first (so another process,
-   * a CLI command, reads the turn from state.db at most that long after its
-   * answer ended).
-   * (Journaling every turn was measured too: under load, answers that each
-   * leave as soon as they are durable break up the bursts in which the next
-   * requests arrive, and streamed throughput at 64 connections fell 16%;
-   * journaling the first of each turn of the loop still cost 5–7%.)
-   * A journaled turn whose commit fails stays in the journal and is retried.
-   */
+  /** Makes the turn durable, then resolves; the caller ends its answer after that (see DurableTurns.save). */
   saveTurnDurably(turn: NewTurn, alone = true): Promise<void> {
-    if (!this.journaled || !alone || this.durable.due() || this.waiting.length >= JOURNAL_BATCH_TURNS) {
-      this.commitWaiting(); // first: turns are committed in the order they completed
-      return this.durable.add(turn).then(nothing);
-    }
-    try {
-      this.journaled.journal.append(turn);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    this.inJournal.add(turn);
-    this.remember(turn, carrierSize(turn.reasoningText, turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null, turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null));
-    this.waiting.push(turn);
-    if (this.waiting.length === 1) this.waitingTimer = setTimeout(this.commitWaitingLater, JOURNAL_MAX_WAIT_MS);
-    return Promise.resolve();
+    return this.durable.save(turn, alone);
   }
 
-  /**
-   * Queues the journaled turns for one commit at the end of this turn of
-   * the event loop once a batch of them waits. The chat service calls it
-   * once a request has gone upstream: the gateway would wait for the answer
-   * anyway, so under light load most of the commit costs no one any time.
-   */
+  /** Called once a request has gone upstream: a batch of journaled turns is committed while the gateway waits (see DurableTurns). */
   commitWaitingBatch(): void {
-    if (this.waiting.length >= JOURNAL_BATCH_TURNS) this.commitWaiting();
+    this.durable.commitWaitingBatch();
   }
 
-  /** Queues every journaled turn for the commit at the end of this turn of the event loop. */
-  commitWaiting(): void {
-    if (this.waiting.length === 0) return;
-    const turns = this.waiting;
-    this.waiting = [];
-    clearTimeout(this.waitingTimer);
-    for (const turn of turns) this.commitJournaled(turn);
-  }
-
-  private commitJournaled(turn: NewTurn): void {
-    this.durable.add(turn).catch((error: unknown) => {
-      // still in the journal, and recovered from it at the next start should this process end first
-      const log = this.journaled!.log;
-      if (this.closed) return log.warn({ turn_id: turn.id }, "a journaled turn is left for the next start to commit");
-      log.error({ err: error, turn_id: turn.id, session_id: turn.sessionId }, "a journaled turn could not be committed to state.db; retrying in a second");
-      setTimeout(() => this.commitJournaled(turn), 1000).unref();
-    });
-  }
-
-  /**
-   * Commits what a previous process journaled but did not commit (it ended
-   * between the two), before this one serves; turns already stored are
-   * skipped. Turns that cannot be written are logged and kept in a copy of
-   * the journal beside it, so the gateway still starts and nothing is lost.
-   */
+  /** Commits what a previous process journaled but did not commit, before this one serves (see DurableTurns.recover). */
   recoverJournal(): number {
-    if (!this.journaled) return 0;
-    const { journal, log } = this.journaled;
-    const { turns, unreadable } = journal.read();
-    if (unreadable > 0) log.warn({ file: journal.file, lines: unreadable }, "journal lines that could not be read were skipped (a write cut short)");
-    let recovered = 0;
-    try {
-      this.db.transaction(() => {
-        for (const { turn, createdAt } of turns) {
-          if (this.statements.turnExists.get(turn.id) !== undefined) continue;
-          this.writeTurn(turn, createdAt);
-          recovered++;
-        }
-      })();
-    } catch (error) {
-      const copy = journal.keepCopy(`unrecovered-${Date.now()}`);
-      log.error({ err: error, copy }, "journaled turns could not be committed to state.db; the journal was kept as a copy");
-      recovered = 0;
-    }
-    journal.clear();
-    if (recovered > 0) log.info({ turns: recovered }, "turns recovered from the journal");
-    return recovered;
+    return this.durable.recover();
   }
 
   /**
@@ -339,41 +244,31 @@ export class SessionStore {
    * calls it (or a method here) first too.
    */
   settle(): void {
-    this.commitWaiting();
-    this.durable.flushNow();
+    this.durable.settle();
   }
 
-  /** One turn alone (a batch's fallback): a turn stored already (recovered by another process) counts as written. */
-  private saveTurnOnce(turn: NewTurn): number {
-    if (this.journaled && this.statements.turnExists.get(turn.id) !== undefined) {
-      this.outOfJournal([turn]);
-      return 0;
-    }
-    return this.saveTurn(turn);
-  }
-
-  /** A batch of turns in one transaction, each then remembered by the replay cache. */
-  private commitTurns(turns: readonly NewTurn[], createdAt?: string): number[] {
+  /** A batch of turns in one transaction; the replay cache learns those `remember` accepts. */
+  private commitTurns(turns: readonly NewTurn[], remember: (turn: NewTurn) => boolean, createdAt?: string): number[] {
     this.cache.validateOwnConnection();
     const written = this.writeTurns(turns, createdAt);
-    // a journaled turn was remembered when it was journaled (unless the cache was emptied since: then SQLite answers)
     turns.forEach((turn, index) => {
-      if (!this.inJournal.has(turn)) this.remember(turn, written[index]!.size);
+      if (remember(turn)) this.remember(turn, written[index]!.size);
     });
     this.cache.acknowledgeOwnWrite();
-    this.outOfJournal(turns);
     return written.map(({ position }) => position);
   }
 
-  /**
-   * These turns are in state.db: the journal is emptied once none it holds
-   * is left uncommitted. Called in the commit itself, not in a continuation
-   * of it, so that `close` settles and then closes the journal in one go.
-   */
-  private outOfJournal(turns: readonly NewTurn[]): void {
-    if (this.inJournal.size === 0) return;
-    for (const turn of turns) this.inJournal.delete(turn);
-    if (this.inJournal.size === 0) this.journaled!.journal.clear();
+  /** Journaled turns a previous process did not commit, in one transaction; those stored already are skipped. */
+  private recoverTurns(turns: readonly JournaledTurn[]): number {
+    return this.db.transaction(() => {
+      let written = 0;
+      for (const { turn, createdAt } of turns) {
+        if (this.statements.turnExists.get(turn.id) !== undefined) continue;
+        this.writeTurn(turn, createdAt);
+        written++;
+      }
+      return written;
+    })();
   }
 
   private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {
@@ -545,14 +440,7 @@ export class SessionStore {
 
   /** Before the database closes: the journal's file is let go (turns still in it are committed at the next start). */
   close(): void {
-    if (this.closed) return;
-    try {
-      this.settle();
-    } catch {
-      // the database is gone already: what is journaled is committed at the next start
-    }
-    this.closed = true;
-    this.journaled?.journal.close();
+    this.durable.close();
   }
 
   removeSession(id: string): boolean {
@@ -567,8 +455,6 @@ interface WrittenTurn {
   /** Characters of its carrier columns, for the cache's size limit. */
   size: number;
 }
-
-function nothing(): void {}
 
 function carrierSize(...columns: (string | null)[]): number {
   return columns.reduce((sum, column) => sum + (column?.length ?? 0), 0);

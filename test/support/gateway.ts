@@ -6,7 +6,7 @@ import type { GatewayOptions } from "../../src/config/options.js";
 import { DEFAULT_BODY_LIMIT } from "../../src/config/options.js";
 import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
 import { silentLogger, type Logger } from "../../src/logging/logger.js";
-import { JOURNAL_MAX_WAIT_MS } from "../../src/store/session-store.js";
+import { JOURNAL_MAX_WAIT_MS } from "../../src/store/durable-turns.js";
 
 export const TEST_KEY = "test-key-0123456789abcdef";
 
@@ -100,7 +100,7 @@ export async function readSse(response: Response): Promise<{ events: unknown[]; 
 /**
  * A CLI command reads state.db through a connection of its own: a turn
  * answered a moment ago is there once the gateway has committed it, at most
- * JOURNAL_MAX_WAIT_MS after its answer ended (SessionStore.saveTurnDurably).
+ * JOURNAL_MAX_WAIT_MS after its answer ended (DurableTurns.save).
  * The test gateway runs in this process, so a timer set now fires after its.
  */
 export function afterGatewayCommits(): Promise<void> {
