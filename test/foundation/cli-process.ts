@@ -38,9 +38,13 @@ export interface RunningGateway {
   stop(): Promise<number | null>;
 }
 
-/** Starts `carrierd gateway ARGS` and resolves once it prints its listening line. */
-export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv): Promise<RunningGateway> {
-  const child = spawn(process.execPath, ["bin/carrierd", "gateway", ...args], { cwd: REPO, env });
+/**
+ * Starts `carrierd gateway ARGS` and resolves once it prints its listening
+ * line. `launcher` runs node (e.g. `taskset -c 0`); `nodeFlags` go to node.
+ */
+export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv, { launcher = [], nodeFlags = [] }: { launcher?: string[]; nodeFlags?: string[] } = {}): Promise<RunningGateway> {
+  const command = [...launcher, process.execPath, ...nodeFlags, "bin/carrierd", "gateway", ...args];
+  const child = spawn(command[0]!, command.slice(1), { cwd: REPO, env });
   let out = "";
   let err = "";
   child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));

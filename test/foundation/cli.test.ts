@@ -218,6 +218,23 @@ describe("gateway", () => {
     }
   });
 
+  test("on one CPU it advises node's --single-threaded-gc, unless node already runs with it", async () => {
+    const oneCpu = { launcher: ["taskset", "-c", "0"] };
+    const pinned = await startGatewayProcess(["--port", "0", "--home", join(home, "one-cpu")], cleanEnv(), oneCpu);
+    try {
+      await pinned.waitFor(/node --single-threaded-gc \S*bin\/carrierd gateway/);
+    } finally {
+      await pinned.stop();
+    }
+    const advised = await startGatewayProcess(["--port", "0", "--home", join(home, "one-cpu")], cleanEnv(), { ...oneCpu, nodeFlags: ["--single-threaded-gc"] });
+    try {
+      expect(advised.stdout()).toContain("carrierd listening on");
+      expect(advised.stdout()).not.toContain("single-threaded-gc");
+    } finally {
+      await advised.stop();
+    }
+  });
+
   test("a broken routes.yaml stops the start with line:col problems", async () => {
     const file = join(home, "bad-start.yaml");
     writeFileSync(file, "version: 1\nproviders: {}\nmodels:\n  - { name: x, provider: ghost }\n");

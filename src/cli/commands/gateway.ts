@@ -3,6 +3,7 @@ import { config as loadDotenv } from "dotenv";
 import type { CommandModule } from "yargs";
 import { ensureApiKey } from "../../config/api-key.js";
 import { resolveHome, resolveOptions, type OptionFlags } from "../../config/options.js";
+import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
 import { isLoopbackHost } from "../../routes/host-match.js";
 import { createLogger } from "../../logging/logger.js";
@@ -33,6 +34,8 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     if (!isLoopbackHost(resolved.host)) {
       log.warn({ host: resolved.host }, "binding a non-loopback address: anyone who can reach this port and has the key can use your providers");
     }
+    const advice = gcAdvice(usableCpus(), process.execArgv, process.argv[1] ?? "bin/carrierd");
+    if (advice) log.info({ cpus: 1 }, advice);
     const gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
     process.on("SIGHUP", () => void gateway.reloadRoutes());
     // First signal: stop accepting, let open streams finish (SSE answers can run for minutes), then exit 0.
