@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { BackgroundCheckpoint } from "../store/background-checkpoint.js";
 import { openDatabase } from "../store/database.js";
 import { STORE_MIGRATIONS } from "../store/migrations.js";
-import { TurnJournal } from "../store/turn-journal.js";
+import { JOURNAL_FILE, TurnJournal } from "../store/turn-journal.js";
 import { SessionStore } from "../store/session-store.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { VerdictStore } from "../verdicts/verdict-store.js";
@@ -59,7 +59,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(BACKGROUND_CHECKPOINT, { useValue: checkpoints });
   const routeSource = new RouteSource(loaded.table, registry.names, bus, log);
   container.register(ROUTE_SOURCE, { useValue: routeSource });
-  const sessionStore = new SessionStore(database, { journal: new TurnJournal(join(options.home, "turns.journal")), log });
+  const sessionStore = new SessionStore(database, { journal: new TurnJournal(join(options.home, JOURNAL_FILE)), log });
   sessionStore.recoverJournal();
   const verdictStore = new VerdictStore(database);
   container.register(STORE, { useValue: sessionStore });

@@ -19,6 +19,34 @@ import type { NewTurn } from "./stored-turn.js";
  * One gateway per `$CARRIERD_HOME` owns the journal; CLI commands never
  * touch it.
  */
+/** The journal's file name under $CARRIERD_HOME. */
+export const JOURNAL_FILE = "turns.journal";
+
+/**
+ * Whether the journal at `file` holds a turn of `sessionId`, one its
+ * gateway has not committed to state.db yet. Read-only: for CLI commands,
+ * which never write the journal.
+ */
+export function journalHoldsSession(file: string, sessionId: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  if (!text.includes(sessionId)) return false; // the usual answer, without a parse
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    try {
+      if ((JSON.parse(line) as { turn?: Partial<NewTurn> }).turn?.sessionId === sessionId) return true;
+    } catch {
+      // a line cut short: the gateway skips it too
+    }
+  }
+  return false;
+}
+
 export class TurnJournal {
   private readonly fd: number;
   private bytes: number;

@@ -2,6 +2,7 @@ import type { CommandModule } from "yargs";
 import { branchSession } from "../../compaction/branch.js";
 import { checkpointJson, checkpointLine, compactionOf } from "../../compaction/session-view.js";
 import type { StoredTurn } from "../../store/stored-turn.js";
+import { waitForJournal } from "../journal-wait.js";
 import { withState } from "../with-state.js";
 
 interface SessionsFlags {
@@ -112,28 +113,32 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
         describe: "a new session holding turns 1..N, every reasoning carrier copied",
         builder: (y) => y.positional("id", { type: "string" }).option("at", { type: "number", describe: "last turn to copy (default: all)" }) as never,
         handler: (flags) =>
-          withState(flags, ({ sessions, db }) => {
-            if (!sessions.sessionExists(flags.id!)) return notFound(flags.id!);
-            if (flags.at !== undefined && (!Number.isInteger(flags.at) || flags.at < 0)) {
-              console.error("--at must be a whole number of turns");
-              process.exitCode = 1;
-              return;
-            }
-            // compaction-aware: past a checkpoint the branch gets the active turns and the summary
-            const branch = branchSession(db, sessions, flags.id!, flags.at);
-            console.log(branch.id);
-            console.error(`branched ${flags.id} into ${branch.id} with ${branch.turns} turn(s)${branch.checkpoint ? " and the compaction checkpoint" : ""}`);
-          }),
+          // a turn still in the gateway's journal first reaches state.db
+          whenCommitted(flags, () =>
+            withState(flags, ({ sessions, db }) => {
+              if (!sessions.sessionExists(flags.id!)) return notFound(flags.id!);
+              if (flags.at !== undefined && (!Number.isInteger(flags.at) || flags.at < 0)) {
+                console.error("--at must be a whole number of turns");
+                process.exitCode = 1;
+                return;
+              }
+              // compaction-aware: past a checkpoint the branch gets the active turns and the summary
+              const branch = branchSession(db, sessions, flags.id!, flags.at);
+              console.log(branch.id);
+              console.error(`branched ${flags.id} into ${branch.id} with ${branch.turns} turn(s)${branch.checkpoint ? " and the compaction checkpoint" : ""}`);
+            })),
       })
       .command<SessionsFlags>({
         command: "rm <id>",
         describe: "remove a session and its turns",
         builder: (y) => y.positional("id", { type: "string" }) as never,
         handler: (flags) =>
-          withState(flags, ({ sessions }) => {
-            if (!sessions.removeSession(flags.id!)) return notFound(flags.id!);
-            console.log(`removed ${flags.id}`);
-          }),
+          // a turn still in the gateway's journal first reaches state.db
+          whenCommitted(flags, () =>
+            withState(flags, ({ sessions }) => {
+              if (!sessions.removeSession(flags.id!)) return notFound(flags.id!);
+              console.log(`removed ${flags.id}`);
+            })),
       })
       .demandCommand(1),
   handler: () => undefined,
@@ -142,4 +147,9 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
 function notFound(id: string): void {
   console.error(`no session ${id}`);
   process.exitCode = 1;
+}
+
+/** Runs `command` once the gateway's journal holds no turn of the session (see waitForJournal). */
+function whenCommitted(flags: SessionsFlags, command: () => void): void {
+  if (waitForJournal(flags.home, flags.id!)) command();
 }

@@ -1,0 +1,57 @@
+import "reflect-metadata";
+import { mkdtempSync, rmSync, truncateSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import { fingerprintOf } from "../../src/sessions/fingerprint.js";
+import { openDatabase } from "../../src/store/database.js";
+import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
+import { SessionStore } from "../../src/store/session-store.js";
+import type { NewTurn } from "../../src/store/stored-turn.js";
+import { JOURNAL_FILE, TurnJournal } from "../../src/store/turn-journal.js";
+import { carrierd, cleanEnv } from "./cli-process.js";
+
+const homes: string[] = [];
+afterAll(() => homes.forEach((home) => rmSync(home, { recursive: true, force: true })));
+
+const turn = (id: string, sessionId: string): NewTurn => ({
+  id, sessionId, keyHash: "key", parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m",
+  prompt: [{ role: "user", content: `asking for ${id}` }], content: `answer ${id}`, toolCalls: [], reasoningText: `reasoning ${id}`, reasoningDetails: undefined,
+  nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(`answer ${id}`, []),
+});
+
+/** A home where session s1 has turn 1 in state.db and turn 2 only in the journal: a gateway answered it and stopped (or has not committed it yet). */
+function homeWithJournaledTurn(): { home: string; journal: string } {
+  const home = mkdtempSync(join(tmpdir(), "carrierd-cli-journal-"));
+  homes.push(home);
+  const db = openDatabase(join(home, "state.db"), STORE_MIGRATIONS);
+  new SessionStore(db).saveTurn(turn("t1", "s1"));
+  db.close();
+  const journal = new TurnJournal(join(home, JOURNAL_FILE));
+  journal.append(turn("t2", "s1"));
+  journal.close();
+  return { home, journal: join(home, JOURNAL_FILE) };
+}
+
+const sessionsCli = (home: string, ...args: string[]) => carrierd(["sessions", ...args, "--home", home], { env: cleanEnv() });
+
+test("sessions rm and branch refuse a session with a turn still in the gateway's journal: it would come back at the commit, or be missing from the branch", async () => {
+  const { home } = homeWithJournaledTurn();
+  const removed = await sessionsCli(home, "rm", "s1");
+  expect(removed.code).toBe(1);
+  expect(removed.stderr).toMatch(/session s1 has a turn the gateway has not committed to state\.db yet/);
+  const branched = await sessionsCli(home, "branch", "s1");
+  expect(branched.code).toBe(1);
+  expect((await sessionsCli(home, "show", "s1")).code).toBe(0); // nothing was removed
+  // another session is not held up
+  expect((await sessionsCli(home, "rm", "s2")).stderr).toMatch(/no session s2/);
+});
+
+test("sessions rm waits for the gateway to commit the journaled turn, then removes the session", async () => {
+  const { home, journal } = homeWithJournaledTurn();
+  const removing = sessionsCli(home, "rm", "s1");
+  setTimeout(() => truncateSync(journal, 0), 500); // the gateway's commit empties its journal
+  const removed = await removing;
+  expect(removed.stdout).toContain("removed s1");
+  expect(removed.code).toBe(0);
+});
