@@ -1,30 +1,13 @@
 import { closeSync, copyFileSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { NewTurn } from "./stored-turn.js";
 
-/**
- * Finished turns, each durable once appended here: the gateway's answer
- * ends right after, and the turn's SQLite commit follows in the same turn
- * of the event loop, off the answer's path. One `write()` of one line
- * costs ~7 µs; a SQLite commit is two `pwrite`s per page it dirtied and
- * four `fcntl` locks, ~50 µs warm and ~80 µs on an idle core, which at one
- * connection was a quarter of all carrierd added to a request
- * (docs/performance.md).
- *
- * The guarantee is SQLite's own in WAL mode with `synchronous = NORMAL`: a
- * write survives the process dying, not the machine losing power (neither
- * this nor the WAL is fsynced per turn). Once every appended turn is in
- * SQLite the file is emptied; a file that is not empty when the gateway
- * starts holds turns a process journaled but did not commit, and the
- * gateway writes them before it serves (`SessionStore.recoverJournal`).
- * One gateway per `$CARRIERD_HOME` owns the journal; CLI commands never
- * touch it.
- */
 /** The journal's file name under $CARRIERD_HOME. */
 export const JOURNAL_FILE = "turns.journal";
 
 /**
- * Whether the journal at `file` holds a turn of `sessionId`, one its
- * gateway has not committed to state.db yet. Read-only: for CLI commands,
+ * Whether the journal at `file` holds a turn of `sessionId`: one its
+ * gateway has not committed to state.db yet (or has, beside others it has
+ * not: the journal empties once all are). Read-only: for CLI commands,
  * which never write the journal.
  */
 export function journalHoldsSession(file: string, sessionId: string): boolean {
@@ -47,6 +30,24 @@ export function journalHoldsSession(file: string, sessionId: string): boolean {
   return false;
 }
 
+/**
+ * Finished turns, each durable once appended here: the gateway's answer
+ * ends right after, and the turn's SQLite commit follows in the same turn
+ * of the event loop, off the answer's path. One `write()` of one line
+ * costs ~7 µs; a SQLite commit is two `pwrite`s per page it dirtied and
+ * four `fcntl` locks, ~50 µs warm and ~80 µs on an idle core, which at one
+ * connection was a quarter of all carrierd added to a request
+ * (docs/performance.md).
+ *
+ * The guarantee is SQLite's own in WAL mode with `synchronous = NORMAL`: a
+ * write survives the process dying, not the machine losing power (neither
+ * this nor the WAL is fsynced per turn). Once every appended turn is in
+ * SQLite the file is emptied; a file that is not empty when the gateway
+ * starts holds turns a process journaled but did not commit, and the
+ * gateway writes them before it serves (`SessionStore.recoverJournal`).
+ * One gateway per `$CARRIERD_HOME` owns the journal; CLI commands only
+ * read it (`journalHoldsSession`).
+ */
 export class TurnJournal {
   private readonly fd: number;
   private bytes: number;
