@@ -1,13 +1,12 @@
-import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readFixture } from "../support/fixtures-dir.js";
 
-const FIXTURES = process.env.CARRIERD_FIXTURES ?? "/work/shared/fixtures/chunks";
 
 /** One recorded exchange: the stream (one JSON chunk per line) and the same answer non-streamed. */
 function fixture(name: string): { chunks: string[]; whole: string } {
-  const chunks = readFileSync(`${FIXTURES}/${name}.chunks.txt`, "utf8").split("\n").filter((line) => line.trim());
-  return { chunks, whole: readFileSync(`${FIXTURES}/${name}.json`, "utf8") };
+  const chunks = readFixture(`chunks/${name}.chunks.txt`).split("\n").filter((line) => line.trim());
+  return { chunks, whole: readFixture(`chunks/${name}.json`) };
 }
 
 /**

@@ -1,9 +1,8 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startTestGateway, DEMO_ROUTES, type TestGateway } from "../support/gateway.js";
 import { parseEvents } from "./responses-order.js";
+import { readFixture } from "../support/fixtures-dir.js";
 
-const FIXTURES = process.env.CARRIERD_FIXTURES ?? "/work/shared/fixtures/chunks";
 /** Fields a real stream has that carrierd has no value for: anti-side-channel padding, OpenAI's encrypted reasoning, xAI's search counters. */
 const NOT_OURS = new Set(["obfuscation", "encrypted_content", "num_sources_used", "num_server_side_tools_used"]);
 
@@ -27,7 +26,7 @@ function shapes(events: Record<string, unknown>[]): Map<string, Set<string>> {
 }
 
 function recorded(file: string): Record<string, unknown>[] {
-  return readFileSync(`${FIXTURES}/${file}`, "utf8")
+  return readFixture(`chunks/${file}`)
     .split("\n")
     .filter((line) => line.trim())
     .map((line) => JSON.parse(line) as Record<string, unknown>);

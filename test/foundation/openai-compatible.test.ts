@@ -3,7 +3,7 @@ import { readSse, startTestGateway, type TestGateway } from "../support/gateway.
 import { fixtureJson, fixtureLines, startRecordedUpstream, type RecordedUpstream } from "./recorded-upstream.js";
 import { chunkDeltas, type Chunk } from "./sse-chunks.js";
 
-/** Model name (what the emulator replays) → recording under shared/fixtures/chunks. */
+/** Model name (what the emulator replays) → recording under test/fixtures/chunks. */
 const RECORDINGS = {
   "deepseek-reasoning": { name: "deepseek/deepseek-reasoning" },
   "deepseek-tool-call": { name: "deepseek/deepseek-tool-call" },

@@ -1,12 +1,11 @@
 import { EventEmitter } from "node:events";
-import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { FIXTURES_DIR, readFixture } from "../support/fixtures-dir.js";
 
-/** Recorded provider traffic, kept beside the clone (CI has shared/ next to it). */
-export const CHUNKS_DIR = fileURLToPath(new URL("../../../shared/fixtures/chunks/", import.meta.url));
+/** Recorded provider traffic (vercel/ai `__fixtures__`), in the repository. */
+export const CHUNKS_DIR = join(FIXTURES_DIR, "chunks");
 
 /** A recorded exchange: `<name>.chunks.txt` (one JSON payload per line) for streams, `<name>.json` for whole bodies. */
 export interface Recording {
@@ -49,11 +48,11 @@ export interface RecordedUpstream {
 }
 
 export function fixtureLines(name: string): string[] {
-  return readFileSync(join(CHUNKS_DIR, `${name}.chunks.txt`), "utf8").split("\n").filter((line) => line.trim() !== "");
+  return readFixture(`chunks/${name}.chunks.txt`).split("\n").filter((line) => line.trim() !== "");
 }
 
 export function fixtureJson(file: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(CHUNKS_DIR, file), "utf8")) as Record<string, unknown>;
+  return JSON.parse(readFixture(`chunks/${file}`)) as Record<string, unknown>;
 }
 
 /**
@@ -81,7 +80,7 @@ export async function startRecordedUpstream(recordings: Record<string, Recording
       }
       if ("status" in recording) {
         response.writeHead(recording.status, { "content-type": "application/json" });
-        response.end(readFileSync(join(CHUNKS_DIR, recording.file)));
+        response.end(readFixture(`chunks/${recording.file}`));
         return;
       }
       if ("endless" in recording) {

@@ -1,14 +1,9 @@
-import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
+import { readFixture } from "./fixtures-dir.js";
 
-/**
- * Recorded real traffic (charmbracelet/fantasy go-vcr cassettes), read from
- * shared/ beside the clone at test time; LICENSE and NOTICE live there.
- */
-export const CASSETTES_DIR = fileURLToPath(new URL("../../../shared/fixtures/cassettes/", import.meta.url));
+/** Recorded real traffic (charmbracelet/fantasy go-vcr cassettes) under test/fixtures/cassettes, with its LICENSE and NOTICE. */
 
 export interface Interaction {
   request: { url: string; body: string };
@@ -16,7 +11,7 @@ export interface Interaction {
 }
 
 export function loadCassette(name: string): Interaction[] {
-  return (parse(readFileSync(`${CASSETTES_DIR}${name}.yaml`, "utf8")) as { interactions: Interaction[] }).interactions;
+  return (parse(readFixture(`cassettes/${name}.yaml`)) as { interactions: Interaction[] }).interactions;
 }
 
 export interface CassetteUpstream {

@@ -1,11 +1,7 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createParser } from "eventsource-parser";
 import { parse } from "yaml";
+import { readFixture } from "../../support/fixtures-dir.js";
 
-/** `../shared/fixtures/` beside the clone (CI keeps shared/ next to it). */
-export const FIXTURES = fileURLToPath(new URL("../../../../shared/fixtures/", import.meta.url));
 
 /** One recorded HTTP exchange of a go-vcr cassette. */
 export interface Interaction {
@@ -17,7 +13,7 @@ export interface Interaction {
 
 /** Reads `cassettes/<path>.yaml` (go-vcr v2). */
 export function cassette(path: string): Interaction[] {
-  const document = parse(readFileSync(join(FIXTURES, "cassettes", `${path}.yaml`), "utf8")) as { interactions: RawInteraction[] };
+  const document = parse(readFixture(`cassettes/${path}.yaml`)) as { interactions: RawInteraction[] };
   return document.interactions.map((raw) => ({
     request: { url: raw.request.url, method: raw.request.method, body: raw.request.body, headers: raw.request.headers ?? {} },
     response: { status: raw.response.code, body: typeof raw.response.body === "string" ? raw.response.body : "", contentType: raw.response.headers?.["Content-Type"]?.[0] ?? "application/json" },
@@ -45,9 +41,9 @@ export function sseEvents(body: string): { event?: string; data: string }[] {
 
 /** `chunks/<provider>/<name>`: a `.chunks.txt` file is one JSON payload per line. */
 export function chunkLines(path: string): string[] {
-  return readFileSync(join(FIXTURES, "chunks", path), "utf8").split("\n").filter((line) => line.trim().length > 0);
+  return readFixture(`chunks/${path}`).split("\n").filter((line) => line.trim().length > 0);
 }
 
 export function chunkJson(path: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(FIXTURES, "chunks", path), "utf8")) as Record<string, unknown>;
+  return JSON.parse(readFixture(`chunks/${path}`)) as Record<string, unknown>;
 }
