@@ -24,12 +24,13 @@ const DEFAULT_HUB_LIMITS: HubLimits = {
   maxPayloadBytes: 64 * 1024,
 };
 
-/** Reads `CARRIERD_EVENTS_BUFFER_BYTES`, `CARRIERD_EVENTS_STALL_MS`, `CARRIERD_EVENTS_PING_MS`; bad values fall back to the defaults. */
+/** Reads `CARRIERD_EVENTS_BUFFER_BYTES`, `CARRIERD_EVENTS_STALL_MS`, `CARRIERD_EVENTS_AUTH_MS`, `CARRIERD_EVENTS_PING_MS`; bad values fall back to the defaults. */
 export function hubLimitsFromEnv(env: Readonly<Record<string, string | undefined>>): HubLimits {
   return {
     ...DEFAULT_HUB_LIMITS,
     maxBufferedBytes: positiveInt(env.CARRIERD_EVENTS_BUFFER_BYTES) ?? DEFAULT_HUB_LIMITS.maxBufferedBytes,
     stallMs: positiveInt(env.CARRIERD_EVENTS_STALL_MS) ?? DEFAULT_HUB_LIMITS.stallMs,
+    authTimeoutMs: positiveInt(env.CARRIERD_EVENTS_AUTH_MS) ?? DEFAULT_HUB_LIMITS.authTimeoutMs,
     pingIntervalMs: positiveInt(env.CARRIERD_EVENTS_PING_MS) ?? DEFAULT_HUB_LIMITS.pingIntervalMs,
   };
 }

@@ -49,6 +49,8 @@ export class DurableTurns {
   };
   private readonly notJournaled = (turn: NewTurn): boolean => !this.inJournal.has(turn);
   private closed = false;
+  /** Callers of `committed()` waiting for the journal to hold no uncommitted turn. */
+  private readonly committedWaiters: (() => void)[] = [];
 
   /**
    * `journaled`: the gateway's turns, durable in the journal before their
@@ -122,6 +124,16 @@ export class DurableTurns {
     this.group.flushNow();
   }
 
+  /**
+   * Resolves once every turn made durable so far is committed to state.db,
+   * where another process (a CLI command) reads it: at once when no
+   * journaled turn waits, else at the commit that empties the journal.
+   */
+  committed(): Promise<void> {
+    if (this.inJournal.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.committedWaiters.push(resolve));
+  }
+
   /** Writes the turns now, in one transaction; returns their positions. */
   commit(turns: readonly NewTurn[], createdAt?: string): number[] {
     // a journaled turn was remembered when it was journaled (unless the cache was emptied since: then SQLite answers)
@@ -163,6 +175,8 @@ export class DurableTurns {
     }
     this.closed = true;
     this.journaled?.journal.close();
+    // nothing more is committed by this process: what is left waits in the journal for the next start
+    for (const resolve of this.committedWaiters.splice(0)) resolve();
   }
 
   private commitJournaled(turn: NewTurn): void {
@@ -193,7 +207,9 @@ export class DurableTurns {
   private outOfJournal(turns: readonly NewTurn[]): void {
     if (this.inJournal.size === 0) return;
     for (const turn of turns) this.inJournal.delete(turn);
-    if (this.inJournal.size === 0) this.journaled!.journal.clear();
+    if (this.inJournal.size > 0) return;
+    this.journaled!.journal.clear();
+    for (const resolve of this.committedWaiters.splice(0)) resolve();
   }
 }
 

@@ -247,6 +247,11 @@ export class SessionStore {
     this.durable.settle();
   }
 
+  /** Resolves once every turn made durable so far is in state.db, where other processes read it (see DurableTurns.committed). */
+  turnsCommitted(): Promise<void> {
+    return this.durable.committed();
+  }
+
   /** A batch of turns in one transaction; the replay cache learns those `remember` accepts. */
   private commitTurns(turns: readonly NewTurn[], remember: (turn: NewTurn) => boolean, createdAt?: string): number[] {
     this.cache.validateOwnConnection();

@@ -50,7 +50,7 @@ async function chat(lines: string[], options: { resume?: string; model?: string 
   const output = new PassThrough();
   let printed = "";
   output.on("data", (chunk: Buffer) => (printed += chunk.toString()));
-  if (options.resume) await afterGatewayCommits(); // --resume reads the session from state.db
+  if (options.resume) await afterGatewayCommits(gateway); // --resume reads the session from state.db
   const result = await runChat({ url: gateway.url, key: TEST_KEY, home: gateway.home, model: options.model ?? "tiny-demo", resume: options.resume, input: Readable.from(lines.map((line) => `${line}\n`)), output, color: true });
   return { sessionId: result.sessionId, printed };
 }
@@ -71,7 +71,7 @@ test("a long chat session is compacted by the gateway: session.compacted, a chec
   const ours = compactions.filter((event) => event.session_id === sessionId);
   expect(ours.length, "the chat never compacted").toBeGreaterThan(0);
   expect(ours[0]).toMatchObject({ summarizer: "tiny-demo", budget: 1200 });
-  const shown = await showSession(gateway.home, sessionId, true);
+  const shown = await showSession(gateway, sessionId, true);
   expect(shown.turns).toHaveLength(14);
   expect(shown.checkpoints).toHaveLength(1);
   expect(shown.turns.some((turn) => !turn.active)).toBe(true);
@@ -82,7 +82,7 @@ test("a long chat session is compacted by the gateway: session.compacted, a chec
 });
 
 test("--resume continues the conversation under its checkpoint; nothing is resent", async () => {
-  const checkpoint = (await showSession(gateway.home, sessionId)).checkpoints.at(-1)!;
+  const checkpoint = (await showSession(gateway, sessionId)).checkpoints.at(-1)!;
   const before = turnRequests.length;
   const { sessionId: resumed, printed } = await chat(["And what comes after that?"], { resume: sessionId });
   expect(resumed).toBe(sessionId);
@@ -94,11 +94,11 @@ test("--resume continues the conversation under its checkpoint; nothing is resen
   // the summary in force stands in for the archived middle
   const summaries = summaryIn(messages);
   expect(summaries).toHaveLength(1);
-  const latest = (await showSession(gateway.home, sessionId)).checkpoints.at(-1)!;
+  const latest = (await showSession(gateway, sessionId)).checkpoints.at(-1)!;
   expect(summaries[0]!.content).toContain((latest.id === checkpoint.id ? checkpoint : latest).summary.slice(0, 40));
   expect(messages.filter((message) => message.role === "assistant").length).toBeLessThan(14);
   expect(messages.at(-1)).toEqual({ role: "user", content: "And what comes after that?" });
-  expect((await showSession(gateway.home, sessionId, true)).turns).toHaveLength(15);
+  expect((await showSession(gateway, sessionId, true)).turns).toHaveLength(15);
 });
 
 test("a session started over chat completions resumes: handed over once, then it is the gateway's conversation", async () => {
@@ -119,7 +119,7 @@ test("a session started over chat completions resumes: handed over once, then it
   ]);
   // the second continues the conversation the first one started
   expect(next!.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant", "user"]);
-  expect((await showSession(gateway.home, legacy)).turns).toHaveLength(3);
+  expect((await showSession(gateway, legacy)).turns).toHaveLength(3);
 
   // resumed again: nothing handed over twice
   const again = turnRequests.length;
@@ -128,9 +128,9 @@ test("a session started over chat completions resumes: handed over once, then it
 });
 
 test("a branch holding a checkpoint resumes with its summary, not the archived turns", async () => {
-  const branchId = (await sessionsCli(gateway.home, ["branch", sessionId])).out.trim();
+  const branchId = (await sessionsCli(gateway, ["branch", sessionId])).out.trim();
   expect(branchId).toMatch(/^sess_/);
-  const branch = await showSession(gateway.home, branchId);
+  const branch = await showSession(gateway, branchId);
   expect(branch.checkpoints).toHaveLength(1);
   const before = turnRequests.length;
   const { printed } = await chat(["Branch off here."], { resume: branchId });

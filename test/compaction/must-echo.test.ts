@@ -105,7 +105,7 @@ test("no compaction separates a tool result from its call, also when the new inp
 
 test("each compaction supersedes the one before: one checkpoint remains, and its summary rolls the earlier one up", async () => {
   for (let index = 1; index < compactions.length; index++) expect(compactions[index]!.superseded_checkpoint).toBe(compactions[index - 1]!.checkpoint_id);
-  const shown = await showSession(gateway.home, sessionId);
+  const shown = await showSession(gateway, sessionId);
   expect(shown.checkpoints.map((checkpoint) => checkpoint.id)).toEqual([compactions.at(-1)!.checkpoint_id]);
   // the summariser was given the previous summary first (the demo model echoes the start of what it is given)
   expect(shown.checkpoints[0]!.summary).toContain("Earlier summary");

@@ -119,7 +119,7 @@ test("kept turns keep their reasoning text and encrypted reasoning_details byte-
 test("the event matches its published schema; the summariser's scratch session is not left behind", async () => {
   const problems = schemaProblems(loadEventValidators(), compactions[0]!);
   expect(problems).toEqual([]);
-  const listed = JSON.parse((await sessionsCli(gateway.home, ["list", "--json"])).out) as { id: string }[];
+  const listed = JSON.parse((await sessionsCli(gateway, ["list", "--json"])).out) as { id: string }[];
   expect(listed.map((session) => session.id)).toEqual([sessionId]);
 });
 
@@ -134,8 +134,8 @@ test("the log line names counts and sizes, never contents", () => {
 });
 
 test("sessions show hides archived turns behind the checkpoint; --all shows them with every carrier still stored", async () => {
-  const active = await showSession(gateway.home, sessionId);
-  const all = await showSession(gateway.home, sessionId, true);
+  const active = await showSession(gateway, sessionId);
+  const all = await showSession(gateway, sessionId, true);
   expect(active.checkpoints).toHaveLength(1);
   const [checkpoint] = active.checkpoints;
   expect(active.turns.every((turn) => turn.active)).toBe(true);
@@ -148,20 +148,20 @@ test("sessions show hides archived turns behind the checkpoint; --all shows them
     expect(turn.carriers).toEqual(["reasoning_text", "reasoning_details"]);
     expect(JSON.stringify(turn.reasoning_details)).toBe(JSON.stringify(issued.details));
   }
-  const text = (await sessionsCli(gateway.home, ["show", sessionId])).out;
+  const text = (await sessionsCli(gateway, ["show", sessionId])).out;
   expect(text).toContain(`~ checkpoint ${checkpoint!.id}`);
   expect(text).toContain(`${archived.length} archived turn(s) hidden`);
   expect(text).not.toContain("[archived]");
-  expect((await sessionsCli(gateway.home, ["show", sessionId, "--all"])).out).toContain("[archived]");
+  expect((await sessionsCli(gateway, ["show", sessionId, "--all"])).out).toContain("[archived]");
 });
 
 test("sessions branch --at N after compaction copies the active turns with every carrier, and the checkpoint", async () => {
-  const parent = await showSession(gateway.home, sessionId);
+  const parent = await showSession(gateway, sessionId);
   const last = parent.turns.at(-1)!.position;
-  const branched = await sessionsCli(gateway.home, ["branch", sessionId, "--at", String(last)]);
+  const branched = await sessionsCli(gateway, ["branch", sessionId, "--at", String(last)]);
   const branchId = branched.out.trim();
   expect(branchId).toMatch(/^sess_/);
-  const branch = await showSession(gateway.home, branchId, true);
+  const branch = await showSession(gateway, branchId, true);
   expect(branch.parent_id).toBe(sessionId);
   // exactly the parent's active turns, no archived ones, carriers byte for byte
   expect(branch.turns.map((turn) => turn.position)).toEqual(parent.turns.map((turn) => turn.position));
@@ -178,11 +178,11 @@ test("sessions branch --at N after compaction copies the active turns with every
 });
 
 test("a branch --at N inside the summarised range is the session as it stood at N: every turn, no checkpoint", async () => {
-  const all = await showSession(gateway.home, sessionId, true);
+  const all = await showSession(gateway, sessionId, true);
   const archived = all.turns.filter((turn) => !turn.active);
   const at = archived[1]!.position;
-  const branchId = (await sessionsCli(gateway.home, ["branch", sessionId, "--at", String(at)])).out.trim();
-  const branch = await showSession(gateway.home, branchId, true);
+  const branchId = (await sessionsCli(gateway, ["branch", sessionId, "--at", String(at)])).out.trim();
+  const branch = await showSession(gateway, branchId, true);
   expect(branch.turns.map((turn) => turn.position)).toEqual(all.turns.filter((turn) => turn.position <= at).map((turn) => turn.position));
   expect(branch.turns.every((turn) => turn.active)).toBe(true);
   expect(branch.checkpoints).toEqual([]);
@@ -190,18 +190,18 @@ test("a branch --at N inside the summarised range is the session as it stood at 
 
 test("a branch is independent of its parent: a second compaction and removing the parent leave it as it was", async () => {
   const branchId = branchIds[0]!;
-  const before = await showSession(gateway.home, branchId, true);
+  const before = await showSession(gateway, branchId, true);
   for (let index = 0; compactions.length < 2; index++) {
     await turn(`More about day ${index}`);
     expect(index, "no second compaction").toBeLessThan(30);
   }
   // the parent's newer checkpoint superseded (and removed) its first one
   expect(compactions[1]).toMatchObject({ superseded_checkpoint: compactions[0]!.checkpoint_id });
-  const parent = await showSession(gateway.home, sessionId, true);
+  const parent = await showSession(gateway, sessionId, true);
   expect(parent.checkpoints.map((checkpoint) => checkpoint.id)).toEqual([compactions[1]!.checkpoint_id]);
-  expect(await showSession(gateway.home, branchId, true)).toEqual(before);
-  expect((await sessionsCli(gateway.home, ["rm", sessionId])).out).toContain("removed");
-  expect(await showSession(gateway.home, branchId, true)).toEqual(before);
+  expect(await showSession(gateway, branchId, true)).toEqual(before);
+  expect((await sessionsCli(gateway, ["rm", sessionId])).out).toContain("removed");
+  expect(await showSession(gateway, branchId, true)).toEqual(before);
 });
 
 test("a chain whose session was removed compacts afresh: its checkpoint went with the session", async () => {
@@ -211,5 +211,5 @@ test("a chain whose session was removed compacts afresh: its checkpoint went wit
   expect(result.status).toBe(400);
   expect(compactions).toHaveLength(before + 1);
   expect(compactions.at(-1)).toMatchObject({ session_id: sessionId, superseded_checkpoint: null });
-  expect((await showSession(gateway.home, sessionId)).checkpoints).toHaveLength(1);
+  expect((await showSession(gateway, sessionId)).checkpoints).toHaveLength(1);
 });

@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { once } from "node:events";
+import { EventEmitter, once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -9,12 +9,15 @@ import { startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway
 // An upstream that takes its time before answering: the client gives up first.
 let upstream: Server;
 let upstreamClosed: Promise<unknown>;
+/** Emits "request" when a request reaches the upstream. */
+const upstreamEvents = new EventEmitter();
 let gateway: TestGateway;
 let log: CapturedLog;
 
 beforeAll(async () => {
   upstream = createServer((request) => {
     upstreamClosed = once(request.socket, "close");
+    upstreamEvents.emit("request");
     request.resume(); // and never answer
   });
   upstream.listen(0, "127.0.0.1");
@@ -38,6 +41,7 @@ afterAll(async () => {
 });
 
 test.each([false, true])("a client that leaves before the upstream answers cancels the upstream call, and nothing is logged as a failure (stream: %s)", async (stream) => {
+  const reached = once(upstreamEvents, "request");
   const client = new AbortController();
   const pending = fetch(`${gateway.url}/v1/chat/completions`, {
     method: "POST",
@@ -45,7 +49,7 @@ test.each([false, true])("a client that leaves before the upstream answers cance
     body: JSON.stringify({ model: "slow", stream, messages: [{ role: "user", content: "take your time" }] }),
     signal: client.signal,
   });
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await reached; // the gateway is waiting for the upstream's answer
   const closed = upstreamClosed;
   client.abort();
   await expect(pending).rejects.toThrow();

@@ -159,15 +159,17 @@ test("a request in flight finishes on the table it started with", async () => {
 test("routes.yaml beside state.db: a save is in force within a second while every request writes the database", async () => {
   expect(dirname(gateway.routesPath)).toBe(gateway.home); // the harness keeps both in the gateway's home
   let writing = true;
+  let writesGoing!: () => void;
+  const going = new Promise<void>((resolve) => (writesGoing = resolve));
   const traffic = (async () => {
     let requests = 0;
     while (writing) {
       expect((await ask("demo")).status).toBe(200); // each completed turn is a SQLite commit in the watched folder
-      requests++;
+      if (++requests === 3) writesGoing();
     }
     return requests;
   })();
-  await new Promise((resolve) => setTimeout(resolve, 200)); // let the writes get going
+  await going; // the database is being written when the save lands
   const reloaded = nextEvent(gateway, "routes.reloaded", () => true, 1000);
   writeFileSync(gateway.routesPath, routesWith("{ name: demo, provider: demo }", "{ name: demo-busy, provider: demo }"));
   await reloaded;

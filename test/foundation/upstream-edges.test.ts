@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { once } from "node:events";
+import { EventEmitter, once } from "node:events";
 import { createServer, type ServerResponse, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -13,6 +13,8 @@ let log: CapturedLog;
 let lastClosed: Promise<unknown> = Promise.resolve();
 let sockets = 0;
 const closes = new WeakMap<object, Promise<unknown>>();
+/** Emits a model's name once the upstream has sent what it sends for it (for answers it then holds). */
+const served = new EventEmitter();
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -33,7 +35,7 @@ beforeAll(async () => {
           return; // and never more
         case "hold-whole":
           response.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
-          response.write('{"id":');
+          response.write('{"id":', () => served.emit("hold-whole"));
           return;
         case "break-stream":
           response.writeHead(200, { "content-type": "text/event-stream" });
@@ -100,7 +102,6 @@ test("a client that leaves mid-stream cancels the upstream", async () => {
   const reader = response.body!.getReader();
   const first = new TextDecoder().decode((await reader.read()).value);
   expect(first).toContain("data:");
-  await new Promise((resolve) => setTimeout(resolve, 50));
   const closed = lastClosed;
   client.abort();
   await closed;
@@ -110,8 +111,9 @@ test("a client that leaves mid-stream cancels the upstream", async () => {
 
 test("a client that leaves while a whole answer is half read cancels the upstream", async () => {
   const client = new AbortController();
+  const halfServed = once(served, "hold-whole");
   const pending = post("hold-whole", false, client.signal);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await halfServed; // the upstream sent the first bytes of its answer and holds the rest
   const closed = lastClosed;
   client.abort();
   await expect(pending).rejects.toThrow();

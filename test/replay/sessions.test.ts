@@ -40,7 +40,7 @@ afterAll(async () => {
 
 /** Runs a CLI subcommand's handler in process (the gateway keeps running), returning what it printed. */
 async function cli(argv: string[]): Promise<{ out: string; exitCode: number | undefined }> {
-  await afterGatewayCommits();
+  await afterGatewayCommits(gateway);
   const printed: string[] = [];
   const logSpy = vi.spyOn(console, "log").mockImplementation((...args) => void printed.push(args.join(" ")));
   const errorSpy = vi.spyOn(console, "error").mockImplementation(() => undefined);
@@ -142,7 +142,7 @@ test("chat: reasoning shown live and dimmed; --resume continues the session with
   expect(first.sessionId).toMatch(/^sess_/);
 
   const before = upstream.requestsFor("local").length;
-  await afterGatewayCommits(); // --resume reads the session from state.db
+  await afterGatewayCommits(gateway); // --resume reads the session from state.db
   await runChat({ url: gateway.url, key: TEST_KEY, home, model: "local/qwen3", resume: first.sessionId, input: Readable.from(["Go on\n"]), output, color: false });
   const sent = upstream.requestsFor("local")[before]!.body;
   expect(sent.messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);

@@ -6,7 +6,8 @@ import type { GatewayOptions } from "../../src/config/options.js";
 import { DEFAULT_BODY_LIMIT } from "../../src/config/options.js";
 import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
 import { silentLogger, type Logger } from "../../src/logging/logger.js";
-import { JOURNAL_MAX_WAIT_MS } from "../../src/store/durable-turns.js";
+import { STORE } from "../../src/container/tokens.js";
+import type { SessionStore } from "../../src/store/session-store.js";
 
 export const TEST_KEY = "test-key-0123456789abcdef";
 
@@ -99,10 +100,10 @@ export async function readSse(response: Response): Promise<{ events: unknown[]; 
 
 /**
  * A CLI command reads state.db through a connection of its own: a turn
- * answered a moment ago is there once the gateway has committed it, at most
- * JOURNAL_MAX_WAIT_MS after its answer ended (DurableTurns.save).
- * The test gateway runs in this process, so a timer set now fires after its.
+ * answered a moment ago is there once the gateway has committed it (a lone
+ * turn is durable in the journal first, see DurableTurns.save). Resolves on
+ * the gateway's own signal that the journal holds no uncommitted turn.
  */
-export function afterGatewayCommits(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, JOURNAL_MAX_WAIT_MS + 5));
+export function afterGatewayCommits(gateway: Gateway): Promise<void> {
+  return gateway.container.resolve<SessionStore>(STORE).turnsCommitted();
 }

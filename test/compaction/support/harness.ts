@@ -25,9 +25,10 @@ export async function respond(gateway: TestGateway, body: Record<string, unknown
   return { status: response.status, sessionId: response.headers.get("x-session-id") ?? "", body: (await response.json()) as ResponseResult["body"] };
 }
 
-/** Runs `carrierd sessions …` in process against `home`, returning what it printed to stdout. */
-export async function sessionsCli(home: string, argv: string[]): Promise<{ out: string; err: string; exitCode: number | undefined }> {
-  await afterGatewayCommits();
+/** Runs `carrierd sessions …` in process against the gateway's home once its turns are committed, returning what it printed to stdout. */
+export async function sessionsCli(gateway: TestGateway, argv: string[]): Promise<{ out: string; err: string; exitCode: number | undefined }> {
+  const home = gateway.home;
+  await afterGatewayCommits(gateway);
   const printed: string[] = [];
   const errors: string[] = [];
   const logSpy = vi.spyOn(console, "log").mockImplementation((...args) => void printed.push(args.join(" ")));
@@ -63,7 +64,7 @@ export interface ShownSession {
   checkpoints: { id: string; summary: string; archived_turns: number; archived_through: number; response_id: string | null }[];
 }
 
-export async function showSession(home: string, sessionId: string, all = false): Promise<ShownSession> {
-  const result = await sessionsCli(home, ["show", sessionId, "--json", ...(all ? ["--all"] : [])]);
+export async function showSession(gateway: TestGateway, sessionId: string, all = false): Promise<ShownSession> {
+  const result = await sessionsCli(gateway, ["show", sessionId, "--json", ...(all ? ["--all"] : [])]);
   return JSON.parse(result.out) as ShownSession;
 }
