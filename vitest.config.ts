@@ -8,5 +8,8 @@ export default defineConfig({
     testTimeout: 20000,
     hookTimeout: 30000,
     pool: "forks",
+    // nothing a test starts outlives the run, whatever fails (test/support/child-processes.ts)
+    globalSetup: ["test/support/global-setup.ts"],
+    setupFiles: ["test/support/process-cleanup.ts"],
   },
 });

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { track } from "../support/child-processes.js";
 
 /** The repo root; `bin/carrierd` runs dist/, which `npm test` builds first (pretest). */
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -20,10 +21,13 @@ export interface CliResult {
 /** Runs `carrierd ARGS` to completion. */
 export function carrierd(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ["bin/carrierd", ...args], { cwd: options.cwd ?? REPO, env: options.env ?? cleanEnv(), timeout: 15_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    const spawnOptions = { cwd: options.cwd ?? REPO, env: options.env ?? cleanEnv(), timeout: 15_000, detached: true };
+    track(
+      execFile(process.execPath, ["bin/carrierd", ...args], spawnOptions, (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      }),
+    );
   });
 }
 
@@ -44,7 +48,7 @@ export interface RunningGateway {
  */
 export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv, { launcher = [], nodeFlags = [] }: { launcher?: string[]; nodeFlags?: string[] } = {}): Promise<RunningGateway> {
   const command = [...launcher, process.execPath, ...nodeFlags, "bin/carrierd", "gateway", ...args];
-  const child = spawn(command[0]!, command.slice(1), { cwd: REPO, env });
+  const child = track(spawn(command[0]!, command.slice(1), { cwd: REPO, env, detached: true }));
   let out = "";
   let err = "";
   child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));

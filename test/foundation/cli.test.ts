@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { track } from "../support/child-processes.js";
 import { carrierd, cleanEnv, REPO, startGatewayProcess } from "./cli-process.js";
 
 const home = mkdtempSync(join(tmpdir(), "carrierd-cli-"));
@@ -249,7 +250,7 @@ describe("gateway", () => {
     const file = join(logHome, "logs", "carrierd.log");
     const line = (msg: string) => `${JSON.stringify({ level: 30, time: Date.UTC(2026, 0, 1), pid: 1, msg })}\n`;
     writeFileSync(file, line("already there"));
-    const child = spawn(process.execPath, ["bin/carrierd", "logs", "--follow", "--home", logHome], { cwd: REPO, env: cleanEnv() });
+    const child = track(spawn(process.execPath, ["bin/carrierd", "logs", "--follow", "--home", logHome], { cwd: REPO, env: cleanEnv(), detached: true }));
     onTestFinished(() => void child.kill());
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
