@@ -72,7 +72,11 @@ export function recordedPids(dir: string): number[] {
     .filter((pid) => Number.isInteger(pid) && pid > 0);
 }
 
-/** Running processes (not zombies) whose environment carries `marker=value`. */
+/**
+ * Running processes (not zombies) whose environment carries `marker=value`,
+ * but for the run's own workers (children of this process, which vitest
+ * stops itself).
+ */
 export function processesMarked(marker: string, value: string): number[] {
   const needle = `${marker}=${value}`;
   const found: number[] = [];
@@ -80,13 +84,18 @@ export function processesMarked(marker: string, value: string): number[] {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
-      if (!isRunning(pid)) continue;
+      if (!isRunning(pid) || parentOf(pid) === process.pid) continue;
       if (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(needle)) found.push(pid);
     } catch {
       // gone, or not ours to read
     }
   }
   return found;
+}
+
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
 }
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
