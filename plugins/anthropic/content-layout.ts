@@ -5,7 +5,7 @@ import { textOf } from "../../src/plugins/message-text.js";
  * The Anthropic native record: the order of one assistant turn's content
  * blocks, with every `thinking` / `redacted_thinking` block exactly as the
  * provider produced it. Bedrock's Converse plugin stores its reasoning in
- * this same format (research/hermes.md A.4).
+ * this same format (as hermes-agent stores Bedrock turns, https://github.com/NousResearch/hermes-agent, `agent/bedrock_adapter.py`).
  */
 export interface AnthropicRecord {
   content: LayoutBlock[];

@@ -3,7 +3,7 @@ import type { LayoutBlock } from "../anthropic/content-layout.js";
 
 /**
  * Converse / ConverseStream answers → canonical parts. Reasoning is stored in
- * Anthropic format (research/hermes.md A.4): `reasoningText` + `signature` →
+ * Anthropic format (as hermes-agent does, https://github.com/NousResearch/hermes-agent, `agent/bedrock_adapter.py`): `reasoningText` + `signature` →
  * `{type:"thinking", thinking, signature}`, `redactedContent` →
  * `{type:"redacted_thinking", data}` (its base64, verbatim). Each closed block
  * is one `native-record` fragment (`{content:[block]}`), as in the Anthropic plugin.

@@ -11,7 +11,7 @@ const NATIVE_KEYS = ["additionalModelRequestFields", "guardrailConfig", "perform
 /**
  * The canonical request as a Converse / ConverseStream body (the model goes
  * into the URL). `dropRedacted` leaves out redacted reasoning: the one-time
- * fallback when Bedrock refuses it (research/hermes.md A.4).
+ * fallback when Bedrock refuses it (as hermes-agent does, https://github.com/NousResearch/hermes-agent, `agent/bedrock_adapter.py`).
  */
 export function buildConverseBody(call: UpstreamCall, options: { dropRedacted?: boolean } = {}): JsonObject {
   const source = call.body;

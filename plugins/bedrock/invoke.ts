@@ -39,7 +39,7 @@ export async function invokeBedrock(call: UpstreamCall, context: PluginContext):
   if (response.status >= 400) {
     const text = await response.body.text();
     if (invoke || !refusesRedacted(response.status, text) || !JSON.stringify(body).includes('"redactedContent"')) return { ok: false, status: response.status, body: text };
-    // some models and regions refuse redacted reasoning: resend once without it, as hermes does
+    // some models and regions refuse redacted reasoning: resend once without it, as hermes-agent does
     context.log.warn({ model: call.model, status: response.status }, "Bedrock refused redacted reasoning; resending once without it");
     response = await post(call, url, JSON.stringify(buildConverseBody(stripped, { dropRedacted: true })), accept);
     if (response.status >= 400) return { ok: false, status: response.status, body: await response.body.text() };
@@ -51,7 +51,7 @@ export async function invokeBedrock(call: UpstreamCall, context: PluginContext):
   return { ok: true, parts: invoke ? invokeStream(response.body) : converseStream(response.body) };
 }
 
-/** A ValidationException about redacted or encrypted reasoning (hermes: `ValidationException.*(?:redacted|encrypt)`). */
+/** A ValidationException about redacted or encrypted reasoning (hermes-agent matches `ValidationException.*(?:redacted|encrypt)`). */
 function refusesRedacted(status: number, body: string): boolean {
   return status === 400 && /redacted|encrypt/i.test(body);
 }

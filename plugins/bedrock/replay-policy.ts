@@ -2,7 +2,7 @@ import type { UpstreamCall } from "../../src/plugins/contract.js";
 
 /**
  * Which stored reasoning a Bedrock model may read back (SPEC §3 `replay`,
- * research/hermes.md A.4):
+ * hermes-agent, https://github.com/NousResearch/hermes-agent, `agent/bedrock_adapter.py`):
  * - `signed`: thinking with its signature and redacted blocks, verbatim (Claude);
  * - `stripped`: no reasoning on earlier turns (DeepSeek-R1 and Kimi K3 reject or misread it);
  * - `unsigned`: the readable reasoning text only, never a signature or an encrypted block (everyone else).

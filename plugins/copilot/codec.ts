@@ -12,7 +12,7 @@ import { openAICompatibleCodec } from "../openai-compatible/codec.js";
  * - out: an assistant turn gets its stored `reasoning_opaque` back, and
  *   `reasoning_text` only together with it.
  * For Gemini models Copilot also signs tool calls
- * (`tool_calls[i].function.thought_signature`, research/hermes.md A.3): kept
+ * (`tool_calls[i].function.thought_signature`, hermes-agent, https://github.com/NousResearch/hermes-agent, `agent/reasoning_carriers.py`): kept
  * per tool-call id and put back on the same call.
  */
 export const copilotCodec: HttpCodec = {

@@ -2,7 +2,7 @@
  * The unknown-field classifier for OpenAI-style upstreams (SPEC §6): from an
  * upstream 4xx, names the carrier field the provider refused as unknown or
  * not permitted — only when the message really says so, in the providers'
- * own phrasings (research/providers.md §7, hermes A.5):
+ * own phrasings (Mistral, Groq, Cerebras and the others as they answer, and hermes-agent's `agent/turn_recovery.py`, https://github.com/NousResearch/hermes-agent):
  *
  * - Mistral 422: `{"detail":[{"type":"extra_forbidden","loc":["body","messages",N,"assistant","reasoning_content"],"msg":"Extra inputs are not permitted"}]}`
  * - Groq 400: `'messages.4' : ... property 'reasoning_content' is unsupported`

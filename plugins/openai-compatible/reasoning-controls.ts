@@ -9,7 +9,7 @@ interface HostDialect {
   readonly disable: "openrouter" | "thinking" | "enable_thinking" | "none";
 }
 
-/** First match wins; hosts match subdomains too. Sources: research/providers.md §1–§8. */
+/** First match wins; hosts match subdomains too. Sources: each provider's API reference for its reasoning parameter. */
 const DIALECTS: readonly HostDialect[] = [
   // https://openrouter.ai/docs/guides/best-practices/reasoning-tokens — one `reasoning` object for every model it routes.
   { hosts: ["openrouter.ai"], effort: "openrouter", disable: "openrouter" },

@@ -6,8 +6,8 @@ import type { ChatRequest } from "../plugins/contract.js";
  * the tail walk both price the same wire messages with it, carriers
  * included — an encrypted `reasoning_details` blob or a native record costs
  * the same in both — so the tail the walk keeps is exactly what the next
- * estimate counts, and one compaction converges (hermes A.6 #84371: the
- * reference agent once counted stale thinking in one and not the other).
+ * estimate counts, and one compaction converges (hermes-agent, https://github.com/NousResearch/hermes-agent,
+ * once counted stale thinking in one and not the other: its issue #84371).
  * Bytes, not characters: CJK text costs more than ASCII, as it does upstream.
  */
 export function priceJson(value: unknown): number {

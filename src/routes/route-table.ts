@@ -47,7 +47,7 @@ export interface ResolvedModel {
   readonly summarizer?: string;
 }
 
-/** With no carriers route matching: local hosts read both plain names, everything else `reasoning_content` (hermes A.1). */
+/** With no carriers route matching: local hosts read both plain names, everything else `reasoning_content` (as hermes-agent's route table does, https://github.com/NousResearch/hermes-agent). */
 const FALLBACK_LOCAL: CarrierField[] = ["reasoning_content", "reasoning"];
 const FALLBACK_REMOTE: CarrierField[] = ["reasoning_content"];
 

@@ -11,7 +11,7 @@ import { DurableTurns, type TurnWriter } from "./durable-turns.js";
 import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 import type { Logger } from "../logging/logger.js";
 
-/** A session's model config (hermes A.7): verdicts recorded while it ran, so `--resume` keeps them. */
+/** A session's model config: verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
   /** `[provider, host, model, fields]` */
   rejected_carriers?: [string, string, string, string[]][];

@@ -9,7 +9,7 @@ import { startCompactionUpstream, type CompactionUpstream, type WireBody } from 
 /**
  * DeepSeek's thinking mode with tools: every assistant tool-call turn must
  * come back with its `reasoning_content` on every later request, or the
- * answer is a 400 (the reference agent once lost it in compaction). A long
+ * answer is a 400 (hermes-agent once lost it in compaction). A long
  * Responses tool loop compacts several times on a must-echo route; every
  * request must still be accepted.
  */

@@ -10,7 +10,7 @@ describe("classifier", () => {
     expect(classifyOpenAIError(profile.status, profile.body(2, profile.fields[0]!), ALL)).toBe(profile.named);
   });
 
-  test("the real Mistral, Groq and Cerebras bodies (research/providers.md §7)", () => {
+  test("the real Mistral, Groq and Cerebras bodies", () => {
     const mistral = `{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","messages",2,"assistant","reasoning"],"msg":"Extra inputs are not permitted","input":"","url":"https://errors.pydantic.dev/2.6/v/extra_forbidden"}]},"type":"invalid_request_error","param":null,"code":null}`;
     expect(classifyOpenAIError(422, mistral, ALL)).toBe("reasoning");
     const groq = `{"error":{"message":"'messages.4' : for 'role:assistant' the following must be satisfied[('messages.4' : property 'reasoning_content' is unsupported)]","type":"invalid_request_error"}}`;

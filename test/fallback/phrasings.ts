@@ -1,6 +1,6 @@
 import type { FixedError, StrictProfile } from "../support/openai-upstream.js";
 
-/** Upstreams that refuse one carrier field, each in a real provider's phrasing (research/providers.md §4, §5, §7; hermes A.5). */
+/** Upstreams that refuse one carrier field, each in a real provider's phrasing. */
 export const PHRASINGS: Record<string, StrictProfile & { routeFields: string; named: string; recorded: string[] }> = {
   gemini: {
     fields: ["reasoning"],

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
  * first path segment picks the provider flavour (`/deepseek/v1/chat/completions`),
  * so one server stands in for all of them. Each flavour answers in its own
  * reasoning field and enforces what the real API enforces, with the exact
- * error bodies from research/providers.md:
+ * error bodies as the providers send them:
  *
  * - deepseek, kimi, mimo: 400 when an assistant tool-call turn lacks its
  *   `reasoning_content` — or carries anything but the reasoning issued for it

@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
  *   as a provider that verifies its encrypted reasoning does.
  * - `deepseek`: thinking mode with tools; an assistant tool-call message
  *   without the very `reasoning_content` issued for it gets DeepSeek V4's 400
- *   (research/providers.md §1).
+ *   (https://api-docs.deepseek.com/guides/thinking_mode).
  *
  * Every request is recorded with its raw body, rejected ones included.
  */

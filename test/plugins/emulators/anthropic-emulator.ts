@@ -3,7 +3,7 @@ import { startEmulator, type Emulator, type Received, type Reply } from "./http-
 
 /**
  * An Anthropic Messages API emulator that enforces what the real API
- * enforces for thinking, with its exact error bodies (research/providers.md §4):
+ * enforces for thinking, with its exact error bodies (https://docs.claude.com/en/docs/build-with-claude/extended-thinking):
  *
  * - a `thinking` block's `signature` is an HMAC over its text: change one byte
  *   of either and the request fails with "Invalid `signature` in `thinking` block";

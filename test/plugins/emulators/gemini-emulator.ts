@@ -3,7 +3,7 @@ import { startEmulator, type Emulator, type Received, type Reply } from "./http-
 
 /**
  * A Gemini API emulator that enforces thought signatures the way Gemini 3
- * does (research/providers.md §5), with its exact error bodies:
+ * does (https://ai.google.dev/gemini-api/docs/thought-signatures), with its exact error bodies:
  *
  * - in the current turn (the model contents after the last user text), the
  *   first functionCall part of each model content must carry a
