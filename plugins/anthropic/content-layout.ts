@@ -1,5 +1,4 @@
-import type { ChatMessage, JsonObject, ToolCall } from "../../src/plugins/contract.js";
-import { textOf } from "../../src/plugins/message-text.js";
+import { type ChatMessage, type JsonObject, textOf, type ToolCall } from "../../src/plugins/plugin-api.js";
 
 /**
  * The Anthropic native record: the order of one assistant turn's content

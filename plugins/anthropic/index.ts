@@ -1,4 +1,4 @@
-import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugins/contract.js";
+import { definePlugin } from "../../src/plugins/plugin-api.js";
 import { createAnthropicCodec } from "./codec.js";
 import { mergeLayout } from "./content-layout.js";
 import { classifyAnthropicError } from "./errors.js";
@@ -11,7 +11,7 @@ import schema from "./native.schema.json" with { type: "json" };
  */
 export default definePlugin({
   name: "anthropic",
-  apiVersion: PLUGIN_API_VERSION,
+  apiVersion: 1,
   description: "Anthropic Messages API (signed thinking / redacted_thinking blocks; Vertex and Foundry by base_url)",
   native: { type: "anthropic.native_assistant", schema },
   create(context) {

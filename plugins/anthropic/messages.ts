@@ -1,6 +1,5 @@
-import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
+import { type ChatMessage, type JsonObject, parseToolArguments } from "../../src/plugins/plugin-api.js";
 import { readLayout, rebuildTurn } from "./content-layout.js";
-import { parseToolArguments } from "../../src/plugins/tool-arguments.js";
 
 /**
  * OpenAI chat messages → Anthropic `system` + `messages`. The conversion is

@@ -1,4 +1,4 @@
-import type { JsonObject, StreamPart, Usage } from "../../src/plugins/contract.js";
+import type { JsonObject, StreamPart, Usage } from "../../src/plugins/plugin-api.js";
 import type { LayoutBlock } from "./content-layout.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Json, JsonObject } from "../../src/plugins/contract.js";
+import type { Json, JsonObject } from "../../src/plugins/plugin-api.js";
 
 /**
  * OpenAI function tools → Anthropic tools. A tool that is already in

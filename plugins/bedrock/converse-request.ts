@@ -1,9 +1,7 @@
-import type { ChatMessage, Json, JsonObject, UpstreamCall } from "../../src/plugins/contract.js";
+import { type ChatMessage, type Json, type JsonObject, parseToolArguments, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { readLayout, rebuildTurn, type RedactedThinkingBlock, type ThinkingBlock } from "../anthropic/content-layout.js";
 import { THINKING_BUDGETS } from "../anthropic/request-body.js";
 import { replayPolicy, type ReplayPolicy } from "./replay-policy.js";
-import { textOf } from "../../src/plugins/message-text.js";
-import { parseToolArguments } from "../../src/plugins/tool-arguments.js";
 
 /** Converse request keys a route may set through `models[].params`; already in place at the top level. */
 const NATIVE_KEYS = ["additionalModelRequestFields", "guardrailConfig", "performanceConfig", "promptVariables", "requestMetadata", "additionalModelResponseFieldPaths"];

@@ -1,4 +1,4 @@
-import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugins/contract.js";
+import { definePlugin } from "../../src/plugins/plugin-api.js";
 import { mergeLayout } from "../anthropic/content-layout.js";
 import { classifyBedrockError } from "./errors.js";
 import { invokeBedrock } from "./invoke.js";
@@ -14,7 +14,7 @@ import schema from "./native.schema.json" with { type: "json" };
  */
 export default definePlugin({
   name: "bedrock",
-  apiVersion: PLUGIN_API_VERSION,
+  apiVersion: 1,
   description: "Amazon Bedrock Converse / ConverseStream (reasoningContent, per-model replay policy, SigV4)",
   native: { type: "bedrock.native_assistant", schema },
   create(context) {

@@ -1,4 +1,4 @@
-import type { JsonObject, PluginContext, StreamPart, UpstreamCall, UpstreamResult } from "../../src/plugins/contract.js";
+import type { JsonObject, PluginContext, StreamPart, UpstreamCall, UpstreamResult } from "../../src/plugins/plugin-api.js";
 import { buildMessagesBody } from "../anthropic/request-body.js";
 import { AnthropicDecoder } from "../anthropic/response-decoder.js";
 import { buildConverseBody } from "./converse-request.js";

@@ -1,4 +1,4 @@
-import type { UpstreamCall } from "../../src/plugins/contract.js";
+import type { UpstreamCall } from "../../src/plugins/plugin-api.js";
 
 /**
  * Which stored reasoning a Bedrock model may read back (SPEC §3 `replay`,

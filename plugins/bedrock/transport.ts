@@ -1,6 +1,6 @@
 import aws4 from "aws4";
 import { Agent, request } from "undici";
-import type { UpstreamCall } from "../../src/plugins/contract.js";
+import type { UpstreamCall } from "../../src/plugins/plugin-api.js";
 
 /** AWS credentials, read from the environment at each call so rotated session tokens are picked up. */
 export interface AwsCredentials {

@@ -1,4 +1,4 @@
-import { partsOf, type ChatMessage, type HttpCodec, type JsonObject, type StreamPart, type UpstreamCall } from "../../src/plugins/contract.js";
+import { type ChatMessage, type HttpCodec, type JsonObject, partsOf, type StreamPart, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { openAICompatibleCodec } from "../openai-compatible/codec.js";
 
 /**

@@ -1,4 +1,4 @@
-import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugins/contract.js";
+import { definePlugin } from "../../src/plugins/plugin-api.js";
 import { classifyOpenAIError } from "../openai-compatible/errors.js";
 import { copilotCodec, mergeCopilotRecord } from "./codec.js";
 import schema from "./native.schema.json" with { type: "json" };
@@ -12,7 +12,7 @@ import schema from "./native.schema.json" with { type: "json" };
  */
 export default definePlugin({
   name: "copilot",
-  apiVersion: PLUGIN_API_VERSION,
+  apiVersion: 1,
   description: "GitHub Copilot chat API (reasoning_text + reasoning_opaque)",
   native: { type: "copilot.native_assistant", schema },
   create(context) {

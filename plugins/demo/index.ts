@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { definePlugin, PLUGIN_API_VERSION, type StreamPart } from "../../src/plugins/contract.js";
+import { definePlugin, type StreamPart } from "../../src/plugins/plugin-api.js";
 import { simulate } from "./simulate.js";
 
 /**
@@ -9,7 +9,7 @@ import { simulate } from "./simulate.js";
  */
 export default definePlugin({
   name: "demo",
-  apiVersion: PLUGIN_API_VERSION,
+  apiVersion: 1,
   description: "Simulated reasoning model (a simulation, not a real model): reasons step by step, then answers or calls a tool",
   create() {
     return {

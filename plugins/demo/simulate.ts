@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, JsonObject, StreamPart } from "../../src/plugins/contract.js";
+import type { ChatMessage, ChatRequest, JsonObject, StreamPart } from "../../src/plugins/plugin-api.js";
 
 /**
  * A deterministic, simulated reasoning model (a SIMULATION: no model runs).

@@ -1,4 +1,4 @@
-import type { HttpCodec, JsonObject, UpstreamCall } from "../../src/plugins/contract.js";
+import type { HttpCodec, JsonObject, UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { buildGenerateBody } from "./request-body.js";
 import { GeminiDecoder } from "./response-decoder.js";
 

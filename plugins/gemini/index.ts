@@ -1,4 +1,4 @@
-import { definePlugin, PLUGIN_API_VERSION, type JsonObject } from "../../src/plugins/contract.js";
+import { definePlugin, type JsonObject } from "../../src/plugins/plugin-api.js";
 import { createGeminiCodec } from "./codec.js";
 import { classifyGeminiError } from "./errors.js";
 import schema from "./native.schema.json" with { type: "json" };
@@ -11,7 +11,7 @@ import { SKIP_SIGNATURE } from "./parts-layout.js";
  */
 export default definePlugin({
   name: "gemini",
-  apiVersion: PLUGIN_API_VERSION,
+  apiVersion: 1,
   description: "Google Gemini API, native generateContent (thoughtSignature on parts, thought summaries)",
   native: { type: "gemini.native_assistant", schema },
   create(context) {

@@ -1,6 +1,4 @@
-import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
-import { textOf } from "../../src/plugins/message-text.js";
-import { parseToolArguments } from "../../src/plugins/tool-arguments.js";
+import { type ChatMessage, type JsonObject, parseToolArguments, textOf } from "../../src/plugins/plugin-api.js";
 
 /**
  * The Gemini native record: a model turn's parts in order, each with the

@@ -1,5 +1,4 @@
-import type { ChatMessage, Json, JsonObject, UpstreamCall } from "../../src/plugins/contract.js";
-import { textOf } from "../../src/plugins/message-text.js";
+import { type ChatMessage, type Json, type JsonObject, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { modelParts, readLayout } from "./parts-layout.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 

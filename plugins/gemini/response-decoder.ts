@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { JsonObject, StreamPart, Usage } from "../../src/plugins/contract.js";
+import type { JsonObject, StreamPart, Usage } from "../../src/plugins/plugin-api.js";
 import { addPart, type LayoutPart } from "./parts-layout.js";
 
 /**

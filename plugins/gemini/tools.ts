@@ -1,4 +1,4 @@
-import type { Json, JsonObject } from "../../src/plugins/contract.js";
+import type { Json, JsonObject } from "../../src/plugins/plugin-api.js";
 
 /** The JSON Schema keywords Gemini's `Schema` (an OpenAPI 3.0 subset) knows; everything else is dropped. */
 const KEPT = ["description", "enum", "format", "nullable", "required", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "title", "propertyOrdering", "minProperties", "maxProperties"];

@@ -1,6 +1,4 @@
-import type { JsonObject, StreamPart } from "../../src/plugins/contract.js";
-import { detached } from "../../src/util/detached.js";
-import { sameJson } from "../../src/util/same-json.js";
+import { detached, type JsonObject, sameJson, type StreamPart } from "../../src/plugins/plugin-api.js";
 
 /**
  * One stream chunk: its top-level members (`choices` aside) and its first

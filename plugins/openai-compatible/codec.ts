@@ -1,5 +1,4 @@
-import type { HttpCodec, JsonObject, StreamPart, UpstreamCall, Usage } from "../../src/plugins/contract.js";
-import { chatBodyBytes } from "../../src/plugins/chat-json.js";
+import { chatBodyBytes, type HttpCodec, type JsonObject, type StreamPart, type UpstreamCall, type Usage } from "../../src/plugins/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 

@@ -1,11 +1,11 @@
-import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugins/contract.js";
+import { definePlugin } from "../../src/plugins/plugin-api.js";
 import { openAICompatibleCodec } from "./codec.js";
 import { classifyOpenAIError } from "./errors.js";
 
 /** Any OpenAI-style chat-completions upstream: DeepSeek, Kimi, MiMo, GLM, OpenRouter, Mistral, Groq, vLLM, Ollama, llama.cpp… */
 export default definePlugin({
   name: "openai-compatible",
-  apiVersion: PLUGIN_API_VERSION,
+  apiVersion: 1,
   description: "OpenAI-style chat completions (reasoning_content / reasoning / reasoning_details)",
   create(context) {
     return {

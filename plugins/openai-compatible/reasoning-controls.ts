@@ -1,4 +1,4 @@
-import type { ChatRequest, JsonObject, ReasoningControls } from "../../src/plugins/contract.js";
+import type { ChatRequest, JsonObject, ReasoningControls } from "../../src/plugins/plugin-api.js";
 
 /** How one family of hosts spells "reason this hard" and "do not reason". */
 interface HostDialect {

@@ -10,12 +10,29 @@ const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL("../../plugins/", import.meta.u
 
 const ENTRY_NAMES = ["index.js", "index.mjs", "index.ts"];
 
-/** A plugin folder that exists but cannot be used: fails loudly, with its name. */
+/**
+ * The plugin API versions this carrierd can load: a plugin declares, as a
+ * literal, the version it was written for; versions in this range still
+ * mean the same contract.
+ */
+export const SUPPORTED_PLUGIN_API = { oldest: 1, newest: PLUGIN_API_VERSION } as const;
+
+/** Why a plugin could not be loaded: `plugin_api_unsupported` for a version outside the supported range, `plugin_broken` otherwise. */
+export type PluginLoadErrorCode = "plugin_broken" | "plugin_api_unsupported";
+
+/** A plugin folder that exists but cannot be used: fails loudly, with its name and a stable code. */
 export class PluginLoadError extends Error {
-  constructor(readonly plugin: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly plugin: string,
+    message: string,
+    options?: { cause?: unknown; code?: PluginLoadErrorCode },
+  ) {
     super(`plugin "${plugin}" is broken: ${message}`, options);
     this.name = "PluginLoadError";
+    this.code = options?.code ?? "plugin_broken";
   }
+
+  readonly code: PluginLoadErrorCode;
 }
 
 export interface LoadedPlugin {
@@ -103,8 +120,10 @@ function checkDefinition(folderName: string, value: unknown): PluginDefinition {
   if (!value || typeof value !== "object") throw new PluginLoadError(folderName, "entry module has no default export");
   const definition = value as Partial<PluginDefinition>;
   if (typeof definition.name !== "string" || definition.name.length === 0) throw new PluginLoadError(folderName, "definition has no name");
-  if (definition.apiVersion !== PLUGIN_API_VERSION) {
-    throw new PluginLoadError(definition.name, `written for plugin API ${String(definition.apiVersion)}, this carrierd speaks ${PLUGIN_API_VERSION}`);
+  const version = definition.apiVersion;
+  if (typeof version !== "number" || !Number.isInteger(version) || version < SUPPORTED_PLUGIN_API.oldest || version > SUPPORTED_PLUGIN_API.newest) {
+    const supported = SUPPORTED_PLUGIN_API.oldest === SUPPORTED_PLUGIN_API.newest ? `${SUPPORTED_PLUGIN_API.newest}` : `${SUPPORTED_PLUGIN_API.oldest}–${SUPPORTED_PLUGIN_API.newest}`;
+    throw new PluginLoadError(definition.name, `written for plugin API ${String(version)}, this carrierd speaks ${supported}`, { code: "plugin_api_unsupported" });
   }
   if (typeof definition.create !== "function") throw new PluginLoadError(definition.name, "definition has no create() factory");
   if (definition.native && (typeof definition.native.type !== "string" || typeof definition.native.schema !== "object")) {

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
@@ -16,7 +18,9 @@ describe("a broken plugin fails loudly, naming itself", () => {
   });
 
   test("one written for another plugin API version", async () => {
-    await expect(PluginRegistry.load([fixture("plugins-old-api")])).rejects.toThrow('plugin "old-api" is broken: written for plugin API 0, this carrierd speaks 1');
+    const loading = PluginRegistry.load([fixture("plugins-old-api")]);
+    await expect(loading).rejects.toThrow('plugin "old-api" is broken: written for plugin API 0, this carrierd speaks 1');
+    await expect(loading).rejects.toMatchObject({ code: "plugin_api_unsupported" });
   });
 
   test("the gateway refuses to start with it", async () => {
@@ -84,4 +88,15 @@ describe("an external plugin folder (--plugins) works end to end", () => {
     expect(raw).not.toContain("\r");
     expect(chunkDeltas(events as Chunk[]).content).toBe(`echo: ${hostile}`);
   });
+});
+
+test("the shipped plugins import carrierd only through its plugin API, and declare their version as a literal", () => {
+  const root = fileURLToPath(new URL("../../plugins/", import.meta.url));
+  const offending: string[] = [];
+  for (const file of readdirSync(root, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".ts") && !name.endsWith(".test.ts"))) {
+    const text = readFileSync(join(root, file), "utf8");
+    for (const [, target] of text.matchAll(/from "((?:\.\.\/)+src\/[^"]+)"/g)) if (!target!.endsWith("/src/plugins/plugin-api.js")) offending.push(`${file}: ${target}`);
+    if (file.endsWith("index.ts")) expect(text, file).toMatch(/apiVersion: \d+,/);
+  }
+  expect(offending).toEqual([]);
 });
