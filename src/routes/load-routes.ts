@@ -6,6 +6,9 @@ import { parseYamlWithLimits } from "./parse-yaml-limits.js";
 import { readRoutesFile } from "./read-routes-file.js";
 import { RouteTable, type RoutesFile } from "./route-table.js";
 
+/** Problems reported per table: an operator fixes the first ones; locating thousands in a huge file would only cost time. */
+const MAX_PROBLEMS = 20;
+
 const validate = new Ajv2020({ allErrors: true, strict: false }).compile<RoutesFile>(schema);
 
 /** One problem in a route table, located in its file. */
@@ -54,18 +57,18 @@ export function checkRoutes(text: string, file: string, options: LoadOptions): C
   if (!parsed.ok) return { ok: false, problems: parsed.errors.map((error) => at(error.offset, error.message)) };
   const { document, data } = parsed;
   if (!validate(data)) {
-    const problems = (validate.errors ?? []).filter(isUseful).map((error) => at(locate(document, error), describe(error)));
+    const problems = (validate.errors ?? []).filter(isUseful).slice(0, MAX_PROBLEMS).map((error) => at(locate(document, error), describe(error)));
     return { ok: false, problems: dedupe(problems) };
   }
   const problems: RouteProblem[] = [];
   for (const [id, provider] of Object.entries(data.providers)) {
-    if (!options.knownPlugins.has(provider.plugin)) {
+    if (!options.knownPlugins.has(provider.plugin) && problems.length < MAX_PROBLEMS) {
       const known = [...options.knownPlugins].sort().join(", ");
       problems.push(at(offsetOf(document, `/providers/${id}/plugin`), `provider "${id}" names plugin "${provider.plugin}", which is not loaded (loaded: ${known})`));
     }
   }
   data.models.forEach((model, index) => {
-    if (!(model.provider in data.providers)) {
+    if (!(model.provider in data.providers) && problems.length < MAX_PROBLEMS) {
       problems.push(at(offsetOf(document, `/models/${index}/provider`), `model "${model.name}" names provider "${model.provider}", which routes.yaml does not define`));
     }
   });

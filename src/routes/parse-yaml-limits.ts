@@ -38,7 +38,7 @@ export function parseYamlWithLimits(text: string): ParsedYaml {
     return { ok: false, lineCounter, errors: [{ offset: documents[1]!.range[0], message: "more than one YAML document (a second `---`); a route table is one" }] };
   }
   if (document.errors.length > 0) {
-    return { ok: false, lineCounter, errors: document.errors.map((error) => ({ offset: error.pos[0], message: error.message.split("\n")[0]! })) };
+    return { ok: false, lineCounter, errors: document.errors.slice(0, 20).map((error) => ({ offset: error.pos[0], message: error.message.split("\n")[0]! })) };
   }
   try {
     return { ok: true, lineCounter, document, data: document.toJS({ maxAliasCount: MAX_ALIAS_EXPANSIONS }) as unknown };

@@ -79,10 +79,10 @@ export class RouteSource {
   private enqueue(reason: string, fromWatcher: boolean): Promise<void> {
     if (this.closing.signal.aborted) return this.reloading;
     if (fromWatcher) {
+      // a parse still running is of an older save: the reload queued (now or before) reads the newest
+      this.parser.cancel();
       if (this.watcherQueued) return this.reloading;
       this.watcherQueued = true;
-      // a parse still running is of an older save: the one queued now reads the newest
-      this.parser.cancel();
     }
     // a reload that throws must neither stop the ones after it nor crash the daemon (SIGHUP and the watcher don't await)
     this.reloading = this.reloading
