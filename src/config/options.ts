@@ -16,6 +16,10 @@ export interface GatewayOptions {
   readonly bodyLimit: number;
   /** Seconds of upstream silence before an SSE `: keepalive` comment. */
   readonly keepaliveSeconds: number;
+  /** How often the background worker checkpoints the WAL (default 1000 ms; env CARRIERD_WAL_CHECKPOINT_MS). */
+  readonly walCheckpointMs?: number;
+  /** WAL size past which that checkpoint also truncates it, and SQLite's journal_size_limit (default 8 MiB; env CARRIERD_WAL_LIMIT). */
+  readonly walLimitBytes?: number;
   /** Environment the provider secrets are read from. */
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -53,17 +57,26 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
     logLevel: flags.logLevel ?? env.CARRIERD_LOG_LEVEL ?? "info",
     bodyLimit: parseSize(flags.bodyLimit ?? env.CARRIERD_BODY_LIMIT) ?? DEFAULT_BODY_LIMIT,
     keepaliveSeconds: 10,
+    walCheckpointMs: positiveInteger(env.CARRIERD_WAL_CHECKPOINT_MS, "CARRIERD_WAL_CHECKPOINT_MS"),
+    walLimitBytes: parseSize(env.CARRIERD_WAL_LIMIT, "CARRIERD_WAL_LIMIT"),
     env,
   };
 }
 
 /** `10485760`, `10MiB`, `512KiB`, `10M`, `512k` (binary units: a limit is about memory). */
-export function parseSize(value: string | undefined): number | undefined {
+export function parseSize(value: string | undefined, what = "body limit"): number | undefined {
   if (value === undefined || value.trim() === "") return undefined;
   const match = /^\s*(\d+)\s*(b|k|kib|kb|m|mib|mb)?\s*$/i.exec(value);
   const size = match ? Number(match[1]) * ({ k: 1024, kib: 1024, kb: 1024, m: 1024 ** 2, mib: 1024 ** 2, mb: 1024 ** 2 }[match[2]?.toLowerCase() ?? ""] ?? 1) : NaN;
-  if (!Number.isSafeInteger(size) || size < 1) throw new Error(`invalid body limit: ${value} (bytes, or a number with KiB/MiB)`);
+  if (!Number.isSafeInteger(size) || size < 1) throw new Error(`invalid ${what}: ${value} (bytes, or a number with KiB/MiB)`);
   return size;
+}
+
+function positiveInteger(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`invalid ${name}: ${value} (a whole number of milliseconds)`);
+  return number;
 }
 
 function splitList(value: string | undefined, separator: string): string[] {

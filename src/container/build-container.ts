@@ -48,7 +48,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const http = new UpstreamHttp();
   const databaseFile = join(options.home, "state.db");
   const database = openDatabase(databaseFile, [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
-  const checkpoints = new BackgroundCheckpoint(database, databaseFile, log);
+  const checkpoints = new BackgroundCheckpoint(database, databaseFile, log, { intervalMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes });
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });

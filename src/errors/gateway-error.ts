@@ -4,6 +4,8 @@
  * turned into the wire shape `{"error":{message,type,param,code}}`.
  */
 
+import { redactText } from "../logging/redact.js";
+
 const ERROR_TABLE = {
   invalid_json: { status: 400, type: "invalid_request_error" },
   invalid_request: { status: 400, type: "invalid_request_error" },
@@ -51,10 +53,11 @@ export function toOpenAIError(error: GatewayError): OpenAIErrorBody {
 
 /**
  * An upstream's own error, passed to the client with the upstream's status and
- * message (SPEC §6), reshaped to the OpenAI error form when it is not already.
+ * message (SPEC §6), secrets masked, reshaped to the OpenAI error form when it is not already.
  */
 export function upstreamError(status: number, body: string): GatewayError {
-  const message = extractUpstreamMessage(body);
+  // an upstream may echo the credential it was sent ("Incorrect API key provided: sk-…"): scrubbed as a log line would be
+  const message = redactText(extractUpstreamMessage(body));
   const safeStatus = status >= 400 && status <= 599 ? status : 502;
   return new GatewayError("upstream_error", message, null, { status: safeStatus });
 }

@@ -11,6 +11,8 @@ import type { SessionStore } from "../store/session-store.js";
 import type { BackgroundCheckpoint } from "../store/background-checkpoint.js";
 import { attachEventStream } from "../events/attach-event-stream.js";
 import { attachMetrics } from "../metrics/attach-metrics.js";
+import { registerSecret } from "../logging/redact.js";
+import type { RouteTable } from "../routes/route-table.js";
 
 /** A running gateway. */
 export interface Gateway {
@@ -26,6 +28,13 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions, log: Logger): Promise<Gateway> {
   const container = await buildContainer(options, log);
   const routes = container.resolve<RouteSource>(ROUTE_SOURCE);
+  // the values themselves are masked in every log line and upstream error message, whatever their shape
+  const registerKeys = (table: RouteTable) => {
+    for (const provider of table.providers.values()) if (provider.apiKeyEnv) registerSecret(options.env[provider.apiKeyEnv]);
+  };
+  registerSecret(options.apiKey);
+  registerKeys(routes.current);
+  routes.onReload((next) => registerKeys(next));
   const server = container.resolve<HttpServer>(HTTP_SERVER);
   const detachMetrics = attachMetrics(container, server);
   const closeEventStream = attachEventStream(container, server);

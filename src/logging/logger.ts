@@ -20,7 +20,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const targets: pino.TransportTargetOptions[] = [];
   if (options.logDir) {
     mkdirSync(options.logDir, { recursive: true, mode: 0o700 });
-    targets.push({ target: "pino/file", level: options.level, options: { destination: join(options.logDir, "carrierd.log"), mkdir: true } });
+    targets.push({ target: "pino/file", level: options.level, options: { destination: join(options.logDir, "carrierd.log"), mkdir: true, mode: 0o600 } });
   }
   if (options.stdout !== false) {
     targets.push(

@@ -14,6 +14,26 @@ export const CENSOR = "[redacted]";
  */
 const SECRET_KEY = /^(authorization|proxy-authorization|cookie|set-cookie|key|secret|password|token)$|(^|[-_])(api[-_]?key|apikey|access[-_]?key|secret|password|(access|refresh|session|security|auth|bearer|id)[-_]?token)$|apiKey$/i;
 const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
+/** A secret in a URL's query string (`?api_key=…`, Gemini's `?key=…`, `&access_token=…`) or a form body. */
+const QUERY_SECRET = /([?&;](?:api[-_]?key|apikey|key|token|access[-_]?token|auth|password|secret|signature|x-amz-signature|x-amz-security-token)=)[^&#\s"']+/gi;
+/** Provider key shapes that stand out in free text, e.g. an upstream's "Incorrect API key provided: sk-…". */
+const KEY_SHAPES = /\b(?:sk|rk)-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}|\bgh[pousr]_[A-Za-z0-9]{30,}/g;
+/** Values known to be secrets (the gateway key, each provider's key): masked wherever they appear, whatever their shape. */
+const knownSecrets = new Set<string>();
+/** Shorter values are not masked by value: too likely to occur in ordinary text. */
+const MIN_SECRET_LENGTH = 8;
+
+/** Makes `redact` mask `value` wherever it appears in a string (the gateway registers its key and the provider keys it reads). */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= MIN_SECRET_LENGTH) knownSecrets.add(value);
+}
+
+/** A string with every secret it contains masked: known values, bearer tokens, query-string keys, key-shaped tokens. */
+export function redactText(text: string): string {
+  let out = text.replace(BEARER, `$1 ${CENSOR}`).replace(QUERY_SECRET, `$1${CENSOR}`).replace(KEY_SHAPES, CENSOR);
+  for (const secret of knownSecrets) if (out.includes(secret)) out = out.replaceAll(secret, CENSOR);
+  return out;
+}
 /** Log objects are small; anything deeper is cut rather than walked. */
 const MAX_DEPTH = 8;
 
@@ -22,7 +42,7 @@ export function redact<T>(value: T): T {
 }
 
 function scrub(value: unknown, depth: number): unknown {
-  if (typeof value === "string") return value.replace(BEARER, `$1 ${CENSOR}`);
+  if (typeof value === "string") return redactText(value);
   if (value === null || typeof value !== "object") return value;
   if (depth >= MAX_DEPTH) return "[too deep]";
   if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));

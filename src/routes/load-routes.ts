@@ -1,9 +1,13 @@
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
-import { isMap, LineCounter, parseDocument, type Document } from "yaml";
+import { isMap, type Document } from "yaml";
 import schema from "../../schemas/routes.schema.json" with { type: "json" };
+import { parseYamlWithLimits } from "./parse-yaml-limits.js";
+import { readRoutesFile } from "./read-routes-file.js";
 import { RouteTable, type RoutesFile } from "./route-table.js";
+
+/** Problems reported per table: an operator fixes the first ones; locating thousands in a huge file would only cost time. */
+const MAX_PROBLEMS = 20;
 
 const validate = new Ajv2020({ allErrors: true, strict: false }).compile<RoutesFile>(schema);
 
@@ -17,51 +21,59 @@ export interface RouteProblem {
 
 export type LoadResult = { ok: true; table: RouteTable } | { ok: false; problems: RouteProblem[] };
 
+/** What `checkRoutes` finds: plain data, so it can cross from a worker thread. */
+export type CheckResult = { ok: true; data: RoutesFile; revision: string } | { ok: false; problems: RouteProblem[] };
+
 export interface LoadOptions {
   /** Names of the loaded plugins; a provider naming any other is a problem. */
   knownPlugins: ReadonlySet<string>;
 }
 
+/** The table at `file`, read as the watcher reads it (a regular file, at most MAX_ROUTES_BYTES) and parsed in this thread. */
 export async function loadRoutesFile(file: string, options: LoadOptions): Promise<LoadResult> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    return { ok: false, problems: [{ file, line: 1, column: 1, message: `cannot read: ${(error as Error).message}` }] };
-  }
-  return parseRoutes(text, file, options);
+  const read = await readRoutesFile(file);
+  if (!read.ok) return { ok: false, problems: [cannotRead(file, read.message)] };
+  return parseRoutes(read.text, file, options);
+}
+
+/** The problem reported for a path that holds no readable route table. */
+export function cannotRead(file: string, reason: string): RouteProblem {
+  return { file, line: 1, column: 1, message: `cannot read: ${reason}` };
 }
 
 /** parse → validate against the schema → check references → build an immutable table. */
 export function parseRoutes(text: string, file: string, options: LoadOptions): LoadResult {
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const checked = checkRoutes(text, file, options);
+  return checked.ok ? { ok: true, table: new RouteTable(checked.data, checked.revision, file) } : checked;
+}
+
+/** parse (within the limits of parse-yaml-limits) → validate against the schema → check references. */
+export function checkRoutes(text: string, file: string, options: LoadOptions): CheckResult {
+  const parsed = parseYamlWithLimits(text);
   const at = (offset: number, message: string): RouteProblem => {
-    const { line, col } = lineCounter.linePos(offset);
+    const { line, col } = parsed.lineCounter.linePos(offset);
     return { file, line, column: col, message };
   };
-  if (document.errors.length > 0) {
-    return { ok: false, problems: document.errors.map((error) => at(error.pos[0], error.message.split("\n")[0]!)) };
-  }
-  const data = document.toJS() as unknown;
+  if (!parsed.ok) return { ok: false, problems: parsed.errors.map((error) => at(error.offset, error.message)) };
+  const { document, data } = parsed;
   if (!validate(data)) {
-    const problems = (validate.errors ?? []).filter(isUseful).map((error) => at(locate(document, error), describe(error)));
+    const problems = (validate.errors ?? []).filter(isUseful).slice(0, MAX_PROBLEMS).map((error) => at(locate(document, error), describe(error)));
     return { ok: false, problems: dedupe(problems) };
   }
   const problems: RouteProblem[] = [];
   for (const [id, provider] of Object.entries(data.providers)) {
-    if (!options.knownPlugins.has(provider.plugin)) {
+    if (!options.knownPlugins.has(provider.plugin) && problems.length < MAX_PROBLEMS) {
       const known = [...options.knownPlugins].sort().join(", ");
       problems.push(at(offsetOf(document, `/providers/${id}/plugin`), `provider "${id}" names plugin "${provider.plugin}", which is not loaded (loaded: ${known})`));
     }
   }
   data.models.forEach((model, index) => {
-    if (!(model.provider in data.providers)) {
+    if (!(model.provider in data.providers) && problems.length < MAX_PROBLEMS) {
       problems.push(at(offsetOf(document, `/models/${index}/provider`), `model "${model.name}" names provider "${model.provider}", which routes.yaml does not define`));
     }
   });
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, table: new RouteTable(data, revisionOf(text), file) };
+  return { ok: true, data, revision: revisionOf(text) };
 }
 
 /** A table's revision: the content hash of its source text. */

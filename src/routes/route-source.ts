@@ -1,45 +1,60 @@
-import { readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import { basename, dirname, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { formatProblem, parseRoutes, revisionOf, type RouteProblem } from "./load-routes.js";
-import type { RouteTable } from "./route-table.js";
+import { cannotRead, formatProblem, revisionOf, type RouteProblem } from "./load-routes.js";
+import { readRoutesFile, type RoutesRead } from "./read-routes-file.js";
+import { RouteParser } from "./route-parser.js";
+import { RouteTable } from "./route-table.js";
 
 /** Read once the folder has been quiet this long: most saves are several events. */
 const QUIET_MS = 40;
 /** And once more after this, for a change chokidar dropped (it drops one within 50 ms of the last). */
 const TRAILING_MS = 150;
-/** A file that does not parse is looked at again this much later, up to SETTLE_LOOKS times, before it is rejected. */
-const SETTLE_MS = 100;
-const SETTLE_LOOKS = 2;
+/**
+ * A save is taken only once two reads this far apart find the same bytes,
+ * size and mtime: a file caught half-written (even when its first half is
+ * itself a valid table) is still changing, and is read again until it
+ * stops. A writer that pauses longer than this mid-save can still be caught;
+ * saving by rename (what most editors and kubelet do) never can.
+ */
+export const STABLE_MS = 300;
+/** How long `close` waits for a reload in progress (it reads nothing that can block, so this is a backstop). */
+const CLOSE_WAIT_MS = 1000;
 
 export type ReloadListener = (next: RouteTable, previous: RouteTable) => void;
 
 /**
  * Holds the route table in force: one reference, swapped whole. A request
- * reads `current` once and keeps that table to its end. A file that fails
- * to parse or validate is rejected whole and the last good table stays.
+ * reads `current` once and keeps that table to its end. Whatever is at the
+ * path — a file that fails to parse or validate, a directory, a FIFO, a
+ * device, a symlink loop, a file over the size cap, nothing at all — is
+ * rejected whole, and the last good table stays.
  */
 export class RouteSource {
   private table: RouteTable;
   private watcher: FSWatcher | undefined;
   private readonly listeners = new Set<ReloadListener>();
+  private readonly parser: RouteParser;
   private reloading: Promise<void> = Promise.resolve();
-  /** Content hash of the last text parsed, good or bad: a file event that changed nothing is ignored. */
+  /** A watcher reload is queued and has not started: later events need not queue another, it reads the file when it runs. */
+  private watcherQueued = false;
+  /** What the last completed read found (content hash, or why it could not be read): a watcher event that changed nothing is ignored. */
   private lastSeen: string;
   private quietTimer: NodeJS.Timeout | undefined;
   private trailingTimer: NodeJS.Timeout | undefined;
+  private readonly closing = new AbortController();
 
   constructor(
     initial: RouteTable,
-    private readonly knownPlugins: ReadonlySet<string>,
+    knownPlugins: ReadonlySet<string>,
     private readonly bus: EventBus,
     private readonly log: Logger,
   ) {
     this.table = initial;
     this.lastSeen = initial.revision;
+    this.parser = new RouteParser(knownPlugins);
   }
 
   get current(): RouteTable {
@@ -53,64 +68,83 @@ export class RouteSource {
   }
 
   /**
-   * Re-reads the file (SIGHUP, or a caller that wants it now); reloads are
-   * serialised so two quick saves apply in order. An explicit reload
-   * re-reports a file that is still broken.
+   * Re-reads the file at once (SIGHUP, or a caller that wants it now);
+   * reloads are serialised so two quick saves apply in order. An explicit
+   * reload re-reports a file that is still broken.
    */
   reload(reason: string): Promise<void> {
     return this.enqueue(reason, false);
   }
 
   private enqueue(reason: string, fromWatcher: boolean): Promise<void> {
+    if (this.closing.signal.aborted) return this.reloading;
+    if (fromWatcher) {
+      // a parse still running is of an older save: the reload queued (now or before) reads the newest
+      this.parser.cancel();
+      if (this.watcherQueued) return this.reloading;
+      this.watcherQueued = true;
+    }
     // a reload that throws must neither stop the ones after it nor crash the daemon (SIGHUP and the watcher don't await)
-    this.reloading = this.reloading.then(() => this.reloadNow(reason, fromWatcher)).catch((error: unknown) => {
-      this.log.error({ err: error, file: this.table.path, reason }, "routes reload failed unexpectedly; the table in force is unchanged");
-    });
+    this.reloading = this.reloading
+      .then(() => this.reloadNow(reason, fromWatcher))
+      .catch((error: unknown) => {
+        if (this.closing.signal.aborted) return;
+        this.log.error({ err: error, file: this.table.path, reason }, "routes reload failed unexpectedly; the table in force is unchanged");
+      });
     return this.reloading;
   }
 
   private async reloadNow(reason: string, fromWatcher: boolean): Promise<void> {
+    if (fromWatcher) this.watcherQueued = false;
+    if (this.closing.signal.aborted) return;
     const path = this.table.path;
-    let text = await this.read(path, reason, fromWatcher);
-    // an editor truncates before it writes; the write's own event follows
-    if (text === undefined || (fromWatcher && (text.trim() === "" || revisionOf(text) === this.lastSeen))) return;
-    let result = parseRoutes(text, path, { knownPlugins: this.knownPlugins });
-    // A watcher can catch a save half-written. A broken read is reported only
-    // if another look, a moment later, finds the same text.
-    for (let look = 0; !result.ok && fromWatcher && look < SETTLE_LOOKS; look++) {
-      await delay(SETTLE_MS);
-      const again = await this.read(path, reason, true);
-      if (again === undefined || again === text) break;
-      text = again;
-      result = parseRoutes(text, path, { knownPlugins: this.knownPlugins });
-    }
-    this.lastSeen = revisionOf(text);
-    if (!result.ok) {
-      this.reject(path, result.problems, reason);
+    const read = fromWatcher ? await this.readSettled(path) : await readRoutesFile(path);
+    if (read === undefined) return; // closing
+    const seen = read.ok ? revisionOf(read.text) : `unreadable: ${read.message}`;
+    if (fromWatcher && seen === this.lastSeen) return;
+    if (!read.ok) {
+      this.lastSeen = seen;
+      this.reject(path, [cannotRead(path, read.message)], reason);
       return;
     }
-    if (result.table.revision === this.table.revision) return;
+    const outcome = await this.parser.parse(read.text, path);
+    if ("superseded" in outcome) return; // a newer save, or the shutdown, came first
+    this.lastSeen = seen;
+    if (!outcome.ok) {
+      this.reject(path, outcome.problems, reason);
+      return;
+    }
+    if (outcome.revision === this.table.revision) return;
     const previous = this.table;
-    this.table = result.table;
-    this.log.info({ file: path, revision: result.table.revision, previous: previous.revision, reason }, "routes reloaded");
-    this.bus.publish({ type: "routes.reloaded", revision: result.table.revision, previous_revision: previous.revision, file: path });
+    const next = new RouteTable(outcome.data, outcome.revision, path);
+    this.table = next;
+    this.log.info({ file: path, revision: next.revision, previous: previous.revision, reason }, "routes reloaded");
+    this.bus.publish({ type: "routes.reloaded", revision: next.revision, previous_revision: previous.revision, file: path });
     for (const listener of this.listeners) {
       try {
-        listener(result.table, previous);
+        listener(next, previous);
       } catch (error) {
-        this.log.error({ err: error, revision: result.table.revision }, "a routes.reloaded listener failed");
+        this.log.error({ err: error, revision: next.revision }, "a routes.reloaded listener failed");
       }
     }
   }
 
-  /** The file's text, or undefined when it cannot be read (reported, except for the gap of a save by rename). */
-  private async read(path: string, reason: string, fromWatcher: boolean): Promise<string | undefined> {
-    try {
-      return await readFile(path, "utf8");
-    } catch (error) {
-      if (fromWatcher && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined; // the watcher's `add` follows
-      this.reject(path, [{ file: path, line: 1, column: 1, message: `cannot read: ${(error as Error).message}` }], reason);
-      return undefined;
+  /**
+   * Reads until two reads STABLE_MS apart agree (same bytes, size and
+   * mtime, or the same reason the path cannot be read); undefined when the
+   * source closes meanwhile.
+   */
+  private async readSettled(path: string): Promise<RoutesRead | undefined> {
+    let read = await readRoutesFile(path);
+    for (;;) {
+      try {
+        await delay(STABLE_MS, undefined, { signal: this.closing.signal });
+      } catch {
+        return undefined;
+      }
+      const again = await readRoutesFile(path);
+      if (sameRead(read, again)) return again;
+      read = again;
     }
   }
 
@@ -141,6 +175,12 @@ export class RouteSource {
     const watcher = watch(folder, { ignoreInitial: true, atomic: 50, depth: 0, ignored });
     this.watcher = watcher;
     watcher.on("all", () => this.onFileEvent());
+    // chokidar reports what it cannot watch or stat (a symlink loop at ..data, a folder it may not read) as
+    // an `error` event, which without a listener is thrown and ends the process; the path is read on every event anyway
+    watcher.on("error", (error) => {
+      this.log.warn({ err: error, file }, "the routes watcher hit an error; it keeps watching, and the file is re-read");
+      this.onFileEvent();
+    });
     // a save made before chokidar is ready would be missed, and the gateway must not say it is listening on a stale table
     await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
   }
@@ -161,11 +201,22 @@ export class RouteSource {
     this.trailingTimer.unref();
   }
 
+  /** Stops watching; a reload in progress is given up. Never waits on the file. */
   async close(): Promise<void> {
+    this.closing.abort();
     clearTimeout(this.quietTimer);
     clearTimeout(this.trailingTimer);
-    await this.watcher?.close();
+    this.parser.close();
+    const watcher = this.watcher;
     this.watcher = undefined;
-    await this.reloading;
+    let timer: NodeJS.Timeout | undefined;
+    const backstop = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
+    await Promise.race([Promise.all([watcher?.close().catch(() => undefined), this.reloading]), backstop]);
+    clearTimeout(timer);
   }
+}
+
+function sameRead(a: RoutesRead, b: RoutesRead): boolean {
+  if (a.ok && b.ok) return a.text === b.text && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
+  return !a.ok && !b.ok && a.code === b.code;
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 
@@ -26,12 +26,31 @@ export interface Migration {
 }
 
 /**
+ * Creates the database file 0600 before SQLite does (it would make it 0644
+ * less the umask): SQLite gives the `-wal`, `-shm` and `-journal` files it
+ * creates beside it the database file's own mode, so all of them hold the
+ * stored reasoning privately. An existing file is tightened too, when it
+ * can be (a file of another owner is left; the gateway warns at start).
+ */
+function createPrivate(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, "a", 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    try {
+      chmodSync(path, 0o600);
+    } catch {
+      // not there, or not ours
+    }
+  }
+}
+
+/**
  * Opens `$CARRIERD_HOME/state.db` in WAL mode (so CLI commands read while the
  * gateway writes) and applies pending migrations. Each capability keeps its
  * migrations beside its own code and passes them in here.
  */
 export function openDatabase(file: string, migrations: readonly Migration[]): Db {
-  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  if (file !== ":memory:") createPrivate(file);
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL"); // WAL + NORMAL: a committed turn survives a process crash

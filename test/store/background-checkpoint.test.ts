@@ -14,7 +14,7 @@ test("the gateway's connection never checkpoints; the worker copies the WAL into
   const file = join(home, "state.db");
   const db = openDatabase(file, [{ version: 1, name: "rows", sql: "CREATE TABLE rows (value TEXT)" }]);
   db.pragma("wal_checkpoint(TRUNCATE)");
-  const checkpoints = new BackgroundCheckpoint(db, file, silentLogger(), 50);
+  const checkpoints = new BackgroundCheckpoint(db, file, silentLogger(), { intervalMs: 50 });
   expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
   const sizeBefore = statSync(file).size;
   const insert = db.prepare("INSERT INTO rows (value) VALUES (?)");

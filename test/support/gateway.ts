@@ -32,6 +32,8 @@ export interface TestGatewayOptions {
   /** Reuse a home (restart tests). */
   home?: string;
   log?: Logger;
+  /** Gateway options beyond the harness's own (e.g. the WAL checkpoint settings). */
+  gatewayOptions?: Partial<GatewayOptions>;
 }
 
 /** Starts the real daemon in process on a free loopback port, with its own home and routes.yaml. */
@@ -51,6 +53,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     bodyLimit: DEFAULT_BODY_LIMIT,
     keepaliveSeconds: 10,
     env: options.env ?? {},
+    ...options.gatewayOptions,
   };
   const gateway = await startGateway(gatewayOptions, options.log ?? silentLogger());
   const authorised = (path: string, init: RequestInit = {}) =>

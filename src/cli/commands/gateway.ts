@@ -3,6 +3,7 @@ import { config as loadDotenv } from "dotenv";
 import type { CommandModule } from "yargs";
 import { ensureApiKey } from "../../config/api-key.js";
 import { resolveHome, resolveOptions, type OptionFlags } from "../../config/options.js";
+import { tightenStateHome } from "../../config/private-state.js";
 import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
 import { isLoopbackHost } from "../../routes/host-match.js";
@@ -27,8 +28,13 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     loadDotenv({ path: ".env", quiet: true });
     loadDotenv({ path: join(resolveHome(flags.home), ".env"), quiet: true });
     const resolved = resolveOptions(flags);
+    // everything the daemon creates (state.db and its -wal/-shm, the journal, logs) is its owner's alone
+    process.umask(0o077);
+    const loose = tightenStateHome(resolved.home);
     const apiKey = ensureApiKey(resolved.home, resolved.apiKey);
     const log = createLogger({ level: resolved.logLevel, logDir: join(resolved.home, "logs"), pretty: process.stdout.isTTY });
+    if (loose.tightened.length > 0) log.warn({ files: loose.tightened }, `made private (0700/0600), as other users could read them: ${loose.tightened.join(", ")}`);
+    for (const problem of loose.problems) log.warn({ home: resolved.home }, `WARNING: stored reasoning or keys may be readable by other users: ${problem}`);
     if (apiKey.file) log.info({ file: apiKey.file, generated: apiKey.generated }, apiKey.generated ? `generated an API key in ${apiKey.file}` : `using the API key in ${apiKey.file}`);
     if (apiKey.tightened) log.warn({ file: apiKey.file }, "the API key file was readable by other users; it is now mode 0600");
     if (!isLoopbackHost(resolved.host)) {
