@@ -16,6 +16,10 @@ export interface GatewayOptions {
   readonly bodyLimit: number;
   /** Seconds of upstream silence before an SSE `: keepalive` comment. */
   readonly keepaliveSeconds: number;
+  /** Bytes a stream may hold for a slow client before the upstream is no longer read (CARRIERD_STREAM_BUFFER; default 1 MiB). */
+  readonly streamBufferBytes?: number;
+  /** Seconds a streaming client may take nothing before it is cut off and its upstream aborted (CARRIERD_CLIENT_STALL_SECONDS; default 30). */
+  readonly clientStallSeconds?: number;
   /** Environment the provider secrets are read from. */
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -53,6 +57,8 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
     logLevel: flags.logLevel ?? env.CARRIERD_LOG_LEVEL ?? "info",
     bodyLimit: parseSize(flags.bodyLimit ?? env.CARRIERD_BODY_LIMIT) ?? DEFAULT_BODY_LIMIT,
     keepaliveSeconds: 10,
+    streamBufferBytes: parseSize(env.CARRIERD_STREAM_BUFFER),
+    clientStallSeconds: positiveSeconds(env.CARRIERD_CLIENT_STALL_SECONDS, "CARRIERD_CLIENT_STALL_SECONDS"),
     env,
   };
 }
@@ -64,6 +70,13 @@ export function parseSize(value: string | undefined): number | undefined {
   const size = match ? Number(match[1]) * ({ k: 1024, kib: 1024, kb: 1024, m: 1024 ** 2, mib: 1024 ** 2, mb: 1024 ** 2 }[match[2]?.toLowerCase() ?? ""] ?? 1) : NaN;
   if (!Number.isSafeInteger(size) || size < 1) throw new Error(`invalid body limit: ${value} (bytes, or a number with KiB/MiB)`);
   return size;
+}
+
+function positiveSeconds(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`invalid ${name}: ${value} (seconds, above 0)`);
+  return seconds;
 }
 
 function splitList(value: string | undefined, separator: string): string[] {
