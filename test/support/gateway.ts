@@ -31,6 +31,8 @@ export interface TestGatewayOptions {
   /** Reuse a home (restart tests). */
   home?: string;
   log?: Logger;
+  /** Options the test sets itself (small keepalive intervals, stream buffers, stall deadlines). */
+  options?: Partial<Pick<GatewayOptions, "keepaliveSeconds" | "streamBufferBytes" | "clientStallSeconds">>;
 }
 
 /** Starts the real daemon in process on a free loopback port, with its own home and routes.yaml. */
@@ -50,6 +52,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     bodyLimit: DEFAULT_BODY_LIMIT,
     keepaliveSeconds: 10,
     env: options.env ?? {},
+    ...options.options,
   };
   const gateway = await startGateway(gatewayOptions, options.log ?? silentLogger());
   const authorised = (path: string, init: RequestInit = {}) =>
