@@ -3,7 +3,7 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { Cancellation } from "../upstream/cancellation.js";
-import type { ChatRequest } from "../plugins/contract.js";
+import { IncompleteStreamError, UnreadableChunkError, type ChatRequest } from "../plugins/contract.js";
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
 
@@ -60,6 +60,8 @@ export function startTurn(
 /** What a turn that broke after it started becomes for the client. */
 export function asUpstreamFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  if (error instanceof IncompleteStreamError) return new GatewayError("upstream_stream_truncated", `${error.message}: the answer is incomplete`, null, { cause: error });
+  if (error instanceof UnreadableChunkError) return new GatewayError("upstream_stream_corrupt", `${error.message}: the answer is incomplete`, null, { cause: error });
   if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
   return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
 }

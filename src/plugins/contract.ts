@@ -219,6 +219,18 @@ export interface PluginDefinition {
   create(context: PluginContext): ProviderPlugin;
 }
 
+/**
+ * Thrown by a plugin with its own transport when its stream ended without
+ * the event that finishes an answer (the core's SSE transport checks this
+ * itself): the turn is incomplete and is not stored.
+ */
+export class IncompleteStreamError extends Error {
+  constructor(message = "the upstream ended its stream before it finished the answer") {
+    super(message);
+    this.name = "IncompleteStreamError";
+  }
+}
+
 /** Identity helper that gives plugin authors type checking. */
 export function definePlugin(definition: PluginDefinition): PluginDefinition {
   return definition;
