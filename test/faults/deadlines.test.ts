@@ -113,3 +113,14 @@ test("routes.yaml refuses a deadline that is not a positive number of seconds", 
   const good = await loadRoutesFile(file, { knownPlugins: new Set(["openai-compatible"]) });
   expect(good.ok && good.table.providers.get("faulty")?.deadlines).toEqual({ firstByteMs: 2_500, idleMs: 60_000, totalMs: 1_800_000 });
 });
+
+test("Responses: keepalives while waiting, then an `error` event naming the deadline", async () => {
+  const response = await gateway.post("/v1/responses", { model: "stall", stream: true, input: "hi" }, { "x-session-id": "deadline-responses" });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("x-session-id")).toBe("deadline-responses");
+  const raw = await response.text();
+  expect(raw.startsWith(": keepalive\n\n")).toBe(true);
+  const error = JSON.parse(/event: error\ndata: (.*)\n\n/.exec(raw)![1]!) as { type: string; code: string; message: string };
+  expect(error).toMatchObject({ type: "error", code: "upstream_timeout" });
+  expect(error.message).toContain("first_byte");
+});
