@@ -1,4 +1,4 @@
-import type { JsonObject, StreamPart, Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, type StreamPart, UnreadableChunkError, type Usage } from "../../src/plugins/plugin-api.js";
 import type { LayoutBlock } from "./content-layout.js";
 
 /**
@@ -18,7 +18,8 @@ export class AnthropicDecoder {
     try {
       payload = JSON.parse(data) as JsonObject;
     } catch {
-      return [];
+      if (data.trim() === "") return [];
+      throw new UnreadableChunkError(data); // dropping it would lose its content: the turn ends incomplete
     }
     const index = typeof payload.index === "number" ? payload.index : -1;
     switch (payload.type) {

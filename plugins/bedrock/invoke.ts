@@ -1,4 +1,4 @@
-import type { JsonObject, PluginContext, StreamPart, UpstreamCall, UpstreamResult } from "../../src/plugins/plugin-api.js";
+import { IncompleteStreamError, type JsonObject, type PluginContext, type StreamPart, type UpstreamCall, type UpstreamResult } from "../../src/plugins/plugin-api.js";
 import { buildMessagesBody } from "../anthropic/request-body.js";
 import { AnthropicDecoder } from "../anthropic/response-decoder.js";
 import { buildConverseBody } from "./converse-request.js";
@@ -62,20 +62,30 @@ async function* list(parts: StreamPart[]): AsyncIterable<StreamPart> {
 
 async function* converseStream(body: AsyncIterable<Uint8Array>): AsyncIterable<StreamPart> {
   const decoder = new ConverseDecoder();
+  let finished = false;
   for await (const message of readEventStream(body)) {
     failOnException(message);
-    yield* decoder.event(message.type, message.payload);
+    for (const part of decoder.event(message.type, message.payload)) {
+      if (part.type === "finish") finished = true;
+      yield part;
+    }
   }
+  if (!finished) throw new IncompleteStreamError("Bedrock ended its stream without messageStop");
 }
 
 /** InvokeModel streams Anthropic's own events, each base64 in a `chunk` event's `bytes`. */
 async function* invokeStream(body: AsyncIterable<Uint8Array>): AsyncIterable<StreamPart> {
   const decoder = new AnthropicDecoder();
+  let finished = false;
   for await (const message of readEventStream(body)) {
     failOnException(message);
     if (message.type !== "chunk" || typeof message.payload.bytes !== "string") continue;
-    yield* decoder.event(Buffer.from(message.payload.bytes, "base64").toString("utf8"));
+    for (const part of decoder.event(Buffer.from(message.payload.bytes, "base64").toString("utf8"))) {
+      if (part.type === "finish") finished = true;
+      yield part;
+    }
   }
+  if (!finished) throw new IncompleteStreamError("Bedrock ended its stream without a stop reason");
 }
 
 /** An exception frame mid-stream (throttling, validation, model error) fails the turn; it is never a short answer. */

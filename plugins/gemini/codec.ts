@@ -1,4 +1,4 @@
-import type { HttpCodec, JsonObject, UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type HttpCodec, type JsonObject, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { buildGenerateBody } from "./request-body.js";
 import { GeminiDecoder } from "./response-decoder.js";
 
@@ -28,7 +28,8 @@ export function createGeminiCodec(onSkip: (model: string, name: string) => void)
         try {
           chunk = JSON.parse(data) as JsonObject;
         } catch {
-          return [];
+          if (data.trim() === "") return [];
+          throw new UnreadableChunkError(data); // dropping it would lose its content: the turn ends incomplete
         }
         if (chunk.error && typeof chunk.error === "object") {
           // an error event mid-stream ends the turn as a failure

@@ -1,4 +1,4 @@
-import { chatBodyBytes, type HttpCodec, type JsonObject, type StreamPart, type UpstreamCall, type Usage } from "../../src/plugins/plugin-api.js";
+import { chatBodyBytes, type HttpCodec, type JsonObject, type StreamPart, UnreadableChunkError, type UpstreamCall, type Usage } from "../../src/plugins/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 
@@ -40,7 +40,11 @@ export const openAICompatibleCodec: HttpCodec = {
     const read = chunkReader();
     return ({ data }) => {
       const view = read(data);
-      if (!view) return []; // an unparseable event is ignored, never a crash
+      if (!view) {
+        // an event with no data is nothing; one that cannot be read ends the turn as incomplete, never silently dropped (its content is lost)
+        if (data.trim() === "") return NOTHING;
+        throw new UnreadableChunkError(data);
+      }
       const { fields: chunk, choice, plain } = view;
       // OpenRouter and others report a failure after the stream started as a chunk with `error`;
       // dropping it would end the answer as if it were complete, so the relay is told instead.

@@ -5,6 +5,7 @@ import type { GatewayOptions } from "../config/options.js";
 import { toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import { parseJsonBody, readBodyBytes } from "./read-body.js";
+import { chatFailureFrame } from "./first-byte-wait.js";
 import { asUpstreamFailure, startTurn } from "./start-turn.js";
 import { sendJson } from "./respond.js";
 import { dataFrame, SseWriter } from "./sse.js";
@@ -32,16 +33,16 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
  */
 async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
   const bytes = await readBodyBytes(request, options.bodyLimit);
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat);
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options);
   return { run: await started, stream, includeUsage };
 }
 
-function startParsed(bytes: Buffer, request: IncomingMessage, response: ServerResponse, chat: ChatService): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
+function startParsed(bytes: Buffer, request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-  return { started: startTurn(chat, body, response, { sessionHeader, stream, reread: rereadOf(bytes) }), stream, includeUsage };
+  return { started: startTurn(chat, body, response, { sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }), stream, includeUsage };
 }
 
 /** Its own scope: the closure keeps the bytes, not the parsed body. */

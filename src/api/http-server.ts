@@ -8,6 +8,7 @@ import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { bearerToken, keyMatches } from "./auth.js";
+import { checkSessionId } from "../chat/session-id.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import { applyCors } from "./cors.js";
 import { capabilitiesBody, modelsBody } from "./discovery.js";
@@ -108,6 +109,9 @@ export class HttpServer {
     }
     const extra = this.extraRoutes.find((route) => route.method === method && routeMatches(route, pathname));
     if (extra?.auth !== false) this.authenticate(request);
+    // a malformed X-Session-Id is a 400 on every route, whatever else names the session (SPEC §12.11)
+    const sessionHeader = request.headers["x-session-id"];
+    if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
     if (extra) return extra.handler(request, response, url);
     switch (`${method} ${pathname}`) {
       case "POST /v1/chat/completions":

@@ -11,11 +11,13 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 /** Any error becomes an OpenAI-shaped body; only a GatewayError chooses its status, anything else is a 500 that is logged. */
 export function sendError(response: ServerResponse, error: unknown): void {
   const gatewayError = error instanceof GatewayError ? error : new GatewayError("internal_error", "internal error");
+  if (response.writableEnded) return; // already told, in the stream it had opened (FirstByteWait)
   if (response.headersSent) {
     response.destroy();
     return;
   }
   // a refused body may still be arriving: close the connection rather than read it all
-  const headers: Record<string, string> = gatewayError.status === 413 ? { connection: "close" } : {};
+  const headers: Record<string, string> = { ...gatewayError.headers };
+  if (gatewayError.status === 413) headers.connection = "close";
   sendJson(response, gatewayError.status, toOpenAIError(gatewayError), headers);
 }

@@ -35,6 +35,12 @@ const EVENT = Buffer.from("event: ");
 const EVENT_DATA = Buffer.from("\ndata: ");
 const END_OF_EVENT = Buffer.from("\n\n");
 const KEEPALIVE = Buffer.from(": keepalive\n\n");
+const EVENT_STREAM_HEAD = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" };
+
+/** Sends the head of an event stream, unless it went out already (FirstByteWait opens the stream early). */
+export function openEventStream(response: ServerResponse, headers: Record<string, string> = {}): void {
+  if (!response.headersSent) response.writeHead(200, { ...EVENT_STREAM_HEAD, ...headers });
+}
 
 /**
  * Server-sent events to a client. Data is always JSON (no raw CR/LF can
@@ -68,7 +74,7 @@ export class SseWriter implements KeepaliveTarget {
     headers: Record<string, string>,
     keepaliveSeconds: number,
   ) {
-    response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no", ...headers });
+    openEventStream(response, headers);
     // the head leaves with the first event when one is written in this pass (one socket write, not two), else on its own at once
     process.nextTick(() => {
       if (this.count === 0 && !this.closed) response.flushHeaders(); // (headersSent is already true after writeHead)

@@ -1,35 +1,67 @@
 import type { ServerResponse } from "node:http";
-import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-service.js";
+import type { ChatService, TurnRun } from "../chat/chat-service.js";
+import type { GatewayOptions } from "../config/options.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { Cancellation } from "../upstream/cancellation.js";
-import type { ChatRequest } from "../plugins/contract.js";
+import { IncompleteStreamError, UnreadableChunkError, type ChatRequest } from "../plugins/contract.js";
+import { clientPace } from "./client-pace.js";
+import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
+
+/** How a streaming client is served while its turn runs. */
+export interface StreamingClient {
+  readonly options: Pick<GatewayOptions, "keepaliveSeconds" | "streamBufferBytes" | "clientStallSeconds">;
+  /** The stream's error event, for a failure after the stream was opened early to keep the client waiting. */
+  readonly failureFrame: FailureFrame;
+}
+
+/** Without options: a stream holds at most 1 MiB for its client, and a client that takes nothing for 30 s is cut off. */
+export const DEFAULT_STREAM_BUFFER_BYTES = 1024 * 1024;
+export const DEFAULT_CLIENT_STALL_SECONDS = 30;
 
 /**
  * Starts a turn on behalf of an HTTP response, for both APIs: the upstream
- * call is aborted when the client goes away, and an error raised once the
- * session was known still names it in X-Session-Id (SPEC §4). Not async
- * itself: `request` is handed on at once, not held while the upstream answers.
+ * call is aborted when the client goes away, X-Session-Id is set as soon as
+ * the session is known (so an error answer names it too, SPEC §4), and a
+ * streaming client gets keepalives while the upstream has not answered and
+ * backpressure once it has. Not async itself: `request` is handed on at
+ * once, not held while the upstream answers.
  */
 export function startTurn(
   chat: ChatService,
   request: ChatRequest,
   response: ServerResponse,
-  context: { sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest },
+  context: { sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest; client?: StreamingClient },
 ): Promise<TurnRun> {
   const cancellation = new Cancellation();
   response.on("close", () => {
     if (!response.writableFinished) cancellation.cancel();
   });
-  return chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread }).catch((error: unknown) => {
-    const sessionId = sessionIdOf(error);
-    if (sessionId) response.setHeader("x-session-id", sessionId);
-    throw error;
-  });
+  const client = context.stream ? context.client : undefined;
+  const options = client?.options;
+  const pace = options ? clientPace(response, options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES, (options.clientStallSeconds ?? DEFAULT_CLIENT_STALL_SECONDS) * 1000) : undefined;
+  const onSession = (sessionId: string) => {
+    if (!response.headersSent) response.setHeader("x-session-id", sessionId);
+  };
+  const started = chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread, onSession, pace });
+  if (!client) return started;
+  const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000);
+  return started.then(
+    (run) => {
+      wait.answered();
+      return run;
+    },
+    (error: unknown) => {
+      wait.failed(asUpstreamFailure(error), client.failureFrame);
+      throw error;
+    },
+  );
 }
 
 /** What a turn that broke after it started becomes for the client. */
 export function asUpstreamFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  if (error instanceof IncompleteStreamError) return new GatewayError("upstream_stream_truncated", `${error.message}: the answer is incomplete`, null, { cause: error });
+  if (error instanceof UnreadableChunkError) return new GatewayError("upstream_stream_corrupt", `${error.message}: the answer is incomplete`, null, { cause: error });
   if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
   return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
 }

@@ -35,6 +35,14 @@ export interface RequestContext {
    * history held that long is copied by every young-generation GC meanwhile.
    */
   readonly reread?: () => ChatRequest;
+  /** Told the session as soon as it is known, before the upstream is called: every answer, a failed one too, can name it (SPEC §4). */
+  readonly onSession?: (sessionId: string) => void;
+  /**
+   * Between two batches of a streamed answer: a promise while the client is
+   * behind (the next batch is read once it has caught up; it rejects when
+   * the client stays stalled too long), undefined when it keeps up.
+   */
+  readonly pace?: () => Promise<void> | undefined;
 }
 
 /**
@@ -53,18 +61,6 @@ export interface TurnRun {
   readonly batches: AsyncIterable<readonly StreamPart[]>;
   complete(): Promise<AssistantTurn>;
   fail(error: unknown): void;
-}
-
-const SESSION = Symbol("sessionId");
-
-/** Marks an error thrown once the session was known, so its response can still carry X-Session-Id (SPEC §4). */
-function withSession<E extends Error>(error: E, sessionId: string): E {
-  return Object.assign(error, { [SESSION]: sessionId });
-}
-
-/** The session an error from `start` belongs to, when it was known before the failure. */
-export function sessionIdOf(error: unknown): string | undefined {
-  return error && typeof error === "object" && SESSION in error ? ((error as Record<symbol, string>)[SESSION] ?? undefined) : undefined;
 }
 
 /** The request path shared by chat completions and the Responses API. */
@@ -116,6 +112,7 @@ export class ChatService {
     const optOut = replayOptOut(request);
     const match = findSession(this.store, this.keyHash, request.messages, explicit);
     const sessionId = match.sessionId ?? newId("sess_");
+    context.onSession?.(sessionId);
     const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
     const builderOf = (client: ChatRequest) => new UpstreamRequestBuilder(this.store, this.plugins.registry, client, resolved, policy, match, context, this.options.env);
     const builder = builderOf(request);
@@ -135,6 +132,7 @@ export class ChatService {
       // the messages that asked for this turn: all a finished turn keeps of the request
       prompt: promptOf(request.messages),
       reasoningEnabled: request.model_options?.reasoning?.enabled !== false,
+      pace: context.pace,
       rejected,
       effective,
       first,
@@ -182,7 +180,7 @@ export class ChatService {
     if (!result.ok) {
       end();
       this.log.warn({ provider: key.provider, model: key.model, status: result.status }, "upstream rejected the request");
-      throw withSession(upstreamError(result.status, result.body), sessionId);
+      throw upstreamError(result.status, result.body, result.headers); // X-Session-Id is already set (RequestContext.onSession)
     }
 
     const upstreamMs = performance.now() - sentAt;
@@ -196,7 +194,7 @@ export class ChatService {
       sessionId,
       turnId,
       model: clientModel,
-      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, end }),
+      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, end, pace: prepared.pace }),
       complete: async () => {
         end();
         const turn = accumulator.finish();
@@ -256,6 +254,8 @@ interface RelayTarget {
   readonly publish: (type: "reasoning.delta" | "content.delta", fields: Record<string, unknown>) => void;
   /** The turn is no longer running (its answer read through, or given up). */
   readonly end: () => void;
+  /** RequestContext.pace: the client's backpressure. */
+  readonly pace: (() => Promise<void> | undefined) | undefined;
 }
 
 /**
@@ -272,7 +272,7 @@ interface RelayTarget {
  * survived a scavenge (docs/performance.md).
  */
 async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
-  const { accumulator, reasoningEnabled, bus, publish, end } = turn;
+  const { accumulator, reasoningEnabled, bus, publish, end, pace } = turn;
   let reasoningSeen = false;
   try {
     for await (const item of parts) {
@@ -289,6 +289,9 @@ async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): Asyn
         }
       }
       yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
+      // a client that is behind is waited for before more is read: the upstream is paused meanwhile (BatchQueue)
+      const behind = pace?.();
+      if (behind) await behind;
     }
   } finally {
     end(); // read through, failed, or abandoned by its reader
@@ -312,6 +315,7 @@ interface PreparedTurn {
   readonly clientModel: string;
   readonly prompt: ChatMessage[];
   readonly reasoningEnabled: boolean;
+  readonly pace: (() => Promise<void> | undefined) | undefined;
   readonly rejected: readonly CarrierField[];
   readonly effective: CarrierField[];
   /** The first call, until it is sent. */

@@ -20,6 +20,10 @@ export interface GatewayOptions {
   readonly walCheckpointMs?: number;
   /** WAL size past which that checkpoint also truncates it, and SQLite's journal_size_limit (default 8 MiB; env CARRIERD_WAL_LIMIT). */
   readonly walLimitBytes?: number;
+  /** Bytes a stream may hold for a slow client before the upstream is no longer read (CARRIERD_STREAM_BUFFER; default 1 MiB). */
+  readonly streamBufferBytes?: number;
+  /** Seconds a streaming client may take nothing before it is cut off and its upstream aborted (CARRIERD_CLIENT_STALL_SECONDS; default 30). */
+  readonly clientStallSeconds?: number;
   /** Environment the provider secrets are read from. */
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -59,6 +63,8 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
     keepaliveSeconds: 10,
     walCheckpointMs: positiveInteger(env.CARRIERD_WAL_CHECKPOINT_MS, "CARRIERD_WAL_CHECKPOINT_MS"),
     walLimitBytes: parseSize(env.CARRIERD_WAL_LIMIT, "CARRIERD_WAL_LIMIT"),
+    streamBufferBytes: parseSize(env.CARRIERD_STREAM_BUFFER, "CARRIERD_STREAM_BUFFER"),
+    clientStallSeconds: positiveSeconds(env.CARRIERD_CLIENT_STALL_SECONDS, "CARRIERD_CLIENT_STALL_SECONDS"),
     env,
   };
 }
@@ -77,6 +83,13 @@ function positiveInteger(value: string | undefined, name: string): number | unde
   const number = Number(value);
   if (!Number.isSafeInteger(number) || number < 1) throw new Error(`invalid ${name}: ${value} (a whole number of milliseconds)`);
   return number;
+}
+
+function positiveSeconds(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`invalid ${name}: ${value} (seconds, above 0)`);
+  return seconds;
 }
 
 function splitList(value: string | undefined, separator: string): string[] {

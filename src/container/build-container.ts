@@ -45,7 +45,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const registry = await PluginRegistry.load(options.pluginDirs, log);
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
-  const http = new UpstreamHttp();
+  const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
   const databaseFile = join(options.home, "state.db");
   const database = openDatabase(databaseFile, [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
   const checkpoints = new BackgroundCheckpoint(database, databaseFile, log, { intervalMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes });

@@ -22,6 +22,14 @@ const ERROR_TABLE = {
   provider_not_configured: { status: 503, type: "server_error" },
   upstream_error: { status: 502, type: "upstream_error" },
   upstream_unreachable: { status: 502, type: "upstream_error" },
+  // a stream that ended, broke or turned unreadable before its terminal marker: an incomplete turn, never stored
+  upstream_stream_truncated: { status: 502, type: "upstream_error" },
+  upstream_stream_interrupted: { status: 502, type: "upstream_error" },
+  upstream_stream_corrupt: { status: 502, type: "upstream_error" },
+  // a routes.yaml deadline (first_byte, idle, total) passed
+  upstream_timeout: { status: 504, type: "upstream_error" },
+  // a streaming client that read nothing for longer than the stall deadline: cut off, its upstream aborted
+  client_stalled: { status: 408, type: "invalid_request_error" },
   internal_error: { status: 500, type: "server_error" },
 } as const;
 
@@ -30,16 +38,19 @@ export type ErrorCode = keyof typeof ERROR_TABLE;
 export class GatewayError extends Error {
   readonly status: number;
   readonly type: string;
+  /** Response headers the error is sent with (an upstream 429's Retry-After and rate limits). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly param: string | null = null,
-    options?: { cause?: unknown; status?: number; type?: string },
+    options?: { cause?: unknown; status?: number; type?: string; headers?: Readonly<Record<string, string>> },
   ) {
     super(message, options);
     this.name = "GatewayError";
     this.status = options?.status ?? ERROR_TABLE[code].status;
     this.type = options?.type ?? ERROR_TABLE[code].type;
+    this.headers = options?.headers;
   }
 }
 
@@ -55,11 +66,11 @@ export function toOpenAIError(error: GatewayError): OpenAIErrorBody {
  * An upstream's own error, passed to the client with the upstream's status and
  * message (SPEC §6), secrets masked, reshaped to the OpenAI error form when it is not already.
  */
-export function upstreamError(status: number, body: string): GatewayError {
+export function upstreamError(status: number, body: string, headers?: Readonly<Record<string, string>>): GatewayError {
   // an upstream may echo the credential it was sent ("Incorrect API key provided: sk-…"): scrubbed as a log line would be
   const message = redactText(extractUpstreamMessage(body));
   const safeStatus = status >= 400 && status <= 599 ? status : 502;
-  return new GatewayError("upstream_error", message, null, { status: safeStatus });
+  return new GatewayError("upstream_error", message, null, { status: safeStatus, headers });
 }
 
 function extractUpstreamMessage(body: string): string {

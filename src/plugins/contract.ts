@@ -75,7 +75,22 @@ export interface ProviderConfig {
   readonly apiKeyEnv?: string;
   /** Extra HTTP headers sent upstream (routes.yaml `headers`). */
   readonly headers: Readonly<Record<string, string>>;
+  /** routes.yaml `deadlines`, in milliseconds; the core's transport applies its defaults when absent. */
+  readonly deadlines?: UpstreamDeadlines;
 }
+
+/** How long the core's transport waits on an upstream (routes.yaml `providers.*.deadlines`). */
+export interface UpstreamDeadlines {
+  /** From sending the request to the head of the answer. */
+  readonly firstByteMs: number;
+  /** Between two reads of the answer, once it started (not counted while carrierd holds the stream for a slow client). */
+  readonly idleMs: number;
+  /** From sending the request to the end of the answer. */
+  readonly totalMs: number;
+}
+
+/** For a provider whose routes.yaml entry leaves a deadline out (docs/routes.md). */
+export const DEFAULT_DEADLINES: UpstreamDeadlines = Object.freeze({ firstByteMs: 120_000, idleMs: 60_000, totalMs: 1_800_000 });
 
 /** What the route table resolved for one request: who receives which carrier. */
 export interface CarrierPolicy {
@@ -142,7 +157,20 @@ export function partsOf(item: StreamItem): readonly StreamPart[] {
 /** The result of one upstream call, known before anything reaches the client. */
 export type UpstreamResult =
   | { ok: true; parts: AsyncIterable<StreamItem> }
-  | { ok: false; status: number; body: string };
+  /** `headers`: the upstream's answer headers worth passing on (Retry-After, rate limits), lower-cased. */
+  | { ok: false; status: number; body: string; headers?: Readonly<Record<string, string>> };
+
+/**
+ * Thrown by a stream decoder for an event it cannot read (not JSON, not an
+ * object). The turn ends as an incomplete one: dropping the event would
+ * lose its content for the client and the stored turn alike.
+ */
+export class UnreadableChunkError extends Error {
+  constructor(readonly data: string) {
+    super(`the upstream sent a stream event that cannot be read: ${JSON.stringify(data.length > 80 ? `${data.slice(0, 80)}…` : data)}`);
+    this.name = "UnreadableChunkError";
+  }
+}
 
 /**
  * How an HTTP-based plugin speaks its provider's wire format. The core owns
@@ -189,6 +217,18 @@ export interface PluginDefinition {
   /** The private record type this plugin owns, with the JSON Schema the store validates it against. */
   readonly native?: { readonly type: string; readonly schema: object };
   create(context: PluginContext): ProviderPlugin;
+}
+
+/**
+ * Thrown by a plugin with its own transport when its stream ended without
+ * the event that finishes an answer (the core's SSE transport checks this
+ * itself): the turn is incomplete and is not stored.
+ */
+export class IncompleteStreamError extends Error {
+  constructor(message = "the upstream ended its stream before it finished the answer") {
+    super(message);
+    this.name = "IncompleteStreamError";
+  }
 }
 
 /** Identity helper that gives plugin authors type checking. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import responsesSchema from "../../schemas/requests/responses.schema.json" with { type: "json" };
+import { responsesFailureFrame } from "../api/first-byte-wait.js";
 import { asUpstreamFailure, startTurn } from "../api/start-turn.js";
 import { readJsonBody } from "../api/read-body.js";
 import { sendJson } from "../api/respond.js";
@@ -57,7 +58,7 @@ export class ResponsesApi {
       history: continuation.history,
       build: (history) => toChatRequest(body, history, continuation.input, stream),
     });
-    const run = await startTurn(this.chat, chatRequest, response, { sessionHeader: continuation.sessionHeader, stream });
+    const run = await startTurn(this.chat, chatRequest, response, { sessionHeader: continuation.sessionHeader, stream, client: { options: this.options, failureFrame: responsesFailureFrame } });
     const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);
@@ -81,6 +82,8 @@ export class ResponsesApi {
    * X-Session-Id, then the session of the stored items its input references.
    */
   private continuation(body: ResponsesRequest, header: string | undefined): Continuation {
+    // checked wherever it appears, even when previous_response_id or conversation decides the session (SPEC §12.11)
+    sessionOf(header);
     if (body.previous_response_id && body.conversation) {
       throw new GatewayError("invalid_request", "Mutually exclusive parameters: provide only one of 'previous_response_id' or 'conversation'.", "conversation");
     }

@@ -1,13 +1,20 @@
-import type { CarrierField, CarrierPolicy, JsonObject, ProviderConfig } from "../plugins/contract.js";
+import { DEFAULT_DEADLINES, type CarrierField, type CarrierPolicy, type JsonObject, type ProviderConfig, type UpstreamDeadlines } from "../plugins/contract.js";
 import { globCapture, globMatches } from "./glob.js";
 import { hostMatches, hostOf, isLocalHost } from "./host-match.js";
 
 /** routes.yaml as validated by schemas/routes.schema.json. */
 export interface RoutesFile {
   version: 1;
-  providers: Record<string, { plugin: string; base_url?: string; api_key_env?: string; headers?: Record<string, string> }>;
+  providers: Record<string, { plugin: string; base_url?: string; api_key_env?: string; headers?: Record<string, string>; deadlines?: DeadlinesEntry }>;
   models: ModelEntry[];
   carriers?: CarrierRoute[];
+}
+
+/** routes.yaml `providers.*.deadlines`, in seconds. */
+export interface DeadlinesEntry {
+  first_byte?: number;
+  idle?: number;
+  total?: number;
 }
 
 export interface ModelEntry {
@@ -77,6 +84,7 @@ export class RouteTable {
           host: hostOf(entry.base_url),
           apiKeyEnv: entry.api_key_env,
           headers: Object.freeze({ ...entry.headers }),
+          deadlines: deadlinesOf(entry.deadlines),
         }),
       );
     }
@@ -115,6 +123,17 @@ export class RouteTable {
       routeIndex: index,
     };
   }
+}
+
+/** A provider's deadlines in milliseconds, each key its default when routes.yaml leaves it out. */
+function deadlinesOf(entry: DeadlinesEntry | undefined): UpstreamDeadlines {
+  if (!entry) return DEFAULT_DEADLINES;
+  const ms = (seconds: number | undefined, fallback: number) => (seconds === undefined ? fallback : Math.round(seconds * 1000));
+  return Object.freeze({
+    firstByteMs: ms(entry.first_byte, DEFAULT_DEADLINES.firstByteMs),
+    idleMs: ms(entry.idle, DEFAULT_DEADLINES.idleMs),
+    totalMs: ms(entry.total, DEFAULT_DEADLINES.totalMs),
+  });
 }
 
 function routeMatches(route: CarrierRoute, provider: ProviderConfig, upstreamModel: string): boolean {

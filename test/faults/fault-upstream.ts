@@ -1,0 +1,142 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A loopback OpenAI-style upstream that misbehaves on request, by model name:
+ *
+ * - `ok`: a whole stream (reasoning, text, finish_reason, [DONE]);
+ * - `cut`: reasoning then half an answer, then a clean end of the body with no finish_reason and no [DONE];
+ * - `corrupt`: a chunk that is not JSON between two good ones, then a proper end;
+ * - `stall`: accepts the request and never answers;
+ * - `stall-after-head`: sends the head and one chunk, then nothing;
+ * - `trickle`: a byte of an SSE comment every 20 ms, forever;
+ * - `rate-limit`: 429 with Retry-After and x-ratelimit-* headers;
+ * - `flood`: reasoning chunks as fast as the socket takes them, until it
+ *   stops taking them (`write()` false and no `drain`) or the exchange closes.
+ *
+ * It records what each exchange did, so tests can tell that the gateway
+ * stopped reading (the upstream's socket write blocked) or hung up.
+ */
+export interface FaultUpstream {
+  baseUrl(): string;
+  /** Exchanges in arrival order. */
+  readonly exchanges: Exchange[];
+  /** The next exchange of `model`, once it arrives. */
+  next(model: string): Promise<Exchange>;
+  close(): Promise<void>;
+}
+
+export interface Exchange {
+  readonly model: string;
+  readonly body: { messages: Record<string, unknown>[]; [key: string]: unknown };
+  /** Resolves when the gateway closed the connection (or the response ended). */
+  readonly closed: Promise<void>;
+  /** flood: bytes written so far. */
+  bytesWritten: number;
+  /** flood: resolves when a write was refused and the socket stayed full for a second (the gateway stopped reading). */
+  readonly blocked: Promise<void>;
+}
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: "chatcmpl-f", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+
+const SSE = { "content-type": "text/event-stream" };
+
+export async function startFaultUpstream(): Promise<FaultUpstream> {
+  const exchanges: Exchange[] = [];
+  const waiters = new Map<string, ((exchange: Exchange) => void)[]>();
+  const server: Server = createServer((request, response) => {
+    let raw = "";
+    request.on("data", (data: Buffer) => (raw += data));
+    request.on("end", () => {
+      const body = JSON.parse(raw) as Exchange["body"] & { model: string };
+      let markBlocked = () => {};
+      const exchange: Exchange = {
+        model: body.model,
+        body,
+        closed: once(response, "close").then(() => undefined),
+        bytesWritten: 0,
+        blocked: new Promise<void>((resolve) => (markBlocked = resolve)),
+      };
+      exchanges.push(exchange);
+      waiters.get(body.model)?.shift()?.(exchange);
+      answer(body.model, request, response, exchange, markBlocked);
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: () => `http://127.0.0.1:${port}/v1`,
+    exchanges,
+    next: (model) => new Promise((resolve) => waiters.set(model, [...(waiters.get(model) ?? []), resolve])),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function answer(model: string, _request: IncomingMessage, response: ServerResponse, exchange: Exchange, markBlocked: () => void): void {
+  switch (model) {
+    case "ok":
+      response.writeHead(200, SSE);
+      response.end(chunk({ role: "assistant", reasoning_content: "Two and two." }) + chunk({ content: "Four." }) + chunk({}, "stop") + "data: [DONE]\n\n");
+      return;
+    case "cut":
+      response.writeHead(200, SSE);
+      response.end(chunk({ role: "assistant", reasoning_content: "First I add the" }) + chunk({ content: "The answer i" }));
+      return;
+    case "corrupt":
+      response.writeHead(200, SSE);
+      response.end(chunk({ role: "assistant", content: "Before. " }) + "data: {not json at all\n\n" + chunk({ content: "After." }) + chunk({}, "stop") + "data: [DONE]\n\n");
+      return;
+    case "stall":
+      return; // never a byte
+    case "stall-after-head":
+      response.writeHead(200, SSE);
+      response.write(chunk({ role: "assistant", content: "Hello" }));
+      return;
+    case "trickle": {
+      response.writeHead(200, SSE);
+      const timer = setInterval(() => response.write(":"), 20);
+      response.on("close", () => clearInterval(timer));
+      return;
+    }
+    case "rate-limit":
+      response.writeHead(429, {
+        "content-type": "application/json",
+        "retry-after": "7",
+        "x-ratelimit-limit-requests": "60",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "7s",
+        "x-unrelated": "not passed on",
+      });
+      response.end(JSON.stringify({ error: { message: "Rate limit reached for requests", type: "requests", param: null, code: "rate_limit_exceeded" } }));
+      return;
+    case "flood": {
+      response.writeHead(200, SSE);
+      const piece = chunk({ reasoning_content: "x".repeat(4000) });
+      const pump = () => {
+        while (!response.destroyed) {
+          exchange.bytesWritten += piece.length;
+          if (!response.write(piece)) {
+            // refused: the socket is full; if it does not drain soon, the reader upstream of us has stopped
+            const stuck = setTimeout(markBlocked, 1_000);
+            response.once("drain", () => {
+              clearTimeout(stuck);
+              pump();
+            });
+            return;
+          }
+        }
+      };
+      pump();
+      return;
+    }
+    default:
+      response.writeHead(404, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: `no such model ${model}` } }));
+  }
+}

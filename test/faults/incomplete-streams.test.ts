@@ -1,0 +1,103 @@
+import "reflect-metadata";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { STORE } from "../../src/container/tokens.js";
+import type { SessionStore } from "../../src/store/session-store.js";
+import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
+import { faultRoutes } from "./routes.js";
+
+// An upstream stream that ends without its terminal marker, or with a chunk that cannot be read, is an incomplete turn.
+let upstream: FaultUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  upstream = await startFaultUpstream();
+  gateway = await startTestGateway({ routes: faultRoutes(upstream.baseUrl()) });
+});
+
+afterAll(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+});
+
+type Chunk = { choices?: { delta?: Record<string, unknown>; finish_reason: string | null }[]; error?: { code: string; message: string; type: string } };
+
+function storedTurns(sessionId: string): number {
+  const store = gateway.container.resolve<SessionStore>(STORE);
+  store.settle();
+  return store.session(sessionId)?.turnList.length ?? 0;
+}
+
+async function streamChat(model: string, sessionId: string) {
+  const response = await gateway.post("/v1/chat/completions", { model, stream: true, messages: [{ role: "user", content: "2+2?" }] }, { "x-session-id": sessionId });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("x-session-id")).toBe(sessionId);
+  const { events, done } = await readSse(response);
+  return { chunks: events as Chunk[], done };
+}
+
+test("a whole stream is stored as a complete turn (the control for the tests below)", async () => {
+  const { chunks, done } = await streamChat("ok", "fault-ok");
+  expect(done).toBe(true);
+  expect(chunks.some((chunk) => chunk.error)).toBe(false);
+  expect(chunks.at(-1)!.choices![0]!.finish_reason).toBe("stop");
+  expect(storedTurns("fault-ok")).toBe(1);
+});
+
+test("a stream that ends with no finish_reason and no [DONE] gets an error chunk before [DONE], no finish_reason, and is not stored", async () => {
+  const { chunks, done } = await streamChat("cut", "fault-cut");
+  expect(done).toBe(true);
+  // what did arrive reached the client
+  const text = chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? "").join("");
+  expect(text).toBe("The answer i");
+  const last = chunks.at(-1)!;
+  expect(last.error).toMatchObject({ code: "upstream_stream_truncated", type: "upstream_error" });
+  expect(last.error!.message).toContain("incomplete");
+  // carrierd never claims the answer finished
+  expect(chunks.some((chunk) => chunk.choices?.[0]?.finish_reason)).toBe(false);
+  expect(storedTurns("fault-cut")).toBe(0);
+});
+
+test("a later turn does not get the cut-off thought replayed as a whole one", async () => {
+  await streamChat("cut", "fault-cut-replay");
+  const next = upstream.next("ok");
+  const response = await gateway.post(
+    "/v1/chat/completions",
+    { model: "ok", stream: true, messages: [{ role: "user", content: "2+2?" }, { role: "assistant", content: "The answer i" }, { role: "user", content: "go on" }] },
+    { "x-session-id": "fault-cut-replay" },
+  );
+  await readSse(response);
+  const sent = (await next).body.messages;
+  expect(sent[1]).toMatchObject({ role: "assistant", content: "The answer i" });
+  expect(sent[1]).not.toHaveProperty("reasoning_content");
+});
+
+test("a chunk that is not JSON ends the turn with upstream_stream_corrupt: never dropped silently, not stored", async () => {
+  const { chunks, done } = await streamChat("corrupt", "fault-corrupt");
+  expect(done).toBe(true);
+  const text = chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? "").join("");
+  expect(text).toBe("Before. "); // nothing after the unreadable chunk passes for the rest of the answer
+  expect(chunks.at(-1)!.error).toMatchObject({ code: "upstream_stream_corrupt", type: "upstream_error" });
+  expect(chunks.at(-1)!.error!.message).toContain("not json at all");
+  expect(storedTurns("fault-corrupt")).toBe(0);
+});
+
+test("Responses: a cut-off stream ends with response.failed naming the cause, and is not stored", async () => {
+  const response = await gateway.post("/v1/responses", { model: "cut", stream: true, input: "2+2?" }, { "x-session-id": "fault-resp-cut" });
+  expect(response.status).toBe(200);
+  const raw = await response.text();
+  const events = raw
+    .split("\n\n")
+    .map((block) => block.split("\n").find((line) => line.startsWith("data: ")))
+    .filter((line): line is string => line !== undefined)
+    .map((line) => JSON.parse(line.slice(6)) as { type: string; response?: { id: string; status: string; error?: { code: string } }; code?: string });
+  const types = events.map((event) => event.type);
+  expect(types).not.toContain("response.completed");
+  const failed = events.find((event) => event.type === "response.failed")!;
+  expect(failed.response).toMatchObject({ status: "failed", error: { code: "upstream_stream_truncated" } });
+  expect(events.find((event) => event.type === "error")?.code).toBe("upstream_stream_truncated");
+  expect(types.at(-1)).toBe("response.failed");
+  const stored = await gateway.fetch(`/v1/responses/${failed.response!.id}`);
+  expect(stored.status).toBe(404);
+  expect(storedTurns("fault-resp-cut")).toBe(0);
+});
