@@ -76,3 +76,12 @@ describe("gateway options: flags, then environment, then defaults (SPEC §2)", (
     expect(() => parseSize(text)).toThrow(/invalid body limit/);
   });
 });
+
+test("the WAL checkpoint interval and limit come from the environment, and nonsense is refused", () => {
+  const options = resolveOptions({}, { CARRIERD_WAL_CHECKPOINT_MS: "250", CARRIERD_WAL_LIMIT: "16MiB" });
+  expect(options.walCheckpointMs).toBe(250);
+  expect(options.walLimitBytes).toBe(16 * 1024 * 1024);
+  expect(resolveOptions({}, {}).walLimitBytes).toBeUndefined(); // the checkpoint's own defaults apply
+  expect(() => resolveOptions({}, { CARRIERD_WAL_CHECKPOINT_MS: "0" })).toThrow(/invalid CARRIERD_WAL_CHECKPOINT_MS/);
+  expect(() => resolveOptions({}, { CARRIERD_WAL_LIMIT: "lots" })).toThrow(/invalid CARRIERD_WAL_LIMIT/);
+});
