@@ -15,7 +15,9 @@ export function clientPace(response: ServerResponse, limit: number, stallMs: num
 /** Resolves once the client has taken enough to be under `limit` again; rejects when it took nothing for `stallMs`, or left. */
 function caughtUp(response: ServerResponse, limit: number, stallMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    let owed = response.writableLength;
+    // measured once this pass's events are written (SseWriter writes them on the next tick)
+    let owed = Infinity;
+    setImmediate(() => (owed = Math.min(owed, response.writableLength)));
     // a timer per congestion, not per request: only a client that is behind has one
     const check = setInterval(() => {
       const now = response.writableLength;

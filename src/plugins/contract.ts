@@ -90,7 +90,7 @@ export interface UpstreamDeadlines {
 }
 
 /** For a provider whose routes.yaml entry leaves a deadline out (docs/routes.md). */
-export const DEFAULT_DEADLINES: UpstreamDeadlines = Object.freeze({ firstByteMs: 120_000, idleMs: 60_000, totalMs: 1_800_000 });
+export const DEFAULT_DEADLINES: UpstreamDeadlines = Object.freeze({ firstByteMs: 300_000, idleMs: 60_000, totalMs: 1_800_000 });
 
 /** What the route table resolved for one request: who receives which carrier. */
 export interface CarrierPolicy {

@@ -62,3 +62,28 @@ test("a client that keeps up is not cut off: the control", async () => {
   expect(text).toContain("Four.");
   expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
 });
+
+test("a client that reads slowly but steadily is held back, not cut off", async () => {
+  const exchange = upstream.next("flood");
+  const socket = await neverReads();
+  const flooding = await exchange;
+  let upstreamClosed = false;
+  void flooding.closed.then(() => (upstreamClosed = true));
+  let received = 0;
+  socket.on("data", (data: Buffer) => (received += data.length));
+  socket.pause();
+  // it reads in short bursts (20 ms of every 200): far slower than the upstream writes, never stalled for the 1.5 s deadline
+  const reader = setInterval(() => {
+    socket.resume();
+    setTimeout(() => socket.pause(), 20);
+  }, 200);
+  await new Promise((resolve) => setTimeout(resolve, 3_500));
+  clearInterval(reader);
+  expect(received).toBeGreaterThan(256 * 1024);
+  // held back all the same: the upstream wrote no more than the bounded buffers and what the client took
+  expect(flooding.bytesWritten - received).toBeLessThan(32 * 1024 * 1024);
+  expect(upstreamClosed).toBe(false);
+  expect(socket.destroyed).toBe(false);
+  socket.destroy();
+  await within(flooding.closed, 5_000, "the upstream aborted once the client left");
+});
