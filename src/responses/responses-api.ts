@@ -121,8 +121,10 @@ export class ResponsesApi {
   /** Streams SPEC §7's events; the response is stored before `response.completed` goes out. */
   private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
     const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds));
-    // No `response.in_progress`: SPEC §7 goes from `response.created` straight to the items (clients treat it as optional).
-    events.emit("response.created", { response: responseObject(identity, { status: "in_progress", output: [] }) });
+    // the Open Responses streaming order: created, then in_progress, then the items
+    const opening = responseObject(identity, { status: "in_progress", output: [] });
+    events.emit("response.created", { response: opening });
+    events.emit("response.in_progress", { response: opening });
     const builder = new OutputBuilder(events);
     let upstreamDone = false;
     try {

@@ -7,6 +7,7 @@ import { DEFAULT_BODY_LIMIT } from "../../src/config/options.js";
 import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
 import { silentLogger, type Logger } from "../../src/logging/logger.js";
 import { JOURNAL_MAX_WAIT_MS } from "../../src/store/durable-turns.js";
+import type { SpecWatch } from "./open-responses.js";
 
 export const TEST_KEY = "test-key-0123456789abcdef";
 
@@ -31,6 +32,8 @@ export interface TestGatewayOptions {
   /** Reuse a home (restart tests). */
   home?: string;
   log?: Logger;
+  /** Checks every `/v1/responses` answer that `fetch` and `post` receive against the Open Responses spec. */
+  spec?: SpecWatch;
 }
 
 /** Starts the real daemon in process on a free loopback port, with its own home and routes.yaml. */
@@ -52,8 +55,10 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     env: options.env ?? {},
   };
   const gateway = await startGateway(gatewayOptions, options.log ?? silentLogger());
-  const authorised = (path: string, init: RequestInit = {}) =>
-    fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_KEY}`, ...(init.headers as Record<string, string> | undefined) } });
+  const authorised = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_KEY}`, ...(init.headers as Record<string, string> | undefined) } });
+    return options.spec ? options.spec.watch(response, path) : response;
+  };
   return {
     ...gateway,
     home,
