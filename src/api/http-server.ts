@@ -111,9 +111,9 @@ export class HttpServer {
     if (extra) return extra.handler(request, response, url);
     switch (`${method} ${pathname}`) {
       case "POST /v1/chat/completions":
-        return handleChatCompletions(request, response, this.chat, this.options);
+        return handleChatCompletions(request, response, this.chat, this.options, this.routes);
       case "GET /v1/models":
-        return sendJson(response, 200, modelsBody(this.routes.current));
+        return sendJson(response, 200, modelsBody(this.routes.current, this.options.env));
       case "GET /v1/capabilities":
         return sendJson(response, 200, capabilitiesBody(this.routes.current));
     }

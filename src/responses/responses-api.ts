@@ -11,7 +11,9 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
-import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, RESPONSE_STORE } from "../container/tokens.js";
+import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, RESPONSE_STORE, ROUTE_SOURCE } from "../container/tokens.js";
+import { requireProviderKey } from "../api/provider-keys.js";
+import type { RouteSource } from "../routes/route-source.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
@@ -43,11 +45,13 @@ export class ResponsesApi {
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(LOGGER) private readonly log: Logger,
     @inject(COMPACTOR) private readonly compactor: Compactor,
+    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
   ) {}
 
   async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
+    requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
     const continuation = this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined);
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
