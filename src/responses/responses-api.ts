@@ -18,6 +18,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 import { convertInput } from "./convert-input.js";
+import { inputItemsOf, pageOf } from "./input-items.js";
 import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
@@ -32,6 +33,8 @@ interface Continuation {
   readonly parentId: string | null;
   readonly history: ChatMessage[];
   readonly input: ChatMessage[];
+  /** The request's input as input_items lists it. */
+  readonly inputItems: JsonObject[];
   readonly sessionHeader: string | undefined;
   readonly conversationId: string | null;
 }
@@ -73,6 +76,26 @@ export class ResponsesApi {
     sendJson(response, 200, stored.body, { "x-session-id": stored.sessionId });
   }
 
+  /** GET /v1/responses/{id}/input_items: the items this response was asked with, paged as OpenAI pages them. */
+  inputItems(id: string, query: URLSearchParams, response: ServerResponse): void {
+    const stored = this.store.get(id);
+    const items = stored ? this.store.inputItems(id) : undefined;
+    if (!stored || !items) throw responseNotFound(id);
+    sendJson(response, 200, pageOf(items, query), { "x-session-id": stored.sessionId });
+  }
+
+  /**
+   * POST /v1/responses/{id}/cancel. Only a background response can be
+   * cancelled (as in OpenAI's API), and carrierd runs none: a stored
+   * response is finished, so the answer is the spec's 400. A client stops
+   * a response in flight by closing its request; the upstream call is
+   * aborted at once.
+   */
+  cancel(id: string): never {
+    if (!this.store.get(id)) throw responseNotFound(id);
+    throw new GatewayError("invalid_request", "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.", "response_id");
+  }
+
   delete(id: string, response: ServerResponse): void {
     const stored = this.store.get(id);
     if (!stored || !this.store.delete(id)) throw responseNotFound(id);
@@ -89,24 +112,29 @@ export class ResponsesApi {
       throw new GatewayError("invalid_request", "Mutually exclusive parameters: provide only one of 'previous_response_id' or 'conversation'.", "conversation");
     }
     let referencedSession: string | undefined;
+    const referenced = new Map<string, JsonObject>();
     const input = convertInput(body.input, (id) => {
       const found = this.store.item(id);
-      if (found) referencedSession = found.sessionId;
+      if (found) {
+        referencedSession = found.sessionId;
+        referenced.set(id, found.item);
+      }
       return found?.item;
     });
+    const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     if (body.previous_response_id) {
       const previous = this.store.get(body.previous_response_id);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { parentId: previous.id, history: this.store.history(previous.id), input, sessionHeader: previous.sessionId, conversationId: null };
+      return { parentId: previous.id, history: this.store.history(previous.id), input, inputItems, sessionHeader: previous.sessionId, conversationId: null };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
       const conversation = this.store.conversation(id);
       const parentId = conversation?.lastResponseId ?? null;
-      return { parentId, history: parentId ? this.store.history(parentId) : [], input, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
+      return { parentId, history: parentId ? this.store.history(parentId) : [], input, inputItems, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
     }
-    return { parentId: null, history: [], input, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
+    return { parentId: null, history: [], input, inputItems, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
@@ -161,7 +189,7 @@ export class ResponsesApi {
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items)];
-      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null };
+      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null, inputItems: continuation.inputItems };
       await this.store.saveDurably(record, items);
     }
     return body;

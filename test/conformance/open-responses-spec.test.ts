@@ -88,3 +88,57 @@ test("errors are spec-shaped too: bad input, unknown response, upstream 400, a s
   const cut = parseEvents(await (await setup.gateway.post("/v1/responses", { model: "deepseek-reasoner", input: "FAIL_MID_STREAM", stream: true })).text());
   expect(cut[cut.length - 1]!.data.type).toBe("response.failed");
 });
+
+test("GET /v1/responses/{id}/input_items lists the request's items, newest first by default, paged by after/limit", async () => {
+  const first = (await (await setup.gateway.post("/v1/responses", { model: "demo", input: "How many r's are in strawberry?" })).json()) as { id: string; output: { id: string }[] };
+  const single = (await (await setup.gateway.fetch(`/v1/responses/${first.id}/input_items`)).json()) as { object: string; data: Record<string, unknown>[]; has_more: boolean };
+  expect(single).toMatchObject({ object: "list", has_more: false, data: [{ type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: "How many r's are in strawberry?" }] }] });
+  expect(single.data[0]!.id).toMatch(/^msg_/);
+
+  const input = [
+    { role: "developer", content: "Be brief." },
+    { type: "item_reference", id: first.output[1]!.id },
+    { role: "user", content: [{ type: "input_text", text: "Look:" }, { type: "input_image", image_url: "https://example.com/a.png" }] },
+  ];
+  const second = (await (await setup.gateway.post("/v1/responses", { model: "demo", input })).json()) as { id: string };
+  const all = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?order=asc`)).json()) as { data: Record<string, unknown>[]; first_id: string; last_id: string };
+  expect(all.data.map((item) => item.role)).toEqual(["developer", "assistant", "user"]);
+  expect(all.data[1]!.id).toBe(first.output[1]!.id); // the referenced item, listed as what it named
+  expect((all.data[2]!.content as Record<string, unknown>[])[1]).toEqual({ type: "input_image", image_url: "https://example.com/a.png", detail: "auto" });
+  expect([all.first_id, all.last_id]).toEqual([all.data[0]!.id, all.data[2]!.id]);
+
+  const page = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?limit=2`)).json()) as { data: { id: string }[]; has_more: boolean; last_id: string };
+  expect(page.data.map((item) => item.id)).toEqual([all.data[2]!.id, all.data[1]!.id]);
+  expect(page.has_more).toBe(true);
+  const rest = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?limit=2&after=${page.last_id}`)).json()) as { data: { id: string }[]; has_more: boolean };
+  expect(rest).toMatchObject({ data: [{ id: all.data[0]!.id }], has_more: false });
+
+  for (const [query, param] of [["limit=0", "limit"], ["order=up", "order"]] as const) {
+    const bad = await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?${query}`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe(param);
+  }
+  expect((await setup.gateway.fetch("/v1/responses/resp_none/input_items")).status).toBe(404);
+  await setup.gateway.fetch(`/v1/responses/${second.id}`, { method: "DELETE" });
+  expect((await setup.gateway.fetch(`/v1/responses/${second.id}/input_items`)).status).toBe(404);
+});
+
+test("POST /v1/responses/{id}/cancel: a finished response is a 400 saying why, an unknown one a 404", async () => {
+  const done = (await (await setup.gateway.post("/v1/responses", { model: "demo", input: "hi" })).json()) as { id: string };
+  const cancelled = await setup.gateway.post(`/v1/responses/${done.id}/cancel`, {});
+  expect(cancelled.status).toBe(400);
+  expect(((await cancelled.json()) as { error: { message: string } }).error.message).toMatch(/background/);
+  expect((await setup.gateway.post("/v1/responses/resp_none/cancel", {})).status).toBe(404);
+});
+
+test.each([
+  [{ tools: [{ type: "web_search" }] }, "tools[0].type", /web_search.*not supported/],
+  [{ tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }] }, "tools[0].type", /file_search.*not supported/],
+  [{ background: true }, "background", /background/],
+])("what carrierd does not run is a spec-shaped 400: %j", async (extra, param, message) => {
+  const response = await setup.gateway.post("/v1/responses", { model: "demo", input: "hi", ...extra });
+  expect(response.status).toBe(400);
+  const { error } = (await response.json()) as { error: { param: string; message: string } };
+  expect(error.param).toBe(param);
+  expect(error.message).toMatch(message);
+});
