@@ -9,6 +9,7 @@ const CANCEL = "/cancel";
 /** Mounts the Responses API on the HTTP server (all routes need the API key). */
 export function registerResponsesRoutes(server: HttpServer, api: ResponsesApi): void {
   server.addRoute({ method: "POST", path: "/v1/responses", auth: true, handler: (request, response) => api.create(request, response) });
+  server.addRoute({ method: "POST", path: "/v1/responses/compact", auth: true, handler: (request, response) => api.compact(request, response) });
   server.addRoute({
     method: "GET",
     path: PREFIX,

@@ -19,6 +19,7 @@ import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 import { convertInput } from "./convert-input.js";
 import { inputItemsOf, pageOf } from "./input-items.js";
+import { windowItems } from "./window-items.js";
 import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
@@ -26,6 +27,24 @@ import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./res
 import type { ResponseStore } from "./response-store.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
+
+interface CompactRequest {
+  model: string;
+  previous_response_id: string;
+  instructions?: string | null;
+  input?: unknown;
+}
+
+const validateCompactRequest = requestValidator<CompactRequest>({
+  type: "object",
+  required: ["model", "previous_response_id"],
+  properties: {
+    model: { type: "string", minLength: 1, maxLength: 256 },
+    previous_response_id: { type: "string", minLength: 1, maxLength: 256 },
+    instructions: { type: ["string", "null"] },
+    input: { type: "null" },
+  },
+});
 
 /** What one POST continues from and must store afterwards. */
 interface Continuation {
@@ -68,6 +87,30 @@ export class ResponsesApi {
     const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);
+  }
+
+  /**
+   * POST /v1/responses/compact, backed by carrierd's own compaction (SPEC
+   * §10): the chain ending at `previous_response_id` is compacted now — its
+   * middle summarised into a checkpoint, every carrier of the kept turns
+   * kept — and the window as it will go upstream is returned. A request that
+   * continues the chain with `previous_response_id` goes under it.
+   */
+  async compact(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
+    if (!this.routes.current.resolveModel(body.model)) throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
+    requireProviderKey(this.routes.current, body.model, this.options.env);
+    const previous = this.store.get(body.previous_response_id);
+    if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
+    const compacted = await this.compactor.prepare({
+      sessionId: previous.sessionId,
+      parentId: previous.id,
+      history: this.store.history(previous.id),
+      force: true,
+      build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
+    });
+    const usage = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+    sendJson(response, 200, { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage }, { "x-session-id": previous.sessionId });
   }
 
   get(id: string, response: ServerResponse): void {
