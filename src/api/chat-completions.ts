@@ -6,6 +6,7 @@ import { toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { requireProviderKey } from "./provider-keys.js";
+import { noteModel } from "../logging/access-log.js";
 import { parseJsonBody, readBodyBytes } from "./read-body.js";
 import { asUpstreamFailure, startTurn } from "./start-turn.js";
 import { sendJson } from "./respond.js";
@@ -40,6 +41,7 @@ async function startFromBody(request: IncomingMessage, response: ServerResponse,
 
 function startParsed(bytes: Buffer, request: IncomingMessage, response: ServerResponse, chat: ChatService, checkKey: (model: string) => void): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
+  noteModel(response, body.model);
   checkKey(body.model);
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;

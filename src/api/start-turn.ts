@@ -3,6 +3,7 @@ import { sessionIdOf, type ChatService, type TurnRun } from "../chat/chat-servic
 import { GatewayError } from "../errors/gateway-error.js";
 import { Cancellation } from "../upstream/cancellation.js";
 import type { ChatRequest } from "../plugins/contract.js";
+import { noteModel, noteUpstream } from "../logging/access-log.js";
 
 /**
  * Starts a turn on behalf of an HTTP response, for both APIs: the upstream
@@ -20,11 +21,21 @@ export function startTurn(
   response.on("close", () => {
     if (!response.writableFinished) cancellation.cancel();
   });
-  return chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread }).catch((error: unknown) => {
-    const sessionId = sessionIdOf(error);
-    if (sessionId) response.setHeader("x-session-id", sessionId);
-    throw error;
-  });
+  noteModel(response, request.model);
+  return chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread }).then(
+    (run) => {
+      noteUpstream(response, run.sessionId);
+      return run;
+    },
+    (error: unknown) => {
+      const sessionId = sessionIdOf(error);
+      if (sessionId) {
+        response.setHeader("x-session-id", sessionId);
+        noteUpstream(response, sessionId);
+      }
+      throw error;
+    },
+  );
 }
 
 /** What a turn that broke after it started becomes for the client. */

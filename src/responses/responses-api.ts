@@ -13,6 +13,7 @@ import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
 import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, RESPONSE_STORE, ROUTE_SOURCE } from "../container/tokens.js";
 import { requireProviderKey } from "../api/provider-keys.js";
+import { noteModel } from "../logging/access-log.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
@@ -72,6 +73,7 @@ export class ResponsesApi {
 
   async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));
+    noteModel(response, body.model);
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
