@@ -7,7 +7,7 @@ import { resolveHome, resolveOptions } from "../../config/options.js";
 import { PluginRegistry } from "../../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
-import type { RouteTable } from "../../routes/route-table.js";
+import { routeNumber, type RouteTable } from "../../routes/route-table.js";
 import { verdictsInForce } from "../../verdicts/verdicts-in-force.js";
 
 interface RoutesFlags {
@@ -73,7 +73,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             plugin: provider.plugin,
             host: provider.host,
             upstream_model: upstreamModel,
-            route: policy.routeIndex >= 0 ? policy.routeIndex : "default",
+            // 1-based, as events, logs and the dashboard number it
+            route: policy.routeIndex >= 0 ? routeNumber(policy) : "default",
             route_match: policy.routeIndex >= 0 ? table.carriers[policy.routeIndex]!.match : null,
             fields: policy.fields,
             verdicts: verdicts.map(({ field, status, recorded_at }) => ({ field, status, recorded_at })),
