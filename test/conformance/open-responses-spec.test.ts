@@ -142,3 +142,10 @@ test.each([
   expect(error.param).toBe(param);
   expect(error.message).toMatch(message);
 });
+
+test("/v1/capabilities says what of the spec is served", async () => {
+  await setup.gateway.post("/v1/responses", { model: "demo", input: "hi" });
+  const capabilities = (await (await setup.gateway.fetch("/v1/capabilities")).json()) as { features: { responses: Record<string, unknown> }; endpoints: string[] };
+  expect(capabilities.features.responses).toMatchObject({ open_responses_version: "2026-04-24", input_items: true, compact: true, background: false, hosted_tools: false, tools: ["function"] });
+  expect(capabilities.endpoints).toEqual(expect.arrayContaining(["/v1/responses/{id}/input_items", "/v1/responses/compact"]));
+});
