@@ -21,7 +21,7 @@ export function simulate(request: ChatRequest, reasoningEnabled: boolean): Strea
         ? `Step 2: a tool named "${tool.name}" is offered; calling it is the best way to answer.`
         : arithmetic !== undefined
           ? `Step 2: this is arithmetic; working it out gives ${arithmetic}.`
-          : `Step 2: the message has ${wordCount(question)} words; I will restate it and answer briefly.`,
+          : `Step 2: the message has ${countOf(wordCount(question), "word")}; I will restate it and answer briefly.`,
     `Step 3: ${tool ? "prepare the arguments for the call." : "write the answer."}`,
   ];
   const reasoning = steps.join("\n");
@@ -126,4 +126,9 @@ function hash(text: string): string {
   let h = 2166136261;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
   return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/** "1 word", "2 words". */
+function countOf(count: number, noun: string): string {
+  return `${count} ${count === 1 ? noun : `${noun}s`}`;
 }

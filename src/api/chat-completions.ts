@@ -4,6 +4,9 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
+import type { RouteSource } from "../routes/route-source.js";
+import { requireProviderKey } from "./provider-keys.js";
+import { noteModel } from "../logging/access-log.js";
 import { parseJsonBody, readBodyBytes } from "./read-body.js";
 import { chatFailureFrame } from "./first-byte-wait.js";
 import { asUpstreamFailure, startTurn } from "./start-turn.js";
@@ -12,8 +15,8 @@ import { dataFrame, SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
 
 /** POST /v1/chat/completions, streaming and not (SPEC §7). */
-export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<void> {
-  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options);
+export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource): Promise<void> {
+  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
@@ -31,14 +34,23 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
  * suspended with, and under load a history held that long is copied by
  * each young-generation GC.
  */
-async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
+async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
   const bytes = await readBodyBytes(request, options.bodyLimit);
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options);
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, (model) => requireProviderKey(routes.current, model, options.env));
   return { run: await started, stream, includeUsage };
 }
 
-function startParsed(bytes: Buffer, request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
+function startParsed(
+  bytes: Buffer,
+  request: IncomingMessage,
+  response: ServerResponse,
+  chat: ChatService,
+  options: GatewayOptions,
+  checkKey: (model: string) => void,
+): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
+  noteModel(response, body.model);
+  checkKey(body.model);
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;

@@ -1,20 +1,26 @@
 import type { RouteTable } from "../routes/route-table.js";
+import { missingKeyVariable } from "./provider-keys.js";
 
 const CARRIERD_VERSION = "0.1.0";
 
-/** GET /v1/models: the names clients can ask for (globs such as `openrouter/*` are listed as written). */
-export function modelsBody(table: RouteTable): object {
+/**
+ * GET /v1/models: the model ids a client can call. A glob entry
+ * (`openrouter/*`) names no model of its own and is left out, as is a model
+ * whose provider's key variable is unset (a model picker would offer it,
+ * and every request would fail); `carrierd routes check` names those.
+ */
+export function modelsBody(table: RouteTable, env: Readonly<Record<string, string | undefined>>): object {
   const created = Math.floor(Date.now() / 1000);
-  return {
-    object: "list",
-    data: table.models.map((model) => ({
-      id: model.name,
-      object: "model",
-      created,
-      owned_by: model.provider,
-      ...(model.description ? { description: model.description } : {}),
-    })),
-  };
+  const seen = new Set<string>();
+  const data: object[] = [];
+  for (const model of table.models) {
+    if (model.name.includes("*") || seen.has(model.name)) continue;
+    seen.add(model.name); // the first entry of a name is the one requests resolve to
+    const provider = table.providers.get(model.provider);
+    if (!provider || missingKeyVariable(provider, env)) continue;
+    data.push({ id: model.name, object: "model", created, owned_by: model.provider, ...(model.description ? { description: model.description } : {}) });
+  }
+  return { object: "list", data };
 }
 
 /** GET /v1/capabilities (SPEC §7). */
@@ -32,7 +38,36 @@ export function capabilitiesBody(table: RouteTable): object {
       session_header: "X-Session-Id",
       reasoning_field: "reasoning_content",
       model_options: ["reasoning.enabled", "reasoning.effort", "replay"],
+      // what of the Open Responses specification carrierd serves, and what it refuses with a 400
+      responses: {
+        open_responses_version: "2026-04-24",
+        streaming: true,
+        store: true,
+        previous_response_id: true,
+        conversation: true,
+        input_items: true,
+        compact: true,
+        cancel: false,
+        background: false,
+        tools: ["function"],
+        hosted_tools: false,
+        input_content: ["input_text", "input_image", "input_file"],
+        websocket: false,
+      },
     },
-    endpoints: ["/v1/chat/completions", "/v1/responses", "/v1/models", "/v1/capabilities", "/v1/events", "/health", "/metrics", "/dashboard"],
+    endpoints: [
+      "/v1/chat/completions",
+      "/v1/responses",
+      "/v1/responses/{id}",
+      "/v1/responses/{id}/input_items",
+      "/v1/responses/{id}/cancel",
+      "/v1/responses/compact",
+      "/v1/models",
+      "/v1/capabilities",
+      "/v1/events",
+      "/health",
+      "/metrics",
+      "/dashboard",
+    ],
   };
 }

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inject, injectable } from "tsyringe";
-import { CHAT_SERVICE, LOGGER, OPTIONS, ROUTE_SOURCE } from "../container/tokens.js";
+import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, ROUTE_SOURCE } from "../container/tokens.js";
+import type { EventBus } from "../events/event-bus.js";
+import { AccessLog } from "../logging/access-log.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
@@ -43,13 +45,16 @@ export class HttpServer {
   readonly server: Server;
   private readonly extraRoutes: ExtraRoute[] = [];
   private readonly responseListeners = new Set<ResponseListener>();
+  private readonly accessLog: AccessLog;
 
   constructor(
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(EVENT_BUS) bus: EventBus,
   ) {
+    this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
     this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket));
   }
@@ -66,7 +71,7 @@ export class HttpServer {
 
   async listen(): Promise<{ host: string; port: number; url: string }> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once("error", reject);
+      this.server.once("error", (error: NodeJS.ErrnoException) => reject(error.code === "EADDRINUSE" ? new PortInUseError(this.options.host, this.options.port, error) : error));
       this.server.listen(this.options.port, this.options.host, () => resolve());
     });
     const address = this.server.address() as AddressInfo;
@@ -94,8 +99,8 @@ export class HttpServer {
       else if (error.status >= 500) this.log.warn({ code: error.code, message: error.message, path: request.url }, "request failed");
       sendError(response, error);
     } finally {
-      // checked first: the fields would be built for every request even with debug off
-      if (this.log.isLevelEnabled("debug")) this.log.debug({ method: request.method, path: request.url, status: response.statusCode, ms: Math.round(performance.now() - started) }, "request");
+      // a stream's handler returns when it ended, so the line has its whole duration
+      this.accessLog.write(request, response, started);
       if (this.responseListeners.size > 0) this.notifyResponse(request, response);
     }
   }
@@ -107,6 +112,12 @@ export class HttpServer {
       sendJson(response, 200, { status: "ok" });
       return;
     }
+    if (pathname === "/favicon.ico") {
+      // browsers ask for it on every page of the dashboard; without a key it would be a 401 in their console
+      response.writeHead(204, { "cache-control": "public, max-age=86400" });
+      response.end();
+      return;
+    }
     const extra = this.extraRoutes.find((route) => route.method === method && routeMatches(route, pathname));
     if (extra?.auth !== false) this.authenticate(request);
     // a malformed X-Session-Id is a 400 on every route, whatever else names the session (SPEC §12.11)
@@ -115,9 +126,9 @@ export class HttpServer {
     if (extra) return extra.handler(request, response, url);
     switch (`${method} ${pathname}`) {
       case "POST /v1/chat/completions":
-        return handleChatCompletions(request, response, this.chat, this.options);
+        return handleChatCompletions(request, response, this.chat, this.options, this.routes);
       case "GET /v1/models":
-        return sendJson(response, 200, modelsBody(this.routes.current));
+        return sendJson(response, 200, modelsBody(this.routes.current, this.options.env));
       case "GET /v1/capabilities":
         return sendJson(response, 200, capabilitiesBody(this.routes.current));
     }
@@ -143,6 +154,15 @@ export class HttpServer {
     if (!keyMatches(bearerToken(request.headers), this.options.apiKey)) {
       throw new GatewayError("invalid_api_key", "Invalid or missing API key. Send Authorization: Bearer <key> (the key is in $CARRIERD_HOME/api_key unless CARRIERD_API_KEY is set).");
     }
+  }
+}
+
+/** The port is taken: the message names the flag and the variable that choose another. */
+export class PortInUseError extends Error {
+  readonly code = "EADDRINUSE";
+  constructor(host: string, port: number, cause: unknown) {
+    super(`port ${port} on ${host} is already in use (another carrierd, or another server). Stop it, or choose another port with --port N or CARRIERD_PORT=N (0 picks a free one).`, { cause });
+    this.name = "PortInUseError";
   }
 }
 

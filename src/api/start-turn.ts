@@ -6,6 +6,7 @@ import { Cancellation } from "../upstream/cancellation.js";
 import { IncompleteStreamError, UnreadableChunkError, type ChatRequest } from "../plugins/contract.js";
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
+import { noteModel, noteUpstream } from "../logging/access-log.js";
 
 /** How a streaming client is served while its turn runs. */
 export interface StreamingClient {
@@ -41,7 +42,9 @@ export function startTurn(
   const pace = options ? clientPace(response, options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES, (options.clientStallSeconds ?? DEFAULT_CLIENT_STALL_SECONDS) * 1000) : undefined;
   const onSession = (sessionId: string) => {
     if (!response.headersSent) response.setHeader("x-session-id", sessionId);
+    noteUpstream(response, sessionId);
   };
+  noteModel(response, request.model);
   const started = chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread, onSession, pace });
   if (!client) return started;
   const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000);

@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import chatSchema from "../../schemas/requests/chat-completions.schema.json" with { type: "json" };
 import { GatewayError } from "../errors/gateway-error.js";
+import { checkChatRules } from "./chat-input-rules.js";
 import type { ChatRequest } from "../plugins/contract.js";
 
 const ajv = new Ajv2020({ allErrors: false, strict: false });
@@ -17,11 +18,10 @@ export function requestValidator<T>(schema: object): (body: unknown) => T {
 
 const validateChatShape = requestValidator<ChatRequest>(chatSchema);
 
-/** A chat request's shape, then the one rule the schema leaves out: a tool message names its call. */
+/** A chat request's shape, then the rules the schema leaves out (src/api/chat-input-rules.ts). */
 export function validateChatRequest(body: unknown): ChatRequest {
   const request = validateChatShape(body);
-  const index = request.messages.findIndex((message) => message.role === "tool" && message.tool_call_id === undefined);
-  if (index >= 0) throw new GatewayError("invalid_request", `missing required parameter: 'messages[${index}].tool_call_id'`, `messages[${index}].tool_call_id`);
+  checkChatRules(request);
   return request;
 }
 

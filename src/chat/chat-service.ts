@@ -9,6 +9,7 @@ import type { Logger } from "../logging/logger.js";
 import { partsOf, type CarrierField, type CarrierPolicy, type ChatMessage, type ChatRequest, type JsonObject, type ProviderPlugin, type StreamItem, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
+import { routeNumber } from "../routes/route-table.js";
 import { fingerprintOf } from "../sessions/fingerprint.js";
 import { keyScope } from "../sessions/key-scope.js";
 import { findSession, type SessionMatch } from "../sessions/session-finder.js";
@@ -119,7 +120,7 @@ export class ChatService {
     const rejected = rejectedFor(this.verdicts, this.store, key, match.sessionId);
     const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
     const first = builder.build(effective);
-    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: policy.routeIndex, effective, attached: first.attached }, "carriers attached");
+    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: routeNumber(policy), effective, attached: first.attached }, "carriers attached");
     return {
       plugin,
       pluginName: resolved.provider.plugin,
@@ -187,7 +188,7 @@ export class ChatService {
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
       this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields });
-    publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: policy.routeIndex, fields: effective, upstream_ms: upstreamMs });
+    publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: routeNumber(policy), fields: effective, upstream_ms: upstreamMs });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
     return {

@@ -35,6 +35,12 @@ export interface CompactionRequest {
   readonly history: ChatMessage[];
   /** The whole chat request for a given history (instructions, then history, then the new input). */
   build(history: ChatMessage[]): ChatRequest;
+  /**
+   * Compact now, whatever the budget (POST /v1/responses/compact): planned
+   * as if the history had just reached its budget (or the model's budget,
+   * when that is smaller).
+   */
+  readonly force?: boolean;
 }
 
 /**
@@ -74,11 +80,13 @@ export class Compactor {
     const built = buildFrom(request, view);
     const table = this.routes.current;
     const resolved = table.resolveModel(built.model);
-    if (!resolved?.contextWindow) return built;
-    const budget = Math.floor(resolved.contextWindow * (resolved.compactAt ?? DEFAULT_COMPACT_AT));
+    if (!resolved || (!resolved.contextWindow && !request.force)) return built;
+    const configured = resolved.contextWindow ? Math.floor(resolved.contextWindow * (resolved.compactAt ?? DEFAULT_COMPACT_AT)) : Number.POSITIVE_INFINITY;
     const wire: WireContext = { table, registry: this.plugins.registry, store: this.store, verdicts: this.verdicts, keyHash: this.keyHash, env: this.options.env };
     const before = estimateWire(wire, built, resolved, sessionId);
-    if (before.total <= budget) return built;
+    // forced: planned as if the history had just reached its budget, so about half of it stays (plan.ts AFTER_SHARE)
+    const budget = request.force ? Math.min(configured, before.total) : configured;
+    if (!request.force && before.total <= budget) return built;
 
     const offset = historyOffset(built, view);
     const costs = view.map((_entry, index) => before.messages[offset + index]!);

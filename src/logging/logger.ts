@@ -47,6 +47,19 @@ function scrubMessage(this: Logger, args: Parameters<pino.LogFn>, method: pino.L
   method.apply(this, args.map((arg) => (typeof arg === "string" ? redact(arg) : arg)) as Parameters<pino.LogFn>);
 }
 
+/**
+ * A line the gateway itself prints to stdout (where its API key is, that it
+ * is listening). On a terminal it is the plain sentence; when stdout is a
+ * pipe or a file every line there is JSON, so this one is a JSON record in
+ * pino's own shape whose `msg` is the same sentence (a script waiting for
+ * "carrierd listening on http://…" still finds it). Written synchronously:
+ * the listening line must be out before anything connects.
+ */
+export function printLine(message: string, fields: Record<string, unknown> = {}, tty = process.stdout.isTTY === true): void {
+  const line = tty ? message : JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, ...fields, msg: message });
+  process.stdout.write(`${line}\n`);
+}
+
 /** A logger that writes nowhere, for tests and one-shot commands. */
 export function silentLogger(): Logger {
   return pino({ level: "silent" });

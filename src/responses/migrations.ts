@@ -47,4 +47,10 @@ export const RESPONSES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 102,
+    name: "responses keep their input items",
+    // GET /v1/responses/{id}/input_items lists the items as the request gave them; rows from before stay without (an empty list)
+    sql: "ALTER TABLE responses ADD COLUMN input_items TEXT;",
+  },
 ];

@@ -15,9 +15,14 @@ export interface ResponsesRequest {
   parallel_tool_calls?: boolean | null;
   temperature?: number | null;
   top_p?: number | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+  truncation?: "auto" | "disabled" | null;
+  prompt_cache_key?: string | null;
+  safety_identifier?: string | null;
   max_output_tokens?: number | null;
   reasoning?: { effort?: string | null; summary?: string | null } | null;
-  text?: { format?: JsonObject } | null;
+  text?: { format?: JsonObject; verbosity?: string | null } | null;
   metadata?: JsonObject | null;
   user?: string;
   include?: string[] | null;
@@ -43,6 +48,8 @@ export function toChatRequest(body: ResponsesRequest, history: readonly ChatMess
   if (typeof body.parallel_tool_calls === "boolean") request.parallel_tool_calls = body.parallel_tool_calls;
   if (typeof body.temperature === "number") request.temperature = body.temperature;
   if (typeof body.top_p === "number") request.top_p = body.top_p;
+  if (typeof body.presence_penalty === "number") request.presence_penalty = body.presence_penalty;
+  if (typeof body.frequency_penalty === "number") request.frequency_penalty = body.frequency_penalty;
   // max_tokens, not max_completion_tokens: the one spelling DeepSeek, Kimi, GLM, OpenRouter, Mistral and local servers all accept
   if (typeof body.max_output_tokens === "number") request.max_tokens = body.max_output_tokens;
   if (typeof body.user === "string") request.user = body.user;

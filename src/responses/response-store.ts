@@ -16,6 +16,8 @@ export interface ResponseRecord {
   readonly messages: ChatMessage[];
   /** The Response object clients GET; null when it must not be retrievable (`store: false`). */
   readonly body: JsonObject | null;
+  /** Its input as GET /v1/responses/{id}/input_items lists it; kept only with a body. */
+  readonly inputItems?: readonly JsonObject[] | undefined;
 }
 
 /** A retrievable response. */
@@ -51,7 +53,7 @@ export class ResponseStore {
   constructor(private readonly db: Db) {
     this.statements = {
       insert: db.prepare(
-        "INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body) VALUES (@id, @parentId, @sessionId, @model, @createdAt, @conversationId, @messages, @body)",
+        "INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body, input_items) VALUES (@id, @parentId, @sessionId, @model, @createdAt, @conversationId, @messages, @body, @inputItems)",
       ),
       insertItem: db.prepare("INSERT OR REPLACE INTO response_items (id, response_id, item) VALUES (?, ?, ?)"),
       get: db.prepare("SELECT id, session_id, body FROM responses WHERE id = ? AND body IS NOT NULL"),
@@ -70,7 +72,8 @@ export class ResponseStore {
           SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
         )
         SELECT id FROM chain ORDER BY depth DESC`),
-      forget: db.prepare("UPDATE responses SET body = NULL WHERE id = ? AND body IS NOT NULL"),
+      forget: db.prepare("UPDATE responses SET body = NULL, input_items = NULL WHERE id = ? AND body IS NOT NULL"),
+      inputItems: db.prepare("SELECT input_items FROM responses WHERE id = ? AND body IS NOT NULL"),
       forgetItems: db.prepare("DELETE FROM response_items WHERE response_id = ?"),
       // a link nobody needs any more: not retrievable, continued by no response, the end of no conversation
       unneeded: db.prepare(
@@ -106,7 +109,8 @@ export class ResponseStore {
   );
 
   private write(record: ResponseRecord, items: readonly JsonObject[]): void {
-    this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body) });
+    const inputItems = record.body !== null && record.inputItems ? JSON.stringify(record.inputItems) : null;
+    this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body), inputItems });
     if (record.body !== null) for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
     if (record.conversationId) this.statements.upsertConversation.run({ id: record.conversationId, sessionId: record.sessionId, lastResponseId: record.id, now: Date.now() });
   }
@@ -114,6 +118,13 @@ export class ResponseStore {
   get(id: string): StoredResponse | undefined {
     const row = this.statements.get.get(id) as { id: string; session_id: string; body: string } | undefined;
     return row ? { id: row.id, sessionId: row.session_id, body: JSON.parse(row.body) as JsonObject } : undefined;
+  }
+
+  /** The input items of a retrievable response (empty for one stored before they were kept); undefined when it is not retrievable. */
+  inputItems(id: string): JsonObject[] | undefined {
+    const row = this.statements.inputItems.get(id) as { input_items: string | null } | undefined;
+    if (!row) return undefined;
+    return row.input_items ? (JSON.parse(row.input_items) as JsonObject[]) : [];
   }
 
   /** The whole conversation up to and including response `id`, oldest message first. */

@@ -12,11 +12,16 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
-import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, RESPONSE_STORE } from "../container/tokens.js";
+import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, RESPONSE_STORE, ROUTE_SOURCE } from "../container/tokens.js";
+import { requireProviderKey } from "../api/provider-keys.js";
+import { noteModel } from "../logging/access-log.js";
+import type { RouteSource } from "../routes/route-source.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 import { convertInput } from "./convert-input.js";
+import { inputItemsOf, pageOf } from "./input-items.js";
+import { windowItems } from "./window-items.js";
 import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
@@ -25,12 +30,32 @@ import type { ResponseStore } from "./response-store.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
 
+interface CompactRequest {
+  model: string;
+  previous_response_id: string;
+  instructions?: string | null;
+  input?: unknown;
+}
+
+const validateCompactRequest = requestValidator<CompactRequest>({
+  type: "object",
+  required: ["model", "previous_response_id"],
+  properties: {
+    model: { type: "string", minLength: 1, maxLength: 256 },
+    previous_response_id: { type: "string", minLength: 1, maxLength: 256 },
+    instructions: { type: ["string", "null"] },
+    input: { type: "null" },
+  },
+});
+
 /** What one POST continues from and must store afterwards. */
 interface Continuation {
   /** The response this one continues, whose history comes first. */
   readonly parentId: string | null;
   readonly history: ChatMessage[];
   readonly input: ChatMessage[];
+  /** The request's input as input_items lists it. */
+  readonly inputItems: JsonObject[];
   readonly sessionHeader: string | undefined;
   readonly conversationId: string | null;
 }
@@ -44,11 +69,14 @@ export class ResponsesApi {
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(LOGGER) private readonly log: Logger,
     @inject(COMPACTOR) private readonly compactor: Compactor,
+    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
   ) {}
 
   async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));
+    noteModel(response, body.model);
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
+    requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
     const continuation = this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined);
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
@@ -64,10 +92,54 @@ export class ResponsesApi {
     else await this.respondWhole(run, response, identity, continuation);
   }
 
+  /**
+   * POST /v1/responses/compact, backed by carrierd's own compaction (SPEC
+   * §10): the chain ending at `previous_response_id` is compacted now — its
+   * middle summarised into a checkpoint, every carrier of the kept turns
+   * kept — and the window as it will go upstream is returned. A request that
+   * continues the chain with `previous_response_id` goes under it.
+   */
+  async compact(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
+    if (!this.routes.current.resolveModel(body.model)) throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
+    requireProviderKey(this.routes.current, body.model, this.options.env);
+    const previous = this.store.get(body.previous_response_id);
+    if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
+    const compacted = await this.compactor.prepare({
+      sessionId: previous.sessionId,
+      parentId: previous.id,
+      history: this.store.history(previous.id),
+      force: true,
+      build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
+    });
+    const usage = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+    sendJson(response, 200, { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage }, { "x-session-id": previous.sessionId });
+  }
+
   get(id: string, response: ServerResponse): void {
     const stored = this.store.get(id);
     if (!stored) throw responseNotFound(id);
     sendJson(response, 200, stored.body, { "x-session-id": stored.sessionId });
+  }
+
+  /** GET /v1/responses/{id}/input_items: the items this response was asked with, paged as OpenAI pages them. */
+  inputItems(id: string, query: URLSearchParams, response: ServerResponse): void {
+    const stored = this.store.get(id);
+    const items = stored ? this.store.inputItems(id) : undefined;
+    if (!stored || !items) throw responseNotFound(id);
+    sendJson(response, 200, pageOf(items, query), { "x-session-id": stored.sessionId });
+  }
+
+  /**
+   * POST /v1/responses/{id}/cancel. Only a background response can be
+   * cancelled (as in OpenAI's API), and carrierd runs none: a stored
+   * response is finished, so the answer is the spec's 400. A client stops
+   * a response in flight by closing its request; the upstream call is
+   * aborted at once.
+   */
+  cancel(id: string): never {
+    if (!this.store.get(id)) throw responseNotFound(id);
+    throw new GatewayError("invalid_request", "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.", "response_id");
   }
 
   delete(id: string, response: ServerResponse): void {
@@ -88,24 +160,29 @@ export class ResponsesApi {
       throw new GatewayError("invalid_request", "Mutually exclusive parameters: provide only one of 'previous_response_id' or 'conversation'.", "conversation");
     }
     let referencedSession: string | undefined;
+    const referenced = new Map<string, JsonObject>();
     const input = convertInput(body.input, (id) => {
       const found = this.store.item(id);
-      if (found) referencedSession = found.sessionId;
+      if (found) {
+        referencedSession = found.sessionId;
+        referenced.set(id, found.item);
+      }
       return found?.item;
     });
+    const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     if (body.previous_response_id) {
       const previous = this.store.get(body.previous_response_id);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { parentId: previous.id, history: this.store.history(previous.id), input, sessionHeader: previous.sessionId, conversationId: null };
+      return { parentId: previous.id, history: this.store.history(previous.id), input, inputItems, sessionHeader: previous.sessionId, conversationId: null };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
       const conversation = this.store.conversation(id);
       const parentId = conversation?.lastResponseId ?? null;
-      return { parentId, history: parentId ? this.store.history(parentId) : [], input, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
+      return { parentId, history: parentId ? this.store.history(parentId) : [], input, inputItems, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
     }
-    return { parentId: null, history: [], input, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
+    return { parentId: null, history: [], input, inputItems, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
@@ -124,8 +201,10 @@ export class ResponsesApi {
   /** Streams SPEC §7's events; the response is stored before `response.completed` goes out. */
   private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
     const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds));
-    // No `response.in_progress`: SPEC §7 goes from `response.created` straight to the items (clients treat it as optional).
-    events.emit("response.created", { response: responseObject(identity, { status: "in_progress", output: [] }) });
+    // the Open Responses streaming order: created, then in_progress, then the items
+    const opening = responseObject(identity, { status: "in_progress", output: [] });
+    events.emit("response.created", { response: opening });
+    events.emit("response.in_progress", { response: opening });
     const builder = new OutputBuilder(events);
     let upstreamDone = false;
     try {
@@ -158,7 +237,7 @@ export class ResponsesApi {
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items)];
-      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null };
+      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null, inputItems: continuation.inputItems };
       await this.store.saveDurably(record, items);
     }
     return body;

@@ -136,6 +136,16 @@ function deadlinesOf(entry: DeadlinesEntry | undefined): UpstreamDeadlines {
   });
 }
 
+/**
+ * The one number a carrier route goes by everywhere (`routes explain`,
+ * events, logs, the dashboard): its 1-based position in `carriers`, as an
+ * operator counts the entries of routes.yaml; 0 when none matched and the
+ * default carriers apply.
+ */
+export function routeNumber(policy: CarrierPolicy): number {
+  return policy.routeIndex + 1;
+}
+
 function routeMatches(route: CarrierRoute, provider: ProviderConfig, upstreamModel: string): boolean {
   const { match } = route;
   if (match.provider !== undefined && !list(match.provider).includes(provider.id)) return false;

@@ -1,5 +1,6 @@
 import "reflect-metadata";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
+import { SpecWatch } from "../support/open-responses.js";
 import type { GatewayEvent } from "../../src/events/event-bus.js";
 import { ECHO_PLACEHOLDER } from "../../src/carriers/shape-messages.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -20,6 +21,7 @@ let compactions: GatewayEvent[];
 beforeAll(async () => {
   upstream = await startCompactionUpstream({ blobBytes: 0, reasoningChars: 1500 });
   gateway = await startTestGateway({
+    spec,
     routes: `version: 1
 providers:
   demo: { plugin: demo }
@@ -37,6 +39,9 @@ carriers:
   });
   compactions = collectCompactions(gateway);
 });
+// every /v1/responses answer here is checked against the Open Responses spec
+const spec = new SpecWatch();
+afterEach(() => spec.verify());
 afterAll(async () => {
   await gateway?.stop();
   await upstream?.close();

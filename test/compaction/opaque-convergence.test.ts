@@ -1,5 +1,6 @@
 import "reflect-metadata";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
+import { SpecWatch } from "../support/open-responses.js";
 import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
 import type { GatewayEvent } from "../../src/events/event-bus.js";
 import { loadEventValidators, schemaProblems } from "../events/event-schemas.js";
@@ -27,6 +28,7 @@ beforeAll(async () => {
   upstream = await startCompactionUpstream({ blobBytes: 6000, reasoningChars: 200 });
   log = captureLog();
   gateway = await startTestGateway({
+    spec,
     log: log.logger,
     routes: `version: 1
 providers:
@@ -44,6 +46,9 @@ carriers:
   });
   compactions = collectCompactions(gateway);
 });
+// every /v1/responses answer here is checked against the Open Responses spec
+const spec = new SpecWatch();
+afterEach(() => spec.verify());
 afterAll(async () => {
   await gateway?.stop();
   await upstream?.close();

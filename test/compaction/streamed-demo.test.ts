@@ -1,5 +1,6 @@
 import "reflect-metadata";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
+import { SpecWatch } from "../support/open-responses.js";
 import type { GatewayEvent } from "../../src/events/event-bus.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { collectCompactions } from "./support/harness.js";
@@ -14,6 +15,7 @@ let compactions: GatewayEvent[];
 
 beforeAll(async () => {
   gateway = await startTestGateway({
+    spec,
     routes: `version: 1
 providers:
   demo: { plugin: demo }
@@ -26,6 +28,9 @@ carriers:
   });
   compactions = collectCompactions(gateway);
 });
+// every /v1/responses answer here is checked against the Open Responses spec
+const spec = new SpecWatch();
+afterEach(() => spec.verify());
 afterAll(async () => {
   await gateway?.stop();
 });

@@ -1,5 +1,6 @@
 import "reflect-metadata";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
+import { SpecWatch } from "../support/open-responses.js";
 import type { GatewayEvent } from "../../src/events/event-bus.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { captureLog, collectCompactions, respond, type CapturedLog } from "./support/harness.js";
@@ -20,6 +21,7 @@ beforeAll(async () => {
   upstream = await startCompactionUpstream({ blobBytes: 4000, reasoningChars: 100 });
   log = captureLog();
   gateway = await startTestGateway({
+    spec,
     log: log.logger,
     routes: `version: 1
 providers:
@@ -34,6 +36,9 @@ carriers:
   });
   compactions = collectCompactions(gateway);
 });
+// every /v1/responses answer here is checked against the Open Responses spec
+const spec = new SpecWatch();
+afterEach(() => spec.verify());
 afterAll(async () => {
   await gateway?.stop();
   await upstream?.close();

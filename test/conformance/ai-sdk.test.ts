@@ -1,7 +1,7 @@
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, streamText, tool, type ModelMessage } from "ai";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, afterAll, beforeAll, describe, expect, test } from "vitest";
 import { MODELS, startConformance, type ConformanceSetup } from "./harness.js";
 
 let setup: ConformanceSetup;
@@ -9,13 +9,15 @@ let setup: ConformanceSetup;
 const sent: { url: string; body: Record<string, unknown> }[] = [];
 const recordingFetch: typeof fetch = async (input, init) => {
   if (typeof init?.body === "string") sent.push({ url: String(input), body: JSON.parse(init.body) as Record<string, unknown> });
-  return fetch(input, init);
+  return setup.spec.fetch(input as string | URL | Request, init);
 };
 
 beforeAll(async () => {
   setup = await startConformance();
 });
 afterAll(() => setup?.stop());
+// every answer of /v1/responses in this file is checked against the Open Responses spec
+afterEach(() => setup?.spec.verify());
 
 const QUESTION = "How many r's are in the word strawberry?";
 

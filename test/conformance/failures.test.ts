@@ -2,16 +2,18 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { streamText } from "ai";
 import OpenAI from "openai";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterEach, afterAll, beforeAll, expect, test } from "vitest";
 import { startConformance, type ConformanceSetup } from "./harness.js";
 
 let setup: ConformanceSetup;
 let client: OpenAI;
 beforeAll(async () => {
   setup = await startConformance();
-  client = new OpenAI({ apiKey: setup.gateway.key, baseURL: `${setup.gateway.url}/v1`, maxRetries: 0 });
+  client = new OpenAI({ apiKey: setup.gateway.key, baseURL: `${setup.gateway.url}/v1`, maxRetries: 0, fetch: setup.spec.fetch });
 });
 afterAll(() => setup?.stop());
+// every answer of /v1/responses in this file is checked against the Open Responses spec
+afterEach(() => setup?.spec.verify());
 
 const DROP = { model: "deepseek-reasoner", input: "FAIL_MID_STREAM now" };
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, afterAll, beforeAll, describe, expect, test } from "vitest";
 import { applyReasoningControls } from "../../plugins/openai-compatible/reasoning-controls.js";
 import type { ChatRequest } from "../../src/plugins/contract.js";
 import { readSse } from "../support/gateway.js";
@@ -62,6 +62,8 @@ describe("end to end through the gateway and the emulated upstream", () => {
     setup = await startConformance();
   });
   afterAll(() => setup?.stop());
+  // every answer of /v1/responses here is checked against the Open Responses spec
+  afterEach(() => setup?.spec.verify());
   const last = () => setup.upstream.requests[setup.upstream.requests.length - 1]!;
 
   test("chat reasoning_effort and responses reasoning.effort reach the upstream as reasoning_effort; model_options never does", async () => {

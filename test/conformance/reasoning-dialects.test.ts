@@ -1,16 +1,18 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { streamText } from "ai";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startConformance, type ConformanceSetup } from "./harness.js";
 
 let setup: ConformanceSetup;
 let client: OpenAI;
 beforeAll(async () => {
   setup = await startConformance();
-  client = new OpenAI({ apiKey: setup.gateway.key, baseURL: `${setup.gateway.url}/v1`, maxRetries: 0 });
+  client = new OpenAI({ apiKey: setup.gateway.key, baseURL: `${setup.gateway.url}/v1`, maxRetries: 0, fetch: setup.spec.fetch });
 });
 afterAll(() => setup?.stop());
+// every answer of /v1/responses in this file is checked against the Open Responses spec
+afterEach(() => setup?.spec.verify());
 
 /** Recorded streams whose reasoning arrives under three other spellings: Groq `reasoning`, Mistral `thinking` chunks, Alibaba `reasoning_content`. */
 const DIALECTS = ["groq-qwen", "magistral", "qwen3-max"] as const;

@@ -28,7 +28,8 @@ const GRAMMAR: Record<string, { open: string[]; repeat: string; close: string[] 
 
 /**
  * Checks a whole Responses stream against SPEC §7: `event:` names equal the
- * data's type, `sequence_number` counts up from 0, `response.created` first,
+ * data's type, `sequence_number` counts up from 0, `response.created` then
+ * `response.in_progress` first,
  * every item opens, streams and closes before the next opens, and the final
  * response lists exactly the closed items. Returns the final event's response.
  */
@@ -38,11 +39,12 @@ export function checkResponseStream(events: SseEvent[]): Record<string, unknown>
     expect(entry.data.sequence_number).toBe(index);
   });
   expect(events[0]!.data.type).toBe("response.created");
+  expect(events[1]!.data.type).toBe("response.in_progress");
   const last = events[events.length - 1]!.data;
   expect(["response.completed", "response.incomplete", "response.failed"]).toContain(last.type);
 
   const closed: Record<string, unknown>[] = [];
-  let position = 1;
+  let position = 2;
   const body = events.slice(0, -1);
   while (position < body.length) {
     const added = body[position]!.data;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterEach, afterAll, beforeAll, expect, test } from "vitest";
 import { startConformance, type ConformanceSetup } from "./harness.js";
 
 let setup: ConformanceSetup;
@@ -6,6 +6,8 @@ beforeAll(async () => {
   setup = await startConformance();
 });
 afterAll(() => setup?.stop());
+// every answer of /v1/responses in this file is checked against the Open Responses spec
+afterEach(() => setup?.spec.verify({ expectSome: true }));
 
 interface ResponseBody {
   id: string;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startConformance, MODELS, type ConformanceSetup } from "./harness.js";
 import { checkResponseStream, parseEvents } from "./responses-order.js";
 
@@ -7,6 +7,8 @@ beforeAll(async () => {
   setup = await startConformance();
 });
 afterAll(() => setup?.stop());
+// every answer of /v1/responses in this file is checked against the Open Responses spec
+afterEach(() => setup?.spec.verify({ expectSome: true }));
 
 const WEATHER = { type: "function", name: "weather", description: "Get the weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } };
 

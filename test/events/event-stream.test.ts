@@ -41,7 +41,7 @@ test("a streamed turn's events arrive in order, valid, carrying the response's s
   const lastReasoning = types.lastIndexOf("reasoning.delta");
   expect(lastReasoning).toBeGreaterThan(0);
   expect(types.indexOf("content.delta")).toBeGreaterThan(lastReasoning);
-  expect(turn[0]).toMatchObject({ model: "demo", provider: "demo", upstream_model: "demo-reasoner", fields: ["reasoning_content"], route: 0 });
+  expect(turn[0]).toMatchObject({ model: "demo", provider: "demo", upstream_model: "demo-reasoner", fields: ["reasoning_content"], route: 1 });
 
   // the bus is the one source: the WebSocket saw exactly what the SSE client saw
   const deltas = chunks.map((chunk) => (chunk as { choices: { delta: Record<string, string> }[] }).choices[0]?.delta ?? {});

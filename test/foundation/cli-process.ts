@@ -56,7 +56,8 @@ export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv, { la
   return new Promise((resolve, reject) => {
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString("utf8");
-      const listening = /^carrierd listening on (http:\/\/\S+)$/m.exec(out);
+      // not a TTY: the listening line is a JSON record whose msg is the sentence
+      const listening = /"msg":"carrierd listening on (http:\/\/[^"\s]+)"/.exec(out);
       if (listening) {
         resolve({
           process: child,

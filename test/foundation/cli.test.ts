@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { track } from "../support/child-processes.js";
+import { parse } from "yaml";
 import { carrierd, cleanEnv, REPO, startGatewayProcess } from "./cli-process.js";
 
 const home = mkdtempSync(join(tmpdir(), "carrierd-cli-"));
@@ -50,6 +51,10 @@ describe("routes explain", () => {
     const result = await carrierd(["routes", "explain", "--model", "deepseek-reasoner", "--host", "api.mistral.ai", "--json"]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ model: "deepseek-reasoner", provider: "deepseek", host: "api.mistral.ai", fields: [], must_echo: false });
+    // numbered from 1, as events, logs and the dashboard number it
+    const carriers = (parse(readFileSync(join(REPO, "routes.yaml"), "utf8")) as { carriers: { match: { host?: string | string[] } }[] }).carriers;
+    const position = carriers.findIndex((route) => [route.match.host ?? []].flat().includes("mistral.ai"));
+    expect(JSON.parse(result.stdout).route).toBe(position + 1);
   });
 
   test("an unknown model exits 1", async () => {

@@ -156,7 +156,7 @@ test("a database only the CLI opened (no compaction yet) migrates, and compactio
   openDatabase(file, STORE_MIGRATIONS).close(); // what `carrierd sessions list` applies
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 101, 200]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 101, 102, 200]);
   expect(ids(new SessionStore(db).fingerprintMatchesMany("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });
@@ -170,7 +170,7 @@ test("a turn with two fingerprint rows (never written, but the old schema allowe
   expect(() => openDatabase(file, NOW)).toThrow(/turn seq \d+ has more than one fingerprint/);
   const db = openDatabase(file, BEFORE);
   expect(db.prepare("SELECT COUNT(*) FROM fingerprints").pluck().get()).toBe(2);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 101, 200]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 101, 102, 200]);
   db.close();
 });
 

@@ -8,6 +8,7 @@ import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
 import { silentLogger, type Logger } from "../../src/logging/logger.js";
 import { STORE } from "../../src/container/tokens.js";
 import type { SessionStore } from "../../src/store/session-store.js";
+import type { SpecWatch } from "./open-responses.js";
 
 export const TEST_KEY = "test-key-0123456789abcdef";
 
@@ -34,6 +35,8 @@ export interface TestGatewayOptions {
   log?: Logger;
   /** Gateway options beyond the harness's own (e.g. the WAL checkpoint settings). */
   gatewayOptions?: Partial<GatewayOptions>;
+  /** Checks every `/v1/responses` answer that `fetch` and `post` receive against the Open Responses spec. */
+  spec?: SpecWatch;
 }
 
 /** Starts the real daemon in process on a free loopback port, with its own home and routes.yaml. */
@@ -56,8 +59,10 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...options.gatewayOptions,
   };
   const gateway = await startGateway(gatewayOptions, options.log ?? silentLogger());
-  const authorised = (path: string, init: RequestInit = {}) =>
-    fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_KEY}`, ...(init.headers as Record<string, string> | undefined) } });
+  const authorised = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_KEY}`, ...(init.headers as Record<string, string> | undefined) } });
+    return options.spec ? options.spec.watch(response, path) : response;
+  };
   return {
     ...gateway,
     home,

@@ -6,8 +6,9 @@ import { resolveHome, resolveOptions, type OptionFlags } from "../../config/opti
 import { tightenStateHome } from "../../config/private-state.js";
 import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
+import { PortInUseError } from "../../api/http-server.js";
 import { isLoopbackHost } from "../../routes/host-match.js";
-import { createLogger } from "../../logging/logger.js";
+import { createLogger, printLine } from "../../logging/logger.js";
 
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -42,7 +43,16 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     }
     const advice = gcAdvice(usableCpus(), process.execArgv, process.argv[1] ?? "bin/carrierd");
     if (advice) log.info({ cpus: 1 }, advice);
-    const gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
+    let gateway: Awaited<ReturnType<typeof startGateway>>;
+    try {
+      gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
+    } catch (error) {
+      if (!(error instanceof PortInUseError)) throw error;
+      // one clear line, not a stack trace: the operator's next step is in it
+      log.error({ host: resolved.host, port: resolved.port }, error.message);
+      console.error(`carrierd: ${error.message}`);
+      process.exit(1);
+    }
     process.on("SIGHUP", () => void gateway.reloadRoutes());
     // First signal: stop accepting, let open streams finish (SSE answers can run for minutes), then exit 0.
     // A second signal, or the grace period running out, exits at once: an operator's Ctrl-C twice is final.
@@ -64,7 +74,7 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     process.on("SIGTERM", stop);
     // the key's location first: whoever waits for the listening line has both by then, and
     // the signal handlers are in place (a supervisor that stops it at once gets a clean stop)
-    if (apiKey.file) process.stdout.write(`API key: ${apiKey.file}\n`);
-    process.stdout.write(`carrierd listening on ${gateway.url}\n`);
+    if (apiKey.file) printLine(`API key: ${apiKey.file}`, { file: apiKey.file });
+    printLine(`carrierd listening on ${gateway.url}`, { url: gateway.url });
   },
 };

@@ -1,10 +1,13 @@
 import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
-import { resolveOptions } from "../../config/options.js";
+import { join } from "node:path";
+import { config as loadDotenv } from "dotenv";
+import { missingKeyVariable } from "../../api/provider-keys.js";
+import { resolveHome, resolveOptions } from "../../config/options.js";
 import { PluginRegistry } from "../../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
-import type { RouteTable } from "../../routes/route-table.js";
+import { routeNumber, type RouteTable } from "../../routes/route-table.js";
 import { verdictsInForce } from "../../verdicts/verdicts-in-force.js";
 
 interface RoutesFlags {
@@ -32,6 +35,10 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
           const table = await loadTable(file, resolveOptions({ plugins: flags.plugins }).pluginDirs);
           if (!table) return;
           console.log(`${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`);
+          // the gateway reads the same .env files at start, so the warning matches what it will see
+          loadDotenv({ path: ".env", quiet: true });
+          loadDotenv({ path: join(resolveHome(flags.home), ".env"), quiet: true });
+          for (const warning of unsetKeyWarnings(table, process.env)) console.log(warning);
         },
       })
       .command<RoutesFlags>({
@@ -66,7 +73,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             plugin: provider.plugin,
             host: provider.host,
             upstream_model: upstreamModel,
-            route: policy.routeIndex >= 0 ? policy.routeIndex : "default",
+            // 1-based, as events, logs and the dashboard number it
+            route: policy.routeIndex >= 0 ? routeNumber(policy) : "default",
             route_match: policy.routeIndex >= 0 ? table.carriers[policy.routeIndex]!.match : null,
             fields: policy.fields,
             verdicts: verdicts.map(({ field, status, recorded_at }) => ({ field, status, recorded_at })),
@@ -84,6 +92,18 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
       .demandCommand(1),
   handler: () => undefined,
 };
+
+/** One warning per provider whose key variable is named but unset: its models are hidden from /v1/models and refused with 503. */
+function unsetKeyWarnings(table: RouteTable, env: Record<string, string | undefined>): string[] {
+  const warnings: string[] = [];
+  for (const provider of table.providers.values()) {
+    const variable = missingKeyVariable(provider, env);
+    if (!variable) continue;
+    const models = table.models.filter((model) => model.provider === provider.id).map((model) => model.name);
+    warnings.push(`warning: provider ${provider.id}: ${variable} is not set; its models (${models.join(", ") || "none"}) are not listed and answer 503 until it is`);
+  }
+  return warnings;
+}
 
 /** The route table in `file`, checked against the plugins found; undefined (problems printed, exit code 1) when it does not load. */
 async function loadTable(file: string, pluginDirs: readonly string[]): Promise<RouteTable | undefined> {

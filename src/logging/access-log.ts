@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { EventBus } from "../events/event-bus.js";
+import type { Logger } from "./logger.js";
+
+/** What the handlers learn about a request that the access log names (never bodies, never reasoning). */
+interface RequestFacts {
+  model?: string;
+  sessionId?: string;
+  /** The request reached the turn that calls the upstream. */
+  upstream?: boolean;
+}
+
+const facts = new WeakMap<ServerResponse, RequestFacts>();
+
+function factsOf(response: ServerResponse): RequestFacts {
+  let found = facts.get(response);
+  if (!found) facts.set(response, (found = {}));
+  return found;
+}
+
+/** The model the client asked for. */
+export function noteModel(response: ServerResponse, model: string): void {
+  factsOf(response).model = model;
+}
+
+/** The turn started: the upstream is called (its session is known once the turn has one). */
+export function noteUpstream(response: ServerResponse, sessionId?: string): void {
+  const found = factsOf(response);
+  found.upstream = true;
+  if (sessionId) found.sessionId = sessionId;
+}
+
+/** Paths whose every hit is not worth an info line (probes poll them). */
+const QUIET_PATHS = new Set(["/health", "/v1/health", "/favicon.ico", "/metrics"]);
+/** Sessions with a retry not yet logged; bounded, so a session whose request never logs cannot grow it. */
+const MAX_PENDING_RETRIES = 1024;
+
+/**
+ * One line per request at `info`: method, path (no query string), model,
+ * status, duration, session id and upstream attempts (1, or 2 after the
+ * unknown-field retry of SPEC §6, which the turn announces as
+ * `verdict.recorded`). Probes log at `debug`.
+ */
+export class AccessLog {
+  private readonly retries = new Map<string, number>();
+
+  constructor(
+    private readonly log: Logger,
+    bus: EventBus,
+  ) {
+    bus.subscribe(
+      (event) => {
+        if (event.retried === false || typeof event.session_id !== "string") return;
+        if (this.retries.size >= MAX_PENDING_RETRIES) this.retries.clear();
+        this.retries.set(event.session_id, (this.retries.get(event.session_id) ?? 0) + 1);
+      },
+      ["verdict.recorded"],
+      { untimed: true },
+    );
+  }
+
+  write(request: IncomingMessage, response: ServerResponse, started: number): void {
+    const path = (request.url ?? "/").split("?")[0]!;
+    const quiet = QUIET_PATHS.has(path);
+    if (!this.log.isLevelEnabled(quiet ? "debug" : "info")) return;
+    const found = facts.get(response) ?? {};
+    let attempts = 0;
+    if (found.upstream) {
+      attempts = 1;
+      if (found.sessionId && this.retries.has(found.sessionId)) {
+        attempts += this.retries.get(found.sessionId)!;
+        this.retries.delete(found.sessionId);
+      }
+    }
+    const line = {
+      method: request.method,
+      path,
+      model: found.model ?? null,
+      status: response.statusCode,
+      duration_ms: Math.round(performance.now() - started),
+      session_id: found.sessionId ?? null,
+      upstream_attempts: attempts,
+    };
+    if (quiet) this.log.debug(line, "request");
+    else this.log.info(line, "request");
+  }
+}
