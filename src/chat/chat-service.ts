@@ -120,7 +120,7 @@ export class ChatService {
     const rejected = rejectedFor(this.verdicts, this.store, key, match.sessionId);
     const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
     const first = builder.build(effective);
-    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: routeNumber(policy), effective, attached: first.attached }, "carriers attached");
+    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: routeNumber(policy), effective, matched: match.matched, attached: first.attached }, "carriers attached");
     return {
       plugin,
       pluginName: resolved.provider.plugin,

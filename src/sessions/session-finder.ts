@@ -1,6 +1,21 @@
 import type { ChatMessage } from "../plugins/contract.js";
+import type { FingerprintMatch } from "../store/replay-cache.js";
 import type { SessionStore } from "../store/session-store.js";
-import { fingerprintMessage } from "./fingerprint.js";
+import { keysOf, type TurnKeys } from "./fingerprint.js";
+import { chooseSession, chooseTurn } from "./conversation-order.js";
+
+/** How a request's assistant messages were matched, for the per-request debug line. */
+export interface MatchCounts {
+  readonly assistant: number;
+  /** By fingerprint (text and tool calls, normalised), in the request's session. */
+  fingerprint: number;
+  /** By tool-call ids and names alone (the text blanked or the arguments reshaped). */
+  ids: number;
+  /** Explicit session only: the k-th assistant message as the session's turn k. */
+  position: number;
+  /** The same turn stored in another session under this key (no candidate in the request's session). */
+  elsewhere: number;
+}
 
 /** Where a request belongs, and which stored turn each of its assistant messages is. */
 export interface SessionMatch {
@@ -9,53 +24,86 @@ export interface SessionMatch {
   readonly turnIds: ReadonlyMap<number, string>;
   /** The stored turn the request continues (its last assistant message's turn), if any. */
   readonly parentTurnId: string | undefined;
+  readonly matched: MatchCounts;
 }
 
 /**
- * Finds a request's session (SPEC §4, §5 rule 1).
+ * Finds a request's session (SPEC §4, §5 rule 1, §12.6).
  *
- * Explicit (`X-Session-Id`): each assistant message is matched by fingerprint
- * within that session, else by position (the k-th assistant message is the
- * session's turn k) — a client that re-renders a turn's text still gets its
- * reasoning back — else by fingerprint anywhere under the key.
+ * Each assistant message is looked up by its keys (TurnKeys: the fingerprint,
+ * and for tool-call turns with unique ids the ids-and-names key), scoped to
+ * the API key, all messages in one query through the two indexes; no scan of
+ * a session's turns.
  *
- * Implicit: each assistant message is matched by fingerprint, scoped to the
- * API key; the session is the one of the last matched message's most recent
- * turn, and the other messages prefer turns of that same session. One query for
- * all assistant messages, through the fingerprint index; no history scans.
+ * Implicit: the session is the one most of the messages have a stored turn
+ * in (ties: the most recent turn of the latest message); explicit
+ * (`X-Session-Id`): that session. Within it, each message takes the
+ * candidate that continues the conversation (see chooseTurn), so a reply
+ * like "OK." stored twice is told apart by what came before it. A message
+ * with no candidate there is, for an explicit session, its turn at the
+ * message's position (a client that re-renders a turn's text still gets its
+ * reasoning back), else the most recent identical turn under the key.
  */
 export function findSession(store: SessionStore, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): SessionMatch {
   const assistantIndexes: number[] = [];
-  const fingerprints: string[] = [];
+  const keys: TurnKeys[] = [];
+  const lookup: string[] = [];
   messages.forEach((message, index) => {
     if (message.role !== "assistant") return;
+    const turnKeys = keysOf(message.content, message.tool_calls);
     assistantIndexes.push(index);
-    fingerprints.push(fingerprintMessage(message));
+    keys.push(turnKeys);
+    lookup.push(turnKeys.fingerprint);
+    if (turnKeys.callKey !== undefined) lookup.push(turnKeys.callKey);
   });
-  const byFingerprint = store.fingerprintMatchesMany(keyHash, fingerprints);
-  // per assistant message, in order: its stored matches, most recent first
-  const candidates = fingerprints.map((fingerprint) => byFingerprint.get(fingerprint) ?? []);
+  const byKey = store.fingerprintMatchesMany(keyHash, lookup);
+  // per assistant message, in order: its stored matches, most recent first; by ids alone after those by fingerprint
+  const byFingerprint = keys.map((turnKeys) => byKey.get(turnKeys.fingerprint) ?? NONE);
+  const candidates = keys.map((turnKeys, ordinal) => withCallMatches(byFingerprint[ordinal]!, turnKeys.callKey === undefined ? undefined : byKey.get(turnKeys.callKey)));
 
-  let sessionId = explicit;
-  if (sessionId === undefined) {
-    for (let ordinal = candidates.length - 1; ordinal >= 0 && sessionId === undefined; ordinal--) {
-      sessionId = candidates[ordinal]![0]?.session_id;
+  const sessionId = explicit ?? chooseSession(candidates);
+  const chosen: (FingerprintMatch | undefined)[] = [];
+  const used = new Set<string>();
+  let previous: FingerprintMatch | undefined;
+  for (let ordinal = 0; ordinal < candidates.length; ordinal++) {
+    const match = sessionId === undefined ? undefined : chooseTurn(candidates[ordinal]!, sessionId, previous, ordinal, used);
+    chosen.push(match);
+    if (match) {
+      used.add(match.id);
+      previous = match;
     }
   }
 
-  const inSession = candidates.map((found) => found.find((candidate) => candidate.session_id === sessionId));
-  // the k-th assistant message is turn k of the explicit session: one query for every message its fingerprint did not place
-  const unplaced = explicit === undefined ? [] : inSession.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
+  // the k-th assistant message is turn k of the explicit session: one query for every message its keys did not place
+  const unplaced = explicit === undefined ? [] : chosen.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
   const byPosition = unplaced.length > 0 ? store.turnsAtPositions(explicit!, unplaced) : undefined;
 
+  const matched: MatchCounts = { assistant: assistantIndexes.length, fingerprint: 0, ids: 0, position: 0, elsewhere: 0 };
   const turnIds = new Map<number, string>();
   assistantIndexes.forEach((index, ordinal) => {
-    // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text
-    const chosen = inSession[ordinal] ?? byPosition?.get(ordinal + 1) ?? candidates[ordinal]![0];
-    if (chosen) turnIds.set(index, chosen.id);
+    let turn = chosen[ordinal];
+    if (turn) {
+      if (byFingerprint[ordinal]!.includes(turn)) matched.fingerprint++;
+      else matched.ids++;
+    } else if ((turn = byPosition?.get(ordinal + 1))) {
+      matched.position++;
+    } else if ((turn = candidates[ordinal]![0])) {
+      // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text
+      matched.elsewhere++;
+    }
+    if (turn) turnIds.set(index, turn.id);
   });
 
   const last = assistantIndexes.at(-1);
   const parentTurnId = last === undefined ? undefined : turnIds.get(last);
-  return { sessionId, turnIds, parentTurnId };
+  return { sessionId, turnIds, parentTurnId, matched };
+}
+
+const NONE: readonly FingerprintMatch[] = [];
+
+/** The fingerprint's matches, then those found by ids alone that it did not find; no copy when there are none. */
+function withCallMatches(byFingerprint: readonly FingerprintMatch[], byCalls: readonly FingerprintMatch[] | undefined): readonly FingerprintMatch[] {
+  if (!byCalls || byCalls.length === 0) return byFingerprint;
+  const extra = byCalls.filter((match) => !byFingerprint.some((listed) => listed.id === match.id));
+  return extra.length === 0 ? byFingerprint : [...byFingerprint, ...extra];
 }

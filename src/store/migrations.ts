@@ -1,4 +1,6 @@
 import type { Db, Migration } from "./database.js";
+import { callKeyOf, fingerprintOf } from "../sessions/fingerprint.js";
+import type { ToolCall } from "../plugins/contract.js";
 
 /**
  * Migrations of the session store (versions 1–99). Other capabilities keep
@@ -83,7 +85,42 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
     foreignKeysOff: true,
     sql: turnsWithFingerprint,
   },
+  {
+    version: 4,
+    // SPEC §12.6 revised: both ends trimmed, reasoning blocks removed, "" arguments as {}; and the ids-and-names key
+    name: "fingerprints as frontends resend turns, and the tool-call ids key",
+    sql: refingerprintTurns,
+  },
 ];
+
+/**
+ * Migration 4: every stored turn's fingerprint is computed again from its
+ * own content and tool calls, with today's normalisation, so a turn stored
+ * before it is found by the history a client sends now exactly as a new one
+ * (the old fingerprints would match nothing). Tool-call turns with unique
+ * ids get their call key, in a partial index that text turns never touch.
+ * The functions are registered on the connection for this statement: SQLite
+ * calls them once per turn, inside the migration's transaction.
+ */
+function refingerprintTurns(db: Db): string {
+  const calls = (toolCalls: unknown): ToolCall[] => {
+    if (typeof toolCalls !== "string") return [];
+    try {
+      const parsed = JSON.parse(toolCalls) as unknown;
+      return Array.isArray(parsed) ? (parsed as ToolCall[]) : [];
+    } catch {
+      return []; // a column no writer of this store produces: the turn is fingerprinted by its text
+    }
+  };
+  db.function("carrierd_fingerprint_v4", { deterministic: true }, (content, toolCalls) => fingerprintOf(typeof content === "string" ? content : "", calls(toolCalls)));
+  db.function("carrierd_call_key_v4", { deterministic: true }, (toolCalls) => callKeyOf(calls(toolCalls)) ?? null);
+  return `
+    ALTER TABLE turns ADD COLUMN call_key TEXT;
+    UPDATE turns SET fingerprint = carrierd_fingerprint_v4(content, tool_calls), call_key = carrierd_call_key_v4(tool_calls) WHERE fingerprint IS NOT NULL;
+    -- the ids-and-names lookup, (key hash, call key), newest first like turns_fingerprint; only tool-call turns have an entry
+    CREATE INDEX turns_call_key ON turns (key_hash, call_key) WHERE call_key IS NOT NULL;
+  `;
+}
 
 /**
  * Migration 3: `turns` rebuilt (SQLite's 12 steps, lang_altertable.html#otheralter;

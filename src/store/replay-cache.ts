@@ -6,6 +6,8 @@ import { GenerationalCache } from "../util/generational-cache.js";
 export interface FingerprintMatch {
   readonly id: string;
   readonly session_id: string;
+  /** The turn it continued (the one before it in its conversation): how matching follows a conversation's order. */
+  readonly parent_turn_id: string | null;
 }
 
 /** At most this many matches are kept per fingerprint, newest first (as the query returns them). */
@@ -96,11 +98,13 @@ export class ReplayCache {
     byFingerprint.set(fingerprint, found);
   }
 
-  /** A new turn: it becomes the newest match of its fingerprint, when that fingerprint's list is known (once: a turn may be added twice). */
-  addTurn(keyHash: string, fingerprint: string, match: FingerprintMatch, source: ReplaySource, size: number): void {
+  /** A new turn: it becomes the newest match of each of its keys whose list is known (once: a turn may be added twice). */
+  addTurn(keyHash: string, keys: readonly (string | undefined)[], match: FingerprintMatch, source: ReplaySource, size: number): void {
     const byFingerprint = this.matches.get(keyHash);
-    const known = byFingerprint?.get(fingerprint);
-    if (known && !known.some((listed) => listed.id === match.id)) byFingerprint!.set(fingerprint, [match, ...known].slice(0, MATCHES_PER_FINGERPRINT));
+    for (const key of keys) {
+      const known = key === undefined ? undefined : byFingerprint?.get(key);
+      if (known && !known.some((listed) => listed.id === match.id)) byFingerprint!.set(key!, [match, ...known].slice(0, MATCHES_PER_FINGERPRINT));
+    }
     this.rememberSource(source, size);
   }
 

@@ -10,6 +10,7 @@ import { detached } from "../util/detached.js";
 import { DurableTurns, type TurnWriter } from "./durable-turns.js";
 import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 import type { Logger } from "../logging/logger.js";
+import { CALL_KEY_PREFIX, callKeyOf } from "../sessions/fingerprint.js";
 
 /** A session's model config: verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
@@ -52,7 +53,7 @@ type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream_model"
 @injectable()
 export class SessionStore {
   private readonly statements: {
-    fingerprintMatchesMany: Statement<[string, string]>; // (fingerprints as JSON, key hash)
+    keyMatchesMany: Statement<[{ fingerprints: string; callKeys: string; keyHash: string }]>; // the two kinds of key as JSON arrays
     replaySources: Statement<[string]>;
     turnsAtPositions: Statement<[string, string]>;
     sessionExists: Statement<[string]>;
@@ -93,22 +94,27 @@ export class SessionStore {
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
       // per fingerprint one probe of turns_fingerprint (its entries end with seq, so newest first needs no sort),
       // at most MATCHES_PER_FINGERPRINT (a greeting seen in thousands of sessions must not load them all)
-      fingerprintMatchesMany: prepare(
-        `SELECT j.value AS fingerprint, t.id, t.session_id FROM json_each(?) j CROSS JOIN turns t
-           ON t.seq IN (SELECT f.seq FROM turns f WHERE f.key_hash = ? AND f.fingerprint = j.value ORDER BY f.seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
-          ORDER BY t.seq DESC`,
+      // both keys (SPEC §12.6) in one statement: per key one probe of its index (turns_fingerprint, or the partial
+      // turns_call_key that holds tool-call turns only), newest first
+      keyMatchesMany: prepare(
+        `SELECT j.value AS key, t.seq, t.id, t.session_id, t.parent_turn_id FROM json_each(@fingerprints) j CROSS JOIN turns t
+           ON t.seq IN (SELECT f.seq FROM turns f WHERE f.key_hash = @keyHash AND f.fingerprint = j.value ORDER BY f.seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
+         UNION ALL
+         SELECT j.value AS key, t.seq, t.id, t.session_id, t.parent_turn_id FROM json_each(@callKeys) j CROSS JOIN turns t
+           ON t.seq IN (SELECT f.seq FROM turns f WHERE f.key_hash = @keyHash AND f.call_key = j.value ORDER BY f.seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
+         ORDER BY 2 DESC`,
       ),
       replaySources: prepare(
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
-      turnsAtPositions: prepare(`SELECT id, session_id, position FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
+      turnsAtPositions: prepare(`SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
       sessionExists: prepare(`SELECT 1 FROM sessions WHERE id = ?`),
       turnExists: prepare(`SELECT 1 FROM turns WHERE id = ?`),
       insertSession: prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       insertTurn: prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint)
-         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key)
+         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          RETURNING position`,
       ),
       modelConfig: prepare(`SELECT model_config FROM sessions WHERE id = ?`),
@@ -142,30 +148,32 @@ export class SessionStore {
   };
 
   /**
-   * Matches for many fingerprints at once, most recent first per fingerprint:
-   * a fingerprint seen in several sessions resolves to the most recent (SPEC §4).
+   * Matches for many turn keys at once (fingerprints and call keys, see
+   * TurnKeys), most recent first per key: a key seen in several sessions
+   * resolves to the most recent (SPEC §4). One query for all the misses.
    */
-  fingerprintMatchesMany(keyHash: string, fingerprints: readonly string[]): Map<string, FingerprintMatch[]> {
+  fingerprintMatchesMany(keyHash: string, keys: readonly string[]): Map<string, FingerprintMatch[]> {
     const found = new Map<string, FingerprintMatch[]>();
-    if (fingerprints.length === 0) return found;
+    if (keys.length === 0) return found;
     this.cache.validate();
-    // every fingerprint is usually cached: a Set to drop duplicates is made only for the misses
+    // every key is usually cached: a Set to drop duplicates is made only for the misses
     let misses: Set<string> | undefined;
-    for (const fingerprint of fingerprints) {
-      const cached = this.cache.matchesFor(keyHash, fingerprint);
-      if (cached === undefined) (misses ??= new Set()).add(fingerprint);
-      else if (cached.length > 0) found.set(fingerprint, cached);
+    for (const key of keys) {
+      const cached = this.cache.matchesFor(keyHash, key);
+      if (cached === undefined) (misses ??= new Set()).add(key);
+      else if (cached.length > 0) found.set(key, cached);
     }
     if (!misses) return found;
     this.settle();
     const missed = [...misses];
-    const read = new Map<string, FingerprintMatch[]>(missed.map((fingerprint) => [fingerprint, []]));
-    for (const row of this.statements.fingerprintMatchesMany.all(JSON.stringify(missed), keyHash) as { fingerprint: string; id: string; session_id: string }[]) {
-      read.get(row.fingerprint)?.push({ id: row.id, session_id: row.session_id });
-    }
-    for (const [fingerprint, list] of read) {
-      this.cache.rememberMatches(keyHash, fingerprint, list); // a miss is remembered too: a new conversation asks again next turn
-      if (list.length > 0) found.set(fingerprint, list);
+    const read = new Map<string, FingerprintMatch[]>(missed.map((key) => [key, []]));
+    const fingerprints = missed.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
+    const callKeys = fingerprints.length === missed.length ? [] : missed.filter((key) => key.startsWith(CALL_KEY_PREFIX));
+    const rows = this.statements.keyMatchesMany.all({ fingerprints: JSON.stringify(fingerprints), callKeys: JSON.stringify(callKeys), keyHash }) as { key: string; id: string; session_id: string; parent_turn_id: string | null }[];
+    for (const row of rows) read.get(row.key)?.push({ id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id });
+    for (const [key, list] of read) {
+      this.cache.rememberMatches(keyHash, key, list); // a miss is remembered too: a new conversation asks again next turn
+      if (list.length > 0) found.set(key, list);
     }
     return found;
   }
@@ -204,8 +212,8 @@ export class SessionStore {
   /** The session's turns at these positions, in one query. */
   turnsAtPositions(sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
     this.settle();
-    const rows = this.statements.turnsAtPositions.all(sessionId, JSON.stringify(positions)) as { id: string; session_id: string; position: number }[];
-    return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id }]));
+    const rows = this.statements.turnsAtPositions.all(sessionId, JSON.stringify(positions)) as { id: string; session_id: string; position: number; parent_turn_id: string | null }[];
+    return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
   }
 
   sessionExists(id: string): boolean {
@@ -306,6 +314,7 @@ export class SessionStore {
       now,
       turn.keyHash,
       turn.fingerprint,
+      callKeyOf(turn.toolCalls) ?? null,
     ) as { position: number };
     return { position, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
   }
@@ -329,7 +338,8 @@ export class SessionStore {
       reasoningDetails: turn.reasoningDetails as Json[] | undefined,
       nativeRecord: turn.nativeRecord,
     };
-    this.cache.addTurn(turn.keyHash, turn.fingerprint, { id: turn.id, session_id: turn.sessionId }, source, size);
+    const match = { id: turn.id, session_id: turn.sessionId, parent_turn_id: turn.parentTurnId ?? null };
+    this.cache.addTurn(turn.keyHash, [turn.fingerprint, callKeyOf(turn.toolCalls)], match, source, size);
   }
 
   /** Creates an empty session (an explicit X-Session-Id that does not exist yet, or a verdict before the first turn). */
@@ -429,9 +439,9 @@ export class SessionStore {
       const copied = this.db
         .prepare(
           `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint)
+                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key)
            SELECT 'turn_' || lower(hex(randomblob(12))), ?, position, NULL, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint
+                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key
              FROM turns WHERE session_id = ? AND position <= ? ORDER BY position`,
         )
         .run(newId, sourceId, limit).changes;

@@ -21,7 +21,7 @@ test("turns completing together share one commit, each resolved once it is durab
   expect(commits.get()).toBe(3);
   expect(store.session("s2")?.turnList.map((stored) => [stored.id, stored.position])).toEqual([["t3", 1]]);
   expect(store.session("s1")?.turnList.map((stored) => [stored.id, stored.position, stored.reasoningText])).toEqual([["t1", 1, "reasoning t1"], ["t2", 2, "reasoning t2"]]);
-  expect(store.fingerprintMatchesMany("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s1" }]);
+  expect(store.fingerprintMatchesMany("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s1", parent_turn_id: null }]);
 });
 
 test("a turn that cannot be written fails alone; the rest of its batch is committed", async () => {

@@ -69,13 +69,14 @@ describe("replay (SPEC §5)", () => {
 
 describe("fingerprints (SPEC §12.6)", () => {
   const call = (args: string, id = "call_1") => [{ id, type: "function" as const, function: { name: "weather", arguments: args } }];
-  test("null, absent and empty content are the same; trailing whitespace is ignored; leading is not", () => {
+  test("null, absent and empty content are the same; whitespace is trimmed at both ends (revised §12.6: Open WebUI's leading newline)", () => {
     const empty = fingerprintMessage({ role: "assistant", content: "" });
     expect(fingerprintMessage({ role: "assistant", content: null })).toBe(empty);
     expect(fingerprintMessage({ role: "assistant" })).toBe(empty);
     expect(fingerprintMessage({ role: "assistant", content: " " })).toBe(empty);
     expect(fingerprintMessage({ role: "assistant", content: "hi \n" })).toBe(fingerprintMessage({ role: "assistant", content: "hi" }));
-    expect(fingerprintMessage({ role: "assistant", content: " hi" })).not.toBe(fingerprintMessage({ role: "assistant", content: "hi" }));
+    expect(fingerprintMessage({ role: "assistant", content: "\nhi" })).toBe(fingerprintMessage({ role: "assistant", content: "hi" }));
+    expect(fingerprintMessage({ role: "assistant", content: "hi there" })).not.toBe(fingerprintMessage({ role: "assistant", content: "hithere" }));
     expect(fingerprintMessage({ role: "assistant", content: [{ type: "text", text: "hi" }] })).toBe(fingerprintMessage({ role: "assistant", content: "hi" }));
   });
   test("arguments compare as canonical JSON; tool-call ids count", () => {

@@ -92,12 +92,12 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   const turnsSql = db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'turns'").pluck().get() as string;
   expect(turnsSql).toMatch(/seq +INTEGER PRIMARY KEY,/);
   expect(db.prepare("SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'turns'").pluck().get()).toBe(0);
-  expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'turns' AND sql IS NOT NULL").pluck().all()).toEqual(["turns_fingerprint"]);
+  expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'turns' AND sql IS NOT NULL").pluck().all()).toEqual(["turns_fingerprint", "turns_call_key"]);
   expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
   expect(db.pragma("foreign_key_check")).toEqual([]);
   expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
   // every row as it was (seq, every column, compaction's active flag), its fingerprint now in the row
-  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before);
+  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before.map((row) => ({ ...row, call_key: null }))); // migration 4 adds call_key: text turns have none
   expect(db.prepare("SELECT id FROM turns WHERE active = 0").pluck().all()).toEqual(["turn_a1"]);
 
   const store = new SessionStore(db);
@@ -156,7 +156,7 @@ test("a database only the CLI opened (no compaction yet) migrates, and compactio
   openDatabase(file, STORE_MIGRATIONS).close(); // what `carrierd sessions list` applies
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 101, 102, 200]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 101, 102, 200]);
   expect(ids(new SessionStore(db).fingerprintMatchesMany("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });

@@ -82,7 +82,7 @@ test("turns journaled by a process that ended before their commit are committed 
   const stored = restarted.store.session("s2")!.turnList[0]!;
   expect([stored.content, stored.reasoningText, stored.upstreamId]).toEqual(["b", "reasoning t2", "up-1"]);
   expect(Date.parse(stored.createdAt)).toBeLessThanOrEqual(answeredBy);
-  expect(restarted.store.fingerprintMatchesMany("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s2" }]);
+  expect(restarted.store.fingerprintMatchesMany("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s2", parent_turn_id: null }]);
   expect(statSync(restarted.journalFile).size).toBe(0);
   expect(restarted.log.lines.some((line) => line.level === "info" && line.message === "turns recovered from the journal")).toBe(true);
   restarted.store.close();
@@ -192,14 +192,14 @@ test("a journaled turn waiting for its commit is already the newest match of its
   const same = fingerprintOf("It is 20 C.", []);
   await store.saveTurnDurably(turn("t1", "s1", "It is 20 C."));
   await aFewMilliseconds();
-  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t1", session_id: "s1" }]); // now known in memory
+  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t1", session_id: "s1", parent_turn_id: null }]); // now known in memory
   await store.saveTurnDurably(turn("t2", "s2", "It is 20 C."));
-  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2" }, { id: "t1", session_id: "s1" }]);
+  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2", parent_turn_id: null }, { id: "t1", session_id: "s1", parent_turn_id: null }]);
   const journaled = store.replaySources(new Map([[0, "t2"]])).get(0);
   expect(journaled?.reasoningText).toBe("reasoning t2");
   expect(storedIds(db)).toEqual(["t1"]); // answered from memory: the commit still waits
   await aFewMilliseconds();
-  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2" }, { id: "t1", session_id: "s1" }]); // not twice
+  expect(store.fingerprintMatchesMany("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2", parent_turn_id: null }, { id: "t1", session_id: "s1", parent_turn_id: null }]); // not twice
   expect(storedIds(db)).toEqual(["t1", "t2"]);
   expect(store.replaySources(new Map([[0, "t2"]])).get(0)).toBe(journaled); // the commit kept what journaling remembered: no second copy
   store.close();
