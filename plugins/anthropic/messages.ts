@@ -1,4 +1,4 @@
-import { type ChatMessage, type JsonObject, objectField, parseToolArguments, stringField } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type JsonObject, parseToolArguments, readObject, readString } from "../../src/plugins/plugin-api.js";
 import { readLayout, rebuildTurn } from "./content-layout.js";
 
 /**
@@ -92,7 +92,7 @@ function userBlocks(content: ChatMessage["content"]): JsonObject[] {
 
 /** `image_url` parts: data URLs become base64 sources, anything else a URL source. */
 function imageBlock(part: JsonObject): JsonObject | undefined {
-  const url = typeof part.image_url === "string" ? part.image_url : stringField(objectField(part, "image_url"), "url");
+  const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
   if (typeof url !== "string") return undefined;
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   return { type: "image", source: data ? { type: "base64", media_type: data[1]!, data: data[2]! } : { type: "url", url } };
@@ -100,7 +100,7 @@ function imageBlock(part: JsonObject): JsonObject | undefined {
 
 /** `file` parts holding a base64 PDF become document blocks. */
 function documentBlock(part: JsonObject): JsonObject | undefined {
-  const fileData = stringField(objectField(part, "file"), "file_data");
+  const fileData = readString(readObject(part.file)?.file_data);
   const data = fileData === undefined ? null : /^data:([^;,]+);base64,(.*)$/s.exec(fileData);
   return data ? { type: "document", source: { type: "base64", media_type: data[1]!, data: data[2]! } } : undefined;
 }

@@ -1,4 +1,4 @@
-import { arrayField, type JsonObject, objectField, parseObject, requireObject, type StreamPart, stringField, UnreadableChunkError, type Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, parseObject, readArray, readObject, readString, requireObject, type StreamPart, UnreadableChunkError, type Usage } from "../../src/plugins/plugin-api.js";
 import type { LayoutBlock } from "./content-layout.js";
 
 /**
@@ -22,28 +22,28 @@ export class AnthropicDecoder {
     const index = typeof payload.index === "number" ? payload.index : -1;
     switch (payload.type) {
       case "message_start": {
-        const message = objectField(payload, "message");
-        this.inputUsage = objectField(message, "usage") ?? {};
-        return [{ type: "response-metadata", id: stringField(message, "id"), model: stringField(message, "model") }];
+        const message = readObject(payload.message);
+        this.inputUsage = readObject(message?.usage) ?? {};
+        return [{ type: "response-metadata", id: readString(message?.id), model: readString(message?.model) }];
       }
       case "content_block_start":
-        return this.open(index, objectField(payload, "content_block") ?? {});
+        return this.open(index, readObject(payload.content_block) ?? {});
       case "content_block_delta":
-        return this.delta(index, objectField(payload, "delta") ?? {});
+        return this.delta(index, readObject(payload.delta) ?? {});
       case "content_block_stop":
         return this.close(index);
       case "message_delta": {
         const parts: StreamPart[] = [];
-        const usage = objectField(payload, "usage");
+        const usage = readObject(payload.usage);
         if (usage) parts.push({ type: "usage", usage: toUsage({ ...this.inputUsage, ...usage }) });
-        const reason = stringField(objectField(payload, "delta"), "stop_reason");
+        const reason = readString(readObject(payload.delta)?.stop_reason);
         if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
         return parts;
       }
       case "error": {
         // a mid-stream error (overloaded_error…) ends the turn as a failure, never as a short answer
-        const error = objectField(payload, "error");
-        throw new Error(`Anthropic stream error: ${stringField(error, "type") ?? "error"}: ${stringField(error, "message") ?? ""}`);
+        const error = readObject(payload.error);
+        throw new Error(`Anthropic stream error: ${readString(error?.type) ?? "error"}: ${readString(error?.message) ?? ""}`);
       }
       default:
         return []; // ping, message_stop, and whatever Anthropic adds next
@@ -52,14 +52,14 @@ export class AnthropicDecoder {
 
   /** A whole non-streaming Messages response. */
   response(body: JsonObject): StreamPart[] {
-    const parts: StreamPart[] = [{ type: "response-metadata", id: stringField(body, "id"), model: stringField(body, "model") }];
-    arrayField(body, "content")?.forEach((entry, index) => {
+    const parts: StreamPart[] = [{ type: "response-metadata", id: readString(body.id), model: readString(body.model) }];
+    readArray(body.content)?.forEach((entry, index) => {
       parts.push(...this.open(index, requireObject(entry, "a content block"), true));
       parts.push(...this.close(index));
     });
-    const usage = objectField(body, "usage");
+    const usage = readObject(body.usage);
     if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
-    const reason = stringField(body, "stop_reason");
+    const reason = readString(body.stop_reason);
     if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
     return parts;
   }
@@ -67,8 +67,8 @@ export class AnthropicDecoder {
   private open(index: number, block: JsonObject, whole = false): StreamPart[] {
     switch (block.type) {
       case "thinking": {
-        const thinking = stringField(block, "thinking") ?? "";
-        this.blocks.set(index, { kind: "thinking", thinking, signature: stringField(block, "signature") ?? "", verbatim: whole ? block : undefined });
+        const thinking = readString(block.thinking) ?? "";
+        this.blocks.set(index, { kind: "thinking", thinking, signature: readString(block.signature) ?? "", verbatim: whole ? block : undefined });
         return thinking ? [{ type: "reasoning-delta", text: thinking }] : [];
       }
       case "redacted_thinking":
@@ -76,7 +76,7 @@ export class AnthropicDecoder {
         this.blocks.set(index, { kind: "redacted", block });
         return [];
       case "text": {
-        const text = stringField(block, "text") ?? "";
+        const text = readString(block.text) ?? "";
         this.blocks.set(index, { kind: "text", text });
         return text ? [{ type: "text-delta", text }] : [];
       }
@@ -84,8 +84,8 @@ export class AnthropicDecoder {
         const tool = this.toolCount++;
         const input = block.input && typeof block.input === "object" && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : "";
         // non-streamed input is whole in the block; streamed input arrives as input_json_delta
-        this.blocks.set(index, { kind: "tool", tool, id: stringField(block, "id") ?? "", sentArguments: whole ? input.length > 0 : false, startInput: input });
-        const parts: StreamPart[] = [{ type: "tool-call-delta", index: tool, id: stringField(block, "id"), name: stringField(block, "name"), arguments: "" }];
+        this.blocks.set(index, { kind: "tool", tool, id: readString(block.id) ?? "", sentArguments: whole ? input.length > 0 : false, startInput: input });
+        const parts: StreamPart[] = [{ type: "tool-call-delta", index: tool, id: readString(block.id), name: readString(block.name), arguments: "" }];
         if (whole && input) parts.push({ type: "tool-call-delta", index: tool, arguments: input });
         return parts;
       }
@@ -98,21 +98,21 @@ export class AnthropicDecoder {
     const block = this.blocks.get(index);
     if (!block) return [];
     if (delta.type === "thinking_delta" && block.kind === "thinking") {
-      const text = stringField(delta, "thinking") ?? "";
+      const text = readString(delta.thinking) ?? "";
       block.thinking += text;
       return text ? [{ type: "reasoning-delta", text }] : [];
     }
     if (delta.type === "signature_delta" && block.kind === "thinking") {
-      block.signature += stringField(delta, "signature") ?? "";
+      block.signature += readString(delta.signature) ?? "";
       return [];
     }
     if (delta.type === "text_delta" && block.kind === "text") {
-      const text = stringField(delta, "text") ?? "";
+      const text = readString(delta.text) ?? "";
       block.text += text;
       return text ? [{ type: "text-delta", text }] : [];
     }
     if (delta.type === "input_json_delta" && block.kind === "tool") {
-      const fragment = stringField(delta, "partial_json") ?? "";
+      const fragment = readString(delta.partial_json) ?? "";
       if (!fragment) return [];
       block.sentArguments = true;
       return [{ type: "tool-call-delta", index: block.tool, arguments: fragment }];

@@ -1,4 +1,4 @@
-import { type ChatRequest, type JsonObject, objectField, readObject } from "../../src/plugins/plugin-api.js";
+import { type ChatRequest, type JsonObject, readObject } from "../../src/plugins/plugin-api.js";
 
 /**
  * OpenAI function tools → Anthropic tools. A tool that is already in
@@ -8,7 +8,7 @@ import { type ChatRequest, type JsonObject, objectField, readObject } from "../.
 export function convertTools(tools: ChatRequest["tools"]): JsonObject[] | undefined {
   if (!tools || tools.length === 0) return undefined;
   return tools.map((tool) => {
-    const fn = tool.type === "function" ? objectField(tool, "function") : undefined;
+    const fn = tool.type === "function" ? readObject(tool.function) : undefined;
     if (!fn) return tool;
     const converted: JsonObject = { name: fn.name, input_schema: fn.parameters ?? { type: "object", properties: {} } };
     if (typeof fn.description === "string") converted.description = fn.description;
@@ -28,7 +28,7 @@ export function convertToolChoice(choice: unknown, parallel: unknown): JsonObjec
   else if (choice === "required") converted = { type: "any" };
   else if (choice === "none") converted = { type: "none" };
   else {
-    const named = objectField(readObject(choice), "function");
+    const named = readObject(readObject(choice)?.function);
     if (typeof named?.name === "string") converted = { type: "tool", name: named.name };
   }
   if (typeof parallel === "boolean" && converted?.type !== "none") {

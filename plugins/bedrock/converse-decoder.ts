@@ -1,4 +1,4 @@
-import { arrayField, type JsonObject, objectField, requireObject, type StreamPart, stringField, type Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/plugins/plugin-api.js";
 import type { LayoutBlock } from "../anthropic/content-layout.js";
 
 /**
@@ -15,16 +15,16 @@ export class ConverseDecoder {
   /** A whole Converse response. */
   response(body: JsonObject): StreamPart[] {
     const parts: StreamPart[] = [];
-    const content = arrayField(objectField(objectField(body, "output"), "message"), "content") ?? [];
+    const content = readArray(readObject(readObject(body.output)?.message)?.content) ?? [];
     content.forEach((entry, index) => {
       const block = requireObject(entry, "a content block");
-      const reasoning = objectField(block, "reasoningContent");
-      const reasoningText = objectField(reasoning, "reasoningText");
-      const redacted = stringField(reasoning, "redactedContent");
-      const tool = objectField(block, "toolUse");
+      const reasoning = readObject(block.reasoningContent);
+      const reasoningText = readObject(reasoning?.reasoningText);
+      const redacted = readString(reasoning?.redactedContent);
+      const tool = readObject(block.toolUse);
       if (reasoningText) {
-        parts.push(...this.delta(index, { reasoningContent: { text: stringField(reasoningText, "text") ?? "" } }));
-        parts.push(...this.delta(index, { reasoningContent: { signature: stringField(reasoningText, "signature") ?? "" } }));
+        parts.push(...this.delta(index, { reasoningContent: { text: readString(reasoningText.text) ?? "" } }));
+        parts.push(...this.delta(index, { reasoningContent: { signature: readString(reasoningText.signature) ?? "" } }));
       } else if (redacted !== undefined) {
         parts.push(...this.delta(index, { reasoningContent: { redactedContent: redacted } }));
       } else if (typeof block.text === "string") {
@@ -36,7 +36,7 @@ export class ConverseDecoder {
       parts.push(...this.stop(index));
     });
     parts.push(...this.messageStop(body));
-    const usage = objectField(body, "usage");
+    const usage = readObject(body.usage);
     if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
     return parts;
   }
@@ -46,15 +46,15 @@ export class ConverseDecoder {
     const index = typeof payload.contentBlockIndex === "number" ? payload.contentBlockIndex : 0;
     switch (type) {
       case "contentBlockStart":
-        return this.start(index, objectField(payload, "start"));
+        return this.start(index, readObject(payload.start));
       case "contentBlockDelta":
-        return this.delta(index, objectField(payload, "delta") ?? {});
+        return this.delta(index, readObject(payload.delta) ?? {});
       case "contentBlockStop":
         return this.stop(index);
       case "messageStop":
         return this.messageStop(payload);
       case "metadata": {
-        const usage = objectField(payload, "usage");
+        const usage = readObject(payload.usage);
         return usage ? [{ type: "usage", usage: toUsage(usage) }] : [];
       }
       default:
@@ -63,15 +63,15 @@ export class ConverseDecoder {
   }
 
   private start(index: number, start: JsonObject | undefined): StreamPart[] {
-    const tool = objectField(start, "toolUse");
+    const tool = readObject(start?.toolUse);
     if (!tool) return [];
     const ordinal = this.toolCount++;
-    this.blocks.set(index, { kind: "tool", tool: ordinal, id: stringField(tool, "toolUseId") ?? "", sentArguments: false });
-    return [{ type: "tool-call-delta", index: ordinal, id: stringField(tool, "toolUseId"), name: stringField(tool, "name"), arguments: "" }];
+    this.blocks.set(index, { kind: "tool", tool: ordinal, id: readString(tool.toolUseId) ?? "", sentArguments: false });
+    return [{ type: "tool-call-delta", index: ordinal, id: readString(tool.toolUseId), name: readString(tool.name), arguments: "" }];
   }
 
   private delta(index: number, delta: JsonObject): StreamPart[] {
-    const reasoning = objectField(delta, "reasoningContent");
+    const reasoning = readObject(delta.reasoningContent);
     if (reasoning) {
       if (typeof reasoning.redactedContent === "string") {
         this.blocks.set(index, { kind: "redacted", data: reasoning.redactedContent });
@@ -80,7 +80,7 @@ export class ConverseDecoder {
       const block = this.open(index, () => ({ kind: "thinking", thinking: "", signature: "" }));
       if (block.kind !== "thinking") return [];
       if (typeof reasoning.signature === "string") block.signature += reasoning.signature;
-      const text = stringField(reasoning, "text") ?? "";
+      const text = readString(reasoning.text) ?? "";
       block.thinking += text;
       return text ? [{ type: "reasoning-delta", text }] : [];
     }
@@ -90,7 +90,7 @@ export class ConverseDecoder {
       block.text += delta.text;
       return delta.text ? [{ type: "text-delta", text: delta.text }] : [];
     }
-    const input = stringField(objectField(delta, "toolUse"), "input");
+    const input = readString(readObject(delta.toolUse)?.input);
     const block = this.blocks.get(index);
     if (input && block?.kind === "tool") {
       block.sentArguments = true;
@@ -125,7 +125,7 @@ export class ConverseDecoder {
   }
 
   private messageStop(payload: JsonObject): StreamPart[] {
-    const reason = stringField(payload, "stopReason");
+    const reason = readString(payload.stopReason);
     if (!reason) return [];
     return [{ type: "finish", reason: FINISH[reason] ?? reason }];
   }

@@ -1,4 +1,4 @@
-import { type ChatMessage, type ChatRequest, type Json, type JsonObject, objectField, parseToolArguments, readObject, stringField, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type ChatRequest, type Json, type JsonObject, parseToolArguments, readObject, readString, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { readLayout, rebuildTurn, type RedactedThinkingBlock, type ThinkingBlock } from "../anthropic/content-layout.js";
 import { THINKING_BUDGETS } from "../anthropic/request-body.js";
 import { replayPolicy, type ReplayPolicy } from "./replay-policy.js";
@@ -90,7 +90,7 @@ function userBlocks(content: ChatMessage["content"]): JsonObject[] {
   for (const part of content) {
     if (part.type === "text" && typeof part.text === "string" && part.text) blocks.push({ text: part.text });
     else if (part.type === "image_url") {
-      const url = typeof part.image_url === "string" ? part.image_url : stringField(objectField(part, "image_url"), "url");
+      const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
       const data = typeof url === "string" ? /^data:image\/([a-z]+);base64,(.*)$/s.exec(url) : null;
       // Converse takes image bytes only (base64 in JSON); a remote URL cannot be passed on
       if (data) blocks.push({ image: { format: data[1] === "jpg" ? "jpeg" : data[1]!, source: { bytes: data[2]! } } });
@@ -104,7 +104,7 @@ function convertTools(tools: ChatRequest["tools"], choice: unknown): JsonObject 
   if (!tools || tools.length === 0) return undefined;
   const specs: JsonObject[] = [];
   for (const tool of tools) {
-    const fn = tool.type === "function" ? objectField(tool, "function") : undefined;
+    const fn = tool.type === "function" ? readObject(tool.function) : undefined;
     if (!fn) continue;
     const spec: JsonObject = { name: fn.name, inputSchema: { json: fn.parameters ?? { type: "object", properties: {} } } };
     if (typeof fn.description === "string") spec.description = fn.description;
@@ -114,7 +114,7 @@ function convertTools(tools: ChatRequest["tools"], choice: unknown): JsonObject 
   if (choice === "auto") config.toolChoice = { auto: {} };
   else if (choice === "required") config.toolChoice = { any: {} };
   else {
-    const name = objectField(readObject(choice), "function")?.name;
+    const name = readObject(readObject(choice)?.function)?.name;
     if (typeof name === "string") config.toolChoice = { tool: { name } };
   }
   return config;
@@ -127,7 +127,7 @@ function convertTools(tools: ChatRequest["tools"], choice: unknown): JsonObject 
  */
 function applyThinking(body: JsonObject, call: UpstreamCall): void {
   const effort = call.reasoning.effort?.toLowerCase();
-  const extra: JsonObject = { ...objectField(body, "additionalModelRequestFields") };
+  const extra: JsonObject = { ...readObject(body.additionalModelRequestFields) };
   const claude = /claude/i.test(call.model);
   if (!call.reasoning.enabled || effort === "none") {
     delete extra.thinking;
@@ -139,10 +139,10 @@ function applyThinking(body: JsonObject, call: UpstreamCall): void {
   }
   if (Object.keys(extra).length > 0) body.additionalModelRequestFields = extra;
   else delete body.additionalModelRequestFields;
-  const thinking = objectField(extra, "thinking");
+  const thinking = readObject(extra.thinking);
   const budget = typeof thinking?.budget_tokens === "number" ? thinking.budget_tokens : undefined;
   if (budget !== undefined && thinking?.type === "enabled") {
-    let inference = objectField(body, "inferenceConfig");
+    let inference = readObject(body.inferenceConfig);
     if (!inference) body.inferenceConfig = inference = {};
     const requested = typeof inference.maxTokens === "number" ? inference.maxTokens : 4096;
     if (requested <= budget) inference.maxTokens = budget + requested;

@@ -1,4 +1,4 @@
-import { arrayField, type ChatMessage, type HttpCodec, type JsonObject, objectField, parseObject, partsOf, requireObject, type StreamPart, stringField, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type HttpCodec, type JsonObject, parseObject, partsOf, readArray, readObject, readString, requireObject, type StreamPart, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { firstChoice, openAICompatibleCodec } from "../openai-compatible/codec.js";
 
 /**
@@ -23,7 +23,7 @@ export const copilotCodec: HttpCodec = {
 
   decodeResponse(body: JsonObject): StreamPart[] {
     const parts = openAICompatibleCodec.decodeResponse(body);
-    const message = objectField(firstChoice(body), "message");
+    const message = readObject(firstChoice(body)?.message);
     return message ? [...copilotParts(message, new Map()), ...parts] : parts;
   },
 
@@ -34,7 +34,7 @@ export const copilotCodec: HttpCodec = {
       const parts = partsOf(decode(event));
       // the OpenAI codec threw for a chunk that is not an object, so this one is
       const chunk = parseObject(event.data);
-      const delta = chunk && objectField(firstChoice(chunk), "delta");
+      const delta = chunk && readObject(firstChoice(chunk)?.delta);
       return delta ? [...copilotParts(delta, ids), ...parts] : parts;
     };
   },
@@ -58,15 +58,15 @@ function copilotParts(message: JsonObject, ids: Map<number, string>): StreamPart
 
 /** `function.thought_signature` of each tool call in a message or delta, by tool-call id. */
 function toolSignatures(message: JsonObject, ids: Map<number, string>): JsonObject | undefined {
-  const toolCalls = arrayField(message, "tool_calls");
+  const toolCalls = readArray(message.tool_calls);
   if (!toolCalls) return undefined;
   const found: JsonObject = {};
   toolCalls.forEach((entry, position) => {
     const call = requireObject(entry, "a tool_calls entry");
     const index = typeof call.index === "number" ? call.index : position;
-    const callId = stringField(call, "id");
+    const callId = readString(call.id);
     if (callId) ids.set(index, callId);
-    const signature = objectField(call, "function")?.thought_signature;
+    const signature = readObject(call.function)?.thought_signature;
     const id = ids.get(index) ?? callId;
     if (typeof signature === "string" && signature && id) found[id] = signature;
   });
@@ -79,9 +79,9 @@ export function mergeCopilotRecord(collected: JsonObject | undefined, fragment: 
   for (const key of ["reasoning_opaque", "reasoning_text"] as const) {
     if (typeof fragment[key] === "string") merged[key] = (typeof merged[key] === "string" ? merged[key] : "") + fragment[key];
   }
-  const added = objectField(fragment, "tool_signatures");
+  const added = readObject(fragment.tool_signatures);
   if (added) {
-    const signatures: JsonObject = { ...objectField(merged, "tool_signatures") };
+    const signatures: JsonObject = { ...readObject(merged.tool_signatures) };
     for (const [id, signature] of Object.entries(added)) {
       signatures[id] = (typeof signatures[id] === "string" ? signatures[id] : "") + String(signature);
     }
@@ -106,7 +106,7 @@ function wireMessage(message: ChatMessage): ChatMessage {
     delete wire.reasoning_opaque;
     delete wire.reasoning_text;
   }
-  const signatures = objectField(record, "tool_signatures");
+  const signatures = readObject(record?.tool_signatures);
   if (signatures && wire.tool_calls) {
     wire.tool_calls = wire.tool_calls.map((call) => {
       const signature = signatures[call.id];

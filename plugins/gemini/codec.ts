@@ -1,4 +1,4 @@
-import { type HttpCodec, objectField, parseObject, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type HttpCodec, parseObject, readObject, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { buildGenerateBody } from "./request-body.js";
 import { GeminiDecoder } from "./response-decoder.js";
 
@@ -29,7 +29,7 @@ export function createGeminiCodec(onSkip: (model: string, name: string) => void)
           if (data.trim() === "") return [];
           throw new UnreadableChunkError(data); // not JSON, or not an object: dropping it would lose its content, so the turn ends incomplete
         }
-        const error = objectField(chunk, "error");
+        const error = readObject(chunk.error);
         if (error) {
           // an error event mid-stream ends the turn as a failure
           throw new Error(`Gemini stream error: ${String(error.status ?? error.code ?? "error")}: ${String(error.message ?? "")}`);

@@ -1,4 +1,4 @@
-import { type ChatMessage, type Json, type JsonObject, objectField, readObject, stringField, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type Json, type JsonObject, readObject, readString, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { modelParts, readLayout } from "./parts-layout.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 
@@ -57,7 +57,7 @@ export function buildGenerateBody(call: UpstreamCall, log: { skipped(name: strin
   if (format?.type === "json_object") generationConfig.responseMimeType = "application/json";
   else if (format?.type === "json_schema") {
     generationConfig.responseMimeType = "application/json";
-    const schema = objectField(format, "json_schema")?.schema;
+    const schema = readObject(format.json_schema)?.schema;
     if (schema) generationConfig.responseJsonSchema = schema;
   }
   applyThinking(generationConfig, call);
@@ -114,7 +114,7 @@ function convertMessages(messages: readonly ChatMessage[], needsSignature: boole
     } else if (message.role === "assistant") {
       const parts = modelParts(message, readLayout(message.native_record), needsSignature, log.skipped);
       for (const call of message.tool_calls ?? []) {
-        const sent = parts.find((part) => objectField(part, "functionCall")?.id === call.id);
+        const sent = parts.find((part) => readObject(part.functionCall)?.id === call.id);
         calls.set(call.id, { name: call.function.name, withId: sent !== undefined });
       }
       if (parts.length > 0) contents.push({ role: "model", parts });
@@ -137,7 +137,7 @@ function userParts(content: ChatMessage["content"]): JsonObject[] {
   for (const part of content) {
     if (part.type === "text" && typeof part.text === "string") parts.push({ text: part.text });
     else if (part.type === "image_url") {
-      const url = typeof part.image_url === "string" ? part.image_url : stringField(objectField(part, "image_url"), "url");
+      const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
       if (typeof url !== "string") continue;
       const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
       parts.push(data ? { inlineData: { mimeType: data[1]!, data: data[2]! } } : { fileData: { fileUri: url } });

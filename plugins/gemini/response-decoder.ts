@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { arrayField, type JsonObject, objectField, readObject, requireObject, type StreamPart, stringField, type Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/plugins/plugin-api.js";
 import { addPart, type LayoutPart } from "./parts-layout.js";
 
 /**
@@ -18,32 +18,32 @@ export class GeminiDecoder {
   chunk(body: JsonObject): StreamPart[] {
     const parts: StreamPart[] = [];
     if (!this.sawMetadata && (body.responseId || body.modelVersion)) {
-      parts.push({ type: "response-metadata", id: stringField(body, "responseId"), model: stringField(body, "modelVersion") });
+      parts.push({ type: "response-metadata", id: readString(body.responseId), model: readString(body.modelVersion) });
       this.sawMetadata = true;
     }
-    const candidates = arrayField(body, "candidates");
+    const candidates = readArray(body.candidates);
     const candidate = candidates === undefined ? undefined : readObject(candidates[0]);
     let changed = false;
-    for (const part of arrayField(objectField(candidate, "content"), "parts") ?? []) {
+    for (const part of readArray(readObject(candidate?.content)?.parts) ?? []) {
       changed = this.part(requireObject(part, "a content part"), parts) || changed;
     }
     if (changed) parts.push({ type: "native-record", record: { parts: this.layout.map((part) => ({ ...part })) } });
-    const usage = objectField(body, "usageMetadata");
+    const usage = readObject(body.usageMetadata);
     if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
-    const reason = stringField(candidate, "finishReason") ?? stringField(objectField(body, "promptFeedback"), "blockReason");
+    const reason = readString(candidate?.finishReason) ?? readString(readObject(body.promptFeedback)?.blockReason);
     if (reason) parts.push({ type: "finish", reason: this.finishReason(reason) });
     return parts;
   }
 
   /** One part; true when the layout changed. */
   private part(part: JsonObject, parts: StreamPart[]): boolean {
-    const signature = stringField(part, "thoughtSignature");
-    const call = objectField(part, "functionCall");
+    const signature = readString(part.thoughtSignature);
+    const call = readObject(part.functionCall);
     if (call) {
-      const nativeId = stringField(call, "id") || undefined;
+      const nativeId = readString(call.id) || undefined;
       // Gemini 2.x gives calls no id; clients need one to answer them
       const id = nativeId ?? `call_${randomBytes(12).toString("hex")}`;
-      parts.push({ type: "tool-call-delta", index: this.toolCount++, id, name: stringField(call, "name"), arguments: JSON.stringify(call.args ?? {}) });
+      parts.push({ type: "tool-call-delta", index: this.toolCount++, id, name: readString(call.name), arguments: JSON.stringify(call.args ?? {}) });
       const native = nativeId !== undefined;
       addPart(this.layout, signature === undefined ? { type: "function_call", id, native_id: native } : { type: "function_call", id, native_id: native, thoughtSignature: signature });
       return true;

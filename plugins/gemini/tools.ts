@@ -1,4 +1,4 @@
-import { type ChatRequest, type Json, type JsonObject, objectField, readObject } from "../../src/plugins/plugin-api.js";
+import { type ChatRequest, type Json, type JsonObject, readObject } from "../../src/plugins/plugin-api.js";
 
 /** The JSON Schema keywords Gemini's `Schema` (an OpenAPI 3.0 subset) knows; everything else is dropped. */
 const KEPT = ["description", "enum", "format", "nullable", "required", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "title", "propertyOrdering", "minProperties", "maxProperties"];
@@ -35,7 +35,7 @@ export function convertTools(tools: ChatRequest["tools"]): JsonObject[] | undefi
   if (!tools || tools.length === 0) return undefined;
   const declarations: JsonObject[] = [];
   for (const tool of tools) {
-    const fn = objectField(tool, "function");
+    const fn = readObject(tool.function);
     if (tool.type !== "function" || !fn || typeof fn.name !== "string") continue;
     const declaration: JsonObject = { name: fn.name };
     if (typeof fn.description === "string") declaration.description = fn.description;
@@ -51,13 +51,13 @@ export function convertToolChoice(choice: unknown): JsonObject | undefined {
   if (choice === "auto") return { functionCallingConfig: { mode: "AUTO" } };
   if (choice === "none") return { functionCallingConfig: { mode: "NONE" } };
   if (choice === "required") return { functionCallingConfig: { mode: "ANY" } };
-  const name = objectField(readObject(choice), "function")?.name;
+  const name = readObject(readObject(choice)?.function)?.name;
   if (typeof name === "string") return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [name] } };
   return undefined;
 }
 
 function isEmptyObjectSchema(schema: Json): boolean {
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return false;
-  const properties = objectField(schema, "properties");
+  const properties = readObject(schema.properties);
   return schema.type === "object" && (!properties || Object.keys(properties).length === 0);
 }

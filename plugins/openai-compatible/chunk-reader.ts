@@ -1,4 +1,4 @@
-import { arrayField, detached, type JsonObject, parseObject, readObject, sameJson, type StreamPart } from "../../src/plugins/plugin-api.js";
+import { detached, type JsonObject, parseObject, readArray, readObject, sameJson, type StreamPart } from "../../src/plugins/plugin-api.js";
 
 /**
  * One stream chunk: its top-level members (`choices` aside) and its first
@@ -84,7 +84,7 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
         whole = deltas.map((template) => inEnvelope(learned.prefix, template));
       }
     }
-    const choices = arrayField(parsed, "choices");
+    const choices = readArray(parsed.choices);
     return { fields: parsed, choice: choices === undefined ? undefined : readObject(choices[0]) };
   };
 }

@@ -1,4 +1,4 @@
-import { arrayField, chatBodyBytes, type HttpCodec, type JsonObject, objectField, readObject, requireObject, requireObjects, type StreamPart, stringField, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { chatBodyBytes, type HttpCodec, type JsonObject, readArray, readObject, readString, requireObject, requireObjects, type StreamPart, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 import { usageField } from "./usage.js";
@@ -21,22 +21,22 @@ export const openAICompatibleCodec: HttpCodec = {
 
   decodeResponse(body: JsonObject): StreamPart[] {
     // some upstreams answer 200 with only an error object; that is not an empty answer
-    const error = objectField(body, "error");
+    const error = readObject(body.error);
     if (error && !Array.isArray(body.choices)) throw new UpstreamStreamError(error);
     const parts: StreamPart[] = [metadata(body)];
     const choice = firstChoice(body);
-    const message = objectField(choice, "message");
+    const message = readObject(choice?.message);
     if (message) {
       decodeMessage(message, parts);
-      arrayField(message, "tool_calls")?.forEach((entry, position) => {
+      readArray(message.tool_calls)?.forEach((entry, position) => {
         const call = requireObject(entry, TOOL_CALL);
-        const fn = objectField(call, "function");
-        parts.push({ type: "tool-call-delta", index: position, id: stringField(call, "id"), name: stringField(fn, "name"), arguments: stringField(fn, "arguments") ?? "" });
+        const fn = readObject(call.function);
+        parts.push({ type: "tool-call-delta", index: position, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) ?? "" });
       });
     }
     const usage = usageField(body);
     if (usage) parts.push({ type: "usage", usage });
-    const reason = stringField(choice, "finish_reason");
+    const reason = readString(choice?.finish_reason);
     if (reason !== undefined) parts.push({ type: "finish", reason });
     return parts;
   },
@@ -54,7 +54,7 @@ export const openAICompatibleCodec: HttpCodec = {
       const { fields: chunk, choice, plain } = view;
       // OpenRouter and others report a failure after the stream started as a chunk with `error`;
       // dropping it would end the answer as if it were complete, so the relay is told instead.
-      const error = objectField(chunk, "error");
+      const error = readObject(chunk.error);
       if (error) throw new UpstreamStreamError(error);
       // most of a stream: one delta string, after the metadata was taken — the part itself, no array around it
       if (plain && sawMetadata) return plain.text ? plain : NOTHING;
@@ -66,22 +66,22 @@ export const openAICompatibleCodec: HttpCodec = {
       if (plain) {
         if (plain.text) parts.push(plain);
       } else {
-        const delta = objectField(choice, "delta");
+        const delta = readObject(choice?.delta);
         if (delta) {
           decodeMessage(delta, parts);
-          const toolCalls = arrayField(delta, "tool_calls");
+          const toolCalls = readArray(delta.tool_calls);
           if (toolCalls) {
             for (const entry of toolCalls) {
               const call = requireObject(entry, TOOL_CALL);
-              const fn = objectField(call, "function");
-              parts.push({ type: "tool-call-delta", index: typeof call.index === "number" ? call.index : 0, id: stringField(call, "id"), name: stringField(fn, "name"), arguments: stringField(fn, "arguments") });
+              const fn = readObject(call.function);
+              parts.push({ type: "tool-call-delta", index: typeof call.index === "number" ? call.index : 0, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) });
             }
           }
         }
       }
       const usage = usageField(chunk);
       if (usage) parts.push({ type: "usage", usage });
-      const reason = stringField(choice, "finish_reason");
+      const reason = readString(choice?.finish_reason);
       if (reason !== undefined) parts.push({ type: "finish", reason });
       return parts;
     };
@@ -91,7 +91,7 @@ export const openAICompatibleCodec: HttpCodec = {
 /** An error the upstream sent inside a 200 (in its stream, or as the whole body); the core relays it as an upstream error. */
 class UpstreamStreamError extends Error {
   constructor(readonly detail: JsonObject) {
-    super(`the upstream reported an error: ${stringField(detail, "message") ?? JSON.stringify(detail)}`);
+    super(`the upstream reported an error: ${readString(detail.message) ?? JSON.stringify(detail)}`);
     this.name = "UpstreamStreamError";
   }
 }
@@ -101,7 +101,7 @@ function decodeMessage(message: JsonObject, parts: StreamPart[]): void {
   const reasoning = nonEmpty(message.reasoning_content) ?? nonEmpty(message.reasoning);
   if (reasoning) parts.push({ type: "reasoning-delta", text: reasoning });
   // the core merges the entries by their index (SPEC §12.2): passed on as they came, each must be an object
-  const details = arrayField(message, "reasoning_details");
+  const details = readArray(message.reasoning_details);
   if (details && details.length > 0) parts.push({ type: "reasoning-details-delta", details: requireObjects(details, REASONING_DETAIL) });
   const content = message.content;
   if (typeof content === "string") {
@@ -110,9 +110,9 @@ function decodeMessage(message: JsonObject, parts: StreamPart[]): void {
     // Mistral's Magistral: [{type:"thinking", thinking:[{type:"text", text}]}, {type:"text", text}]
     for (const entry of content) {
       const chunk = requireObject(entry, CONTENT_CHUNK);
-      const thinking = chunk.type === "thinking" ? arrayField(chunk, "thinking") : undefined;
+      const thinking = chunk.type === "thinking" ? readArray(chunk.thinking) : undefined;
       if (thinking) {
-        const text = thinking.map((inner) => stringField(requireObject(inner, THINKING_CHUNK), "text") ?? "").join("");
+        const text = thinking.map((inner) => readString(requireObject(inner, THINKING_CHUNK).text) ?? "").join("");
         if (text) parts.push({ type: "reasoning-delta", text });
       } else if (chunk.type === "text" && typeof chunk.text === "string" && chunk.text) {
         parts.push({ type: "text-delta", text: chunk.text });
@@ -123,12 +123,12 @@ function decodeMessage(message: JsonObject, parts: StreamPart[]): void {
 
 /** The first choice; anything but an object there (null included) is no choice, as before. */
 export function firstChoice(body: JsonObject): JsonObject | undefined {
-  const choices = arrayField(body, "choices");
+  const choices = readArray(body.choices);
   return choices === undefined ? undefined : readObject(choices[0]);
 }
 
 function metadata(body: JsonObject): StreamPart {
-  return { type: "response-metadata", id: stringField(body, "id"), model: stringField(body, "model") };
+  return { type: "response-metadata", id: readString(body.id), model: readString(body.model) };
 }
 
 /** What each list entry must be, as an upstream error names it. */

@@ -1,4 +1,4 @@
-import { isJsonObject, type Json, type JsonObject, objectField, type Usage } from "../../src/plugins/plugin-api.js";
+import { isJsonObject, type JsonObject, readNumber, readObject, type Usage } from "../../src/plugins/plugin-api.js";
 
 /**
  * A body's or chunk's `usage`. It is in OpenAI's shape already, so it is
@@ -8,15 +8,15 @@ import { isJsonObject, type Json, type JsonObject, objectField, type Usage } fro
  * `completion_tokens_details` that is not `{reasoning_tokens: number}` is left out.
  */
 export function usageField(body: JsonObject): Usage | undefined {
-  const usage = objectField(body, "usage");
+  const usage = readObject(body.usage);
   if (usage === undefined) return undefined;
   if (isUsage(usage)) return usage;
   const { completion_tokens_details: details, ...rest } = usage;
-  const prompt = count(usage.prompt_tokens) ?? 0;
-  const completion = count(usage.completion_tokens) ?? 0;
-  const read: Usage = { ...rest, prompt_tokens: prompt, completion_tokens: completion, total_tokens: count(usage.total_tokens) ?? prompt + completion };
+  const prompt = readNumber(usage.prompt_tokens) ?? 0;
+  const completion = readNumber(usage.completion_tokens) ?? 0;
+  const read: Usage = { ...rest, prompt_tokens: prompt, completion_tokens: completion, total_tokens: readNumber(usage.total_tokens) ?? prompt + completion };
   if (isJsonObject(details)) {
-    const reasoning = count(details.reasoning_tokens);
+    const reasoning = readNumber(details.reasoning_tokens);
     if (reasoning !== undefined) read.completion_tokens_details = { reasoning_tokens: reasoning };
   }
   return read;
@@ -30,8 +30,4 @@ function isUsage(usage: JsonObject): usage is JsonObject & Usage {
     typeof usage.total_tokens === "number" &&
     (details === undefined || (isJsonObject(details) && (details.reasoning_tokens === undefined || typeof details.reasoning_tokens === "number")))
   );
-}
-
-function count(value: Json | undefined): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }

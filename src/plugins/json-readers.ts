@@ -3,12 +3,16 @@ import type { Json, JsonObject } from "./contract.js";
 /**
  * Small typed readers for JSON a plugin did not write: an upstream's answer,
  * its stream events, its error bodies. They read loosely, as the codecs are
- * meant to (unknown fields are left alone, a missing optional field is
- * undefined), and they narrow instead of asserting, so a value of the wrong
- * type is never taken for the type the code expects.
+ * meant to (unknown fields are left alone; a field that is absent, null or of
+ * another type reads as undefined), and they narrow instead of asserting, so
+ * a value of the wrong type is never taken for the type the code expects:
+ * `readString(call.id)`, `readObject(chunk.delta)?.content`.
  *
- * None of them copies or walks anything: each is a `typeof` check or two on
- * one value, cheap enough for every chunk of a stream.
+ * They take the value, not an object and a key: the property is read where
+ * the code names it, so each read keeps its own inline cache (one shared
+ * `object[key]` read would see every shape of every provider and go
+ * megamorphic, measurably slower per stream chunk). None copies or walks
+ * anything: a `typeof` check or two on one value.
  */
 
 /**
@@ -25,26 +29,18 @@ export function readObject(value: unknown): JsonObject | undefined {
   return isJsonObject(value) ? value : undefined;
 }
 
-/** `object[key]` when it is a JSON object; undefined when absent, null or of another type. */
-export function objectField(object: JsonObject | undefined, key: string): JsonObject | undefined {
-  return object === undefined ? undefined : readObject(object[key]);
-}
-
-/** `object[key]` when it is an array; undefined when absent, null or of another type. */
-export function arrayField(object: JsonObject | undefined, key: string): Json[] | undefined {
-  const value = object?.[key];
+/** The value when it is an array, else undefined. */
+export function readArray(value: unknown): Json[] | undefined {
   return Array.isArray(value) ? value : undefined;
 }
 
-/** `object[key]` when it is a string; undefined when absent, null or of another type. */
-export function stringField(object: JsonObject | undefined, key: string): string | undefined {
-  const value = object?.[key];
+/** The value when it is a string, else undefined. */
+export function readString(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-/** `object[key]` when it is a finite number; undefined when absent, null or of another type. */
-export function numberField(object: JsonObject | undefined, key: string): number | undefined {
-  const value = object?.[key];
+/** The value when it is a finite number, else undefined. */
+export function readNumber(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 

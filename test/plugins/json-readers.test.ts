@@ -1,16 +1,15 @@
 import { expect, test } from "vitest";
-import { arrayField, isJsonObject, numberField, objectField, parseObject, readObject, requireObject, requireObjects, stringField, UpstreamShapeError } from "../../src/plugins/plugin-api.js";
+import { isJsonObject, parseObject, readArray, readNumber, readObject, readString, requireObject, requireObjects, UpstreamShapeError } from "../../src/plugins/plugin-api.js";
 
-test("the field readers give a value of their type, and nothing for absent, null or another type", () => {
-  const object = { s: "x", n: 2, inf: 1e400, o: { a: 1 }, list: [1], nil: null };
-  expect([stringField(object, "s"), stringField(object, "n"), stringField(object, "nil"), stringField(object, "missing"), stringField(undefined, "s")]).toEqual(["x", undefined, undefined, undefined, undefined]);
-  expect([numberField(object, "n"), numberField(object, "inf"), numberField(object, "s")]).toEqual([2, undefined, undefined]);
-  expect(objectField(object, "o")).toBe(object.o); // the value itself, no copy
-  expect([objectField(object, "list"), objectField(object, "nil"), objectField(undefined, "o")]).toEqual([undefined, undefined, undefined]);
-  expect(arrayField(object, "list")).toBe(object.list);
-  expect(arrayField(object, "o")).toBeUndefined();
+test("the readers give the value when it has their type, and undefined for anything else (absent and null included)", () => {
+  const object = { o: { a: 1 }, list: [1] };
+  expect([readString("x"), readString(2), readString(null), readString(undefined)]).toEqual(["x", undefined, undefined, undefined]);
+  expect([readNumber(2), readNumber(1e400), readNumber(Number.NaN), readNumber("2")]).toEqual([2, undefined, undefined, undefined]);
+  expect(readObject(object.o)).toBe(object.o); // the value itself, no copy
+  expect([readObject(object.list), readObject(null), readObject("{}"), readObject(undefined)]).toEqual([undefined, undefined, undefined, undefined]);
+  expect(readArray(object.list)).toBe(object.list);
+  expect([readArray(object.o), readArray(null)]).toEqual([undefined, undefined]);
   expect([isJsonObject({}), isJsonObject([]), isJsonObject(null), isJsonObject("{}")]).toEqual([true, false, false, false]);
-  expect(readObject([])).toBeUndefined();
 });
 
 test("parseObject parses an object and nothing else", () => {
