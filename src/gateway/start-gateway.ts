@@ -1,14 +1,12 @@
 import type { DependencyContainer } from "tsyringe";
 import type { HttpServer } from "../api/http-server.js";
 import { buildContainer } from "../container/build-container.js";
-import { BACKGROUND_CHECKPOINT, DATABASE, HTTP_SERVER, LOGGER, ROUTE_SOURCE, STORE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { HTTP_SERVER, LOGGER, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { UpstreamHttp } from "../upstream/upstream-http.js";
-import type { Db } from "../store/database.js";
-import type { SessionStore } from "../store/session-store.js";
-import type { BackgroundCheckpoint } from "../store/background-checkpoint.js";
+import type { Storage } from "../storage/storage.js";
 import { attachEventStream } from "../events/attach-event-stream.js";
 import { attachMetrics } from "../metrics/attach-metrics.js";
 import { registerSecret } from "../logging/redact.js";
@@ -52,9 +50,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       await server.close();
       await routes.close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
-      await container.resolve<BackgroundCheckpoint>(BACKGROUND_CHECKPOINT).stop();
-      container.resolve<SessionStore>(STORE).close();
-      container.resolve<Db>(DATABASE).close();
+      await container.resolve<Storage>(STORAGE).close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { closeSync, copyFileSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
-import type { NewTurn } from "./stored-turn.js";
+import type { NewTurn } from "../storage/turns.js";
 
 /** The journal's file name under $CARRIERD_HOME. */
 export const JOURNAL_FILE = "turns.journal";

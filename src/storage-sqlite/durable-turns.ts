@@ -1,6 +1,6 @@
 import type { Logger } from "../logging/logger.js";
 import { GroupCommit } from "./group-commit.js";
-import type { NewTurn } from "./stored-turn.js";
+import type { NewTurn } from "../storage/turns.js";
 import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 
 /**
