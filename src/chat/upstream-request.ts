@@ -22,7 +22,7 @@ export class BuiltCall {
     readonly attached: AttachedFields[],
   ) {}
 
-  /** Only a rejected request needs it (the classifier): most requests never walk their messages for it. */
+  /** The carrier fields its assistant messages carry, walked for once when asked (callWithRetry asks as it sends the call). */
   get sent(): CarrierField[] {
     return (this.sentFields ??= sentCarrierFields(this.messages));
   }
