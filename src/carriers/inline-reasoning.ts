@@ -22,14 +22,17 @@ export function splitInlineContent(content: ChatMessage["content"]): InlineSplit
     return split && { content: split.text, reasoning: split.reasoning };
   }
   if (!Array.isArray(content)) return undefined;
-  let parts: JsonObject[] | undefined;
+  let parts: (JsonObject | undefined)[] | undefined;
   const found: string[] = [];
   content.forEach((part, index) => {
     if (part.type !== "text" || typeof part.text !== "string") return;
     const split = splitInlineReasoning(part.text);
     if (!split) return;
-    (parts ??= content.slice())[index] = { ...part, text: split.text };
+    // a part that held only reasoning goes: some providers refuse an empty text part
+    (parts ??= content.slice())[index] = split.text ? { ...part, text: split.text } : undefined;
     if (split.reasoning) found.push(split.reasoning);
   });
-  return parts && { content: parts, reasoning: found.join("\n\n") };
+  if (!parts) return undefined;
+  const kept = parts.filter((part) => part !== undefined);
+  return { content: kept.length > 0 ? kept : "", reasoning: found.join("\n\n") };
 }
