@@ -252,8 +252,8 @@ describe.each(ROUTES)("$name", (route) => {
   });
 });
 
-describe("the emulations reproduce the resends frontends.md documents", () => {
-  // the turn of frontends.md (b): reasoning "R", text, one call; the tool says "Sunny, 20C"; then "It is sunny."
+describe("the emulations give the resends read from the frontends' code", () => {
+  // one streamed turn: reasoning "R", text, one call; the tool says "Sunny, 20C"; then "It is sunny."
   const first: Round = {
     answer: { text: "Hello **world**.", reasoning: "R", toolCalls: [{ id: "call_abc123", name: "get_weather", arguments: '{"city":"Paris"}' }] },
     results: [{ id: "call_abc123", name: "get_weather", content: "Sunny, 20C" }],

@@ -8,6 +8,10 @@ import type { ZodType } from "zod";
  * next request's history from what it kept: within the UI turn still running
  * (its tool loop) and, once a new user message is asked, from the stored UI
  * turn. Those are two code paths in some frontends, so both are emulated.
+ *
+ * Sources: https://github.com/open-webui/open-webui, https://github.com/danny-avila/agents
+ * (LibreChat's LLM layer), https://github.com/lobehub/lobe-chat, https://github.com/vercel/ai,
+ * https://github.com/sst/opencode.
  */
 
 export type Message = Record<string, unknown> & { role: string };
