@@ -61,6 +61,9 @@ export interface ResolvedModel {
   readonly family: ModelFamily;
 }
 
+/** Distinct (provider, host, upstream model) dialects a table remembers before it starts over. */
+const MAX_REMEMBERED_DIALECTS = 1024;
+
 /** With no carriers route matching: local hosts read both plain names, everything else `reasoning_content` (as hermes-agent's route table does, https://github.com/NousResearch/hermes-agent). */
 const FALLBACK_LOCAL: CarrierField[] = ["reasoning_content", "reasoning"];
 const FALLBACK_REMOTE: CarrierField[] = ["reasoning_content"];
@@ -77,6 +80,7 @@ export class RouteTable {
   readonly dialects: readonly DialectRoute[];
   /** routes.yaml `model_family`, compiled once for the table's life; the shipped rule when the file has none. */
   readonly family: ModelFamily;
+  private readonly resolvedDialects = new Map<string, ResolvedDialect>();
 
   constructor(
     readonly file: RoutesFile,
@@ -120,9 +124,21 @@ export class RouteTable {
     return undefined;
   }
 
-  /** The dialect of this provider and upstream model, and which entry gave each key (for `routes explain`). */
+  /**
+   * The dialect of this provider and upstream model, and which entry gave
+   * each key (for `routes explain`). Remembered per table: matching walks
+   * every entry's host list, a few microseconds each request would repeat.
+   */
   dialectFor(provider: ProviderConfig, upstreamModel: string): ResolvedDialect {
-    return resolveDialect(this.dialects, provider, upstreamModel);
+    const key = `${provider.id}\u0000${provider.plugin}\u0000${provider.host}\u0000${upstreamModel}`;
+    let resolved = this.resolvedDialects.get(key);
+    if (!resolved) {
+      resolved = resolveDialect(this.dialects, provider, upstreamModel);
+      // client-chosen model names (`openrouter/*`) must not grow it without bound
+      if (this.resolvedDialects.size >= MAX_REMEMBERED_DIALECTS) this.resolvedDialects.clear();
+      this.resolvedDialects.set(key, resolved);
+    }
+    return resolved;
   }
 
   /** The carrier policy of the first `carriers` route that matches this provider and upstream model. */
