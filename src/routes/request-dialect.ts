@@ -33,7 +33,8 @@ const KEYS = [
  * fixing one spelling keeps the rest of what carrierd knows about the host.
  */
 export function resolveDialect(fileRoutes: readonly DialectRoute[], provider: ProviderConfig, upstreamModel: string): ResolvedDialect {
-  const dialect: { -readonly [K in keyof RequestDialect]?: RequestDialect[K] } = {};
+  // filled key by key: each value comes from a schema-checked entry of the same key, or the fallback
+  const dialect: Partial<Record<keyof RequestDialect, string>> = {};
   const from: Partial<Record<keyof RequestDialect, DialectSource>> = {};
   let missing = KEYS.length;
   const consult = (routes: readonly DialectRoute[], list: "dialects" | "shipped") => {
@@ -43,7 +44,7 @@ export function resolveDialect(fileRoutes: readonly DialectRoute[], provider: Pr
       for (const [key, fileKey] of KEYS) {
         const value = route[fileKey];
         if (value === undefined || dialect[key] !== undefined) continue;
-        (dialect as Record<string, string>)[key] = value;
+        dialect[key] = value;
         from[key] = `${list} ${index + 1}`;
         missing--;
       }
@@ -53,8 +54,8 @@ export function resolveDialect(fileRoutes: readonly DialectRoute[], provider: Pr
   consult(SHIPPED_DIALECTS, "shipped");
   for (const [key] of KEYS) {
     if (dialect[key] !== undefined) continue;
-    (dialect as Record<string, string>)[key] = FALLBACK_DIALECT[key];
+    dialect[key] = FALLBACK_DIALECT[key];
     from[key] = "fallback";
   }
-  return { dialect: Object.freeze(dialect as RequestDialect), from: from as ResolvedDialect["from"] };
+  return { dialect: Object.freeze(dialect as RequestDialect), from: Object.freeze(from as ResolvedDialect["from"]) };
 }

@@ -8,7 +8,7 @@ import type { DialectRoute } from "./request-dialect.js";
  * waiting for a release. Sources: each provider's API reference for its
  * reasoning parameter.
  */
-export const SHIPPED_DIALECTS: readonly DialectRoute[] = deepFreeze([
+export const SHIPPED_DIALECTS: readonly Readonly<DialectRoute>[] = [
   // https://openrouter.ai/docs/guides/best-practices/reasoning-tokens: one `reasoning` object for every model it routes
   { match: { host: "openrouter.ai" }, effort: "openrouter", disable: "openrouter" },
   // DeepSeek: thinking {type: enabled|disabled} and reasoning_effort (https://api-docs.deepseek.com/guides/thinking_mode); GLM the same (https://docs.z.ai)
@@ -21,7 +21,7 @@ export const SHIPPED_DIALECTS: readonly DialectRoute[] = deepFreeze([
   { match: { host: ["mistral.ai", "sambanova.ai", "hunyuan.cloud.tencent.com", "githubcopilot.com"] }, effort: "drop", disable: "none" },
   // OpenAI's reasoning models refuse max_tokens ("Use 'max_completion_tokens' instead") and read developer messages as such
   { match: { host: "api.openai.com" }, developer_role: "developer", token_limit: "max_completion_tokens" },
-]);
+];
 
 /**
  * What no entry sets: OpenAI's effort spelling with no off switch to rely on
@@ -30,11 +30,3 @@ export const SHIPPED_DIALECTS: readonly DialectRoute[] = deepFreeze([
  * OpenRouter, Mistral and local servers all read.
  */
 export const FALLBACK_DIALECT: RequestDialect = Object.freeze({ effort: "reasoning_effort", disable: "none", developerRole: "system", tokenLimit: "max_tokens" });
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
