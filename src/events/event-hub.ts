@@ -5,7 +5,7 @@ import { WebSocketServer } from "ws";
 import { EVENT_BUS, LOGGER, OPTIONS } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
-import type { EventBus, GatewayEvent } from "./event-bus.js";
+import type { EventBus, GatewayEvent } from "../bus/event-bus.js";
 import { EventConnection } from "./event-connection.js";
 import { hubLimitsFromEnv, type HubLimits } from "./hub-limits.js";
 import { checkUpgrade } from "./upgrade-guard.js";

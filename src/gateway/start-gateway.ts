@@ -1,6 +1,6 @@
 import type { DependencyContainer } from "tsyringe";
 import type { HttpServer } from "../api/http-server.js";
-import { buildContainer } from "../container/build-container.js";
+import { buildContainer } from "./build-container.js";
 import { BACKGROUND_CHECKPOINT, DATABASE, HTTP_SERVER, LOGGER, ROUTE_SOURCE, STORE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
