@@ -1,6 +1,5 @@
 import "reflect-metadata";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
-import { HttpServer } from "../api/http-server.js";
 import { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { EventBus } from "../bus/event-bus.js";
@@ -24,7 +23,7 @@ import { VerdictStore } from "../verdicts/verdict-store.js";
 import { STORE, VERDICT_STORE } from "../container/tokens.js";
 import { installResponses, RESPONSES_MIGRATIONS } from "../responses/install.js";
 import { COMPACTION_MIGRATIONS, installCompaction } from "../compaction/install.js";
-import { BACKGROUND_CHECKPOINT, CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { BACKGROUND_CHECKPOINT, CHAT_SERVICE, DATABASE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "../container/tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {
@@ -67,7 +66,6 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   clearVerdictsOnRouteEdit(routeSource, verdictStore, sessionStore, log);
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
-  container.registerSingleton(HTTP_SERVER, HttpServer);
   installResponses(container, database);
   installCompaction(container, database);
   container.registerSingleton(EVENT_HUB, EventHub);
