@@ -47,10 +47,11 @@ interface Compiled {
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /**
- * The endpoints in one table, matched in the order given: a request finds
- * its row by method and path, and a path served under other methods is a
- * 405 rather than a 404. Paths without `{name}` segments are found by one
- * map lookup, so the common requests do not walk the table.
+ * The endpoints in one table: a request finds its row by method and path,
+ * and a path served under other methods is a 405 rather than a 404. A row
+ * with a plain path wins over a `{name}` row that also fits; `{name}` rows
+ * are tried in the order given. Plain paths are found by one map lookup, so
+ * the common requests do not walk the table.
  */
 export class EndpointTable {
   private readonly exact = new Map<string, Endpoint[]>();
@@ -64,6 +65,7 @@ export class EndpointTable {
         this.exact.set(endpoint.path, rows);
         continue;
       }
+      if (endpoint.upgrade) throw new Error(`${endpoint.path}: a row that takes WebSocket upgrades needs a plain path`);
       const segments = endpoint.path.split("/").map((segment): Segment => (segment.startsWith("{") && segment.endsWith("}") ? { param: segment.slice(1, -1) } : { literal: segment }));
       this.patterns.push({ endpoint, segments });
     }
@@ -91,7 +93,7 @@ export class EndpointTable {
     return allowed ? { kind: "wrong-method", path: servedPath!, allowed: [...new Set(allowed)] } : { kind: "none" };
   }
 
-  /** The row a WebSocket upgrade on this path goes to, if any (upgrade rows have plain paths). */
+  /** Where a WebSocket upgrade on this path goes, if any row of the path takes upgrades. */
   upgradeAt(pathname: string): UpgradeHandler | undefined {
     return this.exact.get(pathname)?.find((endpoint) => endpoint.upgrade)?.upgrade;
   }

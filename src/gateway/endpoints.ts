@@ -17,9 +17,9 @@ import type { RouteSource } from "../routes/route-source.js";
 /**
  * Every endpoint of the gateway, in one table: method, path, whether it needs
  * the API key, and its handler. The HTTP server serves this table and
- * nothing else; a 404 or 405 is what the table does not hold. The first row
- * that fits a request wins, so a literal path goes before a `{name}` one
- * that would also match it.
+ * nothing else; a 404 or 405 is what the table does not hold. A plain path
+ * wins over a `{name}` one that also fits (`POST /v1/responses/compact` is
+ * not a response id).
  */
 export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const options = container.resolve<GatewayOptions>(OPTIONS);

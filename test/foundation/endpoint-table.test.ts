@@ -41,6 +41,7 @@ describe("the endpoint table", () => {
     expect(withSocket.upgradeAt("/v1/events")).toBe(upgrade);
     expect(withSocket.upgradeAt("/v1/models")).toBeUndefined();
     expect(withSocket.upgradeAt("/v1/nothing")).toBeUndefined();
+    expect(() => new EndpointTable([{ ...row("GET", "/v1/events/{id}"), upgrade }])).toThrow(/needs a plain path/);
   });
 });
 
