@@ -62,7 +62,8 @@ export class HttpServer {
     const started = performance.now();
     let route = "unmatched";
     try {
-      const url = new URL(request.url ?? "/", "http://carrierd.local");
+      const url = targetOf(request);
+      if (!url) throw new GatewayError("invalid_request", MALFORMED_TARGET);
       const method = request.method ?? "GET";
       const match = this.endpoints.match(method, url.pathname);
       if (match.kind === "found") route = match.endpoint.path;
@@ -90,11 +91,12 @@ export class HttpServer {
 
   /** A WebSocket upgrade goes to the row of its path that takes upgrades; anywhere else it is a 404. */
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const pathname = new URL(request.url ?? "/", "http://carrierd.local").pathname;
-    const upgrade = this.endpoints.upgradeAt(pathname);
+    const pathname = targetOf(request)?.pathname;
+    const upgrade = pathname === undefined ? undefined : this.endpoints.upgradeAt(pathname);
     if (upgrade) return upgrade(request, socket, head);
     socket.on("error", () => socket.destroy());
-    answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`));
+    if (pathname === undefined) answerOnSocket(socket, 400, "Bad Request", new GatewayError("invalid_request", MALFORMED_TARGET));
+    else answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`));
   }
 
   private notifyResponse(method: string, route: string, status: number): void {
@@ -121,6 +123,17 @@ export class PortInUseError extends Error {
   constructor(host: string, port: number, cause: unknown) {
     super(`port ${port} on ${host} is already in use (another carrierd, or another server). Stop it, or choose another port with --port N or CARRIERD_PORT=N (0 picks a free one).`, { cause });
     this.name = "PortInUseError";
+  }
+}
+
+const MALFORMED_TARGET = "malformed HTTP request: the request target is not a URL path";
+
+/** The request's URL; undefined for a target Node accepts but no URL can be made of (`//[`), the client's mistake. */
+function targetOf(request: IncomingMessage): URL | undefined {
+  try {
+    return new URL(request.url ?? "/", "http://carrierd.local");
+  } catch {
+    return undefined;
   }
 }
 

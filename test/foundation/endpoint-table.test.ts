@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { EndpointTable, type Endpoint } from "../../src/api/endpoint-table.js";
 import { gatewayEndpoints } from "../../src/gateway/endpoints.js";
@@ -90,5 +91,27 @@ describe("the gateway serves its table and nothing else", () => {
     const text = await (await gateway.fetch("/metrics")).text();
     expect(text).toContain('carrierd_http_requests_total{method="GET",route="/v1/responses/{id}",status="404"} 1');
     expect(text).not.toContain("resp_label_check");
+  });
+
+  /** Writes raw bytes to the gateway's port and returns everything it answers before closing. */
+  function rawExchange(bytes: string): Promise<string> {
+    const { hostname, port } = new URL(gateway.url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(bytes));
+      let answer = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => (answer += chunk));
+      socket.on("close", () => resolve(answer));
+      socket.on("error", reject);
+    });
+  }
+
+  test("a request target no URL can be made of is a 400, as a request and as an upgrade, and the gateway stays up", async () => {
+    const asked = await rawExchange(`GET //[ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.key}\r\nConnection: close\r\n\r\n`);
+    expect(asked).toMatch(/^HTTP\/1\.1 400 /);
+    expect(asked).toContain('"code":"invalid_request"');
+    const upgraded = await rawExchange("GET //[ HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+    expect(upgraded).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
   });
 });
