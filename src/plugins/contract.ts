@@ -8,12 +8,13 @@
  * reasoning travels as an opaque `native-record` the plugin owns.
  */
 
+import type { Json, JsonObject } from "../util/json.js";
+
+// the JSON types live on the ground floor (util/); the contract hands them on, so plugins find them here
+export type { Json, JsonObject };
+
 /** Bumped on any breaking change of this file. A plugin declares the version it was written for. */
 export const PLUGIN_API_VERSION = 1;
-
-/** A JSON value as it came off the wire. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
 
 /** The standard OpenAI-style reasoning carrier fields (SPEC §3). */
 export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details";
