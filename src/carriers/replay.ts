@@ -2,7 +2,7 @@ import type { CarrierField, ChatMessage, Json, JsonObject } from "../plugins/con
 import type { ReplaySource } from "../store/stored-turn.js";
 import { markRecurring } from "../plugins/chat-json.js";
 import { sameJson } from "../util/same-json.js";
-import { sameProducer } from "./model-family.js";
+import type { ModelFamily } from "./model-family.js";
 import { splitInlineContent } from "./inline-reasoning.js";
 
 /** Who receives this request's carriers. */
@@ -15,6 +15,8 @@ export interface ReplayTarget {
   readonly native: boolean;
   /** Whether `plugin` declares a native record type at all. */
   readonly pluginHasNative: boolean;
+  /** The route table's model-family rule (routes.yaml `model_family`), for signed and encrypted carriers (rule 7). */
+  readonly family: ModelFamily;
 }
 
 /** What replay attached to one message, for the per-request debug line (names only); messages it attached nothing to are left out. */
@@ -117,7 +119,7 @@ interface ReplayMemo {
 }
 
 function keyOf(target: ReplayTarget): string {
-  return `${target.plugin}\n${target.upstreamModel}\n${target.effective.join(",")}\n${target.native}\n${target.pluginHasNative}`;
+  return `${target.plugin}\n${target.upstreamModel}\n${target.effective.join(",")}\n${target.native}\n${target.pluginHasNative}\n${target.family.key}`;
 }
 
 /**
@@ -152,7 +154,7 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
       delete edit().reasoning_details;
     }
   }
-  if (source?.nativeRecord && target.native && target.pluginHasNative && sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
+  if (source?.nativeRecord && target.native && target.pluginHasNative && target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
     edit().native_record = source.nativeRecord;
     fields.push("native_record");
   }
@@ -168,7 +170,7 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
 function storedDetails(source: ReplaySource | undefined, target: ReplayTarget): Json[] | undefined {
   const details = source?.reasoningDetails;
   if (!details || details.length === 0) return undefined;
-  if (details.some(isSignedOrEncrypted) && !sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) return undefined;
+  if (details.some(isSignedOrEncrypted) && !target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) return undefined;
   return details;
 }
 
