@@ -3,6 +3,7 @@ import type { ReplaySource } from "../store/stored-turn.js";
 import { markRecurring } from "../plugins/chat-json.js";
 import { sameJson } from "../util/same-json.js";
 import type { ModelFamily } from "./model-family.js";
+import { splitInlineContent } from "./inline-reasoning.js";
 
 /** Who receives this request's carriers. */
 export interface ReplayTarget {
@@ -121,14 +122,22 @@ function keyOf(target: ReplayTarget): string {
   return `${target.plugin}\n${target.upstreamModel}\n${target.effective.join(",")}\n${target.native}\n${target.pluginHasNative}\n${target.family.key}`;
 }
 
-/** One assistant message with its stored carriers attached: a copy when anything changes. */
+/**
+ * One assistant message with its stored carriers attached: a copy when anything changes.
+ * Reasoning a client inlined in the content is cut out of it when the route
+ * has a place of its own for reasoning (an effective field, or the native
+ * record going with the message); it is the client's reasoning, used like a
+ * client-sent field: only when nothing is stored. A route with no such place
+ * gets the content as the client sent it.
+ */
 function attachTo(message: ChatMessage, source: ReplaySource | undefined, target: ReplayTarget): { message: ChatMessage; fields: string[] } {
   let copy: ChatMessage | undefined;
   const edit = () => (copy ??= { ...message });
   // a client never gets to hand a plugin a native record: only replay sets it
   if ("native_record" in message) delete edit().native_record;
   const fields: string[] = [];
-  const text = source?.reasoningText || clientText(message);
+  const inline = target.effective.length > 0 || (target.native && target.pluginHasNative) ? splitInlineContent(message.content) : undefined;
+  const text = source?.reasoningText || clientText(message) || inline?.reasoning;
   for (const field of PLAIN_FIELDS) {
     if (!target.effective.includes(field)) continue;
     if (text) {
@@ -149,6 +158,7 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
     edit().native_record = source.nativeRecord;
     fields.push("native_record");
   }
+  if (inline && (target.effective.length > 0 || fields.includes("native_record"))) edit().content = inline.content;
   return { message: copy ?? message, fields };
 }
 
