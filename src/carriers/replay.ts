@@ -1,5 +1,5 @@
 import type { CarrierField, ChatMessage, Json, JsonObject } from "../plugins/contract.js";
-import type { ReplaySource } from "../store/stored-turn.js";
+import type { ReplaySource } from "../storage/turns.js";
 import { markRecurring } from "../plugins/chat-json.js";
 import { sameJson } from "../util/same-json.js";
 import type { ModelFamily } from "./model-family.js";

@@ -12,18 +12,11 @@ import { PluginRegistry } from "../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
 import { RouteSource } from "../routes/route-source.js";
 import { UpstreamHttp } from "../upstream/upstream-http.js";
-import { join } from "node:path";
-import { BackgroundCheckpoint } from "../store/background-checkpoint.js";
-import { openDatabase } from "../store/database.js";
-import { STORE_MIGRATIONS } from "../store/migrations.js";
-import { JOURNAL_FILE, TurnJournal } from "../store/turn-journal.js";
-import { SessionStore } from "../store/session-store.js";
+import { openSqliteStorage } from "../storage-sqlite/open-sqlite-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
-import { VerdictStore } from "../verdicts/verdict-store.js";
-import { STORE, VERDICT_STORE } from "../container/tokens.js";
-import { installResponses, RESPONSES_MIGRATIONS } from "../responses/install.js";
-import { COMPACTION_MIGRATIONS, installCompaction } from "../compaction/install.js";
-import { BACKGROUND_CHECKPOINT, CHAT_SERVICE, DATABASE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { installResponses } from "../responses/install.js";
+import { installCompaction } from "../compaction/install.js";
+import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {
@@ -45,29 +38,21 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
-  const databaseFile = join(options.home, "state.db");
-  const database = openDatabase(databaseFile, [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
-  const checkpoints = new BackgroundCheckpoint(database, databaseFile, log, { intervalMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes });
+  const storage = openSqliteStorage({ home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });
   container.register(EVENT_BUS, { useValue: bus });
   container.register(PLUGIN_REGISTRY, { useValue: registry });
   container.register(UPSTREAM_HTTP, { useValue: http });
-  container.register(DATABASE, { useValue: database });
-  container.register(BACKGROUND_CHECKPOINT, { useValue: checkpoints });
+  container.register(STORAGE, { useValue: storage });
   const routeSource = new RouteSource(loaded.table, registry.names, bus, log);
   container.register(ROUTE_SOURCE, { useValue: routeSource });
-  const sessionStore = new SessionStore(database, { journal: new TurnJournal(join(options.home, JOURNAL_FILE)), log });
-  sessionStore.recoverJournal();
-  const verdictStore = new VerdictStore(database);
-  container.register(STORE, { useValue: sessionStore });
-  container.register(VERDICT_STORE, { useValue: verdictStore });
-  clearVerdictsOnRouteEdit(routeSource, verdictStore, sessionStore, log);
+  clearVerdictsOnRouteEdit(routeSource, storage, log);
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
-  installResponses(container, database);
-  installCompaction(container, database);
+  installResponses(container);
+  installCompaction(container);
   container.registerSingleton(EVENT_HUB, EventHub);
   container.registerSingleton(METRICS, GatewayMetrics);
   return container;

@@ -4,14 +4,12 @@ import { HttpServer } from "../api/http-server.js";
 import type { EventBus } from "../bus/event-bus.js";
 import { buildContainer } from "./build-container.js";
 import { gatewayEndpoints } from "./endpoints.js";
-import { BACKGROUND_CHECKPOINT, DATABASE, EVENT_BUS, EVENT_HUB, LOGGER, METRICS, ROUTE_SOURCE, STORE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { EVENT_BUS, EVENT_HUB, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { UpstreamHttp } from "../upstream/upstream-http.js";
-import type { Db } from "../store/database.js";
-import type { SessionStore } from "../store/session-store.js";
-import type { BackgroundCheckpoint } from "../store/background-checkpoint.js";
+import type { Storage } from "../storage/storage.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { registerSecret } from "../logging/redact.js";
@@ -58,9 +56,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       await server.close();
       await routes.close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
-      await container.resolve<BackgroundCheckpoint>(BACKGROUND_CHECKPOINT).stop();
-      container.resolve<SessionStore>(STORE).close();
-      container.resolve<Db>(DATABASE).close();
+      await container.resolve<Storage>(STORAGE).close();
     },
   };
 }

@@ -5,7 +5,7 @@ import { formatProblem, parseRoutes } from "../../src/routes/load-routes.js";
 import { resolveDialect } from "../../src/routes/request-dialect.js";
 import type { RouteTable } from "../../src/routes/route-table.js";
 import { SHIPPED_DIALECTS } from "../../src/routes/shipped-dialects.js";
-import type { ReplaySource } from "../../src/store/stored-turn.js";
+import type { ReplaySource } from "../../src/storage/turns.js";
 
 const PLUGINS = new Set(["demo", "openai-compatible", "anthropic"]);
 

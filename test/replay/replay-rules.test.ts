@@ -4,7 +4,7 @@ import { attachStoredCarriers, type ReplayTarget } from "../../src/carriers/repl
 import { shapeMessages } from "../../src/carriers/shape-messages.js";
 import type { CarrierPolicy, ChatMessage } from "../../src/plugins/contract.js";
 import { fingerprintMessage } from "../../src/sessions/fingerprint.js";
-import type { ReplaySource } from "../../src/store/stored-turn.js";
+import type { ReplaySource } from "../../src/storage/turns.js";
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object") {

@@ -8,7 +8,7 @@ import { PluginRegistry } from "../../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
 import { routeNumber, type RouteTable } from "../../routes/route-table.js";
-import { verdictsInForce } from "../../verdicts/verdicts-in-force.js";
+import { verdictsInForce } from "../verdicts-in-force.js";
 
 interface RoutesFlags {
   home?: string;
@@ -67,7 +67,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
           const upstreamModel = resolved?.upstreamModel ?? flags.model!;
           const policy = table.policyFor(provider, upstreamModel);
           const dialect = table.dialectFor(provider, upstreamModel);
-          const verdicts = verdictsInForce(flags.home, provider.id, provider.host, upstreamModel);
+          const verdicts = await verdictsInForce(flags.home, provider.id, provider.host, upstreamModel);
           const explained = {
             model: flags.model,
             provider: provider.id,

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { openDatabase, type Db } from "../store/database.js";
-import { RESPONSES_MIGRATIONS } from "./migrations.js";
-import { ResponseStore, type ResponseRecord } from "./response-store.js";
+import { openDatabase, type Db } from "./database.js";
+import type { ResponseRecord } from "../storage/responses.js";
+import { ResponseStore } from "./response-store.js";
+import { RESPONSES_MIGRATIONS } from "./responses-migrations.js";
 
 let db: Db;
 let store: ResponseStore;

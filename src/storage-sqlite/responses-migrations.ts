@@ -1,4 +1,4 @@
-import type { Migration } from "../store/database.js";
+import type { Migration } from "./database.js";
 
 /**
  * The Responses API store (versions 100–199).

@@ -70,3 +70,33 @@ export interface SessionSummary {
   readonly createdAt: string;
   readonly updatedAt: string;
 }
+
+/** A session as `sessions show` reads it: its summary, model config and every turn with the prompt that asked for it. */
+export interface SessionDetail extends SessionSummary {
+  readonly modelConfig: SessionModelConfig;
+  readonly turnList: StoredTurn[];
+  /** Per turn, in order: the messages that asked for it. */
+  readonly prompts: ChatMessage[][];
+}
+
+/** A stored turn one of a request's keys (fingerprint or call key) matched. */
+export interface FingerprintMatch {
+  readonly id: string;
+  readonly session_id: string;
+  /** The turn it continued (the one before it in its conversation): how matching follows a conversation's order. */
+  readonly parent_turn_id: string | null;
+}
+
+/** A session's model config: verdicts recorded while it ran, so `--resume` keeps them. */
+export interface SessionModelConfig {
+  /** `[provider, host, model, fields]` */
+  rejected_carriers?: [string, string, string, string[]][];
+  [key: string]: unknown;
+}
+
+/** What `sessions branch` made: the new session, how many turns it holds, and the checkpoint copied into it, if any. */
+export interface BranchResult {
+  readonly id: string;
+  readonly turns: number;
+  readonly checkpoint: string | undefined;
+}

@@ -1,28 +1,6 @@
-import type { Db } from "../store/database.js";
-
-/** A checkpoint: the summary that stands in for the middle of a session's history. */
-export interface Checkpoint {
-  readonly id: string;
-  readonly sessionId: string;
-  /** The response whose chain the summary was made on; null for a copy in a branch. */
-  readonly anchorResponseId: string | null;
-  /** Messages of the chain's history kept before the summary (system and first user message). */
-  readonly headCount: number;
-  /** Index in the chain's full history of the first message kept after the summary. */
-  readonly cutIndex: number;
-  readonly summary: string;
-  /** The model name the summary was asked of. */
-  readonly summarizer: string;
-  /** Messages the summary replaced, this compaction alone. */
-  readonly summarizedMessages: number;
-  /** Turns of the session inactive under this checkpoint (earlier compactions included). */
-  readonly archivedTurns: number;
-  /** Position of the last archived turn. */
-  readonly archivedThrough: number | null;
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  readonly createdAt: string;
-}
+import { randomBytes } from "node:crypto";
+import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "../storage/checkpoints.js";
+import type { Db } from "./database.js";
 
 interface CheckpointRow {
   id: string;
@@ -41,17 +19,19 @@ interface CheckpointRow {
 }
 
 /**
- * Checkpoints and the active flag of turns (migration 200). Whether the
- * schema exists is checked, not assumed: a CLI command may open a state.db
- * that no compaction-aware gateway has migrated yet, and then nothing was
- * ever compacted.
+ * Checkpoints and the active flag of turns (migration 200). `settle` first
+ * commits turns made durable but not committed yet: a checkpoint archives
+ * turns by id.
  */
 export class CheckpointStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly settle: () => void,
+  ) {}
 
-  /** Whether migration 200 has run on this database. */
-  get ready(): boolean {
-    return this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'compaction_checkpoints'").get() !== undefined;
+  /** An id for a checkpoint made here (a branch's copy); the same shape as the ones compaction makes. */
+  newCheckpointId(): string {
+    return `ckpt_${randomBytes(12).toString("hex")}`;
   }
 
   /** Whether a session has any checkpoint: most have none, and then the chain need not be walked. */
@@ -76,7 +56,8 @@ export class CheckpointStore {
    * summarised turns inactive, in one transaction. Turns keep every byte of
    * every carrier; only their flag changes.
    */
-  save(checkpoint: Omit<Checkpoint, "archivedTurns" | "archivedThrough" | "createdAt">, archive: { turnIds: readonly string[]; supersedes: Checkpoint | undefined }): Checkpoint {
+  save(checkpoint: NewCheckpoint, archive: CheckpointArchive): Checkpoint {
+    this.settle();
     return this.db.transaction(() => {
       this.db.prepare(`UPDATE turns SET active = 0 WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))`).run(checkpoint.sessionId, JSON.stringify(archive.turnIds));
       const archived = this.db.prepare(`SELECT COUNT(*) AS count, MAX(position) AS through FROM turns WHERE session_id = ? AND active = 0`).get(checkpoint.sessionId) as { count: number; through: number | null };
@@ -89,13 +70,11 @@ export class CheckpointStore {
 
   /** A session's checkpoints, oldest first. */
   list(sessionId: string): Checkpoint[] {
-    if (!this.ready) return [];
     return (this.db.prepare(`SELECT * FROM compaction_checkpoints WHERE session_id = ? ORDER BY created_at, rowid`).all(sessionId) as CheckpointRow[]).map(toCheckpoint);
   }
 
   /** Positions of a session's inactive (summarised) turns. */
   archivedPositions(sessionId: string): Set<number> {
-    if (!this.ready) return new Set();
     return new Set((this.db.prepare(`SELECT position FROM turns WHERE session_id = ? AND active = 0`).all(sessionId) as { position: number }[]).map((row) => row.position));
   }
 

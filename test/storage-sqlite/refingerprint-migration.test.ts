@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { COMPACTION_MIGRATIONS } from "../../src/compaction/migrations.js";
-import { RESPONSES_MIGRATIONS } from "../../src/responses/migrations.js";
+import { COMPACTION_MIGRATIONS } from "../../src/storage-sqlite/compaction-migrations.js";
+import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
 import { findSession } from "../../src/sessions/session-finder.js";
-import { openDatabase } from "../../src/store/database.js";
-import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
-import { SessionStore } from "../../src/store/session-store.js";
+import { openDatabase } from "../../src/storage-sqlite/database.js";
+import { SESSION_MIGRATIONS } from "../../src/storage-sqlite/session-migrations.js";
+import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
 
 // Migration 4: turns stored with the fingerprint of the release before it are found by what frontends send now.
 const home = mkdtempSync(join(tmpdir(), "carrierd-migration-4-"));
@@ -21,9 +21,9 @@ function oldFingerprint(content: string, calls: [string, string, string][]): str
   return createHash("sha256").update(JSON.stringify([content.trimEnd(), canonical])).digest("base64url").slice(0, 32);
 }
 
-test("old fingerprints are recomputed: a tool-call turn and an answer stored before migration 4 replay for an Open WebUI / LibreChat history", () => {
+test("old fingerprints are recomputed: a tool-call turn and an answer stored before migration 4 replay for an Open WebUI / LibreChat history", async () => {
   const file = join(home, "v3.db");
-  const old = openDatabase(file, [...STORE_MIGRATIONS.filter((migration) => migration.version < 4), ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
+  const old = openDatabase(file, [...SESSION_MIGRATIONS.filter((migration) => migration.version < 4), ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
   const now = new Date().toISOString();
   old.prepare(`INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES ('sess_old', 'k', 'm', NULL, '{}', ?, ?)`).run(now, now);
   const insert = old.prepare(
@@ -35,8 +35,8 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
   insert.run("turn_2", 2, "turn_1", "It is sunny.", null, "R2", now, oldFingerprint("It is sunny.", []));
   old.close();
 
-  const db = openDatabase(file, [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
-  const store = new SessionStore(db);
+  const db = openDatabase(file, [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
+  const store = new SqliteStorage(db, undefined);
   const resent = [
     { role: "user" as const, content: "weather?" },
     // LibreChat: the tool-call turn's text blanked; Open WebUI 0.6: a leading newline
@@ -45,7 +45,7 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
     { role: "assistant" as const, content: "\nIt is sunny." },
     { role: "user" as const, content: "thanks" },
   ];
-  const found = findSession(store, "k", resent, undefined);
+  const found = await findSession(store.turns, "k", resent, undefined);
   expect(found.sessionId).toBe("sess_old");
   expect([...found.turnIds.entries()]).toEqual([[1, "turn_1"], [3, "turn_2"]]);
   expect(db.prepare("SELECT call_key IS NOT NULL FROM turns ORDER BY position").pluck().all()).toEqual([1, 0]);

@@ -1,4 +1,4 @@
-import type { Migration } from "../store/database.js";
+import type { Migration } from "./database.js";
 
 /**
  * Compaction (versions 200–299; SPEC §10).

@@ -3,11 +3,11 @@ import { callKeyOf, fingerprintOf } from "../sessions/fingerprint.js";
 import type { ToolCall } from "../plugins/contract.js";
 
 /**
- * Migrations of the session store (versions 1–99). Other capabilities keep
- * theirs beside their code, in their own version range (responses: 100–199,
- * compaction: 200–299), and build-container passes them all to openDatabase.
+ * Migrations of sessions and turns (versions 1–99). The Responses API's
+ * tables are 100–199 (responses-migrations.ts), compaction's 200–299
+ * (compaction-migrations.ts); SQLITE_MIGRATIONS (migrations.ts) is them all.
  */
-export const STORE_MIGRATIONS: readonly Migration[] = [
+export const SESSION_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: "sessions, turns, fingerprints, verdicts",

@@ -1,14 +1,7 @@
 import type { Db } from "./database.js";
 import { foreignWrites, type ForeignWrites } from "./foreign-writes.js";
-import type { ReplaySource } from "./stored-turn.js";
+import type { FingerprintMatch, ReplaySource } from "../storage/turns.js";
 import { GenerationalCache } from "../util/generational-cache.js";
-
-export interface FingerprintMatch {
-  readonly id: string;
-  readonly session_id: string;
-  /** The turn it continued (the one before it in its conversation): how matching follows a conversation's order. */
-  readonly parent_turn_id: string | null;
-}
 
 /** At most this many matches are kept per fingerprint, newest first (as the query returns them). */
 export const MATCHES_PER_FINGERPRINT = 8;

@@ -1,24 +1,8 @@
 import type { Statement } from "better-sqlite3";
-import { inject, injectable } from "tsyringe";
-import { DATABASE } from "../container/tokens.js";
 import type { CarrierField } from "../plugins/contract.js";
-import type { Db } from "../store/database.js";
-import { foreignWrites, ReadCache } from "../store/foreign-writes.js";
-
-/** One verdict as `verdicts list --json` prints it (SPEC §12.7). */
-export interface Verdict {
-  provider: string;
-  /** Hostname without port. */
-  host: string;
-  /** Upstream model name. */
-  model: string;
-  field: string;
-  /** The upstream's HTTP status. */
-  status: number;
-  /** The upstream's error message. */
-  message: string;
-  recorded_at: string;
-}
+import type { Verdict } from "../storage/verdicts.js";
+import type { Db } from "./database.js";
+import { foreignWrites, ReadCache } from "./foreign-writes.js";
 
 /**
  * Unknown-field verdicts: (provider, host, model, field) that an upstream
@@ -27,7 +11,6 @@ export interface Verdict {
  * another process still takes effect on the next request without any
  * signal to the daemon.
  */
-@injectable()
 export class VerdictStore {
   private readonly fieldsStatement: Statement<[string, string, string]>;
   private readonly upsert: Statement<[string, string, string, string, number, string, string]>;
@@ -36,7 +19,7 @@ export class VerdictStore {
   /** Fields per `provider\0host\0model` (glob routes take any model name a client sends: bounded). */
   private readonly cached: ReadCache<CarrierField[]>;
 
-  constructor(@inject(DATABASE) private readonly db: Db) {
+  constructor(private readonly db: Db) {
     this.cached = new ReadCache(foreignWrites(db), 10_000);
     this.fieldsStatement = db.prepare(`SELECT field FROM verdicts WHERE provider = ? AND host = ? AND model = ?`);
     this.upsert = db.prepare(

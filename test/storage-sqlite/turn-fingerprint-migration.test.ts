@@ -3,25 +3,24 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { branchSession } from "../../src/compaction/branch.js";
-import { CheckpointStore } from "../../src/compaction/checkpoint-store.js";
-import { COMPACTION_MIGRATIONS } from "../../src/compaction/migrations.js";
-import { RESPONSES_MIGRATIONS } from "../../src/responses/migrations.js";
+import { CheckpointStore } from "../../src/storage-sqlite/checkpoint-store.js";
+import { COMPACTION_MIGRATIONS } from "../../src/storage-sqlite/compaction-migrations.js";
+import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openDatabase, type Db } from "../../src/store/database.js";
-import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
-import { SessionStore } from "../../src/store/session-store.js";
-import type { NewTurn } from "../../src/store/stored-turn.js";
+import { openDatabase, type Db } from "../../src/storage-sqlite/database.js";
+import { SESSION_MIGRATIONS } from "../../src/storage-sqlite/session-migrations.js";
+import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import type { NewTurn } from "../../src/storage/turns.js";
 
 // Migration 3 moves each turn's fingerprint into its row and drops AUTOINCREMENT (issue 9: fewer pages per commit).
 const home = mkdtempSync(join(tmpdir(), "carrierd-migration-3-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** What a gateway of the release before migration 3 applied, and what it applies now. */
-const BEFORE = [...STORE_MIGRATIONS.filter((migration) => migration.version < 3), ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
-const NOW = [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
+const BEFORE = [...SESSION_MIGRATIONS.filter((migration) => migration.version < 3), ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
+const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
 
-/** A turn written as the old SessionStore wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
+/** A turn written as the old SqliteStorage wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
 function oldTurn(db: Db, id: string, sessionId: string, keyHash: string, content: string): number {
   const now = new Date().toISOString();
   db.prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, 'demo', NULL, '{}', ?, ?)`).run(sessionId, keyHash, now, now);
@@ -37,7 +36,7 @@ function oldTurn(db: Db, id: string, sessionId: string, keyHash: string, content
   return seq;
 }
 
-/** The old SessionStore.branch: rows copied in SQL, then the fingerprints of the originals attached to the copies. */
+/** The old SqliteStorage.branch: rows copied in SQL, then the fingerprints of the originals attached to the copies. */
 function oldBranch(db: Db, sourceId: string, newId: string, at: number): void {
   const now = new Date().toISOString();
   db.prepare(`INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) SELECT ?, key_hash, model, id, model_config, ?, ? FROM sessions WHERE id = ?`).run(newId, now, now, sourceId);
@@ -76,7 +75,7 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   oldBranch(old, "sess_a", "sess_branch", 2);
   oldTurn(old, "turn_last", "sess_last", "k1", "hello"); // deleted below: AUTOINCREMENT had gone past the largest seq
   old.prepare("DELETE FROM sessions WHERE id IN ('sess_gone', 'sess_last')").run();
-  const checkpoints = new CheckpointStore(old);
+  const checkpoints = new CheckpointStore(old, () => {});
   checkpoints.save(
     { id: "ckpt_1", sessionId: "sess_a", anchorResponseId: "resp_1", headCount: 1, cutIndex: 2, summary: "they said hello", summarizer: "demo", summarizedMessages: 2, tokensBefore: 100, tokensAfter: 40 },
     { turnIds: ["turn_a1"], supersedes: undefined },
@@ -100,21 +99,21 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before.map((row) => ({ ...row, call_key: null }))); // migration 4 adds call_key: text turns have none
   expect(db.prepare("SELECT id FROM turns WHERE active = 0").pluck().all()).toEqual(["turn_a1"]);
 
-  const store = new SessionStore(db);
+  const store = new SqliteStorage(db, undefined);
   // newest first: the branch's copy, then the originals; another key's turn never
-  expect(ids(store.fingerprintMatchesMany("k1", [HELLO, ANSWER]).get(HELLO))).toEqual(["turn_copy_1", "turn_b1", "turn_a1"]);
-  expect(ids(store.fingerprintMatchesMany("k1", [ANSWER]).get(ANSWER))).toEqual(["turn_copy_2", "turn_a2"]);
-  expect(ids(store.fingerprintMatchesMany("k2", [HELLO]).get(HELLO))).toEqual(["turn_x1"]);
-  expect(new CheckpointStore(db).list("sess_a").map((checkpoint) => [checkpoint.id, checkpoint.archivedThrough])).toEqual([["ckpt_1", 1]]);
+  expect(ids(store.reads.matchesFor("k1", [HELLO, ANSWER]).get(HELLO))).toEqual(["turn_copy_1", "turn_b1", "turn_a1"]);
+  expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual(["turn_copy_2", "turn_a2"]);
+  expect(ids(store.reads.matchesFor("k2", [HELLO]).get(HELLO))).toEqual(["turn_x1"]);
+  expect(new CheckpointStore(db, () => {}).list("sess_a").map((checkpoint) => [checkpoint.id, checkpoint.archivedThrough])).toEqual([["ckpt_1", 1]]);
 
   // a new turn comes after every old one, and is the newest match
   const largest = db.prepare("SELECT MAX(seq) FROM turns").pluck().get() as number;
-  expect(store.saveTurn(newTurn("turn_a4", "sess_a", "k1", "hello"))).toBe(4);
-  expect(store.session("sess_a")!.turnList.find((turn) => turn.id === "turn_a4")!.seq).toBe(largest + 1);
-  expect(ids(store.fingerprintMatchesMany("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_copy_1", "turn_b1", "turn_a1"]);
+  expect(store.writes.saveNow(newTurn("turn_a4", "sess_a", "k1", "hello"))).toBe(4);
+  expect(store.sessions.show("sess_a")!.turnList.find((turn) => turn.id === "turn_a4")!.seq).toBe(largest + 1);
+  expect(ids(store.reads.matchesFor("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_copy_1", "turn_b1", "turn_a1"]);
 
   // a branch made now, past the checkpoint (compaction's branch): its copies carry their fingerprints and key hash
-  const branch = branchSession(db, store, "sess_a", undefined);
+  const branch = store.sessions.branch("sess_a", "sess_branch_now", undefined)!;
   expect(branch).toMatchObject({ turns: 3 }); // turn 1 is archived: the copied checkpoint stands in for it
   const copies = db.prepare("SELECT id, position, key_hash, fingerprint, parent_turn_id FROM turns WHERE session_id = ? ORDER BY position").all(branch.id) as { id: string; position: number; key_hash: string; fingerprint: string; parent_turn_id: string | null }[];
   expect(copies.map((copy) => [copy.position, copy.key_hash, copy.fingerprint])).toEqual([
@@ -123,41 +122,41 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
     [4, "k1", HELLO],
   ]);
   expect(copies.map((copy) => copy.parent_turn_id)).toEqual([null, copies[0]!.id, copies[1]!.id]);
-  expect(ids(store.fingerprintMatchesMany("k1", [ANSWER]).get(ANSWER))).toEqual([copies[0]!.id, "turn_copy_2", "turn_a2"]);
+  expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual([copies[0]!.id, "turn_copy_2", "turn_a2"]);
 
   // sessions rm: the turns go, and with them their fingerprints
-  expect(store.removeSession(branch.id)).toBe(true);
-  expect(store.removeSession("sess_branch")).toBe(true);
+  expect(store.sessions.remove(branch.id)).toBe(true);
+  expect(store.sessions.remove("sess_branch")).toBe(true);
   expect(db.prepare("SELECT COUNT(*) FROM turns WHERE session_id IN (?, 'sess_branch')").pluck().get(branch.id)).toBe(0);
-  expect(ids(store.fingerprintMatchesMany("k1", [ANSWER]).get(ANSWER))).toEqual(["turn_a2"]);
-  expect(ids(store.fingerprintMatchesMany("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_b1", "turn_a1"]);
+  expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual(["turn_a2"]);
+  expect(ids(store.reads.matchesFor("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_b1", "turn_a1"]);
   db.close();
 });
 
 test("a seq freed by deleting the newest turns is reused, and the turn that takes it is still the newest match", () => {
-  const store = new SessionStore(openDatabase(":memory:", NOW));
-  store.saveTurn(newTurn("turn_1", "sess_1", "k", "hello"));
-  store.saveTurn(newTurn("turn_2", "sess_2", "k", "hello"));
-  const seqOf = (sessionId: string) => store.session(sessionId)!.turnList[0]!.seq;
+  const store = new SqliteStorage(openDatabase(":memory:", NOW), undefined);
+  store.writes.saveNow(newTurn("turn_1", "sess_1", "k", "hello"));
+  store.writes.saveNow(newTurn("turn_2", "sess_2", "k", "hello"));
+  const seqOf = (sessionId: string) => store.sessions.show(sessionId)!.turnList[0]!.seq;
   const freed = seqOf("sess_2");
-  expect(ids(store.fingerprintMatchesMany("k", [HELLO]).get(HELLO))).toEqual(["turn_2", "turn_1"]);
-  store.removeSession("sess_2");
-  expect(ids(store.fingerprintMatchesMany("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
-  store.saveTurn(newTurn("turn_3", "sess_3", "k", "hello"));
+  expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_2", "turn_1"]);
+  store.sessions.remove("sess_2");
+  expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
+  store.writes.saveNow(newTurn("turn_3", "sess_3", "k", "hello"));
   expect(seqOf("sess_3")).toBe(freed);
-  expect(ids(store.fingerprintMatchesMany("k", [HELLO]).get(HELLO))).toEqual(["turn_3", "turn_1"]);
+  expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_3", "turn_1"]);
 });
 
 test("a database only the CLI opened (no compaction yet) migrates, and compaction's migration adds its column afterwards", () => {
   const file = join(home, "cli.db");
-  const old = openDatabase(file, STORE_MIGRATIONS.filter((migration) => migration.version < 3));
+  const old = openDatabase(file, SESSION_MIGRATIONS.filter((migration) => migration.version < 3));
   const seq = oldTurn(old, "turn_1", "sess_1", "k", "hello");
   old.close();
-  openDatabase(file, STORE_MIGRATIONS).close(); // what `carrierd sessions list` applies
+  openDatabase(file, SESSION_MIGRATIONS).close(); // what `carrierd sessions list` applied before it opened state.db with every migration
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
   expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 101, 102, 200]);
-  expect(ids(new SessionStore(db).fingerprintMatchesMany("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
+  expect(ids(new SqliteStorage(db, undefined).reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });
 
@@ -178,10 +177,10 @@ test("a turn committed alone writes about four pages to the WAL: its row and thr
   const file = join(home, "pages.db");
   const db = openDatabase(file, NOW);
   db.pragma("wal_autocheckpoint = 0"); // as the gateway runs: nothing checkpoints, the WAL only grows
-  const store = new SessionStore(db);
+  const store = new SqliteStorage(db, undefined);
   const frame = (db.pragma("page_size", { simple: true }) as number) + 24;
   const walFrames = () => (statSync(`${file}-wal`).size - 32) / frame;
-  const save = (index: number) => store.saveTurn(newTurn(`turn_${String(index).padStart(6, "0")}`, `sess_${Math.floor(index / 20)}`, "k", `answer ${index} `.repeat(10)));
+  const save = (index: number) => store.writes.saveNow(newTurn(`turn_${String(index).padStart(6, "0")}`, `sess_${Math.floor(index / 20)}`, "k", `answer ${index} `.repeat(10)));
   for (let index = 0; index < 400; index++) save(index); // past the first leaf of every b-tree
   const before = walFrames();
   for (let index = 400; index < 800; index++) save(index);
