@@ -3,9 +3,7 @@ import { shapeMessages } from "../carriers/shape-messages.js";
 import type { CarrierField, CarrierPolicy, ChatMessage, ChatRequest, UpstreamCall } from "../plugins/contract.js";
 import type { PluginRegistry } from "../plugins/plugin-registry.js";
 import type { ResolvedModel } from "../routes/route-table.js";
-import type { SessionMatch } from "../sessions/session-finder.js";
-import type { SessionStore } from "../store/session-store.js";
-import type { ReplaySource } from "../store/stored-turn.js";
+import type { ReplaySource } from "../storage/turns.js";
 import { sentCarrierFields } from "../verdicts/unknown-field.js";
 import { withCancellation, type Cancellation } from "../upstream/cancellation.js";
 import { buildUpstreamBody } from "./upstream-body.js";
@@ -24,41 +22,48 @@ export class BuiltCall {
     readonly attached: AttachedFields[],
   ) {}
 
-  /** Only a rejected request needs it (the classifier): most requests never walk their messages for it. */
+  /** The carrier fields its assistant messages carry, walked for once when asked (callWithRetry asks as it sends the call). */
   get sent(): CarrierField[] {
     return (this.sentFields ??= sentCarrierFields(this.messages));
   }
 }
 
+/** Whether a call with these fields can carry anything stored: only then are the matched turns' carriers read. */
+export function wantsStoredCarriers(registry: PluginRegistry, resolved: ResolvedModel, policy: CarrierPolicy, effective: readonly CarrierField[]): boolean {
+  return effective.length > 0 || (policy.native && hasNative(registry, resolved));
+}
+
+function hasNative(registry: PluginRegistry, resolved: ResolvedModel): boolean {
+  return registry.get(resolved.provider.plugin)?.definition.native !== undefined;
+}
+
 /**
- * Builds the upstream call for a set of effective fields (SPEC §5). The
+ * Builds the upstream call for a set of effective fields (SPEC §5) from the
+ * stored carriers of the request's matched turns, read beforehand. The
  * fallback builds a second one with fewer fields from the same request; the
  * client's history is never touched, only the wire copy differs.
  */
 export class UpstreamRequestBuilder {
-  private sources: Map<number, ReplaySource> | undefined;
-
   constructor(
-    private readonly store: SessionStore,
     private readonly registry: PluginRegistry,
     private readonly request: ChatRequest,
     private readonly resolved: ResolvedModel,
     private readonly policy: CarrierPolicy,
-    private readonly match: SessionMatch,
     private readonly context: { stream: boolean; cancellation: Cancellation },
     private readonly env: Readonly<Record<string, string | undefined>>,
   ) {}
 
-  build(effective: readonly CarrierField[]): BuiltCall {
+  /** `sources`: the matched turns' carriers by message index (empty when wantsStoredCarriers says none can be sent). */
+  build(effective: readonly CarrierField[], sources: ReadonlyMap<number, ReplaySource>): BuiltCall {
     const { provider, upstreamModel } = this.resolved;
-    const pluginHasNative = this.registry.get(provider.plugin)?.definition.native !== undefined;
-    const wantsStored = effective.length > 0 || (this.policy.native && pluginHasNative);
-    const replayed = attachStoredCarriers(this.request.messages, wantsStored ? this.loadSources() : new Map(), {
+    const pluginHasNative = hasNative(this.registry, this.resolved);
+    const replayed = attachStoredCarriers(this.request.messages, sources, {
       plugin: provider.plugin,
       upstreamModel,
       effective,
       native: this.policy.native,
       pluginHasNative,
+      family: this.resolved.family,
     });
     const messages = shapeMessages(replayed.messages, this.policy, effective);
     const body = buildUpstreamBody(this.request, messages, this.resolved, this.policy, this.context.stream);
@@ -72,15 +77,11 @@ export class UpstreamRequestBuilder {
         body,
         stream: this.context.stream,
         reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
+        dialect: this.resolved.dialect,
         policy: this.policy,
       },
       this.context.cancellation,
     );
     return new BuiltCall(call, messages, replayed.attached);
-  }
-
-  /** Stored carriers of the matched turns, read once per request and only when a route can receive any. */
-  private loadSources(): Map<number, ReplaySource> {
-    return (this.sources ??= this.store.replaySources(this.match.turnIds));
   }
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { resolveHome } from "../config/options.js";
-import { JOURNAL_FILE, journalHoldsSession } from "../store/turn-journal.js";
+import { JOURNAL_FILE, journalHoldsSession } from "../storage-sqlite/turn-journal.js";
 
 /** Longer than a running gateway takes to commit a journaled turn (25 ms), with room for a busy machine. */
 const WAIT_MS = 2000;

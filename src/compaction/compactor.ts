@@ -2,18 +2,16 @@ import { inject, injectable } from "tsyringe";
 import type { ChatService } from "../chat/chat-service.js";
 import { newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, CHECKPOINT_STORE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, RESPONSE_STORE, ROUTE_SOURCE, STORE, VERDICT_STORE } from "../container/tokens.js";
-import type { EventBus } from "../events/event-bus.js";
+import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import type { EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, ChatRequest } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
-import type { ResponseStore } from "../responses/response-store.js";
 import type { ResolvedModel } from "../routes/route-table.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { keyScope } from "../sessions/key-scope.js";
-import type { SessionStore } from "../store/session-store.js";
-import type { VerdictStore } from "../verdicts/verdict-store.js";
-import type { Checkpoint, CheckpointStore } from "./checkpoint-store.js";
+import type { Checkpoint } from "../storage/checkpoints.js";
+import type { Storage } from "../storage/storage.js";
 import { planCompaction, type Plan } from "./plan.js";
 import { priceJson } from "./price.js";
 import { summarize, transcriptOf } from "./summarize.js";
@@ -59,10 +57,7 @@ export class Compactor {
   constructor(
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
-    @inject(STORE) private readonly store: SessionStore,
-    @inject(VERDICT_STORE) private readonly verdicts: VerdictStore,
-    @inject(RESPONSE_STORE) private readonly responses: ResponseStore,
-    @inject(CHECKPOINT_STORE) private readonly checkpoints: CheckpointStore,
+    @inject(STORAGE) private readonly storage: Storage,
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
     @inject(EVENT_BUS) private readonly bus: EventBus,
     @inject(LOGGER) private readonly log: Logger,
@@ -75,15 +70,16 @@ export class Compactor {
   async prepare(request: CompactionRequest): Promise<ChatRequest> {
     const { sessionId, parentId } = request;
     if (sessionId === undefined || parentId === null || request.history.length === 0) return request.build(request.history);
-    const current = this.checkpoints.has(sessionId) ? this.checkpoints.forChain(this.responses.ancestry(parentId)) : undefined;
+    const { checkpoints, responses } = this.storage;
+    const current = (await checkpoints.has(sessionId)) ? await checkpoints.forChain(await responses.ancestry(parentId)) : undefined;
     const view = applyCheckpoint(request.history, current);
     const built = buildFrom(request, view);
     const table = this.routes.current;
     const resolved = table.resolveModel(built.model);
     if (!resolved || (!resolved.contextWindow && !request.force)) return built;
     const configured = resolved.contextWindow ? Math.floor(resolved.contextWindow * (resolved.compactAt ?? DEFAULT_COMPACT_AT)) : Number.POSITIVE_INFINITY;
-    const wire: WireContext = { table, registry: this.plugins.registry, store: this.store, verdicts: this.verdicts, keyHash: this.keyHash, env: this.options.env };
-    const before = estimateWire(wire, built, resolved, sessionId);
+    const wire: WireContext = { table, registry: this.plugins.registry, storage: this.storage, keyHash: this.keyHash, env: this.options.env };
+    const before = await estimateWire(wire, built, resolved, sessionId);
     // forced: planned as if the history had just reached its budget, so about half of it stays (plan.ts AFTER_SHARE)
     const budget = request.force ? Math.min(configured, before.total) : configured;
     if (!request.force && before.total <= budget) return built;
@@ -106,7 +102,7 @@ export class Compactor {
     let summary: string;
     try {
       const transcript = transcriptOf(view.slice(plan.head, plan.cut));
-      summary = await summarize(this.chat, this.store, { model: summarizer, transcript, maxTokens: plan.summaryCap, signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS) });
+      summary = await summarize(this.chat, this.storage.catalogue, { model: summarizer, transcript, maxTokens: plan.summaryCap, signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS) });
     } catch (error) {
       this.log.warn({ session_id: sessionId, summarizer, err: { message: error instanceof Error ? error.message : String(error) } }, "compaction failed: the summariser gave no summary; the request goes on uncompacted");
       return built;
@@ -114,13 +110,13 @@ export class Compactor {
     summary = capSummary(summary, plan.summaryCap);
     const compacted: ViewEntry[] = [...view.slice(0, plan.head), { message: summaryMessage(summary), index: SUMMARY_INDEX }, ...view.slice(plan.cut)];
     const rebuilt = buildFrom(request, compacted);
-    const after = estimateWire(wire, rebuilt, resolved, sessionId);
-    const checkpoint = this.record({ request, resolved, view, plan, summary, summarizer, current, before, after, offset, sessionId, parentId });
+    const after = await estimateWire(wire, rebuilt, resolved, sessionId);
+    const checkpoint = await this.record({ request, resolved, view, plan, summary, summarizer, current, before, after, offset, sessionId, parentId });
     this.report(checkpoint, { plan, current, before: before.total, after: after.total, budget, keptMessages: compacted.length });
     return rebuilt;
   }
 
-  private record(state: {
+  private async record(state: {
     request: CompactionRequest;
     resolved: ResolvedModel;
     view: ViewEntry[];
@@ -133,7 +129,7 @@ export class Compactor {
     offset: number;
     sessionId: string;
     parentId: string;
-  }): Checkpoint {
+  }): Promise<Checkpoint> {
     const { view, plan, before, offset } = state;
     const turnIds: string[] = [];
     for (let index = plan.head; index < plan.cut; index++) {
@@ -141,8 +137,8 @@ export class Compactor {
       if (turnId) turnIds.push(turnId);
     }
     // the session row may be gone (`sessions rm`) while the response chain lives on; the checkpoint needs it
-    this.store.ensureSession(state.sessionId, this.keyHash, state.resolved.name);
-    return this.checkpoints.save(
+    await this.storage.catalogue.ensure(state.sessionId, this.keyHash, state.resolved.name);
+    return this.storage.checkpoints.save(
       {
         id: newId("ckpt_"),
         sessionId: state.sessionId,

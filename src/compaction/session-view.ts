@@ -1,5 +1,5 @@
-import type { Db } from "../store/database.js";
-import { type Checkpoint, CheckpointStore } from "./checkpoint-store.js";
+import type { Checkpoint } from "../storage/checkpoints.js";
+import type { CheckpointStorage } from "../storage/storage.js";
 
 /** What `sessions show` needs to know of a session's compaction. */
 export interface SessionCompaction {
@@ -9,9 +9,8 @@ export interface SessionCompaction {
   readonly checkpoints: readonly Checkpoint[];
 }
 
-export function compactionOf(db: Db, sessionId: string): SessionCompaction {
-  const store = new CheckpointStore(db);
-  return { archived: store.archivedPositions(sessionId), checkpoints: store.list(sessionId) };
+export async function compactionOf(checkpoints: CheckpointStorage, sessionId: string): Promise<SessionCompaction> {
+  return { archived: await checkpoints.archivedPositions(sessionId), checkpoints: await checkpoints.list(sessionId) };
 }
 
 /** `sessions show --json`: a checkpoint's summary and sizes. */

@@ -1,6 +1,6 @@
 import type { ChatService } from "../chat/chat-service.js";
 import type { ChatMessage } from "../plugins/contract.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { SessionCatalogue } from "../storage/storage.js";
 import { Cancellation } from "../upstream/cancellation.js";
 import { SUMMARY_INDEX, type ViewEntry } from "./view.js";
 
@@ -48,7 +48,7 @@ export function transcriptOf(entries: readonly ViewEntry[]): string {
  * that session is removed once the summary is in hand — the checkpoint
  * keeps the summary, and `sessions list` keeps showing conversations only.
  */
-export async function summarize(chat: ChatService, sessions: SessionStore, options: { model: string; transcript: string; maxTokens: number; signal: AbortSignal }): Promise<string> {
+export async function summarize(chat: ChatService, sessions: Pick<SessionCatalogue, "remove">, options: { model: string; transcript: string; maxTokens: number; signal: AbortSignal }): Promise<string> {
   const run = await chat.start(
     {
       model: options.model,
@@ -71,7 +71,7 @@ export async function summarize(chat: ChatService, sessions: SessionStore, optio
     run.fail(error);
     throw error;
   } finally {
-    sessions.removeSession(run.sessionId);
+    await sessions.remove(run.sessionId);
   }
   if (!text.trim()) throw new Error("the summariser answered with no text");
   return text.trim();

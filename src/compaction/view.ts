@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../plugins/contract.js";
-import type { Checkpoint } from "./checkpoint-store.js";
+import type { Checkpoint } from "../storage/checkpoints.js";
 
 /** One message of the history a request sends, and where it sits in the chain's full history (-1: a summary). */
 export interface ViewEntry {

@@ -1,23 +1,13 @@
-import { replayOptOut } from "../carriers/replay-opt-out.js";
-import { UpstreamRequestBuilder } from "../chat/upstream-request.js";
+import { planTurn, type PlanningContext } from "../chat/plan-turn.js";
 import type { ChatRequest } from "../plugins/contract.js";
-import type { PluginRegistry } from "../plugins/plugin-registry.js";
 import type { ResolvedModel, RouteTable } from "../routes/route-table.js";
-import { findSession, type SessionMatch } from "../sessions/session-finder.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { SessionMatch } from "../sessions/session-finder.js";
 import { Cancellation } from "../upstream/cancellation.js";
-import { rejectedFor } from "../verdicts/record-rejection.js";
-import type { VerdictStore } from "../verdicts/verdict-store.js";
 import { priceRequest, type PricedRequest } from "./price.js";
 
-/** What estimating needs, all of it what ChatService itself uses. */
-export interface WireContext {
+/** What estimating needs: what the chat service plans a turn with, and the route table the request is priced under. */
+export interface WireContext extends PlanningContext {
   readonly table: RouteTable;
-  readonly registry: PluginRegistry;
-  readonly store: SessionStore;
-  readonly verdicts: VerdictStore;
-  readonly keyHash: string;
-  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 export interface WireEstimate extends PricedRequest {
@@ -26,20 +16,15 @@ export interface WireEstimate extends PricedRequest {
 }
 
 /**
- * Prices a request as it will go upstream: the same session match, the
- * same effective fields (route fields minus verdicts minus opt-out) and the
- * same request builder ChatService uses, so every carrier that replay will
- * attach — reasoning text under each plain field, verbatim
- * `reasoning_details`, native records — is in the price, and nothing replay
- * would strip is.
+ * Prices a request as it will go upstream: planned by the same planTurn as
+ * the chat service (the same session match, the same effective fields:
+ * route fields minus verdicts minus opt-out, the same request builder), so
+ * every carrier that replay will attach — reasoning text under each plain
+ * field, verbatim `reasoning_details`, native records — is in the price,
+ * and nothing replay would strip is.
  */
-export function estimateWire(context: WireContext, request: ChatRequest, resolved: ResolvedModel, sessionId: string): WireEstimate {
+export async function estimateWire(context: WireContext, request: ChatRequest, resolved: ResolvedModel, sessionId: string): Promise<WireEstimate> {
   const policy = context.table.policyFor(resolved.provider, resolved.upstreamModel);
-  const match = findSession(context.store, context.keyHash, request.messages, sessionId);
-  const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
-  const rejected = rejectedFor(context.verdicts, context.store, key, match.sessionId);
-  const optOut = replayOptOut(request);
-  const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
-  const builder = new UpstreamRequestBuilder(context.store, context.registry, request, resolved, policy, match, { stream: request.stream === true, cancellation: new Cancellation() }, context.env);
-  return { ...priceRequest(builder.build(effective).call.body), match };
+  const plan = await planTurn(context, request, { resolved, policy }, { explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() });
+  return { ...priceRequest(plan.first!.call.body), match: plan.match };
 }

@@ -12,7 +12,7 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
-import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, RESPONSE_STORE, ROUTE_SOURCE } from "../container/tokens.js";
+import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import { requireProviderKey } from "../api/provider-keys.js";
 import { noteModel } from "../logging/access-log.js";
 import type { RouteSource } from "../routes/route-source.js";
@@ -26,7 +26,7 @@ import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
 import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./response-object.js";
-import type { ResponseStore } from "./response-store.js";
+import type { ResponseStorage, Storage } from "../storage/storage.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
 
@@ -63,14 +63,18 @@ interface Continuation {
 /** POST/GET/DELETE /v1/responses (SPEC §7), on top of the chat path every plugin serves. */
 @injectable()
 export class ResponsesApi {
+  private readonly store: ResponseStorage;
+
   constructor(
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
-    @inject(RESPONSE_STORE) private readonly store: ResponseStore,
+    @inject(STORAGE) storage: Storage,
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(LOGGER) private readonly log: Logger,
     @inject(COMPACTOR) private readonly compactor: Compactor,
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
-  ) {}
+  ) {
+    this.store = storage.responses;
+  }
 
   async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));
@@ -78,7 +82,7 @@ export class ResponsesApi {
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
-    const continuation = this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined);
+    const continuation = await this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined);
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
     const chatRequest = await this.compactor.prepare({
       sessionId: continuation.sessionHeader,
@@ -103,12 +107,12 @@ export class ResponsesApi {
     const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
     if (!this.routes.current.resolveModel(body.model)) throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
     requireProviderKey(this.routes.current, body.model, this.options.env);
-    const previous = this.store.get(body.previous_response_id);
+    const previous = await this.store.get(body.previous_response_id);
     if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
     const compacted = await this.compactor.prepare({
       sessionId: previous.sessionId,
       parentId: previous.id,
-      history: this.store.history(previous.id),
+      history: await this.store.history(previous.id),
       force: true,
       build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
     });
@@ -116,16 +120,16 @@ export class ResponsesApi {
     sendJson(response, 200, { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage }, { "x-session-id": previous.sessionId });
   }
 
-  get(id: string, response: ServerResponse): void {
-    const stored = this.store.get(id);
+  async get(id: string, response: ServerResponse): Promise<void> {
+    const stored = await this.store.get(id);
     if (!stored) throw responseNotFound(id);
     sendJson(response, 200, stored.body, { "x-session-id": stored.sessionId });
   }
 
   /** GET /v1/responses/{id}/input_items: the items this response was asked with, paged as OpenAI pages them. */
-  inputItems(id: string, query: URLSearchParams, response: ServerResponse): void {
-    const stored = this.store.get(id);
-    const items = stored ? this.store.inputItems(id) : undefined;
+  async inputItems(id: string, query: URLSearchParams, response: ServerResponse): Promise<void> {
+    const stored = await this.store.get(id);
+    const items = stored ? await this.store.inputItems(id) : undefined;
     if (!stored || !items) throw responseNotFound(id);
     sendJson(response, 200, pageOf(items, query), { "x-session-id": stored.sessionId });
   }
@@ -137,14 +141,14 @@ export class ResponsesApi {
    * a response in flight by closing its request; the upstream call is
    * aborted at once.
    */
-  cancel(id: string): never {
-    if (!this.store.get(id)) throw responseNotFound(id);
+  async cancel(id: string): Promise<never> {
+    if (!(await this.store.get(id))) throw responseNotFound(id);
     throw new GatewayError("invalid_request", "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.", "response_id");
   }
 
-  delete(id: string, response: ServerResponse): void {
-    const stored = this.store.get(id);
-    if (!stored || !this.store.delete(id)) throw responseNotFound(id);
+  async delete(id: string, response: ServerResponse): Promise<void> {
+    const stored = await this.store.get(id);
+    if (!stored || !(await this.store.delete(id))) throw responseNotFound(id);
     sendJson(response, 200, { id, object: "response", deleted: true }, { "x-session-id": stored.sessionId });
   }
 
@@ -153,7 +157,7 @@ export class ResponsesApi {
    * `previous_response_id` or `conversation` first, then the client's
    * X-Session-Id, then the session of the stored items its input references.
    */
-  private continuation(body: ResponsesRequest, header: string | undefined): Continuation {
+  private async continuation(body: ResponsesRequest, header: string | undefined): Promise<Continuation> {
     // checked wherever it appears, even when previous_response_id or conversation decides the session (SPEC §12.11)
     sessionOf(header);
     if (body.previous_response_id && body.conversation) {
@@ -161,26 +165,26 @@ export class ResponsesApi {
     }
     let referencedSession: string | undefined;
     const referenced = new Map<string, JsonObject>();
-    const input = convertInput(body.input, (id) => {
-      const found = this.store.item(id);
-      if (found) {
-        referencedSession = found.sessionId;
-        referenced.set(id, found.item);
-      }
-      return found?.item;
-    });
+    // the items the input references, read first: the conversion that checks and resolves them is synchronous
+    for (const id of referencedIds(body.input)) {
+      const found = await this.store.item(id);
+      if (!found) continue;
+      referencedSession = found.sessionId;
+      referenced.set(id, found.item);
+    }
+    const input = convertInput(body.input, (id) => referenced.get(id));
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     if (body.previous_response_id) {
-      const previous = this.store.get(body.previous_response_id);
+      const previous = await this.store.get(body.previous_response_id);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { parentId: previous.id, history: this.store.history(previous.id), input, inputItems, sessionHeader: previous.sessionId, conversationId: null };
+      return { parentId: previous.id, history: await this.store.history(previous.id), input, inputItems, sessionHeader: previous.sessionId, conversationId: null };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
-      const conversation = this.store.conversation(id);
+      const conversation = await this.store.conversation(id);
       const parentId = conversation?.lastResponseId ?? null;
-      return { parentId, history: parentId ? this.store.history(parentId) : [], input, inputItems, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
+      return { parentId, history: parentId ? await this.store.history(parentId) : [], input, inputItems, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
     }
     return { parentId: null, history: [], input, inputItems, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
   }
@@ -238,7 +242,7 @@ export class ResponsesApi {
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items)];
       const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null, inputItems: continuation.inputItems };
-      await this.store.saveDurably(record, items);
+      await this.store.save(record, items);
     }
     return body;
   }
@@ -262,4 +266,14 @@ function sessionOf(header: string | undefined): string | undefined {
 
 function responseNotFound(id: string): GatewayError {
   return new GatewayError("not_found", `Response with id '${id}' not found.`, "response_id");
+}
+
+/** Ids of the `item_reference` inputs, in order; malformed ones are left to convertInput to reject. */
+function referencedIds(input: string | unknown[]): string[] {
+  if (typeof input === "string") return [];
+  const ids: string[] = [];
+  for (const item of input) {
+    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string") ids.push((item as JsonObject).id as string);
+  }
+  return ids;
 }

@@ -1,4 +1,4 @@
-import type { FingerprintMatch } from "../store/replay-cache.js";
+import type { FingerprintMatch } from "../storage/turns.js";
 
 /**
  * Settling ambiguous matches by the conversation's order (SPEC §12.6).

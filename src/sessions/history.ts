@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../plugins/contract.js";
-import type { StoredTurn } from "../store/stored-turn.js";
+import type { StoredTurn } from "../storage/turns.js";
 
 /**
  * A session's conversation as a client resends it: each turn's prompt

@@ -1,6 +1,6 @@
 import type { ChatMessage } from "../plugins/contract.js";
-import type { FingerprintMatch } from "../store/replay-cache.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { FingerprintMatch } from "../storage/turns.js";
+import type { TurnStorage } from "../storage/storage.js";
 import { keysOf, type TurnKeys } from "./fingerprint.js";
 import { chooseSession, chooseTurn } from "./conversation-order.js";
 
@@ -44,7 +44,7 @@ export interface SessionMatch {
  * message's position (a client that re-renders a turn's text still gets its
  * reasoning back), else the most recent identical turn under the key.
  */
-export function findSession(store: SessionStore, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): SessionMatch {
+export async function findSession(turns: Pick<TurnStorage, "matchesFor" | "turnsAtPositions">, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): Promise<SessionMatch> {
   const assistantIndexes: number[] = [];
   const keys: TurnKeys[] = [];
   const lookup: string[] = [];
@@ -56,7 +56,7 @@ export function findSession(store: SessionStore, keyHash: string, messages: read
     lookup.push(turnKeys.fingerprint);
     if (turnKeys.callKey !== undefined) lookup.push(turnKeys.callKey);
   });
-  const byKey = store.fingerprintMatchesMany(keyHash, lookup);
+  const byKey = await turns.matchesFor(keyHash, lookup);
   // per assistant message, in order: its stored matches, most recent first; by ids alone after those by fingerprint
   const byFingerprint = keys.map((turnKeys) => byKey.get(turnKeys.fingerprint) ?? NONE);
   const candidates = keys.map((turnKeys, ordinal) => withCallMatches(byFingerprint[ordinal]!, turnKeys.callKey === undefined ? undefined : byKey.get(turnKeys.callKey)));
@@ -76,7 +76,7 @@ export function findSession(store: SessionStore, keyHash: string, messages: read
 
   // the k-th assistant message is turn k of the explicit session: one query for every message its keys did not place
   const unplaced = explicit === undefined ? [] : chosen.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
-  const byPosition = unplaced.length > 0 ? store.turnsAtPositions(explicit!, unplaced) : undefined;
+  const byPosition = unplaced.length > 0 ? await turns.turnsAtPositions(explicit!, unplaced) : undefined;
 
   const matched: MatchCounts = { assistant: assistantIndexes.length, fingerprint: 0, ids: 0, position: 0, elsewhere: 0 };
   const turnIds = new Map<number, string>();

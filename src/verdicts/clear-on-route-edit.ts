@@ -2,8 +2,8 @@ import type { Logger } from "../logging/logger.js";
 import type { ProviderConfig } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { RouteTable } from "../routes/route-table.js";
-import type { SessionStore } from "../store/session-store.js";
-import type { Verdict, VerdictStore } from "./verdict-store.js";
+import type { Storage } from "../storage/storage.js";
+import type { Verdict } from "../storage/verdicts.js";
 
 /**
  * "Editing the matching route in routes.yaml clears the verdicts it covers —
@@ -12,18 +12,22 @@ import type { Verdict, VerdictStore } from "./verdict-store.js";
  * (provider, model) is not the same route as before: edited, removed, or
  * shadowed by a new route in front of it.
  */
-export function clearVerdictsOnRouteEdit(routes: RouteSource, verdicts: VerdictStore, store: SessionStore, log: Logger): () => void {
+export function clearVerdictsOnRouteEdit(routes: RouteSource, storage: Pick<Storage, "verdicts" | "sessionConfig">, log: Logger): () => void {
   return routes.onReload((next, previous) => {
-    const covered = (verdict: Verdict) => governingRoute(previous, verdict) !== governingRoute(next, verdict);
-    const cleared = verdicts.clear(covered);
-    if (cleared.length === 0) return;
-    const keys = new Set(cleared.map((verdict) => `${verdict.provider}\u0000${verdict.host}\u0000${verdict.model}\u0000${verdict.field}`));
-    store.removeRejections((provider, host, model, field) => keys.has(`${provider}\u0000${host}\u0000${model}\u0000${field}`));
-    log.info(
-      { cleared: cleared.map(({ provider, host, model, field }) => ({ provider, host, model, field })), revision: next.revision },
-      `routes.yaml edit clears ${cleared.length} verdict(s) its changed routes cover`,
-    );
+    clearCovered(storage, next, previous, log).catch((error: unknown) => log.error({ err: error, revision: next.revision }, "verdicts covered by the routes.yaml edit could not be cleared"));
   });
+}
+
+async function clearCovered(storage: Pick<Storage, "verdicts" | "sessionConfig">, next: RouteTable, previous: RouteTable, log: Logger): Promise<void> {
+  const covered = (verdict: Verdict) => governingRoute(previous, verdict) !== governingRoute(next, verdict);
+  const cleared = await storage.verdicts.clear(covered);
+  if (cleared.length === 0) return;
+  const keys = new Set(cleared.map((verdict) => `${verdict.provider}\u0000${verdict.host}\u0000${verdict.model}\u0000${verdict.field}`));
+  await storage.sessionConfig.removeRejections((provider, host, model, field) => keys.has(`${provider}\u0000${host}\u0000${model}\u0000${field}`));
+  log.info(
+    { cleared: cleared.map(({ provider, host, model, field }) => ({ provider, host, model, field })), revision: next.revision },
+    `routes.yaml edit clears ${cleared.length} verdict(s) its changed routes cover`,
+  );
 }
 
 /** The governing carriers route, as canonical text ("default" when none matches): equal text means the operator did not touch it. */

@@ -1,9 +1,9 @@
-import type { EventBus } from "../events/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { CarrierField } from "../plugins/contract.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { Storage } from "../storage/storage.js";
+import type { Verdict } from "../storage/verdicts.js";
 import { upstreamError } from "../errors/gateway-error.js";
-import type { VerdictStore } from "./verdict-store.js";
 
 export interface VerdictKey {
   readonly provider: string;
@@ -17,10 +17,10 @@ function isFor(key: VerdictKey, [provider, host, model]: readonly [string, strin
 }
 
 /** Fields rejected for this key: the verdict table, plus the session's model config (what `--resume` keeps). */
-export function rejectedFor(verdicts: VerdictStore, store: SessionStore, key: VerdictKey, sessionId: string | undefined): CarrierField[] {
-  const fields = new Set(verdicts.fieldsFor(key.provider, key.host, key.model));
+export async function rejectedFor(storage: Pick<Storage, "verdicts" | "sessionConfig">, key: VerdictKey, sessionId: string | undefined): Promise<CarrierField[]> {
+  const fields = new Set(await storage.verdicts.fieldsFor(key.provider, key.host, key.model));
   if (sessionId !== undefined) {
-    for (const entry of store.modelConfig(sessionId).rejected_carriers ?? []) {
+    for (const entry of (await storage.sessionConfig.modelConfig(sessionId)).rejected_carriers ?? []) {
       if (isFor(key, entry)) for (const field of entry[3]) fields.add(field as CarrierField);
     }
   }
@@ -32,16 +32,16 @@ export function rejectedFor(verdicts: VerdictStore, store: SessionStore, key: Ve
  * field in SQLite, the same in the session's model config, one
  * `verdict.recorded` event and one log line.
  */
-export function recordRejection(
-  services: { verdicts: VerdictStore; store: SessionStore; bus: EventBus; log: Logger },
+export async function recordRejection(
+  services: { storage: Storage; bus: EventBus; log: Logger },
   rejection: VerdictKey & { sessionId: string; keyHash: string; clientModel: string; fields: readonly CarrierField[]; status: number; body: string },
-): void {
+): Promise<void> {
+  const { storage } = services;
   const message = upstreamError(rejection.status, rejection.body).message;
-  const recorded = rejection.fields.map((field) =>
-    services.verdicts.record({ provider: rejection.provider, host: rejection.host, model: rejection.model, field, status: rejection.status, message }),
-  );
-  services.store.ensureSession(rejection.sessionId, rejection.keyHash, rejection.clientModel);
-  services.store.patchModelConfig(rejection.sessionId, (config) => {
+  const recorded: Verdict[] = [];
+  for (const field of rejection.fields) recorded.push(await storage.verdicts.record({ provider: rejection.provider, host: rejection.host, model: rejection.model, field, status: rejection.status, message }));
+  await storage.catalogue.ensure(rejection.sessionId, rejection.keyHash, rejection.clientModel);
+  await storage.sessionConfig.patchModelConfig(rejection.sessionId, (config) => {
     const all = config.rejected_carriers ?? [];
     const entries = all.filter((entry) => !isFor(rejection, entry));
     const previous = all.find((entry) => isFor(rejection, entry))?.[3] ?? [];

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import type { Checkpoint } from "../../src/compaction/checkpoint-store.js";
+import type { Checkpoint } from "../../src/storage/checkpoints.js";
 import { applyCheckpoint, SUMMARY_INDEX, SUMMARY_PREFIX } from "../../src/compaction/view.js";
 import type { ChatMessage } from "../../src/plugins/contract.js";
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { EVENT_BUS, VERDICT_STORE } from "../../src/container/tokens.js";
-import type { EventBus, GatewayEvent } from "../../src/events/event-bus.js";
-import type { VerdictStore } from "../../src/verdicts/verdict-store.js";
-import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { EVENT_BUS } from "../../src/container/tokens.js";
+import type { EventBus, GatewayEvent } from "../../src/bus/event-bus.js";
+import type { VerdictStorage } from "../../src/storage/storage.js";
+import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask, assistantsOf, carriersOf, type ClientTurn, type Message } from "../support/stateless-client.js";
 import { BUILT_IN_STRICT, fallbackRoutes } from "./fallback-routes.js";
@@ -48,8 +48,8 @@ async function twoTurns(model: string, stream: boolean, extra: Record<string, un
   return { first, second, requests: upstream.requestsFor(flavor).length - before };
 }
 
-function verdicts(): VerdictStore {
-  return gateway.container.resolve<VerdictStore>(VERDICT_STORE);
+function verdicts(): VerdictStorage {
+  return storageOf(gateway).verdicts;
 }
 
 const ALL_REJECTING = {
@@ -69,8 +69,7 @@ describe.each(Object.entries(ALL_REJECTING))("%s", (flavor, recorded) => {
     expect(retried!.status).toBe(200);
     for (const field of recorded) expect(carriersOf(assistantsOf(retried!.body)[0]!)).not.toContain(field);
     expect(
-      verdicts()
-        .list()
+      (await verdicts().list())
         .filter((verdict) => verdict.provider === flavor && verdict.model === "model-a")
         .map((verdict) => [verdict.host, verdict.field, verdict.status])
         .sort(),
@@ -99,7 +98,7 @@ describe("no verdict, no retry", () => {
     expect(requests).toBe(1);
     expect(second.status).toBe(error.status);
     expect(second.error!.type).toBe("upstream_error");
-    expect(verdicts().list().filter((verdict) => verdict.provider === flavor)).toEqual([]);
+    expect((await verdicts().list()).filter((verdict) => verdict.provider === flavor)).toEqual([]);
   });
 
   test.each([false, true])("stream=%s: on a must-echo route a complaint about reasoning_content is passed through, never recorded", async (stream) => {
@@ -107,7 +106,7 @@ describe("no verdict, no retry", () => {
     expect(requests).toBe(1);
     expect(second.status).toBe(400);
     expect(second.error!.message).toMatch(/^messages\[\d+\]\.reasoning_content: unknown field in thinking mode$/);
-    expect(verdicts().list().filter((verdict) => verdict.provider === "echo")).toEqual([]);
+    expect((await verdicts().list()).filter((verdict) => verdict.provider === "echo")).toEqual([]);
   });
 
   test.each([false, true])("stream=%s: a second rejection goes to the client with the upstream's status and message; one retry only", async (stream) => {

@@ -2,10 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { STORE, VERDICT_STORE } from "../../src/container/tokens.js";
-import type { SessionStore } from "../../src/store/session-store.js";
-import type { VerdictStore } from "../../src/verdicts/verdict-store.js";
-import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask, assistantsOf, type Message } from "../support/stateless-client.js";
 
@@ -57,7 +54,7 @@ test("verdicts survive a restart; the session keeps its own copy; a route edit c
   let gateway = await startTestGateway({ routes: routes("[reasoning_content]"), home });
   const first = await conversation(gateway, "cerebras/gpt-oss-120b", { "x-session-id": "resume-me" });
   expect(first).toMatchObject({ requests: 2, status: 200 });
-  expect(gateway.container.resolve<SessionStore>(STORE).modelConfig("resume-me").rejected_carriers).toEqual([["cerebras", "127.0.0.1", "gpt-oss-120b", ["reasoning_content"]]]);
+  expect((await storageOf(gateway).sessionConfig.modelConfig("resume-me")).rejected_carriers).toEqual([["cerebras", "127.0.0.1", "gpt-oss-120b", ["reasoning_content"]]]);
   await gateway.stop();
 
   gateway = await startTestGateway({ routes: routes("[reasoning_content]"), home, log: log as never });
@@ -68,13 +65,13 @@ test("verdicts survive a restart; the session keeps its own copy; a route edit c
   // an edit elsewhere in the file (a comment) leaves the covering route as it was: the verdict stays
   writeFileSync(gateway.routesPath, routes("[reasoning_content]", "only a comment changed"));
   await gateway.reloadRoutes();
-  expect(gateway.container.resolve<VerdictStore>(VERDICT_STORE).list()).toHaveLength(1);
+  expect(await storageOf(gateway).verdicts.list()).toHaveLength(1);
 
   // the operator edits the covering route: the verdict is cleared, logged, and the field is sent again
   writeFileSync(gateway.routesPath, routes("[reasoning, reasoning_content]"));
   await gateway.reloadRoutes();
-  expect(gateway.container.resolve<VerdictStore>(VERDICT_STORE).list()).toEqual([]);
-  expect(gateway.container.resolve<SessionStore>(STORE).modelConfig("resume-me").rejected_carriers).toEqual([]);
+  expect(await storageOf(gateway).verdicts.list()).toEqual([]);
+  expect((await storageOf(gateway).sessionConfig.modelConfig("resume-me")).rejected_carriers).toEqual([]);
   expect(log.info).toHaveBeenCalledWith(expect.objectContaining({ cleared: [{ provider: "cerebras", host: "127.0.0.1", model: "gpt-oss-120b", field: "reasoning_content" }] }), expect.stringContaining("clears 1 verdict"));
   const before = upstream.requestsFor("cerebras").length;
   const after = await conversation(gateway, "cerebras/gpt-oss-120b");

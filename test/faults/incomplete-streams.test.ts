@@ -1,8 +1,6 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { STORE } from "../../src/container/tokens.js";
-import type { SessionStore } from "../../src/store/session-store.js";
-import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { readSse, startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
 import { faultRoutes } from "./routes.js";
 
@@ -22,10 +20,8 @@ afterAll(async () => {
 
 type Chunk = { choices?: { delta?: Record<string, unknown>; finish_reason: string | null }[]; error?: { code: string; message: string; type: string } };
 
-function storedTurns(sessionId: string): number {
-  const store = gateway.container.resolve<SessionStore>(STORE);
-  store.settle();
-  return store.session(sessionId)?.turnList.length ?? 0;
+async function storedTurns(sessionId: string): Promise<number> {
+  return (await storageOf(gateway).catalogue.show(sessionId))?.turnList.length ?? 0;
 }
 
 async function streamChat(model: string, sessionId: string) {
@@ -41,7 +37,7 @@ test("a whole stream is stored as a complete turn (the control for the tests bel
   expect(done).toBe(true);
   expect(chunks.some((chunk) => chunk.error)).toBe(false);
   expect(chunks.at(-1)!.choices![0]!.finish_reason).toBe("stop");
-  expect(storedTurns("fault-ok")).toBe(1);
+  expect(await storedTurns("fault-ok")).toBe(1);
 });
 
 test("a stream that ends with no finish_reason and no [DONE] gets an error chunk before [DONE], no finish_reason, and is not stored", async () => {
@@ -55,7 +51,7 @@ test("a stream that ends with no finish_reason and no [DONE] gets an error chunk
   expect(last.error!.message).toContain("incomplete");
   // carrierd never claims the answer finished
   expect(chunks.some((chunk) => chunk.choices?.[0]?.finish_reason)).toBe(false);
-  expect(storedTurns("fault-cut")).toBe(0);
+  expect(await storedTurns("fault-cut")).toBe(0);
 });
 
 test("a later turn does not get the cut-off thought replayed as a whole one", async () => {
@@ -79,7 +75,7 @@ test("a chunk that is not JSON ends the turn with upstream_stream_corrupt: never
   expect(text).toBe("Before. "); // nothing after the unreadable chunk passes for the rest of the answer
   expect(chunks.at(-1)!.error).toMatchObject({ code: "upstream_stream_corrupt", type: "upstream_error" });
   expect(chunks.at(-1)!.error!.message).toContain("not json at all");
-  expect(storedTurns("fault-corrupt")).toBe(0);
+  expect(await storedTurns("fault-corrupt")).toBe(0);
 });
 
 test("Responses: a cut-off stream ends with response.failed naming the cause, and is not stored", async () => {
@@ -99,5 +95,5 @@ test("Responses: a cut-off stream ends with response.failed naming the cause, an
   expect(types.at(-1)).toBe("response.failed");
   const stored = await gateway.fetch(`/v1/responses/${failed.response!.id}`);
   expect(stored.status).toBe(404);
-  expect(storedTurns("fault-resp-cut")).toBe(0);
+  expect(await storedTurns("fault-resp-cut")).toBe(0);
 });

@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { DATABASE } from "../../src/container/tokens.js";
-import type { Db } from "../../src/store/database.js";
+import { STORAGE } from "../../src/container/tokens.js";
+import type { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /**
@@ -24,7 +24,7 @@ afterAll(() => gateway.stop());
 
 test("the WAL stays bounded under a few seconds of sustained turns", async () => {
   const wal = join(gateway.home, "state.db-wal");
-  const db = gateway.container.resolve<Db>(DATABASE);
+  const db = gateway.container.resolve<SqliteStorage>(STORAGE).db;
   expect(db.pragma("journal_size_limit", { simple: true })).toBe(LIMIT);
   const pageSize = db.pragma("page_size", { simple: true }) as number;
   let running = true;

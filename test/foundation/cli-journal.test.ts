@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openDatabase } from "../../src/store/database.js";
-import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
-import { SessionStore } from "../../src/store/session-store.js";
-import type { NewTurn } from "../../src/store/stored-turn.js";
-import { JOURNAL_FILE, TurnJournal } from "../../src/store/turn-journal.js";
+import { openDatabase } from "../../src/storage-sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import type { NewTurn } from "../../src/storage/turns.js";
+import { JOURNAL_FILE, TurnJournal } from "../../src/storage-sqlite/turn-journal.js";
 import { carrierd, cleanEnv } from "./cli-process.js";
 
 const homes: string[] = [];
@@ -24,8 +24,8 @@ const turn = (id: string, sessionId: string): NewTurn => ({
 function homeWithJournaledTurn(): { home: string; journal: string } {
   const home = mkdtempSync(join(tmpdir(), "carrierd-cli-journal-"));
   homes.push(home);
-  const db = openDatabase(join(home, "state.db"), STORE_MIGRATIONS);
-  new SessionStore(db).saveTurn(turn("t1", "s1"));
+  const db = openDatabase(join(home, "state.db"), SQLITE_MIGRATIONS);
+  new SqliteStorage(db, undefined).writes.saveNow(turn("t1", "s1"));
   db.close();
   const journal = new TurnJournal(join(home, JOURNAL_FILE));
   journal.append(turn("t2", "s1"));

@@ -4,16 +4,16 @@ import type { ChatMessage, ToolCall } from "../../src/plugins/contract.js";
 import { callKeyOf, fingerprintMessage, fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { isUniqueCallId } from "../../src/sessions/call-ids.js";
 import { findSession } from "../../src/sessions/session-finder.js";
-import { openDatabase } from "../../src/store/database.js";
-import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
-import { SessionStore } from "../../src/store/session-store.js";
+import { openDatabase } from "../../src/storage-sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
 
 // SPEC §12.6: normalisation makes turns alike; conversation order tells them apart.
-const store = new SessionStore(openDatabase(":memory:", STORE_MIGRATIONS));
+const store = new SqliteStorage(openDatabase(":memory:", SQLITE_MIGRATIONS), undefined);
 let counter = 0;
 function save(sessionId: string, content: string, parentTurnId?: string, toolCalls: ToolCall[] = [], keyHash = "scope"): string {
   const id = `turn_${++counter}`;
-  store.saveTurn({
+  store.writes.saveNow({
     id, sessionId, keyHash, parentTurnId, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls,
     reasoningText: `reasoning of ${id}`, reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(content, toolCalls),
   });
@@ -23,48 +23,48 @@ const assistant = (content: ChatMessage["content"], tool_calls?: ToolCall[]): Ch
 const user = (content: string): ChatMessage => ({ role: "user", content });
 const call = (id: string, args = '{"city":"Paris"}'): ToolCall[] => [{ id, type: "function", function: { name: "get_weather", arguments: args } }];
 
-test("the same short reply in two sessions of one key: the conversation's own session wins, not the most recent", () => {
+test("the same short reply in two sessions of one key: the conversation's own session wins, not the most recent", async () => {
   const a1 = save("sess_a", "Paris is the capital of France, on the Seine.");
   const a2 = save("sess_a", "OK.", a1);
   const b1 = save("sess_b", "Something else entirely.");
   save("sess_b", "OK.", b1); // newer
-  const found = findSession(store, "scope", [user("q"), assistant("\nParis is the capital of France, on the Seine."), user("fine"), assistant("OK."), user("next")], undefined);
+  const found = await findSession(store.turns, "scope", [user("q"), assistant("\nParis is the capital of France, on the Seine."), user("fine"), assistant("OK."), user("next")], undefined);
   expect(found.sessionId).toBe("sess_a");
   expect([...found.turnIds.values()]).toEqual([a1, a2]);
   expect(found.matched).toMatchObject({ assistant: 2, fingerprint: 2, elsewhere: 0 });
 });
 
-test("the same text twice in one session: each message takes the turn that continues the one before", () => {
+test("the same text twice in one session: each message takes the turn that continues the one before", async () => {
   const t1 = save("sess_twice", "OK.");
   const t2 = save("sess_twice", "Done, next step.", t1);
   const t3 = save("sess_twice", "OK.", t2);
-  const found = findSession(store, "scope", [assistant("OK."), user("go"), assistant("Done, next step."), user("again"), assistant(" OK. ")], "sess_twice");
+  const found = await findSession(store.turns, "scope", [assistant("OK."), user("go"), assistant("Done, next step."), user("again"), assistant(" OK. ")], "sess_twice");
   expect([...found.turnIds.values()]).toEqual([t1, t2, t3]);
 });
 
-test("a generic reply after a branch: the branch the client continues, by its parent", () => {
+test("a generic reply after a branch: the branch the client continues, by its parent", async () => {
   const root1 = save("sess_branchy", "First answer about cats.");
   const reply1 = save("sess_branchy", "Sure.", root1);
   const root2 = save("sess_branchy", "Regenerated answer about dogs."); // the client regenerated turn 1
   save("sess_branchy", "Sure.", root2); // newer, on the other branch
-  const found = findSession(store, "scope", [user("pets?"), assistant("First answer about cats."), user("more"), assistant("Sure.")], undefined);
+  const found = await findSession(store.turns, "scope", [user("pets?"), assistant("First answer about cats."), user("more"), assistant("Sure.")], undefined);
   expect(found.sessionId).toBe("sess_branchy");
   expect(found.turnIds.get(3)).toBe(reply1);
 });
 
-test("tool-call turns: content \"\" and reshaped arguments match by ids and names; call_0-style ids never do on that key", () => {
+test("tool-call turns: content \"\" and reshaped arguments match by ids and names; call_0-style ids never do on that key", async () => {
   const id = "call_00_Xk9fQ2mLr8Tz5WbN";
   const t1 = save("sess_tools", "Let me check.", undefined, call(id));
-  const libreChat = findSession(store, "scope", [user("weather?"), assistant("", call(id, '{"city":"Paris","unit":"celsius"}'))], undefined);
+  const libreChat = await findSession(store.turns, "scope", [user("weather?"), assistant("", call(id, '{"city":"Paris","unit":"celsius"}'))], undefined);
   expect(libreChat.turnIds.get(1)).toBe(t1);
   expect(libreChat.matched).toMatchObject({ fingerprint: 0, ids: 1 });
   // Open WebUI: <think> inlined, json.dumps spacing
-  const owui = findSession(store, "scope", [user("weather?"), assistant("<think>R</think>\nLet me check.", call(id, '{"city": "Paris"}'))], undefined);
+  const owui = await findSession(store.turns, "scope", [user("weather?"), assistant("<think>R</think>\nLet me check.", call(id, '{"city": "Paris"}'))], undefined);
   expect(owui.matched).toMatchObject({ fingerprint: 1, ids: 0 });
   expect(owui.turnIds.get(1)).toBe(t1);
 
   save("sess_short", "Calling.", undefined, call("call_0"));
-  const short = findSession(store, "scope", [assistant("", call("call_0"))], undefined);
+  const short = await findSession(store.turns, "scope", [assistant("", call("call_0"))], undefined);
   expect(short.turnIds.size).toBe(0);
   expect(callKeyOf(call("call_0"))).toBeUndefined();
   expect(isUniqueCallId("functions.get_weather:0")).toBe(false);

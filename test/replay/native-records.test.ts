@@ -1,9 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { STORE } from "../../src/container/tokens.js";
-import type { SessionStore } from "../../src/store/session-store.js";
 import { WEATHER_TOOL } from "../support/family-routes.js";
-import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask, assistantsOf, type Message } from "../support/stateless-client.js";
 
@@ -80,11 +78,11 @@ test("another model family of the same plugin, or a route with native: false, do
 
 test("a record that fails the plugin's schema is not stored; the turn is", async () => {
   const { sessionId } = await toolTurn("copilotbad/gpt-5", false);
-  const session = gateway.container.resolve<SessionStore>(STORE).session(sessionId)!;
+  const session = (await storageOf(gateway).catalogue.show(sessionId))!;
   expect(session.turnList).toHaveLength(1);
   expect(session.turnList[0]!.nativeRecord).toBeUndefined();
   expect(session.turnList[0]!.toolCalls).toHaveLength(1);
   // and a valid one is stored whole
   const good = await toolTurn("copilot/gpt-5", true);
-  expect(gateway.container.resolve<SessionStore>(STORE).session(good.sessionId)!.turnList[0]!.nativeRecord).toEqual({ type: "native-test.assistant", opaque: expect.stringMatching(/^opaque-\d+-Zm9v\/\+==$/) });
+  expect((await storageOf(gateway).catalogue.show(good.sessionId))!.turnList[0]!.nativeRecord).toEqual({ type: "native-test.assistant", opaque: expect.stringMatching(/^opaque-\d+-Zm9v\/\+==$/) });
 });

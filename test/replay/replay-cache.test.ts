@@ -4,18 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openDatabase } from "../../src/store/database.js";
-import { STORE_MIGRATIONS } from "../../src/store/migrations.js";
-import { SessionStore } from "../../src/store/session-store.js";
-import { VerdictStore } from "../../src/verdicts/verdict-store.js";
+import { openDatabase } from "../../src/storage-sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import { VerdictStore } from "../../src/storage-sqlite/verdict-store.js";
 
 // Two connections to one state.db: the gateway's, and what a CLI command in another process opens.
 const home = mkdtempSync(join(tmpdir(), "carrierd-cache-"));
 const file = join(home, "state.db");
-const gatewayDb = openDatabase(file, STORE_MIGRATIONS);
-const cliDb = openDatabase(file, STORE_MIGRATIONS);
-const gateway = new SessionStore(gatewayDb);
-const cli = new SessionStore(cliDb);
+const gatewayDb = openDatabase(file, SQLITE_MIGRATIONS);
+const cliDb = openDatabase(file, SQLITE_MIGRATIONS);
+const gateway = new SqliteStorage(gatewayDb, undefined);
+const cli = new SqliteStorage(cliDb, undefined);
 afterAll(() => {
   gatewayDb.close();
   cliDb.close();
@@ -24,16 +24,16 @@ afterAll(() => {
 
 const key = "key-hash";
 let counter = 0;
-function save(store: SessionStore, sessionId: string, content: string): string {
+function save(store: SqliteStorage, sessionId: string, content: string): string {
   const id = `turn_cache_${++counter}`;
-  store.saveTurn({
+  store.writes.saveNow({
     id, sessionId, keyHash: key, parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls: [],
     reasoningText: `reasoning of ${id}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${id}` }], nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined,
     fingerprint: fingerprintOf(content, []),
   });
   return id;
 }
-const matchIds = (store: SessionStore, content: string) => (store.fingerprintMatchesMany(key, [fingerprintOf(content, [])]).get(fingerprintOf(content, [])) ?? []).map((match) => match.id);
+const matchIds = (store: SqliteStorage, content: string) => (store.reads.matchesFor(key, [fingerprintOf(content, [])]).get(fingerprintOf(content, [])) ?? []).map((match) => match.id);
 
 test("the gateway's own writes keep the cached lookups exact: a new turn is the newest match at once", () => {
   expect(matchIds(gateway, "Hello there.")).toEqual([]); // a remembered miss
@@ -41,7 +41,7 @@ test("the gateway's own writes keep the cached lookups exact: a new turn is the 
   expect(matchIds(gateway, "Hello there.")).toEqual([first]);
   const second = save(gateway, "sess_b", "Hello there.");
   expect(matchIds(gateway, "Hello there.")).toEqual([second, first]);
-  expect(gateway.replaySources(new Map([[second, second]])).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
+  expect(gateway.reads.replaySources(new Map([[second, second]])).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
 });
 
 // The lookups of one turn of the event loop share one read of data_version;
@@ -51,11 +51,11 @@ const nextRequest = () => new Promise((resolve) => setImmediate(resolve));
 test("a session removed by another process (carrierd sessions rm) is never replayed from memory", async () => {
   const turn = save(gateway, "sess_doomed", "Doomed answer.");
   expect(matchIds(gateway, "Doomed answer.")).toEqual([turn]);
-  expect(gateway.replaySources(new Map([[turn, turn]])).has(turn)).toBe(true);
-  expect(cli.removeSession("sess_doomed")).toBe(true);
+  expect(gateway.reads.replaySources(new Map([[turn, turn]])).has(turn)).toBe(true);
+  expect(cli.sessions.remove("sess_doomed")).toBe(true);
   await nextRequest();
   expect(matchIds(gateway, "Doomed answer.")).toEqual([]);
-  expect(gateway.replaySources(new Map([[turn, turn]])).has(turn)).toBe(false);
+  expect(gateway.reads.replaySources(new Map([[turn, turn]])).has(turn)).toBe(false);
 });
 
 test("a turn written by another process is found, though the miss was remembered", async () => {
@@ -72,24 +72,24 @@ test("a verdict or a session's model config changed by another process is in for
   await nextRequest();
   expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]);
   save(gateway, "sess_config", "Configured answer.");
-  expect(gateway.modelConfig("sess_config")).toEqual({});
-  cli.patchModelConfig("sess_config", () => ({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] }));
+  expect(gateway.configs.modelConfig("sess_config")).toEqual({});
+  cli.configs.patchModelConfig("sess_config", () => ({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] }));
   cliVerdicts.clear(() => true);
   expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]); // same stretch: one read
   await nextRequest();
   expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual([]);
-  expect(gateway.modelConfig("sess_config")).toEqual({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] });
+  expect(gateway.configs.modelConfig("sess_config")).toEqual({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] });
 });
 
 test("any other write through the gateway's own connection empties the cache too", () => {
   const turn = save(gateway, "sess_own", "Own answer.");
   expect(matchIds(gateway, "Own answer.")).toEqual([turn]);
-  expect(gateway.removeSession("sess_own")).toBe(true);
+  expect(gateway.sessions.remove("sess_own")).toBe(true);
   expect(matchIds(gateway, "Own answer.")).toEqual([]);
 });
 
 test("remembered fingerprint matches are bounded per key hash, and the ones in use stay", async () => {
-  const { ReplayCache } = await import("../../src/store/replay-cache.js");
+  const { ReplayCache } = await import("../../src/storage-sqlite/replay-cache.js");
   const cache = new ReplayCache(gatewayDb);
   const match = { id: "turn_x", session_id: "sess_x" };
   for (let i = 0; i <= 50_000; i++) {
@@ -107,23 +107,22 @@ test("remembered fingerprint matches are bounded per key hash, and the ones in u
 });
 
 test("storing a response leaves the replay cache valid; a turn written behind its back still empties it", async () => {
-  const { RESPONSES_MIGRATIONS } = await import("../../src/responses/migrations.js");
-  const { ResponseStore } = await import("../../src/responses/response-store.js");
-  const db = openDatabase(join(home, "responses.db"), [...STORE_MIGRATIONS, ...RESPONSES_MIGRATIONS]);
+  const { ResponseStore } = await import("../../src/storage-sqlite/response-store.js");
+  const db = openDatabase(join(home, "responses.db"), SQLITE_MIGRATIONS);
   try {
-    const store = new SessionStore(db);
+    const store = new SqliteStorage(db, undefined);
     const responses = new ResponseStore(db);
     const turn = save(store, "sess_r", "An answer.");
     const record = (id: string) => ({ id, parentId: null, sessionId: "sess_r", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id, object: "response" } });
-    const cached = store.replaySources(new Map([[turn, turn]])).get(turn);
+    const cached = store.reads.replaySources(new Map([[turn, turn]])).get(turn);
     responses.save(record("resp_1"), []);
     await nextRequest();
-    expect(store.replaySources(new Map([[turn, turn]])).get(turn)).toBe(cached); // from memory, not read again
+    expect(store.reads.replaySources(new Map([[turn, turn]])).get(turn)).toBe(cached); // from memory, not read again
 
     db.prepare("UPDATE turns SET reasoning_text = 'edited' WHERE id = ?").run(turn); // a write the cache does not account for
     responses.save(record("resp_2"), []);
     await nextRequest();
-    expect(store.replaySources(new Map([[turn, turn]])).get(turn)).toMatchObject({ reasoningText: "edited" });
+    expect(store.reads.replaySources(new Map([[turn, turn]])).get(turn)).toMatchObject({ reasoningText: "edited" });
   } finally {
     db.close();
   }

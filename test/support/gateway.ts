@@ -6,8 +6,8 @@ import type { GatewayOptions } from "../../src/config/options.js";
 import { DEFAULT_BODY_LIMIT } from "../../src/config/options.js";
 import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
 import { silentLogger, type Logger } from "../../src/logging/logger.js";
-import { STORE } from "../../src/container/tokens.js";
-import type { SessionStore } from "../../src/store/session-store.js";
+import { STORAGE } from "../../src/container/tokens.js";
+import type { Storage } from "../../src/storage/storage.js";
 import type { SpecWatch } from "./open-responses.js";
 
 export const TEST_KEY = "test-key-0123456789abcdef";
@@ -113,5 +113,10 @@ export async function readSse(response: Response): Promise<{ events: unknown[]; 
  * the gateway's own signal that the journal holds no uncommitted turn.
  */
 export function afterGatewayCommits(gateway: Gateway): Promise<void> {
-  return gateway.container.resolve<SessionStore>(STORE).turnsCommitted();
+  return storageOf(gateway).committed();
+}
+
+/** The gateway's Storage port, as its components reach it. */
+export function storageOf(gateway: Gateway): Storage {
+  return gateway.container.resolve<Storage>(STORAGE);
 }

@@ -9,10 +9,8 @@ import { newId } from "../../chat/session-id.js";
 import { compactionOf } from "../../compaction/session-view.js";
 import { summaryMessage } from "../../compaction/view.js";
 import type { ChatMessage, JsonObject } from "../../plugins/contract.js";
-import { ResponseStore } from "../../responses/response-store.js";
 import { historyOf } from "../../sessions/history.js";
-import type { Db } from "../../store/database.js";
-import { openState } from "../../store/open-state.js";
+import { withState } from "../with-state.js";
 
 interface ChatFlags {
   home?: string;
@@ -71,7 +69,7 @@ export async function runChat(options: ChatOptions): Promise<{ sessionId: string
   // a session that is no conversation yet (started by a chat-completions client or an older `chat`, a branch) is handed over once
   let seed: ChatMessage[] = [];
   if (options.resume) {
-    const resumed = resumePoint(options.home, options.resume);
+    const resumed = await resumePoint(options.home, options.resume);
     seed = resumed.seed;
     messages.push(...resumed.history);
     options.output.write(`resuming ${options.resume}: ${resumed.turns} turn(s), stored reasoning is replayed by the gateway${resumed.checkpoint ? ", under its compaction checkpoint" : ""}\n`);
@@ -122,14 +120,13 @@ interface ResumePoint {
  * on it is the conversation ID. A compacted session is handed over as it goes
  * upstream: its head, its summary and the active turns.
  */
-function resumePoint(home: string, id: string): ResumePoint {
-  const state = openState(home);
-  try {
-    const session = state.sessions.session(id);
+function resumePoint(home: string, id: string): Promise<ResumePoint> {
+  return withState({ home }, async (storage) => {
+    const session = await storage.catalogue.show(id);
     if (!session) throw new Error(`no session ${id}`);
-    const owned = hasTable(state.db, "response_conversations") ? new ResponseStore(state.db).conversation(id) : undefined;
+    const owned = await storage.responses.conversation(id);
     if (owned && owned.sessionId !== id) throw new Error(`conversation ${id} belongs to session ${owned.sessionId}; resume that session`);
-    const compaction = compactionOf(state.db, id);
+    const compaction = await compactionOf(storage.checkpoints, id);
     const checkpoint = compaction.checkpoints.at(-1);
     const history = historyOf(session.turnList, session.prompts);
     if (owned) return { turns: session.turns, history, seed: [], checkpoint: checkpoint !== undefined };
@@ -143,19 +140,13 @@ function resumePoint(home: string, id: string): ResumePoint {
     );
     const seed = [...head, summaryMessage(checkpoint.summary), ...kept];
     return { turns: session.turns, history: seed, seed, checkpoint: true };
-  } finally {
-    state.close();
-  }
+  });
 }
 
 /** The leading system messages and the first user message. */
 function leadingHead(prompt: readonly ChatMessage[]): ChatMessage[] {
   const user = prompt.findIndex((message) => message.role === "user");
   return user < 0 ? prompt.filter((message) => message.role === "system") : prompt.slice(0, user + 1);
-}
-
-function hasTable(db: Db, name: string): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 
 /** One turn: POST /v1/responses continuing the conversation, reasoning and text shown as they stream. */

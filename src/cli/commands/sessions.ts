@@ -1,7 +1,7 @@
 import type { CommandModule } from "yargs";
-import { branchSession } from "../../compaction/branch.js";
+import { newId } from "../../chat/session-id.js";
 import { checkpointJson, checkpointLine, compactionOf } from "../../compaction/session-view.js";
-import type { StoredTurn } from "../../store/stored-turn.js";
+import type { StoredTurn } from "../../storage/turns.js";
 import { waitForJournal } from "../journal-wait.js";
 import { withState } from "../with-state.js";
 
@@ -56,9 +56,9 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
         describe: "sessions, most recently used first",
         builder: (y) => y.option("limit", { type: "number", default: 20 }).option("json", { type: "boolean", default: false }) as never,
         handler: (flags) =>
-          withState(flags, ({ sessions }) => {
+          withState(flags, async (storage) => {
             const limit = Number.isInteger(flags.limit) && flags.limit! > 0 ? flags.limit! : 20;
-            const rows = sessions.listSessions(limit).map((row) => ({ id: row.id, model: row.model, parent_id: row.parentId, turns: row.turns, created_at: row.createdAt, updated_at: row.updatedAt }));
+            const rows = (await storage.catalogue.list(limit)).map((row) => ({ id: row.id, model: row.model, parent_id: row.parentId, turns: row.turns, created_at: row.createdAt, updated_at: row.updatedAt }));
             if (flags.json) return console.log(JSON.stringify(rows, null, 2));
             if (rows.length === 0) return console.log("no sessions yet");
             for (const row of rows) console.log(`${row.id.padEnd(34)} ${String(row.turns).padStart(4)} turns  ${(row.model ?? "-").padEnd(28)} ${row.updated_at}${row.parent_id ? `  (branch of ${row.parent_id})` : ""}`);
@@ -73,11 +73,11 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
             .option("json", { type: "boolean", default: false })
             .option("all", { type: "boolean", default: false, describe: "also the turns compaction archived" }) as never,
         handler: (flags) =>
-          withState(flags, ({ sessions, db }) => {
-            const session = sessions.session(flags.id!);
+          withState(flags, async (storage) => {
+            const session = await storage.catalogue.show(flags.id!);
             if (!session) return notFound(flags.id!);
             // compaction archives turns (SPEC §10): shown only with --all, the checkpoint stands in for them
-            const compaction = compactionOf(db, session.id);
+            const compaction = await compactionOf(storage.checkpoints, session.id);
             const checkpoint = compaction.checkpoints.at(-1);
             const shown = flags.all ? session.turnList : session.turnList.filter((turn) => !compaction.archived.has(turn.position));
             if (flags.json) {
@@ -115,15 +115,16 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
         handler: (flags) =>
           // a turn still in the gateway's journal first reaches state.db
           whenCommitted(flags, () =>
-            withState(flags, ({ sessions, db }) => {
-              if (!sessions.sessionExists(flags.id!)) return notFound(flags.id!);
+            withState(flags, async (storage) => {
+              if (!(await storage.catalogue.exists(flags.id!))) return notFound(flags.id!);
               if (flags.at !== undefined && (!Number.isInteger(flags.at) || flags.at < 0)) {
                 console.error("--at must be a whole number of turns");
                 process.exitCode = 1;
                 return;
               }
               // compaction-aware: past a checkpoint the branch gets the active turns and the summary
-              const branch = branchSession(db, sessions, flags.id!, flags.at);
+              const branch = await storage.catalogue.branch(flags.id!, newId("sess_"), flags.at);
+              if (!branch) return notFound(flags.id!);
               console.log(branch.id);
               console.error(`branched ${flags.id} into ${branch.id} with ${branch.turns} turn(s)${branch.checkpoint ? " and the compaction checkpoint" : ""}`);
             })),
@@ -135,8 +136,8 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
         handler: (flags) =>
           // a turn still in the gateway's journal first reaches state.db
           whenCommitted(flags, () =>
-            withState(flags, ({ sessions }) => {
-              if (!sessions.removeSession(flags.id!)) return notFound(flags.id!);
+            withState(flags, async (storage) => {
+              if (!(await storage.catalogue.remove(flags.id!))) return notFound(flags.id!);
               console.log(`removed ${flags.id}`);
             })),
       })
@@ -150,6 +151,6 @@ function notFound(id: string): void {
 }
 
 /** Runs `command` once the gateway's journal holds no turn of the session (see waitForJournal). */
-function whenCommitted(flags: SessionsFlags, command: () => void): void {
-  if (waitForJournal(flags.home, flags.id!)) command();
+async function whenCommitted(flags: SessionsFlags, command: () => Promise<void>): Promise<void> {
+  if (waitForJournal(flags.home, flags.id!)) await command();
 }

@@ -18,8 +18,8 @@ export const verdictsCommand: CommandModule<object, VerdictsFlags> = {
         describe: "verdicts in force (--json: [{provider, host, model, field, status, message, recorded_at}])",
         builder: (y) => y.option("json", { type: "boolean", default: false }) as never,
         handler: (flags) =>
-          withState(flags, (state) => {
-            const verdicts = state.verdicts.list();
+          withState(flags, async (storage) => {
+            const verdicts = await storage.verdicts.list();
             if (flags.json) return console.log(JSON.stringify(verdicts, null, 2));
             if (verdicts.length === 0) return console.log("no verdicts in force");
             for (const verdict of verdicts) {
@@ -33,10 +33,10 @@ export const verdictsCommand: CommandModule<object, VerdictsFlags> = {
         describe: "clear verdicts (all, or those of --provider / --model); the running gateway sends the fields again on its next request",
         builder: (y) => y.option("provider", { type: "string" }).option("model", { type: "string", describe: "upstream model name" }) as never,
         handler: (flags) =>
-          withState(flags, (state) => {
+          withState(flags, async (storage) => {
             const selects = (provider: string, model: string) => (flags.provider === undefined || flags.provider === provider) && (flags.model === undefined || flags.model === model);
-            const cleared = state.verdicts.clear((verdict) => selects(verdict.provider, verdict.model));
-            state.sessions.removeRejections((provider, _host, model) => selects(provider, model));
+            const cleared = await storage.verdicts.clear((verdict) => selects(verdict.provider, verdict.model));
+            await storage.sessionConfig.removeRejections((provider, _host, model) => selects(provider, model));
             console.log(`cleared ${cleared.length} verdict(s)`);
             for (const verdict of cleared) console.log(`  ${verdict.provider} (${verdict.host}) ${verdict.model}: ${verdict.field}`);
           }),

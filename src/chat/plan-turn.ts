@@ -1,0 +1,107 @@
+import { replayOptOut } from "../carriers/replay-opt-out.js";
+import type { CarrierField, CarrierPolicy, ChatRequest } from "../plugins/contract.js";
+import type { PluginRegistry } from "../plugins/plugin-registry.js";
+import type { ResolvedModel } from "../routes/route-table.js";
+import { findSession, type SessionMatch } from "../sessions/session-finder.js";
+import type { Storage } from "../storage/storage.js";
+import type { ReplaySource } from "../storage/turns.js";
+import type { Cancellation } from "../upstream/cancellation.js";
+import { rejectedFor, type VerdictKey } from "../verdicts/record-rejection.js";
+import { newId } from "./session-id.js";
+import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./upstream-request.js";
+
+/** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's key scope and environment. */
+export interface PlanningContext {
+  readonly storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig">;
+  readonly registry: PluginRegistry;
+  /** Fingerprint matching is scoped to the gateway's key (SPEC §4). */
+  readonly keyHash: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** Where the request goes: its route's model and carriers policy. */
+export interface PlannedRoute {
+  readonly resolved: ResolvedModel;
+  readonly policy: CarrierPolicy;
+}
+
+export interface PlanOptions {
+  /** The client's X-Session-Id, checked already. */
+  readonly explicit: string | undefined;
+  readonly stream: boolean;
+  readonly cancellation: Cancellation;
+  /** The same request parsed anew (RequestContext.reread): with it the plan keeps nothing of the parsed request once the first call is built. */
+  readonly reread?: () => ChatRequest;
+  /** Told the session as soon as it is known (RequestContext.onSession). */
+  readonly onSession?: (sessionId: string) => void;
+}
+
+/** A turn planned: which session it belongs to, which fields it sends, and its first upstream call. */
+export interface TurnPlan {
+  readonly match: SessionMatch;
+  /** The matched session, or a new id when nothing matched. */
+  readonly sessionId: string;
+  readonly key: VerdictKey;
+  /** Fields verdicts reject for this key (the table's and the session's). */
+  readonly rejected: readonly CarrierField[];
+  /** The route's fields minus verdicts minus the request's opt-out. */
+  readonly effective: CarrierField[];
+  /** The first call, until it is sent (see sendFirst). */
+  first: BuiltCall | undefined;
+  /** The call again for fewer fields: the one retry after a rejection. */
+  rebuild(effective: readonly CarrierField[]): Promise<BuiltCall>;
+}
+
+/**
+ * Route → session → verdicts → replay → the first upstream call: every
+ * step before a turn goes upstream, shared by the chat service and
+ * compaction's estimate, so the estimate prices exactly what will be sent.
+ * It awaits the storage, then builds the first call; the request is let go
+ * once this resolves (when `reread` is given, nothing in the plan holds it).
+ */
+export async function planTurn(context: PlanningContext, request: ChatRequest, route: PlannedRoute, options: PlanOptions): Promise<TurnPlan> {
+  const { resolved, policy } = route;
+  const { storage, registry, env } = context;
+  const optOut = replayOptOut(request);
+  const match = await findSession(storage.turns, context.keyHash, request.messages, options.explicit);
+  const sessionId = match.sessionId ?? newId("sess_");
+  options.onSession?.(sessionId);
+  const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
+  const rejected = await rejectedFor(storage, key, match.sessionId);
+  const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
+  const sourcesFor = storedCarriers(context, route, match);
+  const call = { stream: options.stream, cancellation: options.cancellation };
+  const builder = new UpstreamRequestBuilder(registry, request, resolved, policy, call, env);
+  const first = builder.build(effective, await sourcesFor(effective));
+  return {
+    match,
+    sessionId,
+    key,
+    rejected,
+    effective,
+    first,
+    // with `reread`, nothing here holds the parsed request: no closure of this scope captures it or its builder
+    rebuild: options.reread ? rebuildFrom(context, route, call, options.reread, sourcesFor) : async (fields) => builder.build(fields, await sourcesFor(fields)),
+  };
+}
+
+const NO_SOURCES: ReadonlyMap<number, ReplaySource> = new Map();
+
+/** The matched turns' carriers for a set of fields: read only when a call with them can carry any. */
+function storedCarriers(context: PlanningContext, route: PlannedRoute, match: SessionMatch): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
+  return async (effective) => (wantsStoredCarriers(context.registry, route.resolved, route.policy, effective) ? context.storage.turns.replaySources(match.turnIds) : NO_SOURCES);
+}
+
+/** Its own scope, so the closure holds the parser of the request and not the request. */
+function rebuildFrom(
+  context: PlanningContext,
+  route: PlannedRoute,
+  call: { stream: boolean; cancellation: Cancellation },
+  reread: () => ChatRequest,
+  sourcesFor: (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>>,
+): (effective: readonly CarrierField[]) => Promise<BuiltCall> {
+  return async (effective) => {
+    const sources = await sourcesFor(effective);
+    return new UpstreamRequestBuilder(context.registry, reread(), route.resolved, route.policy, call, context.env).build(effective, sources);
+  };
+}

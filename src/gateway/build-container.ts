@@ -1,0 +1,59 @@
+import "reflect-metadata";
+import { container as rootContainer, type DependencyContainer } from "tsyringe";
+import { ChatService } from "../chat/chat-service.js";
+import type { GatewayOptions } from "../config/options.js";
+import { EventBus } from "../bus/event-bus.js";
+import { EventHub } from "../events/event-hub.js";
+import { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { EVENT_HUB, METRICS } from "../container/tokens.js";
+import type { Logger } from "../logging/logger.js";
+import { PluginHost } from "../plugins/plugin-host.js";
+import { PluginRegistry } from "../plugins/plugin-registry.js";
+import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
+import { RouteSource } from "../routes/route-source.js";
+import { UpstreamHttp } from "../upstream/upstream-http.js";
+import { openSqliteStorage } from "../storage-sqlite/open-sqlite-storage.js";
+import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
+import { installResponses } from "../responses/install.js";
+import { installCompaction } from "../compaction/install.js";
+import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+
+/** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
+export class RoutesInvalidError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`routes file is invalid:\n${problems.join("\n")}`);
+    this.name = "RoutesInvalidError";
+  }
+}
+
+/**
+ * Wires one gateway: every component is registered under its token and gets
+ * what it needs through its constructor. Async set-up (plugins, the first
+ * route table) happens here, before anything resolves.
+ */
+export async function buildContainer(options: GatewayOptions, log: Logger): Promise<DependencyContainer> {
+  const container = rootContainer.createChildContainer();
+  const bus = new EventBus();
+  const registry = await PluginRegistry.load(options.pluginDirs, log);
+  const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
+  if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
+  const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
+  const storage = openSqliteStorage({ home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
+
+  container.register(OPTIONS, { useValue: options });
+  container.register(LOGGER, { useValue: log });
+  container.register(EVENT_BUS, { useValue: bus });
+  container.register(PLUGIN_REGISTRY, { useValue: registry });
+  container.register(UPSTREAM_HTTP, { useValue: http });
+  container.register(STORAGE, { useValue: storage });
+  const routeSource = new RouteSource(loaded.table, registry.names, bus, log);
+  container.register(ROUTE_SOURCE, { useValue: routeSource });
+  clearVerdictsOnRouteEdit(routeSource, storage, log);
+  container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
+  container.registerSingleton(CHAT_SERVICE, ChatService);
+  installResponses(container);
+  installCompaction(container);
+  container.registerSingleton(EVENT_HUB, EventHub);
+  container.registerSingleton(METRICS, GatewayMetrics);
+  return container;
+}

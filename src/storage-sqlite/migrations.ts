@@ -1,0 +1,11 @@
+import { COMPACTION_MIGRATIONS } from "./compaction-migrations.js";
+import type { Migration } from "./database.js";
+import { RESPONSES_MIGRATIONS } from "./responses-migrations.js";
+import { SESSION_MIGRATIONS } from "./session-migrations.js";
+
+/**
+ * Every migration of state.db, in one list: the gateway and every CLI
+ * command open it through openSqliteStorage with all of them, so no process
+ * ever reads a schema another has not finished.
+ */
+export const SQLITE_MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];

@@ -1,0 +1,115 @@
+import type { Statement } from "better-sqlite3";
+import { CALL_KEY_PREFIX } from "../sessions/fingerprint.js";
+import type { FingerprintMatch, ReplaySource } from "../storage/turns.js";
+import type { Db } from "./database.js";
+import { MATCHES_PER_FINGERPRINT, type ReplayCache } from "./replay-cache.js";
+import { carrierSize, toReplaySource, type ReplayRow } from "./row-mapping.js";
+
+/**
+ * What replay reads of stored turns: the matches of a request's turn keys
+ * and the carriers of the turns they name, from the replay cache when it
+ * holds them, else in one query each. `settle` first commits turns made
+ * durable but not committed yet, so a read sees every turn.
+ */
+export class ReplayReads {
+  private readonly statements: {
+    keyMatchesMany: Statement<[{ fingerprints: string; callKeys: string; keyHash: string }]>; // the two kinds of key as JSON arrays
+    replaySources: Statement<[string]>;
+    turnsAtPositions: Statement<[string, string]>;
+  };
+
+  constructor(
+    db: Db,
+    private readonly cache: ReplayCache,
+    private readonly settle: () => void,
+  ) {
+    this.statements = {
+      // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
+      // per fingerprint one probe of turns_fingerprint (its entries end with seq, so newest first needs no sort),
+      // at most MATCHES_PER_FINGERPRINT (a greeting seen in thousands of sessions must not load them all)
+      // both keys (SPEC §12.6) in one statement: per key one probe of its index (turns_fingerprint, or the partial
+      // turns_call_key that holds tool-call turns only), newest first
+      keyMatchesMany: db.prepare(
+        `SELECT j.value AS key, t.seq, t.id, t.session_id, t.parent_turn_id FROM json_each(@fingerprints) j CROSS JOIN turns t
+           ON t.seq IN (SELECT f.seq FROM turns f WHERE f.key_hash = @keyHash AND f.fingerprint = j.value ORDER BY f.seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
+         UNION ALL
+         SELECT j.value AS key, t.seq, t.id, t.session_id, t.parent_turn_id FROM json_each(@callKeys) j CROSS JOIN turns t
+           ON t.seq IN (SELECT f.seq FROM turns f WHERE f.key_hash = @keyHash AND f.call_key = j.value ORDER BY f.seq DESC LIMIT ${MATCHES_PER_FINGERPRINT})
+         ORDER BY 2 DESC`,
+      ),
+      replaySources: db.prepare(
+        `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
+      ),
+      turnsAtPositions: db.prepare(`SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
+    };
+  }
+
+  /**
+   * Matches for many turn keys at once (fingerprints and call keys, see
+   * TurnKeys), most recent first per key: a key seen in several sessions
+   * resolves to the most recent (SPEC §4). One query for all the misses.
+   */
+  matchesFor(keyHash: string, keys: readonly string[]): Map<string, FingerprintMatch[]> {
+    const found = new Map<string, FingerprintMatch[]>();
+    if (keys.length === 0) return found;
+    this.cache.validate();
+    // every key is usually cached: a Set to drop duplicates is made only for the misses
+    let misses: Set<string> | undefined;
+    for (const key of keys) {
+      const cached = this.cache.matchesFor(keyHash, key);
+      if (cached === undefined) (misses ??= new Set()).add(key);
+      else if (cached.length > 0) found.set(key, cached);
+    }
+    if (!misses) return found;
+    this.settle();
+    const missed = [...misses];
+    const read = new Map<string, FingerprintMatch[]>(missed.map((key) => [key, []]));
+    const fingerprints = missed.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
+    const callKeys = fingerprints.length === missed.length ? [] : missed.filter((key) => key.startsWith(CALL_KEY_PREFIX));
+    const rows = this.statements.keyMatchesMany.all({ fingerprints: JSON.stringify(fingerprints), callKeys: JSON.stringify(callKeys), keyHash }) as { key: string; id: string; session_id: string; parent_turn_id: string | null }[];
+    for (const row of rows) read.get(row.key)?.push({ id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id });
+    for (const [key, list] of read) {
+      this.cache.rememberMatches(keyHash, key, list); // a miss is remembered too: a new conversation asks again next turn
+      if (list.length > 0) found.set(key, list);
+    }
+    return found;
+  }
+
+  /**
+   * The carriers of many turns, under the caller's keys (a request's message
+   * indexes): from memory when recently replayed, else in one query. Keyed
+   * as the caller needs them, so a request builds one map, not one by id
+   * and another by index.
+   */
+  replaySources<K>(turnIds: ReadonlyMap<K, string>): Map<K, ReplaySource> {
+    const found = new Map<K, ReplaySource>();
+    if (turnIds.size === 0) return found;
+    this.cache.validate();
+    let misses: string[] | undefined;
+    for (const [key, id] of turnIds) {
+      const cached = this.cache.sourceFor(id);
+      if (cached) found.set(key, cached);
+      else (misses ??= []).push(id);
+    }
+    if (!misses) return found;
+    this.settle();
+    const read = new Map<string, ReplaySource>();
+    for (const row of this.statements.replaySources.all(JSON.stringify(misses)) as ReplayRow[]) {
+      const source = toReplaySource(row);
+      read.set(row.id, source);
+      this.cache.rememberSource(source, carrierSize(row.reasoning_text, row.reasoning_details, row.native_record));
+    }
+    for (const [key, id] of turnIds) {
+      const source = read.get(id);
+      if (source) found.set(key, source);
+    }
+    return found;
+  }
+
+  /** The session's turns at these positions, in one query. */
+  turnsAtPositions(sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
+    this.settle();
+    const rows = this.statements.turnsAtPositions.all(sessionId, JSON.stringify(positions)) as { id: string; session_id: string; position: number; parent_turn_id: string | null }[];
+    return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
+  }
+}

@@ -1,0 +1,37 @@
+import type { ChatMessage, JsonObject } from "../plugins/contract.js";
+
+/** What one response added to its conversation, linked to the response it continued. */
+export interface ResponseRecord {
+  readonly id: string;
+  /** The response this one continued (`previous_response_id`, or the conversation's last response). */
+  readonly parentId: string | null;
+  readonly sessionId: string;
+  readonly model: string;
+  readonly createdAt: number;
+  readonly conversationId: string | null;
+  /** This response's input and output as canonical chat messages (instructions excluded: they do not carry over). */
+  readonly messages: ChatMessage[];
+  /** The Response object clients GET; null when it must not be retrievable (`store: false`). */
+  readonly body: JsonObject | null;
+  /** Its input as GET /v1/responses/{id}/input_items lists it; kept only with a body. */
+  readonly inputItems?: readonly JsonObject[] | undefined;
+}
+
+/** A retrievable response. */
+export interface StoredResponse {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly body: JsonObject;
+}
+
+export interface StoredConversation {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly lastResponseId: string;
+}
+
+/** An output item found by id, with the session of the response that produced it. */
+export interface StoredItem {
+  readonly item: JsonObject;
+  readonly sessionId: string;
+}

@@ -1,0 +1,135 @@
+import type { CarrierField, ChatMessage, JsonObject } from "../plugins/contract.js";
+import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
+import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
+import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
+import type { Verdict } from "./verdicts.js";
+
+/**
+ * Everything carrierd keeps, behind one narrow port: the gateway, the CLI
+ * and every capability (replay, verdicts, the Responses API, compaction)
+ * reach their state only through this. A backend is one folder that
+ * implements it (src/storage-sqlite is the first) and passes the contract
+ * suite every backend must pass.
+ *
+ * Every operation answers through a promise, so a backend whose rows are
+ * read over the network fits behind it; nothing above the port may assume
+ * an answer arrives synchronously. The one exception is `turns.begin` and
+ * the handle it returns: hints about the chat path, with no answer to wait
+ * for.
+ */
+export interface Storage {
+  readonly turns: TurnStorage;
+  readonly catalogue: SessionCatalogue;
+  readonly sessionConfig: SessionConfigStorage;
+  readonly verdicts: VerdictStorage;
+  readonly responses: ResponseStorage;
+  readonly checkpoints: CheckpointStorage;
+  /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
+  committed(): Promise<void>;
+  /** Lets go of the state (files, connections, timers); what is durable stays so. */
+  close(): Promise<void>;
+}
+
+/** The turns replay reads and the chat path writes. */
+export interface TurnStorage {
+  /**
+   * Stored turns per key (fingerprints and call keys, see TurnKeys), under
+   * one API key's hash, most recent first; keys nothing matched are absent.
+   */
+  matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>>;
+  /** The carriers of these turns, under the caller's keys (a request's message indexes); turns not found are absent. */
+  replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>>;
+  /** The session's turns at these positions (1-based). */
+  turnsAtPositions(sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>>;
+  /**
+   * A turn starts its upstream call. Until its `end`, a turn completing
+   * beside it is not alone: the storage uses that to decide how to make the
+   * next completed turn durable at the least cost to its answer.
+   */
+  begin(): TurnInFlight;
+  /** Writes the completed turn (and its session when new); resolves once it is durable. The caller ends its answer after that. */
+  save(turn: NewTurn): Promise<void>;
+}
+
+/** A turn between its upstream call and the end of its answer (see TurnStorage.begin). */
+export interface TurnInFlight {
+  /** Its request has gone upstream: the gateway waits for the answer now, and the storage may spend that moment on deferred writes. */
+  wentUpstream(): void;
+  /** Its answer was read through, failed, or was given up; a second call does nothing. */
+  end(): void;
+}
+
+/** The sessions an operator lists, shows, branches and removes. */
+export interface SessionCatalogue {
+  exists(sessionId: string): Promise<boolean>;
+  /** Creates an empty session when there is none of this id (an explicit X-Session-Id not seen yet, a verdict before the first turn). */
+  ensure(sessionId: string, keyHash: string, model: string | null): Promise<void>;
+  /** Sessions, most recently active first. */
+  list(limit: number): Promise<SessionSummary[]>;
+  show(sessionId: string): Promise<SessionDetail | undefined>;
+  /**
+   * A new session holding turns 1..at (all when undefined) of `sourceId`,
+   * every carrier copied byte for byte, with the fingerprints stateless
+   * clients find them by. Past the session's newest checkpoint the branch
+   * gets the active turns and a copy of the checkpoint; inside or before the
+   * summarised range, every turn up to `at`, all active. Undefined when the
+   * source does not exist.
+   */
+  branch(sourceId: string, newId: string, at: number | undefined): Promise<BranchResult | undefined>;
+  /** Removes the session and its turns; false when there was none. */
+  remove(sessionId: string): Promise<boolean>;
+}
+
+/** Per-session verdict config: the rejections a session keeps so `--resume` keeps them. */
+export interface SessionConfigStorage {
+  /** Read-only for the caller (it may be shared from memory); `{}` for a session without one. */
+  modelConfig(sessionId: string): Promise<Readonly<SessionModelConfig>>;
+  /** Read-modify-write as one step, so two requests of one session cannot lose each other's patch. */
+  patchModelConfig(sessionId: string, patch: (config: SessionModelConfig) => SessionModelConfig): Promise<void>;
+  /** Removes the rejected carriers `predicate` selects from every session's config; returns how many sessions changed. */
+  removeRejections(predicate: (provider: string, host: string, model: string, field: string) => boolean): Promise<number>;
+}
+
+/** Unknown-field verdicts (SPEC §6): (provider, host, model, field) an upstream rejected. */
+export interface VerdictStorage {
+  /** Read per request: the backend answers from memory while nothing else wrote them. */
+  fieldsFor(provider: string, host: string, model: string): Promise<readonly CarrierField[]>;
+  /** Records (or renews) one verdict; returns it stamped. */
+  record(verdict: Omit<Verdict, "recorded_at">): Promise<Verdict>;
+  /** Oldest first. */
+  list(): Promise<Verdict[]>;
+  /** Deletes the verdicts `predicate` selects; returns them. */
+  clear(predicate: (verdict: Verdict) => boolean): Promise<Verdict[]>;
+}
+
+/** The Responses API's chained responses and named conversations. */
+export interface ResponseStorage {
+  /** Stores a response, its output items (when retrievable) and a named conversation's new end, as one durable write. */
+  save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void>;
+  get(id: string): Promise<StoredResponse | undefined>;
+  /** The input items of a retrievable response; undefined when it is not retrievable. */
+  inputItems(id: string): Promise<JsonObject[] | undefined>;
+  /** The whole conversation up to and including response `id`, oldest message first. */
+  history(id: string): Promise<ChatMessage[]>;
+  /** Ids of the chain ending at response `id`, oldest first. */
+  ancestry(id: string): Promise<string[]>;
+  /** Makes a response unretrievable (links later responses need are kept); false when it was not retrievable. */
+  delete(id: string): Promise<boolean>;
+  /** An output item by id, with the session of the response that produced it. */
+  item(id: string): Promise<StoredItem | undefined>;
+  conversation(id: string): Promise<StoredConversation | undefined>;
+}
+
+/** Compaction's checkpoints and the turns they archive (SPEC §10). */
+export interface CheckpointStorage {
+  /** Whether a session has any checkpoint: most have none, and then a chain need not be walked. */
+  has(sessionId: string): Promise<boolean>;
+  /** The checkpoint in force for a chain (response ids, oldest first): the one anchored deepest, newest on a tie. */
+  forChain(chain: readonly string[]): Promise<Checkpoint | undefined>;
+  /** Stores a checkpoint, deletes the one it supersedes and marks the summarised turns inactive, as one write; turns keep every carrier byte. */
+  save(checkpoint: NewCheckpoint, archive: CheckpointArchive): Promise<Checkpoint>;
+  /** A session's checkpoints, oldest first. */
+  list(sessionId: string): Promise<Checkpoint[]>;
+  /** Positions of a session's archived (summarised) turns. */
+  archivedPositions(sessionId: string): Promise<Set<number>>;
+}

@@ -1,0 +1,102 @@
+import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../plugins/contract.js";
+
+/** A stored assistant turn as replay, the CLI and branching read it. */
+export interface StoredTurn {
+  readonly seq: number;
+  readonly id: string;
+  readonly sessionId: string;
+  readonly position: number;
+  readonly parentTurnId: string | null;
+  /** The model name the client asked for. */
+  readonly model: string;
+  readonly plugin: string;
+  readonly provider: string;
+  readonly host: string;
+  readonly upstreamModel: string;
+  readonly content: string;
+  readonly toolCalls: ToolCall[];
+  /** The one plain reasoning text (SPEC §12.1); "" when the turn had none. */
+  readonly reasoningText: string;
+  /** Verbatim, as the provider returns it non-streamed (SPEC §12.2). */
+  readonly reasoningDetails: Json[] | undefined;
+  readonly nativeRecord: JsonObject | undefined;
+  readonly usage: Usage | undefined;
+  readonly finishReason: string | null;
+  readonly upstreamId: string | null;
+  readonly createdAt: string;
+}
+
+/** What replay needs of a stored turn: only the carriers and who produced them. */
+export interface ReplaySource {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly plugin: string;
+  readonly upstreamModel: string;
+  readonly reasoningText: string;
+  readonly reasoningDetails: Json[] | undefined;
+  readonly nativeRecord: JsonObject | undefined;
+}
+
+/** Everything needed to write one completed turn. */
+export interface NewTurn {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly keyHash: string;
+  readonly parentTurnId: string | undefined;
+  readonly model: string;
+  readonly plugin: string;
+  readonly provider: string;
+  readonly host: string;
+  readonly upstreamModel: string;
+  /** The request messages after the last assistant message: what asked for this turn. */
+  readonly prompt: readonly ChatMessage[];
+  readonly content: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly reasoningText: string;
+  readonly reasoningDetails: readonly Json[] | undefined;
+  readonly nativeRecord: JsonObject | undefined;
+  readonly usage: Usage | undefined;
+  readonly finishReason: string;
+  readonly upstreamId: string | undefined;
+  readonly fingerprint: string;
+}
+
+/** A session as `sessions list` shows it. */
+export interface SessionSummary {
+  readonly id: string;
+  readonly model: string | null;
+  readonly parentId: string | null;
+  readonly turns: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** A session as `sessions show` reads it: its summary, model config and every turn with the prompt that asked for it. */
+export interface SessionDetail extends SessionSummary {
+  readonly modelConfig: SessionModelConfig;
+  readonly turnList: StoredTurn[];
+  /** Per turn, in order: the messages that asked for it. */
+  readonly prompts: ChatMessage[][];
+}
+
+/** A stored turn one of a request's keys (fingerprint or call key) matched. */
+export interface FingerprintMatch {
+  readonly id: string;
+  readonly session_id: string;
+  /** The turn it continued (the one before it in its conversation): how matching follows a conversation's order. */
+  readonly parent_turn_id: string | null;
+}
+
+/** A session's model config: verdicts recorded while it ran, so `--resume` keeps them. */
+export interface SessionModelConfig {
+  /** `[provider, host, model, fields]` */
+  rejected_carriers?: [string, string, string, string[]][];
+  [key: string]: unknown;
+}
+
+/** What `sessions branch` made: the new session, how many turns it holds, and the checkpoint copied into it, if any. */
+export interface BranchResult {
+  readonly id: string;
+  readonly turns: number;
+  readonly checkpoint: string | undefined;
+}

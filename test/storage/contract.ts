@@ -1,0 +1,440 @@
+import { afterEach, describe, expect, test } from "vitest";
+import type { Json, JsonObject, ToolCall } from "../../src/plugins/contract.js";
+import { callKeyOf, fingerprintOf } from "../../src/sessions/fingerprint.js";
+import type { ResponseRecord } from "../../src/storage/responses.js";
+import type { Storage } from "../../src/storage/storage.js";
+import type { NewTurn } from "../../src/storage/turns.js";
+
+/**
+ * How a backend's storage is opened for the contract: `gateway` as the
+ * daemon opens it (its fastest durability path included), `cli` as a
+ * command in another process opens the same state beside it.
+ */
+export type StorageRole = "gateway" | "cli";
+
+/** One empty state (a database, a home) on which storages are opened. */
+export interface StorageState {
+  open(role: StorageRole): Promise<Storage>;
+  /** Removes the state; every storage opened on it is closed by then. */
+  dispose(): Promise<void>;
+}
+
+/** What a backend's contract test file provides: a fresh, empty state per test. */
+export type StorageFactory = () => Promise<StorageState>;
+
+// carriers as providers send them: a signed thinking block, an encrypted blob, a redacted one, text that JSON would
+// happily normalise if it were re-serialised anywhere (key order, escapes, unicode, a float's digits)
+const SIGNED_DETAILS: Json[] = [
+  { type: "reasoning.text", text: "Step 1: 2+2.\r\n\tThen — ünïcödé ✓ \u2028", signature: "EqQBCkYIARgCKkCzB+/=sig", format: "anthropic-claude-v1", index: 0 },
+  { type: "reasoning.encrypted", data: "gAAAAABo+/Zm9vYmFy==\n", id: "rs_01", format: "openai-responses-v1", index: 1 },
+  { type: "reasoning.summary", summary: "", z: 1.5e-7, a: [null, true, { nested: "x" }] },
+];
+const NATIVE: JsonObject = { type: "native-test.assistant", opaque: "opaque-1-Zm9v/+==", blocks: [{ kind: "redacted_thinking", data: "EmwKAhgB..." }], zeta: 0.1, alpha: "𝔘𝔫𝔦" };
+const REASONING = "Let me think.\n\n  Indented — and a trailing space \nand \"quotes\" and \\ backslashes ";
+
+let counter = 0;
+function newTurn(sessionId: string, content: string, extra: Partial<NewTurn> = {}): NewTurn {
+  const id = extra.id ?? `turn_contract_${++counter}`;
+  const toolCalls = extra.toolCalls ?? [];
+  return {
+    id,
+    sessionId,
+    keyHash: "key-a",
+    parentTurnId: undefined,
+    model: "client-model",
+    plugin: "openai-compatible",
+    provider: "prov",
+    host: "upstream.example",
+    upstreamModel: "upstream-model",
+    prompt: [{ role: "user", content: `asking for ${id}` }],
+    content,
+    toolCalls,
+    reasoningText: REASONING,
+    reasoningDetails: SIGNED_DETAILS,
+    nativeRecord: NATIVE,
+    usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+    finishReason: toolCalls.length > 0 ? "tool_calls" : "stop",
+    upstreamId: `up_${id}`,
+    fingerprint: fingerprintOf(content, toolCalls),
+    ...extra,
+  };
+}
+
+const toolCall = (id: string, name = "get_weather", args = '{"city":"Paris"}'): ToolCall => ({ id, type: "function", function: { name, arguments: args } });
+const ids = (matches: readonly { id: string }[] | undefined) => (matches ?? []).map((match) => match.id);
+
+/**
+ * The contract every Storage backend must pass, declared under `name`.
+ * A backend's test file is one call: `storageContract("sqlite", factory)`.
+ */
+export function storageContract(name: string, factory: StorageFactory): void {
+  describe(`Storage contract: ${name}`, () => {
+    const opened: Storage[] = [];
+    const states: StorageState[] = [];
+    afterEach(async () => {
+      for (const storage of opened.splice(0)) await storage.close();
+      for (const state of states.splice(0)) await state.dispose();
+    });
+    const fresh = async () => {
+      const state = await factory();
+      states.push(state);
+      return state;
+    };
+    const open = async (state: StorageState, role: StorageRole = "gateway") => {
+      const storage = await state.open(role);
+      opened.push(storage);
+      return storage;
+    };
+    const storage = async () => open(await fresh());
+
+    describe("turns", () => {
+      test("carriers come back byte for byte: signed blocks, encrypted blobs, native records, the reasoning text", async () => {
+        const store = await storage();
+        const turn = newTurn("sess_carriers", "The answer is 4.");
+        await store.turns.save(turn);
+        const sources = await store.turns.replaySources(new Map([[7, turn.id]]));
+        const source = sources.get(7)!;
+        expect(source).toMatchObject({ id: turn.id, sessionId: "sess_carriers", plugin: "openai-compatible", upstreamModel: "upstream-model" });
+        expect(source.reasoningText).toBe(REASONING);
+        expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
+        expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(NATIVE));
+        const shown = (await store.catalogue.show("sess_carriers"))!.turnList[0]!;
+        expect(JSON.stringify(shown.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
+        expect(JSON.stringify(shown.nativeRecord)).toBe(JSON.stringify(NATIVE));
+        expect(shown).toMatchObject({ content: "The answer is 4.", usage: turn.usage, finishReason: "stop", upstreamId: turn.upstreamId, model: "client-model", provider: "prov", host: "upstream.example", position: 1 });
+      });
+
+      test("a turn without carriers stores none; unknown turn ids are absent from the answer", async () => {
+        const store = await storage();
+        const bare = newTurn("sess_bare", "Plain.", { reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, upstreamId: undefined });
+        await store.turns.save(bare);
+        const sources = await store.turns.replaySources(new Map([["a", bare.id], ["b", "turn_never_stored"]]));
+        expect([...sources.keys()]).toEqual(["a"]);
+        expect(sources.get("a")).toMatchObject({ reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined });
+        expect((await store.turns.replaySources(new Map())).size).toBe(0);
+      });
+
+      test("fingerprints are scoped to the key hash, matched newest first, and absent when nothing matched", async () => {
+        const store = await storage();
+        const older = newTurn("sess_old", "Hello! How can I help?");
+        const theirs = newTurn("sess_theirs", "Hello! How can I help?", { keyHash: "key-b" });
+        const newer = newTurn("sess_new", "Hello! How can I help?");
+        for (const turn of [older, theirs, newer]) await store.turns.save(turn);
+        const found = await store.turns.matchesFor("key-a", [older.fingerprint, fingerprintOf("never said", [])]);
+        expect(ids(found.get(older.fingerprint))).toEqual([newer.id, older.id]);
+        expect(found.get(older.fingerprint)![0]).toEqual({ id: newer.id, session_id: "sess_new", parent_turn_id: null });
+        expect(found.has(fingerprintOf("never said", []))).toBe(false);
+        expect(ids((await store.turns.matchesFor("key-b", [older.fingerprint])).get(older.fingerprint))).toEqual([theirs.id]);
+        expect((await store.turns.matchesFor("key-c", [older.fingerprint])).size).toBe(0);
+        expect((await store.turns.matchesFor("key-a", [])).size).toBe(0);
+      });
+
+      test("a tool-call turn is found by its call key (ids and names) as well as its fingerprint; parents are kept", async () => {
+        const store = await storage();
+        const first = newTurn("sess_tools", "Let me check.", { toolCalls: [toolCall("call_00_Xk9fQ2mLr8Tz5WbN")] });
+        const second = newTurn("sess_tools", "It is sunny.", { parentTurnId: first.id });
+        await store.turns.save(first);
+        await store.turns.save(second);
+        const callKey = callKeyOf(first.toolCalls)!;
+        expect(callKey).toBeDefined();
+        const found = await store.turns.matchesFor("key-a", [callKey, first.fingerprint, second.fingerprint]);
+        expect(ids(found.get(callKey))).toEqual([first.id]);
+        expect(ids(found.get(first.fingerprint))).toEqual([first.id]);
+        expect(found.get(second.fingerprint)).toEqual([{ id: second.id, session_id: "sess_tools", parent_turn_id: first.id }]);
+      });
+
+      test("a new turn is the newest match at once, whether it completed alone or beside a running turn", async () => {
+        const store = await storage();
+        const alone = newTurn("sess_order", "Same text.");
+        await store.turns.save(alone);
+        expect(ids((await store.turns.matchesFor("key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([alone.id]);
+        const running = store.turns.begin();
+        running.wentUpstream();
+        const beside = newTurn("sess_order", "Same text.");
+        await store.turns.save(beside);
+        running.end();
+        running.end(); // a second end does nothing
+        expect(ids((await store.turns.matchesFor("key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([beside.id, alone.id]);
+        expect((await store.catalogue.show("sess_order"))!.turnList.map((turn) => [turn.id, turn.position])).toEqual([
+          [alone.id, 1],
+          [beside.id, 2],
+        ]);
+      });
+
+      test("turnsAtPositions answers the positions asked for that exist", async () => {
+        const store = await storage();
+        const turns = [newTurn("sess_pos", "one"), newTurn("sess_pos", "two"), newTurn("sess_pos", "three")];
+        for (const turn of turns) await store.turns.save(turn);
+        const found = await store.turns.turnsAtPositions("sess_pos", [1, 3, 9]);
+        expect([...found.keys()].sort()).toEqual([1, 3]);
+        expect(found.get(3)).toEqual({ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null });
+        expect((await store.turns.turnsAtPositions("sess_elsewhere", [1])).size).toBe(0);
+      });
+    });
+
+    describe("catalogue", () => {
+      test("ensure makes an empty session once; exists, list and show see it", async () => {
+        const store = await storage();
+        expect(await store.catalogue.exists("sess_empty")).toBe(false);
+        await store.catalogue.ensure("sess_empty", "key-a", "client-model");
+        await store.catalogue.ensure("sess_empty", "key-a", "another-model"); // already there: unchanged
+        expect(await store.catalogue.exists("sess_empty")).toBe(true);
+        expect(await store.catalogue.show("sess_empty")).toMatchObject({ id: "sess_empty", model: "client-model", parentId: null, turns: 0, turnList: [], prompts: [], modelConfig: {} });
+        expect(await store.catalogue.show("sess_none")).toBeUndefined();
+      });
+
+      test("list is most recently active first, with turn counts and the newest turn's model; show has every turn's prompt", async () => {
+        const store = await storage();
+        await store.turns.save(newTurn("sess_a", "a1"));
+        await store.turns.save(newTurn("sess_b", "b1"));
+        await store.committed(); // a turn's activity may be stamped when it is committed, not when it was answered
+        await new Promise((resolve) => setTimeout(resolve, 5)); // timestamps have millisecond resolution
+        const last = newTurn("sess_a", "a2", { model: "newer-model" });
+        await store.turns.save(last);
+        const listed = await store.catalogue.list(10);
+        expect(listed.map((row) => [row.id, row.turns, row.model])).toEqual([
+          ["sess_a", 2, "newer-model"],
+          ["sess_b", 1, "client-model"],
+        ]);
+        expect(await store.catalogue.list(1)).toHaveLength(1);
+        const shown = (await store.catalogue.show("sess_a"))!;
+        expect(shown.prompts).toEqual([[{ role: "user", content: expect.stringContaining("asking for") }], last.prompt]);
+      });
+
+      test("branch copies turns 1..N with every carrier byte for byte, keeps their keys findable, and links the copies in order", async () => {
+        const store = await storage();
+        const turns = [newTurn("sess_src", "first answer"), newTurn("sess_src", "second answer", { toolCalls: [toolCall("call_00_BranchAbcdef123456")] }), newTurn("sess_src", "third answer")];
+        for (const turn of turns) await store.turns.save(turn);
+        await store.sessionConfig.patchModelConfig("sess_src", () => ({ rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] }));
+        const branch = (await store.catalogue.branch("sess_src", "sess_branch", 2))!;
+        expect(branch).toEqual({ id: "sess_branch", turns: 2, checkpoint: undefined });
+        const copy = (await store.catalogue.show("sess_branch"))!;
+        expect(copy).toMatchObject({ parentId: "sess_src", turns: 2, modelConfig: { rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] } });
+        expect(copy.turnList.map((turn) => turn.content)).toEqual(["first answer", "second answer"]);
+        for (const turn of copy.turnList) {
+          expect(turn.id).not.toBe(turns[turn.position - 1]!.id);
+          expect(turn.reasoningText).toBe(REASONING);
+          expect(JSON.stringify(turn.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
+          expect(JSON.stringify(turn.nativeRecord)).toBe(JSON.stringify(NATIVE));
+        }
+        expect(copy.turnList.map((turn) => turn.parentTurnId)).toEqual([null, copy.turnList[0]!.id]);
+        // the copies are the newest matches of their keys
+        expect(ids((await store.turns.matchesFor("key-a", [turns[0]!.fingerprint])).get(turns[0]!.fingerprint))).toEqual([copy.turnList[0]!.id, turns[0]!.id]);
+        const callKey = callKeyOf(turns[1]!.toolCalls)!;
+        expect(ids((await store.turns.matchesFor("key-a", [callKey])).get(callKey))).toEqual([copy.turnList[1]!.id, turns[1]!.id]);
+        expect((await store.catalogue.branch("sess_src", "sess_all", undefined))!.turns).toBe(3);
+        expect(await store.catalogue.branch("sess_missing", "sess_nothing", undefined)).toBeUndefined();
+        expect(await store.catalogue.exists("sess_nothing")).toBe(false);
+      });
+
+      test("remove takes the session, its turns and their matches; a second remove says there was none", async () => {
+        const store = await storage();
+        const turn = newTurn("sess_doomed", "Doomed answer.");
+        await store.turns.save(turn);
+        expect((await store.turns.matchesFor("key-a", [turn.fingerprint])).size).toBe(1);
+        expect(await store.catalogue.remove("sess_doomed")).toBe(true);
+        expect(await store.catalogue.remove("sess_doomed")).toBe(false);
+        expect(await store.catalogue.show("sess_doomed")).toBeUndefined();
+        expect((await store.turns.matchesFor("key-a", [turn.fingerprint])).size).toBe(0);
+        expect((await store.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(0);
+      });
+
+      test("a session removed right after its turn completed stays removed", async () => {
+        const store = await storage();
+        await store.turns.save(newTurn("sess_scratch", "summary text"));
+        expect(await store.catalogue.remove("sess_scratch")).toBe(true);
+        await store.committed();
+        expect(await store.catalogue.exists("sess_scratch")).toBe(false);
+      });
+    });
+
+    describe("session config", () => {
+      test("a patch reads what the last one wrote; removeRejections drops only what the predicate selects", async () => {
+        const store = await storage();
+        expect(await store.sessionConfig.modelConfig("sess_none")).toEqual({});
+        await store.turns.save(newTurn("sess_cfg", "x"));
+        await store.turns.save(newTurn("sess_cfg2", "y"));
+        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({ ...config, rejected_carriers: [["prov", "h", "m", ["reasoning", "reasoning_content"]]] }));
+        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({ ...config, note: "kept", rejected_carriers: [...(config.rejected_carriers ?? []), ["other", "h", "m", ["reasoning"]]] }));
+        await store.sessionConfig.patchModelConfig("sess_cfg2", () => ({ rejected_carriers: [["prov", "h", "m", ["reasoning"]]] }));
+        expect(await store.sessionConfig.modelConfig("sess_cfg")).toEqual({
+          note: "kept",
+          rejected_carriers: [
+            ["prov", "h", "m", ["reasoning", "reasoning_content"]],
+            ["other", "h", "m", ["reasoning"]],
+          ],
+        });
+        const changed = await store.sessionConfig.removeRejections((provider, _host, _model, field) => provider === "prov" && field === "reasoning");
+        expect(changed).toBe(2);
+        expect(await store.sessionConfig.modelConfig("sess_cfg")).toEqual({ note: "kept", rejected_carriers: [["prov", "h", "m", ["reasoning_content"]], ["other", "h", "m", ["reasoning"]]] });
+        expect(await store.sessionConfig.modelConfig("sess_cfg2")).toEqual({ rejected_carriers: [] });
+        expect(await store.sessionConfig.removeRejections(() => false)).toBe(0);
+      });
+    });
+
+    describe("verdicts", () => {
+      test("record (again: renewed), fieldsFor per key, list oldest first, clear what the predicate selects", async () => {
+        const store = await storage();
+        expect(await store.verdicts.fieldsFor("p", "h", "m")).toEqual([]);
+        const first = await store.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning_content", status: 400, message: "unknown field" });
+        expect(first.recorded_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+        await store.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 422, message: "no" });
+        await store.verdicts.record({ provider: "p", host: "other-host", model: "m", field: "reasoning", status: 400, message: "no" });
+        await store.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning_content", status: 422, message: "renewed" });
+        expect([...(await store.verdicts.fieldsFor("p", "h", "m"))].sort()).toEqual(["reasoning", "reasoning_content"]);
+        expect(await store.verdicts.fieldsFor("p", "other-host", "m")).toEqual(["reasoning"]);
+        const listed = await store.verdicts.list();
+        expect(listed).toHaveLength(3);
+        expect(listed.find((verdict) => verdict.field === "reasoning_content")).toMatchObject({ status: 422, message: "renewed" });
+        const cleared = await store.verdicts.clear((verdict) => verdict.host === "h");
+        expect(cleared.map((verdict) => verdict.field).sort()).toEqual(["reasoning", "reasoning_content"]);
+        expect(await store.verdicts.fieldsFor("p", "h", "m")).toEqual([]);
+        expect((await store.verdicts.list()).map((verdict) => verdict.host)).toEqual(["other-host"]);
+      });
+    });
+
+    describe("responses", () => {
+      const record = (id: string, parentId: string | null, text: string, extra: Partial<ResponseRecord> = {}): ResponseRecord => ({
+        id,
+        parentId,
+        sessionId: "sess_resp",
+        model: "demo",
+        createdAt: 1,
+        conversationId: null,
+        messages: [{ role: "user", content: text }, { role: "assistant", content: `re: ${text}` }],
+        body: { id, object: "response", output_text: `re: ${text}` },
+        inputItems: [{ type: "message", role: "user", content: text }],
+        ...extra,
+      });
+
+      test("a chain: get, input items, history oldest first, ancestry, items by id", async () => {
+        const store = await storage();
+        await store.responses.save(record("resp_1", null, "a"), [{ id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] }]);
+        await store.responses.save(record("resp_2", "resp_1", "b"), []);
+        expect(await store.responses.get("resp_2")).toEqual({ id: "resp_2", sessionId: "sess_resp", body: { id: "resp_2", object: "response", output_text: "re: b" } });
+        expect(await store.responses.get("resp_none")).toBeUndefined();
+        expect(await store.responses.inputItems("resp_1")).toEqual([{ type: "message", role: "user", content: "a" }]);
+        expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await store.responses.ancestry("resp_2")).toEqual(["resp_1", "resp_2"]);
+        expect(await store.responses.item("msg_1")).toEqual({ item: { id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] }, sessionId: "sess_resp" });
+        expect(await store.responses.item("msg_none")).toBeUndefined();
+      });
+
+      test("delete makes a response unretrievable but keeps the link a later response continues from", async () => {
+        const store = await storage();
+        await store.responses.save(record("resp_1", null, "a"), []);
+        await store.responses.save(record("resp_2", "resp_1", "b"), []);
+        expect(await store.responses.delete("resp_1")).toBe(true);
+        expect(await store.responses.delete("resp_1")).toBe(false);
+        expect(await store.responses.get("resp_1")).toBeUndefined();
+        expect(await store.responses.inputItems("resp_1")).toBeUndefined();
+        expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+      });
+
+      test("a named conversation's end moves with each response; one stored with store: false is a link only", async () => {
+        const store = await storage();
+        await store.responses.save(record("resp_1", null, "a", { conversationId: "conv_x" }), []);
+        expect(await store.responses.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_resp", lastResponseId: "resp_1" });
+        await store.responses.save(record("resp_2", "resp_1", "b", { conversationId: "conv_x", body: null }), [{ id: "msg_hidden" }]);
+        expect(await store.responses.conversation("conv_x")).toMatchObject({ lastResponseId: "resp_2" });
+        expect(await store.responses.get("resp_2")).toBeUndefined();
+        expect(await store.responses.item("msg_hidden")).toBeUndefined();
+        expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await store.responses.conversation("conv_none")).toBeUndefined();
+      });
+    });
+
+    describe("checkpoints", () => {
+      test("save archives the summarised turns and supersedes the previous checkpoint; forChain takes the deepest anchor", async () => {
+        const store = await storage();
+        const turns = [newTurn("sess_ck", "one"), newTurn("sess_ck", "two"), newTurn("sess_ck", "three")];
+        for (const turn of turns) await store.turns.save(turn);
+        expect(await store.checkpoints.has("sess_ck")).toBe(false);
+        expect(await store.checkpoints.forChain([])).toBeUndefined();
+        const base = { sessionId: "sess_ck", headCount: 1, cutIndex: 2, summary: "they said one", summarizer: "demo", summarizedMessages: 2, tokensBefore: 100, tokensAfter: 40 };
+        const first = await store.checkpoints.save({ ...base, id: "ckpt_1", anchorResponseId: "resp_1" }, { turnIds: [turns[0]!.id], supersedes: undefined });
+        expect(first).toMatchObject({ id: "ckpt_1", archivedTurns: 1, archivedThrough: 1 });
+        expect(await store.checkpoints.has("sess_ck")).toBe(true);
+        expect(await store.checkpoints.archivedPositions("sess_ck")).toEqual(new Set([1]));
+        const second = await store.checkpoints.save({ ...base, id: "ckpt_2", anchorResponseId: "resp_2", summary: "they said one and two" }, { turnIds: [turns[1]!.id], supersedes: first });
+        expect(second).toMatchObject({ archivedTurns: 2, archivedThrough: 2 });
+        expect((await store.checkpoints.list("sess_ck")).map((checkpoint) => checkpoint.id)).toEqual(["ckpt_2"]);
+        expect((await store.checkpoints.forChain(["resp_1", "resp_2", "resp_3"]))?.id).toBe("ckpt_2");
+        expect(await store.checkpoints.forChain(["resp_9"])).toBeUndefined();
+        // archived turns keep every carrier byte
+        const archived = (await store.catalogue.show("sess_ck"))!.turnList[0]!;
+        expect(JSON.stringify(archived.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
+        expect(await store.checkpoints.list("sess_none")).toEqual([]);
+      });
+
+      test("a branch past the newest checkpoint gets the active turns and a copy of the checkpoint; one inside it gets every turn", async () => {
+        const store = await storage();
+        const turns = [newTurn("sess_cb", "one"), newTurn("sess_cb", "two"), newTurn("sess_cb", "three")];
+        for (const turn of turns) await store.turns.save(turn);
+        const base = { sessionId: "sess_cb", anchorResponseId: "resp_1", headCount: 1, cutIndex: 2, summary: "s", summarizer: "demo", summarizedMessages: 2, tokensBefore: 10, tokensAfter: 5 };
+        await store.checkpoints.save({ ...base, id: "ckpt_cb" }, { turnIds: [turns[0]!.id], supersedes: undefined });
+        const past = (await store.catalogue.branch("sess_cb", "sess_cb_past", undefined))!;
+        expect(past.turns).toBe(2);
+        expect(past.checkpoint).toMatch(/^ckpt_/);
+        const [copy] = await store.checkpoints.list("sess_cb_past");
+        expect(copy).toMatchObject({ id: past.checkpoint, sessionId: "sess_cb_past", anchorResponseId: null, summary: "s", archivedThrough: 1 });
+        const shown = (await store.catalogue.show("sess_cb_past"))!;
+        expect(shown.turnList.map((turn) => [turn.position, turn.content])).toEqual([
+          [2, "two"],
+          [3, "three"],
+        ]);
+        expect(shown.turnList.map((turn) => turn.parentTurnId)).toEqual([null, shown.turnList[0]!.id]);
+        const inside = (await store.catalogue.branch("sess_cb", "sess_cb_inside", 1))!;
+        expect(inside).toEqual({ id: "sess_cb_inside", turns: 1, checkpoint: undefined });
+        expect(await store.checkpoints.archivedPositions("sess_cb_inside")).toEqual(new Set());
+      });
+    });
+
+    describe("durability", () => {
+      test("what a write resolved is read by a storage opened on the same state beside it, once the writer says it is committed", async () => {
+        const state = await fresh();
+        const gateway = await open(state, "gateway");
+        const turn = newTurn("sess_durable", "Written by the gateway.");
+        await gateway.turns.save(turn); // completes alone: the fastest durable path
+        await gateway.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 400, message: "no" });
+        await gateway.responses.save({ id: "resp_d", parentId: null, sessionId: "sess_durable", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id: "resp_d" } }, []);
+        await gateway.committed();
+        const cli = await open(state, "cli");
+        const shown = (await cli.catalogue.show("sess_durable"))!;
+        expect(JSON.stringify(shown.turnList[0]!.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
+        expect(ids((await cli.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
+        expect(await cli.verdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning"]);
+        expect(await cli.responses.get("resp_d")).toMatchObject({ sessionId: "sess_durable" });
+      });
+
+      test("what a write resolved survives the writer closing at once and is found by the next one", async () => {
+        const state = await fresh();
+        const first = await state.open("gateway");
+        const turn = newTurn("sess_restart", "Before the restart.");
+        await first.turns.save(turn);
+        await first.close();
+        const next = await open(state, "gateway");
+        expect((await next.catalogue.show("sess_restart"))!.turnList.map((stored) => stored.id)).toEqual([turn.id]);
+        expect(ids((await next.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
+      });
+
+      test("another storage's writes are seen by the next read: a removed session is never replayed, a cleared verdict is gone", async () => {
+        const state = await fresh();
+        const gateway = await open(state, "gateway");
+        const cli = await open(state, "cli");
+        const turn = newTurn("sess_shared", "Shared answer.");
+        await gateway.turns.save(turn);
+        await gateway.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 400, message: "no" });
+        expect((await gateway.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(1); // held in memory, if the backend does
+        expect(await gateway.verdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning"]);
+        await gateway.committed();
+        expect(await cli.catalogue.remove("sess_shared")).toBe(true);
+        await cli.verdicts.clear(() => true);
+        await new Promise((resolve) => setImmediate(resolve)); // the gateway's next request
+        expect((await gateway.turns.matchesFor("key-a", [turn.fingerprint])).size).toBe(0);
+        expect((await gateway.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(0);
+        expect(await gateway.verdicts.fieldsFor("p", "h", "m")).toEqual([]);
+      });
+    });
+  });
+}
