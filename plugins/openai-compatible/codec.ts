@@ -2,7 +2,7 @@ import { chatBodyBytes, type HttpCodec, type JsonObject, readArray, readObject, 
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 import { applyRequestNames } from "./request-names.js";
-import { usageField } from "./usage.js";
+import { usageOf } from "./usage.js";
 
 /** An event that decodes to no part (shared: the consumer only reads it). */
 const NOTHING: readonly StreamPart[] = [];
@@ -35,7 +35,7 @@ export const openAICompatibleCodec: HttpCodec = {
         parts.push({ type: "tool-call-delta", index: position, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) ?? "" });
       });
     }
-    const usage = usageField(body);
+    const usage = usageOf(body);
     if (usage) parts.push({ type: "usage", usage });
     const reason = readString(choice?.finish_reason);
     if (reason !== undefined) parts.push({ type: "finish", reason });
@@ -80,7 +80,7 @@ export const openAICompatibleCodec: HttpCodec = {
           }
         }
       }
-      const usage = usageField(chunk);
+      const usage = usageOf(chunk);
       if (usage) parts.push({ type: "usage", usage });
       const reason = readString(choice?.finish_reason);
       if (reason !== undefined) parts.push({ type: "finish", reason });

@@ -7,7 +7,7 @@ import { isJsonObject, type JsonObject, readNumber, readObject, type Usage } fro
  * counts it has, zero for the others, the total their sum; a
  * `completion_tokens_details` that is not `{reasoning_tokens: number}` is left out.
  */
-export function usageField(body: JsonObject): Usage | undefined {
+export function usageOf(body: JsonObject): Usage | undefined {
   const usage = readObject(body.usage);
   if (usage === undefined) return undefined;
   if (isUsage(usage)) return usage;
