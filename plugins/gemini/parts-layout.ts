@@ -1,4 +1,4 @@
-import { type ChatMessage, type JsonObject, parseToolArguments, textOf } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, isJsonObject, type Json, type JsonObject, parseToolArguments, readObject, textOf } from "../../src/plugins/plugin-api.js";
 
 /**
  * The Gemini native record: a model turn's parts in order, each with the
@@ -50,8 +50,8 @@ export function addPart(layout: LayoutPart[], part: LayoutPart): void {
 /** The record read tolerantly: unknown parts are skipped. */
 export function readLayout(record: JsonObject | undefined): LayoutPart[] | undefined {
   if (!record || !Array.isArray(record.parts)) return undefined;
-  return (record.parts as JsonObject[]).filter((part): part is JsonObject & LayoutPart => {
-    if (!part || typeof part !== "object") return false;
+  return record.parts.filter((part: Json): part is JsonObject & LayoutPart => {
+    if (!isJsonObject(part)) return false;
     if (part.type === "text") return typeof part.text === "string";
     if (part.type === "thought") return typeof part.text === "string" && typeof part.thoughtSignature === "string";
     return part.type === "function_call" && typeof part.id === "string";
@@ -106,7 +106,7 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
   const functionCalls = parts.filter((part) => part.functionCall);
   if (needsSignature && functionCalls.length > 0 && !functionCalls.some((part) => typeof part.thoughtSignature === "string")) {
     functionCalls[0]!.thoughtSignature = SKIP_SIGNATURE;
-    onSkip(String((functionCalls[0]!.functionCall as JsonObject).name));
+    onSkip(String(readObject(functionCalls[0].functionCall)?.name));
   }
   return parts;
 }
