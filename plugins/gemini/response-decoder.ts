@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/plugins/plugin-api.js";
-import { addPart, type LayoutPart } from "./parts-layout.js";
+import { addPart, signedCall, type LayoutPart } from "./parts-layout.js";
 
 /**
  * Gemini's answer → canonical parts. A streamed answer is a series of whole
@@ -45,7 +45,7 @@ export class GeminiDecoder {
       const id = nativeId ?? `call_${randomBytes(12).toString("hex")}`;
       parts.push({ type: "tool-call-delta", index: this.toolCount++, id, name: readString(call.name), arguments: JSON.stringify(call.args ?? {}) });
       const native = nativeId !== undefined;
-      addPart(this.layout, signature === undefined ? { type: "function_call", id, native_id: native } : { type: "function_call", id, native_id: native, thoughtSignature: signature });
+      addPart(this.layout, signedCall(id, native, signature, readObject(call.args) ?? {}));
       return true;
     }
     if (typeof part.text !== "string") return false; // inlineData, executableCode…: not carried
