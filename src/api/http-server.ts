@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inject, injectable } from "tsyringe";
-import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, ROUTE_SOURCE } from "../container/tokens.js";
+import { CHAT_SERVICE, EVENT_BUS, EVENT_FEED, LOGGER, OPTIONS, ROUTE_SOURCE } from "../container/tokens.js";
 import type { EventBus } from "../events/event-bus.js";
+import type { EventFeed } from "../events/event-feed.js";
 import { AccessLog } from "../logging/access-log.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
@@ -53,6 +54,7 @@ export class HttpServer {
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
     @inject(LOGGER) private readonly log: Logger,
     @inject(EVENT_BUS) bus: EventBus,
+    @inject(EVENT_FEED) private readonly events: EventFeed,
   ) {
     this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
@@ -109,7 +111,8 @@ export class HttpServer {
     const { pathname } = url;
     const method = request.method ?? "GET";
     if (HEALTH_PATHS.has(pathname)) {
-      sendJson(response, 200, { status: "ok" });
+      // events that cannot be shared do not stop this instance serving: 200, with events.status "degraded" and why
+      sendJson(response, 200, { status: "ok", events: this.events.health() });
       return;
     }
     if (pathname === "/favicon.ico") {
@@ -130,7 +133,7 @@ export class HttpServer {
       case "GET /v1/models":
         return sendJson(response, 200, modelsBody(this.routes.current, this.options.env));
       case "GET /v1/capabilities":
-        return sendJson(response, 200, capabilitiesBody(this.routes.current));
+        return sendJson(response, 200, capabilitiesBody(this.routes.current, this.events.describe()));
     }
     throw API_PATHS.has(pathname) ? new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`) : new GatewayError("not_found", `no route for ${method} ${pathname}`);
   }

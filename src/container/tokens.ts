@@ -16,6 +16,7 @@ export const HTTP_SERVER = Symbol("HttpServer");
 export const CHAT_SERVICE = Symbol("ChatService");
 export const PLUGIN_HOST = Symbol("PluginHost");
 export const EVENT_HUB = Symbol("EventHub");
+export const EVENT_FEED = Symbol("EventFeed");
 export const METRICS = Symbol("GatewayMetrics");
 export const RESPONSE_STORE = Symbol("ResponseStore");
 export const RESPONSES_API = Symbol("ResponsesApi");

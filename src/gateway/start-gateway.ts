@@ -1,7 +1,7 @@
 import type { DependencyContainer } from "tsyringe";
 import type { HttpServer } from "../api/http-server.js";
 import { buildContainer } from "../container/build-container.js";
-import { BACKGROUND_CHECKPOINT, DATABASE, HTTP_SERVER, LOGGER, ROUTE_SOURCE, STORE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { BACKGROUND_CHECKPOINT, DATABASE, EVENT_FEED, HTTP_SERVER, LOGGER, ROUTE_SOURCE, STORE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
@@ -10,6 +10,7 @@ import type { Db } from "../store/database.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { BackgroundCheckpoint } from "../store/background-checkpoint.js";
 import { attachEventStream } from "../events/attach-event-stream.js";
+import type { EventFeed } from "../events/event-feed.js";
 import { attachMetrics } from "../metrics/attach-metrics.js";
 import { registerSecret } from "../logging/redact.js";
 import type { RouteTable } from "../routes/route-table.js";
@@ -51,6 +52,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       detachMetrics();
       await server.close();
       await routes.close();
+      await container.resolve<EventFeed>(EVENT_FEED).close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
       await container.resolve<BackgroundCheckpoint>(BACKGROUND_CHECKPOINT).stop();
       container.resolve<SessionStore>(STORE).close();
