@@ -73,7 +73,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   installResponses(container, database);
   installCompaction(container, database);
   // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
-  container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? openRedisFeed(options.events, bus, log) : localFeed(bus) });
+  container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });
   container.registerSingleton(EVENT_HUB, EventHub);
   container.registerSingleton(METRICS, GatewayMetrics);
   return container;

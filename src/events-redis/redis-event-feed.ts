@@ -12,6 +12,9 @@ import { replayAfter } from "./stream-replay.js";
 
 type RedisSetting = Extract<EventsSetting, { backend: "redis" }>;
 
+/** How long a start waits for Redis before going on without it. */
+const START_WAIT_MS = 2000;
+
 /**
  * events: redis. Every instance writes its bus to one Redis Stream and its
  * hub reads only from that stream, so every subscriber, on any instance, sees
@@ -19,9 +22,10 @@ type RedisSetting = Extract<EventsSetting, { backend: "redis" }>;
  * resumes, one for the blocking read. Neither is ever awaited by a request:
  * when Redis is unreachable the gateway serves as before, events are dropped
  * and counted, and `/health` says `degraded` for events until both
- * connections work again (ioredis reconnects by itself).
+ * connections work again (ioredis reconnects by itself). Resolves once the
+ * reader stands at the stream's end, or after START_WAIT_MS without Redis.
  */
-export function openRedisFeed(setting: RedisSetting, bus: EventBus, log: Logger): EventFeed {
+export async function openRedisFeed(setting: RedisSetting, bus: EventBus, log: Logger): Promise<EventFeed> {
   const url = new URL(setting.url);
   registerSecret(url.password ? decodeURIComponent(url.password) : undefined);
   const connect = (role: string) => {
@@ -36,6 +40,11 @@ export function openRedisFeed(setting: RedisSetting, bus: EventBus, log: Logger)
   const publisher = new StreamPublisher(writer, bus, { stream: setting.stream, maxLength: setting.maxLength, queueLimit: setting.queueLimit, instance }, log);
   const reader = new StreamReader(readerConnection, setting.stream, log);
   reader.start();
+  // what this gateway publishes once it listens must reach its subscribers: the reader first finds the stream's end;
+  // a Redis that is down at start does not hold the start up (events are degraded until it is back)
+  let waited: NodeJS.Timeout | undefined;
+  await Promise.race([reader.started, new Promise<void>((resolve) => (waited = setTimeout(resolve, START_WAIT_MS)))]);
+  clearTimeout(waited);
   log.info({ events: setting.displayUrl, stream: setting.stream, max_length: setting.maxLength, instance }, `events: shared through the Redis stream ${setting.stream} at ${setting.displayUrl}`);
 
   return {

@@ -10,36 +10,34 @@ export interface StreamGap {
 
 interface StreamInfo {
   readonly lastGenerated: string;
-  readonly maxDeleted: string;
   readonly firstEntry: string | undefined;
 }
 
 /**
  * Whether reading the stream after `lastId` would skip events. `XADD …
- * MAXLEN ~` trims the oldest entries and Redis remembers the newest id it
- * ever trimmed: an id older than that lost what came after it. An id the
- * stream never held, older than its first entry, means the stream is not the
- * one the id came from (Redis restarted without it): what came after it in
- * the old stream is unknown, so that is announced too, and reading starts at
- * the new stream's beginning.
+ * MAXLEN ~` trims the oldest entries, and Redis keeps no record of which ids
+ * it trimmed: an id the stream no longer holds, older than its first entry,
+ * may have been followed by entries that are gone too, so that is announced
+ * (at worst once too often: when `lastId` was the very last entry trimmed).
+ * An id newer than anything the stream ever held comes from a stream that no
+ * longer exists (Redis restarted without it): that is announced, and reading
+ * starts at the new stream's beginning.
  */
 export async function gapAfter(redis: Redis, key: string, lastId: string): Promise<StreamGap | undefined> {
+  if (lastId === "0-0") return undefined;
   const info = await streamInfo(redis, key);
-  const reset = (): StreamGap => ({
+  const lost = (): StreamGap => ({
     from: "0-0",
-    notice: { type: "gap", reason: "trimmed", after_event_id: lastId, message: `events after ${lastId} may be missing: the event stream no longer holds that id (Redis lost the stream, e.g. it restarted without it); what the stream holds now follows` },
+    notice: { type: "gap", reason: "trimmed", after_event_id: lastId, message: `events after ${lastId} may be missing: the event stream never held that id (Redis lost the stream, e.g. it restarted without it); what the stream holds now follows` },
   });
-  if (!info) return lastId === "0-0" ? undefined : reset();
-  if (compareEventIds(lastId, info.maxDeleted) < 0) {
-    return {
-      from: lastId,
-      notice: { type: "gap", reason: "trimmed", after_event_id: lastId, ...(info.firstEntry ? { first_event_id: info.firstEntry } : {}), message: `events after ${lastId} were trimmed from the event stream (it keeps its newest MAXLEN events); the oldest it still holds follow` },
-    };
-  }
-  if (lastId === info.maxDeleted || lastId === "0-0") return undefined;
-  if (compareEventIds(lastId, info.lastGenerated) > 0) return reset();
-  if (info.firstEntry !== undefined && compareEventIds(lastId, info.firstEntry) < 0) return reset();
-  return undefined;
+  if (!info || compareEventIds(lastId, info.lastGenerated) > 0) return lost();
+  if (info.firstEntry === undefined || compareEventIds(lastId, info.firstEntry) >= 0) return undefined;
+  const held = await redis.xrange(key, lastId, lastId);
+  if (held.length > 0) return undefined;
+  return {
+    from: lastId,
+    notice: { type: "gap", reason: "trimmed", after_event_id: lastId, first_event_id: info.firstEntry, message: `events after ${lastId} were trimmed from the event stream (it keeps about its newest MAXLEN events); the oldest it still holds follow` },
+  };
 }
 
 async function streamInfo(redis: Redis, key: string): Promise<StreamInfo | undefined> {
@@ -55,6 +53,6 @@ async function streamInfo(redis: Redis, key: string): Promise<StreamInfo | undef
     const at = fields.indexOf(name);
     return at < 0 ? undefined : fields[at + 1];
   };
-  const first = value("first-entry") as [string, unknown] | null;
-  return { lastGenerated: String(value("last-generated-id")), maxDeleted: String(value("max-deleted-entry-id") ?? "0-0"), firstEntry: first ? first[0] : undefined };
+  const first = value("first-entry") as [string, unknown] | null | undefined;
+  return { lastGenerated: String(value("last-generated-id")), firstEntry: first ? first[0] : undefined };
 }

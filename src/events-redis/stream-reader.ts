@@ -25,6 +25,9 @@ export class StreamReader {
   private failing = false;
   /** The last read filled its batch: the reader may have fallen further behind than the stream's window. */
   private behind = false;
+  private positioned: (() => void) | undefined;
+  /** Resolves once the reader knows where the stream ends (its start), so events published after that reach subscribers. */
+  readonly started = new Promise<void>((resolve) => (this.positioned = resolve));
 
   constructor(
     private readonly redis: Redis,
@@ -58,7 +61,10 @@ export class StreamReader {
       try {
         await this.connected();
         if (!this.running) return;
-        if (this.lastId === undefined) this.lastId = await this.newestId();
+        if (this.lastId === undefined) {
+          this.lastId = await this.newestId();
+          this.positioned?.();
+        }
         else if (this.failing || this.behind) await this.checkGap(this.lastId);
         if (this.failing) this.log.info({ stream: this.stream }, "events: reading the Redis stream again");
         this.failing = false;

@@ -15,9 +15,11 @@ export async function replayAfter(redis: Redis, stream: string, lastId: string, 
   const gap = await gapAfter(redis, stream, lastId);
   if (gap) sink.deliver(gapEvent(gap.notice));
   let cursor = gap?.from ?? lastId;
+  // what the connection already got live is not sent again
+  const end = sink.until === undefined ? "+" : `(${sink.until}`;
   for (;;) {
     if (!sink.open) return { cursor };
-    const entries = (await redis.xrangeBuffer(stream, `(${cursor}`, "+", "COUNT", REPLAY_BATCH)) as unknown as RawEntry[];
+    const entries = (await redis.xrangeBuffer(stream, `(${cursor}`, end, "COUNT", REPLAY_BATCH)) as unknown as RawEntry[];
     for (const entry of entries) {
       cursor = entry[0].toString("latin1");
       const event = hubEventOf(entry);

@@ -43,6 +43,10 @@ export class EventConnection {
   /** While a resume runs: live events, held until the backlog before them has been sent. */
   private held: { event: HubEvent; payload: Buffer }[] | undefined;
   private heldOverflow = false;
+  /** The first stream event handed to this connection: a resume stops before it, since from there on the connection got them live. */
+  private firstStreamId: string | undefined;
+  /** After a resume: live events up to this id were in its backlog (this instance's reader may lag behind the stream). */
+  private sentThrough: string | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -66,10 +70,15 @@ export class EventConnection {
 
   /** Hands a serialised event to the socket, or drops it when the peer is behind. True when something was written. */
   deliver(event: HubEvent, payload: () => Buffer): boolean {
+    if (event.event_id !== undefined) this.firstStreamId ??= event.event_id;
     if (this.held) {
       if (this.held.length < this.hooks.limits.maxResumeHeld) this.held.push({ event, payload: payload() });
       else this.heldOverflow = true;
       return false;
+    }
+    if (this.sentThrough !== undefined && event.event_id !== undefined) {
+      if (compareEventIds(event.event_id, this.sentThrough) <= 0) return false;
+      this.sentThrough = undefined;
     }
     return this.send(event, payload);
   }
@@ -87,6 +96,11 @@ export class EventConnection {
       socket.on("drain", done);
       socket.on("close", done);
     });
+  }
+
+  /** Where a resume's backlog ends: the first event this connection was handed live, if any. */
+  get liveSince(): string | undefined {
+    return this.firstStreamId;
   }
 
   get open(): boolean {
@@ -108,9 +122,8 @@ export class EventConnection {
     const complete = !this.heldOverflow;
     this.held = undefined;
     this.heldOverflow = false;
-    for (const { event, payload } of held) {
-      if (event.event_id === undefined || compareEventIds(event.event_id, cursor) > 0) this.send(event, () => payload);
-    }
+    this.sentThrough = cursor;
+    for (const { event, payload } of held) this.deliver(event, () => payload);
     return complete;
   }
 

@@ -44,6 +44,8 @@ export interface ReplaySink {
   /** Resolves once the connection can take more (its socket drained), so a long backlog is not dropped. */
   ready(): Promise<void>;
   readonly open: boolean;
+  /** The first event the connection received live (before it asked to resume): the backlog stops before it. */
+  readonly until: string | undefined;
 }
 
 /** What `/health` and `/metrics` say of the event feed. */

@@ -135,6 +135,7 @@ export class EventHub {
     const sink = {
       deliver: (event: HubEvent) => connection.deliverReplayed(event, wireText(event)),
       ready: () => connection.writable(),
+      until: connection.liveSince,
       get open() {
         return connection.open;
       },
