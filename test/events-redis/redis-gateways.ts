@@ -1,10 +1,11 @@
 import { parseEventsSetting } from "../../src/config/events-setting.js";
+import type { Logger } from "../../src/logging/logger.js";
 import { DEMO_ROUTES, readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /** An in-process gateway whose events go through the Redis stream `stream` at `url`. */
-export function startRedisGateway(url: string, stream: string, env: Record<string, string> = {}): Promise<TestGateway> {
+export function startRedisGateway(url: string, stream: string, env: Record<string, string> = {}, log?: Logger): Promise<TestGateway> {
   const fullEnv = { CARRIERD_EVENTS_STREAM: stream, ...env };
-  return startTestGateway({ routes: DEMO_ROUTES, env: fullEnv, gatewayOptions: { events: parseEventsSetting(url, fullEnv) } });
+  return startTestGateway({ routes: DEMO_ROUTES, env: fullEnv, log, gatewayOptions: { events: parseEventsSetting(url, fullEnv) } });
 }
 
 /** One streamed demo turn in `sessionId`, read to its end; resolves with the SSE status and whether it finished. */
