@@ -2,10 +2,10 @@ import type { Redis } from "ioredis";
 import type { HubEvent } from "../events/event-feed.js";
 import type { Logger } from "../logging/logger.js";
 import { gapAfter } from "./stream-gap.js";
-import { gapEvent, hubEventOf, type RawEntry } from "./stream-entry.js";
+import { entryId, gapEvent, hubEventsOf, type RawEntry } from "./stream-entry.js";
 
-/** Entries per XREAD; after a full batch the reader checks for a gap before its next read. */
-const READ_COUNT = 1000;
+/** Entries per XREAD (each a flush of up to 256 events); after a full batch the reader checks for a gap before its next read. */
+const READ_COUNT = 100;
 /** How long one XREAD blocks: short enough that a half-open connection is noticed. */
 const BLOCK_MS = 5000;
 /** Pause before retrying a read that failed while the connection looked ready. */
@@ -71,9 +71,9 @@ export class StreamReader {
         const reply = (await this.redis.xreadBuffer("COUNT", READ_COUNT, "BLOCK", BLOCK_MS, "STREAMS", this.stream, this.lastId)) as [Buffer, RawEntry[]][] | null;
         const entries = reply?.[0]?.[1] ?? [];
         for (const entry of entries) {
-          this.lastId = entry[0].toString("latin1");
-          const event = hubEventOf(entry);
-          if (event) this.emit(event);
+          this.lastId = entryId(entry);
+          // with nobody subscribed here the entries only move the reader on: nothing is decoded
+          if (this.listeners.size > 0) for (const event of hubEventsOf(entry)) this.emit(event);
         }
         this.behind = entries.length === READ_COUNT;
       } catch (error) {

@@ -221,7 +221,7 @@ export class EventConnection {
   private resumeProblem(lastEventId: unknown): string | undefined {
     if (lastEventId === undefined || lastEventId === null) return undefined;
     if (!this.hooks.resumable) return "last_event_id: this gateway's events are local and carry no ids (resuming needs events: redis://…)";
-    if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return "last_event_id must be an event_id this stream sent (\"<ms>-<seq>\")";
+    if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return "last_event_id must be an event_id this stream sent (\"<ms>-<seq>:<index>\")";
     if (this.held) return "last_event_id: a resume is already running on this connection";
     return undefined;
   }

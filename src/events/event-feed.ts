@@ -84,17 +84,30 @@ export function localFeed(bus: EventBus): EventFeed {
   };
 }
 
-/** Orders two stream ids (`<ms>-<seq>`), numerically. */
+/**
+ * An event id from a shared stream: `<ms>-<seq>` of the stream entry that
+ * holds it, then `:<index>`, its place among that entry's events. An id
+ * without the index stands for the entry's last event.
+ */
+export const EVENT_ID = /^\d{1,20}-\d{1,20}(:\d{1,9})?$/;
+
+/** Orders two event ids (or entry ids), numerically. */
 export function compareEventIds(a: string, b: string): number {
-  const [aMs = "", aSeq = ""] = a.split("-");
-  const [bMs = "", bSeq = ""] = b.split("-");
-  return compareDigits(aMs, bMs) || compareDigits(aSeq, bSeq);
+  const [aEntry = "", aIndex] = a.split(":");
+  const [bEntry = "", bIndex] = b.split(":");
+  const [aMs = "", aSeq = ""] = aEntry.split("-");
+  const [bMs = "", bSeq = ""] = bEntry.split("-");
+  return compareDigits(aMs, bMs) || compareDigits(aSeq, bSeq) || (aIndex === undefined ? Infinity : Number(aIndex)) - (bIndex === undefined ? Infinity : Number(bIndex)) || 0;
+}
+
+/** The stream entry an event id belongs to. */
+export function entryOf(eventId: string): string {
+  return eventId.split(":")[0] ?? eventId;
 }
 
 function compareDigits(a: string, b: string): number {
-  if (a.length !== b.length) return a.length - b.length;
-  return a < b ? -1 : a > b ? 1 : 0;
+  const x = a.replace(/^0+(?=\d)/, "");
+  const y = b.replace(/^0+(?=\d)/, "");
+  if (x.length !== y.length) return x.length - y.length;
+  return x < y ? -1 : x > y ? 1 : 0;
 }
-
-/** What a client may send as `last_event_id`. */
-export const EVENT_ID = /^\d{1,20}-\d{1,20}$/;

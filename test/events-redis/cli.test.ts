@@ -31,7 +31,7 @@ redis.test("two daemons started with --events share their events; the password i
   const response = await fetch(`${a.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", "x-session-id": "cli-events" }, body: JSON.stringify({ model: "demo", messages: [{ role: "user", content: "hi" }] }) });
   expect(response.status).toBe(200);
   await response.text();
-  expect(await completed).toMatchObject({ session_id: "cli-events", event_id: expect.stringMatching(/^\d+-\d+$/) });
+  expect(await completed).toMatchObject({ session_id: "cli-events", event_id: expect.stringMatching(/^\d+-\d+:\d+$/) });
   ws.close();
 
   const capabilities = await (await fetch(`${a.url}/v1/capabilities`, { headers: { authorization: `Bearer ${KEY}` } })).text();

@@ -40,7 +40,7 @@ redis.test("a turn on A reaches a subscriber on B: same schemas, in order, each 
   expect(seen.map((message) => message.type)).toContain("reasoning.delta");
   // ids are the stream's, increasing, and both instances' subscribers got the very same events
   const ids = seen.map((message) => message.event_id as string);
-  expect(ids.every((id) => /^\d+-\d+$/.test(id))).toBe(true);
+  expect(ids.every((id) => /^\d+-\d+:\d+$/.test(id))).toBe(true);
   expect([...ids].sort(compareIds)).toEqual(ids);
   expect(turnEvents(onA, "cross-1")).toEqual(seen);
   onA.close();
@@ -98,8 +98,10 @@ redis.test("/health says events are shared and ok; /v1/capabilities names the st
   }
 });
 
+/** `<ms>-<seq>:<index>`, compared part by part. */
 function compareIds(x: string, y: string): number {
-  const [xMs, xSeq] = x.split("-").map(BigInt) as [bigint, bigint];
-  const [yMs, ySeq] = y.split("-").map(BigInt) as [bigint, bigint];
-  return xMs === yMs ? Number(xSeq - ySeq) : xMs < yMs ? -1 : 1;
+  const parts = (id: string) => id.split(/[-:]/).map(BigInt);
+  const [a, b] = [parts(x), parts(y)];
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  return 0;
 }

@@ -102,11 +102,13 @@ redis.test("resuming from beyond the stream's MAXLEN window: a trimmed gap names
     watcher.close();
     // MAXLEN ~ trims whole nodes of the stream: keep streaming until Redis says it trimmed past oldId
     const check = redis.client();
-    const trimmedPast = async () => (await check.xrange(stream, oldId, oldId)).length === 0;
+    const oldEntry = oldId.split(":")[0]!;
+    const trimmedPast = async () => (await check.xrange(stream, oldEntry, oldEntry)).length === 0;
     let turns = 0;
     while (!(await trimmedPast())) {
       await streamedTurn(short, "resume-short");
-      expect(++turns).toBeLessThan(100);
+      // MAXLEN counts entries, each a flush of events (a demo turn is one or two): Redis trims in nodes of 100 entries
+      expect(++turns).toBeLessThan(1000);
     }
     const resumed = await openEvents(short);
     await resumed.subscribe({ sessions: ["resume-short"], last_event_id: oldId } as never);
