@@ -86,7 +86,7 @@ async function main() {
           return `${name}: added p50 ${(own.p50 - direct.p50).toFixed(3)} ms, p99 ${(own.p99 - direct.p99).toFixed(3)} ms, ${own.rps.toFixed(0)} req/s, CPU ${own.cpuUs.toFixed(0)} µs/req`;
         };
         const events = median(runs.redis.map((r) => r.eventsPerRequest));
-        console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} ${line("local")} | ${line("redis")} | ${events.toFixed(1)} events written per request${redisCpuUs.length ? `, Redis CPU ${median(redisCpuUs).toFixed(0)} µs/req` : ""}`);
+        console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} ${line("local")} | ${line("redis")} | ${events.toFixed(1)} stream entries written per request (each a flush of events)${redisCpuUs.length ? `, Redis CPU ${median(redisCpuUs).toFixed(0)} µs/req` : ""}`);
       }
     }
     const metrics = await (await fetch(`http://127.0.0.1:${shared.port}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();
