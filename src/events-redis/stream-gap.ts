@@ -36,7 +36,7 @@ export async function gapAfter(redis: Redis, key: string, lastId: string): Promi
   if (held.length > 0) return undefined;
   return {
     from: lastId,
-    notice: { type: "gap", reason: "trimmed", after_event_id: lastId, first_event_id: info.firstEntry, message: `events after ${lastId} were trimmed from the event stream (it keeps about its newest MAXLEN events); the oldest it still holds follow` },
+    notice: { type: "gap", reason: "trimmed", after_event_id: lastId, first_event_id: info.firstEntry, message: `events after ${lastId} were trimmed from the event stream (it keeps about its newest CARRIERD_EVENTS_MAXLEN entries); the oldest it still holds follow` },
   };
 }
 

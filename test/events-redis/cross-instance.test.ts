@@ -91,7 +91,7 @@ redis.test("/health says events are shared and ok; /v1/capabilities names the st
   const withSecret = await startRedisGateway(secretUrl, stream);
   try {
     const capabilities = (await (await withSecret.fetch("/v1/capabilities")).json()) as { events: Record<string, unknown> };
-    expect(capabilities.events).toEqual({ backend: "redis", url: secretUrl.replace("hunter2-not-a-real-secret", "***"), stream, max_length: 100_000 });
+    expect(capabilities.events).toEqual({ backend: "redis", url: secretUrl.replace("hunter2-not-a-real-secret", "***"), stream, max_length: 10_000 });
     expect(JSON.stringify(capabilities)).not.toContain("hunter2");
   } finally {
     await withSecret.stop();
