@@ -12,6 +12,8 @@ import { replayAfter } from "./stream-replay.js";
 
 type RedisSetting = Extract<EventsSetting, { backend: "redis" }>;
 
+/** Longest pause between two reconnection attempts: events are back within this of Redis. */
+const RECONNECT_MAX_MS = 2000;
 /** How long a start waits for Redis before going on without it. */
 const START_WAIT_MS = 2000;
 
@@ -29,8 +31,14 @@ export async function openRedisFeed(setting: RedisSetting, bus: EventBus, log: L
   const url = new URL(setting.url);
   registerSecret(url.password ? decodeURIComponent(url.password) : undefined);
   const connect = (role: string) => {
-    // commands fail at once while disconnected (no offline queue): the publisher drops and counts instead of piling up
-    const redis = new Redis(setting.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectionName: `carrierd-events-${role}` });
+    // commands fail at once while disconnected (no offline queue): the publisher drops and counts instead of piling up;
+    // reconnecting never stops, its pause doubling from 50 ms to at most RECONNECT_MAX_MS
+    const redis = new Redis(setting.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectionName: `carrierd-events-${role}`,
+      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 10), RECONNECT_MAX_MS),
+    });
     redis.on("error", (error: Error) => log.debug({ err: error, role }, "events: Redis connection error"));
     return redis;
   };
