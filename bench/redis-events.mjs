@@ -5,11 +5,13 @@
 // with Redis every event is written, whoever listens). Also used by run.mjs.
 //   npm run build && node bench/redis-events.mjs
 //   CONNS=1,16,64 MODES=stream,json RUNS=3 SECONDS_PER_RUN=3 REDIS_URL=redis://127.0.0.1:6379 node bench/redis-events.mjs
+//   SUBSCRIBER=1 node bench/redis-events.mjs    # with one dashboard-like subscriber on each gateway
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import WebSocket from "ws";
 import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
@@ -55,9 +57,19 @@ async function main() {
     { name: "local", url: `http://127.0.0.1:${local.port}/v1/chat/completions`, pid: local.pid },
     { name: "redis", url: `http://127.0.0.1:${shared.port}/v1/chat/completions`, pid: shared.pid },
   ];
+  const subscribers = [];
   try {
+    if (process.env.SUBSCRIBER === "1") {
+      // one subscriber of everything per gateway: then local events are built too, and the hub of each serves them
+      for (const gateway of [local, shared]) {
+        const ws = new WebSocket(`ws://127.0.0.1:${gateway.port}/v1/events`, { headers: { authorization: `Bearer ${KEY}` } });
+        await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+        ws.on("message", () => undefined);
+        subscribers.push(ws);
+      }
+    }
     const messages = await buildHistory(local.port, Number(process.env.TURNS ?? 20));
-    console.log(`Redis event bus vs local events: ${RUNS} runs × ${SECONDS}s, medians; carrierd on core 0 (both), upstream and wrk on core 1, Redis at ${redis.url}`);
+    console.log(`Redis event bus vs local events: ${RUNS} runs × ${SECONDS}s, medians; carrierd on core 0 (both), upstream and wrk on core 1, Redis at ${redis.url}; ${subscribers.length ? "one subscriber on each gateway" : "no subscriber"}`);
     for (const mode of (process.env.MODES ?? "stream,json").split(",")) {
       const bodyFile = join(work, `${mode}.json`);
       writeFileSync(bodyFile, JSON.stringify({ model: "bench", stream: mode === "stream", messages }));
@@ -93,6 +105,7 @@ async function main() {
     const dropped = metrics.split("\n").filter((row) => row.startsWith("carrierd_events_dropped_total{"));
     console.log(`events dropped by the Redis instance: ${dropped.map((row) => row.replace("carrierd_events_dropped_total", "")).join(", ") || "none"}`);
   } finally {
+    for (const ws of subscribers) ws.terminate();
     await stop(local);
     await stop(shared);
     await stop(upstream);

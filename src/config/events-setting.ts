@@ -14,13 +14,13 @@ export type EventsSetting =
       readonly stream: string;
       /** `XADD … MAXLEN ~ N`: about how many entries the stream keeps, each one flush (up to 5 ms) of one instance's events (CARRIERD_EVENTS_MAXLEN, default 10000). */
       readonly maxLength: number;
-      /** Events waiting to be written, per instance, past which new ones are dropped (CARRIERD_EVENTS_QUEUE, default 10000). */
+      /** Events waiting to be written, per instance, past which new ones are dropped (CARRIERD_EVENTS_QUEUE, default 50000). */
       readonly queueLimit: number;
     };
 
 export const DEFAULT_EVENTS_STREAM = "carrierd:events";
 export const DEFAULT_EVENTS_MAXLEN = 10_000;
-export const DEFAULT_EVENTS_QUEUE = 10_000;
+export const DEFAULT_EVENTS_QUEUE = 50_000;
 
 /** Parses `--events` / `CARRIERD_EVENTS`; anything but `local` or a `redis://` / `rediss://` URL is an error naming both. */
 export function parseEventsSetting(value: string | undefined, env: Readonly<Record<string, string | undefined>>): EventsSetting {

@@ -118,6 +118,25 @@ redis.test("a Redis that stops answering (DEBUG SLEEP) does not slow requests: t
   }
 }, 60_000);
 
+redis.test("a gateway started while Redis is down serves at once, says events are degraded, and shares events once Redis is up", async () => {
+  await server.stop();
+  let late: TestGateway | undefined;
+  try {
+    late = await startRedisGateway(server.url, redis.stream("outage"));
+    expect(await streamedTurn(late, "late-start")).toEqual({ status: 200, done: true });
+    expect((await health(late)).events).toMatchObject({ backend: "redis", status: "degraded" });
+    await server.start();
+    await until(async () => (await health(late!)).events.status === "ok" && (await health(b)).events.status === "ok", 15_000);
+    const watcher = await openEvents(b);
+    await watcher.subscribe({ sessions: ["late-start"] });
+    await streamedTurn(late, "late-start");
+    await watcher.waitFor((message) => message.type === "turn.completed");
+    watcher.close();
+  } finally {
+    await late?.stop();
+  }
+}, 60_000);
+
 function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
