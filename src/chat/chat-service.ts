@@ -4,7 +4,7 @@ import { replayOptOut } from "../carriers/replay-opt-out.js";
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
-import type { EventBus } from "../events/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import { partsOf, type CarrierField, type CarrierPolicy, type ChatMessage, type ChatRequest, type JsonObject, type ProviderPlugin, type StreamItem, type StreamPart, type UpstreamResult } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";

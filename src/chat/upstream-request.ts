@@ -59,6 +59,7 @@ export class UpstreamRequestBuilder {
       effective,
       native: this.policy.native,
       pluginHasNative,
+      family: this.resolved.family,
     });
     const messages = shapeMessages(replayed.messages, this.policy, effective);
     const body = buildUpstreamBody(this.request, messages, this.resolved, this.policy, this.context.stream);
@@ -72,6 +73,7 @@ export class UpstreamRequestBuilder {
         body,
         stream: this.context.stream,
         reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
+        dialect: this.resolved.dialect,
         policy: this.policy,
       },
       this.context.cancellation,

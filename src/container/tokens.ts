@@ -12,7 +12,6 @@ export const BACKGROUND_CHECKPOINT = Symbol("BackgroundCheckpoint");
 export const STORE = Symbol("Store");
 export const VERDICT_STORE = Symbol("VerdictStore");
 export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
-export const HTTP_SERVER = Symbol("HttpServer");
 export const CHAT_SERVICE = Symbol("ChatService");
 export const PLUGIN_HOST = Symbol("PluginHost");
 export const EVENT_HUB = Symbol("EventHub");

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import type { EventsSetting } from "../config/events-setting.js";
-import type { EventBus } from "../events/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 import type { EventFeed, FeedHealth } from "../events/event-feed.js";
 import type { Logger } from "../logging/logger.js";
 import { registerSecret } from "../logging/redact.js";

@@ -1,4 +1,4 @@
-import type { GatewayEvent } from "../events/event-bus.js";
+import type { GatewayEvent } from "../bus/event-bus.js";
 import { CONTROL, WIRE_TEXT, type GapNotice, type HubEvent } from "../events/event-feed.js";
 
 const NEWLINE = 0x0a;

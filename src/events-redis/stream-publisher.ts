@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { EventBus, GatewayEvent } from "../events/event-bus.js";
+import type { EventBus, GatewayEvent } from "../bus/event-bus.js";
 import type { GapNotice } from "../events/event-feed.js";
 import type { Logger } from "../logging/logger.js";
 import { entryFields } from "./stream-entry.js";

@@ -1,7 +1,10 @@
 import type { DependencyContainer } from "tsyringe";
-import type { HttpServer } from "../api/http-server.js";
-import { buildContainer } from "../container/build-container.js";
-import { BACKGROUND_CHECKPOINT, DATABASE, EVENT_FEED, HTTP_SERVER, LOGGER, ROUTE_SOURCE, STORE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { EndpointTable } from "../api/endpoint-table.js";
+import { HttpServer } from "../api/http-server.js";
+import type { EventBus } from "../bus/event-bus.js";
+import { buildContainer } from "./build-container.js";
+import { gatewayEndpoints } from "./endpoints.js";
+import { BACKGROUND_CHECKPOINT, DATABASE, EVENT_BUS, EVENT_FEED, EVENT_HUB, LOGGER, METRICS, ROUTE_SOURCE, STORE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
@@ -9,9 +12,9 @@ import type { UpstreamHttp } from "../upstream/upstream-http.js";
 import type { Db } from "../store/database.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { BackgroundCheckpoint } from "../store/background-checkpoint.js";
-import { attachEventStream } from "../events/attach-event-stream.js";
+import type { EventHub } from "../events/event-hub.js";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { EventFeed } from "../events/event-feed.js";
-import { attachMetrics } from "../metrics/attach-metrics.js";
 import { registerSecret } from "../logging/redact.js";
 import type { RouteTable } from "../routes/route-table.js";
 
@@ -36,9 +39,11 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   registerSecret(options.apiKey);
   registerKeys(routes.current);
   routes.onReload((next) => registerKeys(next));
-  const server = container.resolve<HttpServer>(HTTP_SERVER);
-  const detachMetrics = attachMetrics(container, server);
-  const closeEventStream = attachEventStream(container, server);
+  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, container.resolve<EventBus>(EVENT_BUS));
+  const metrics = container.resolve<GatewayMetrics>(METRICS);
+  const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
+  const hub = container.resolve<EventHub>(EVENT_HUB);
+  hub.start();
   await routes.watch();
   const address = await server.listen();
   container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "carrierd listening");
@@ -48,8 +53,9 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
     container,
     reloadRoutes: () => routes.reload("reload requested"),
     async close() {
-      closeEventStream(); // upgraded sockets would otherwise hold server.close() open
-      detachMetrics();
+      hub.close(); // upgraded sockets would otherwise hold server.close() open
+      stopCounting();
+      metrics.close();
       await server.close();
       await routes.close();
       await container.resolve<EventFeed>(EVENT_FEED).close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { EVENT_BUS, VERDICT_STORE } from "../../src/container/tokens.js";
-import type { EventBus, GatewayEvent } from "../../src/events/event-bus.js";
+import type { EventBus, GatewayEvent } from "../../src/bus/event-bus.js";
 import type { VerdictStore } from "../../src/verdicts/verdict-store.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";

@@ -1,14 +1,13 @@
 import "reflect-metadata";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
-import { HttpServer } from "../api/http-server.js";
 import { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { EventBus } from "../events/event-bus.js";
+import { EventBus } from "../bus/event-bus.js";
 import { EventHub } from "../events/event-hub.js";
 import { localFeed } from "../events/event-feed.js";
 import { openRedisFeed } from "../events-redis/redis-event-feed.js";
 import { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { EVENT_FEED, EVENT_HUB, METRICS } from "./tokens.js";
+import { EVENT_FEED, EVENT_HUB, METRICS } from "../container/tokens.js";
 import type { Logger } from "../logging/logger.js";
 import { PluginHost } from "../plugins/plugin-host.js";
 import { PluginRegistry } from "../plugins/plugin-registry.js";
@@ -23,10 +22,10 @@ import { JOURNAL_FILE, TurnJournal } from "../store/turn-journal.js";
 import { SessionStore } from "../store/session-store.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { VerdictStore } from "../verdicts/verdict-store.js";
-import { STORE, VERDICT_STORE } from "./tokens.js";
+import { STORE, VERDICT_STORE } from "../container/tokens.js";
 import { installResponses, RESPONSES_MIGRATIONS } from "../responses/install.js";
 import { COMPACTION_MIGRATIONS, installCompaction } from "../compaction/install.js";
-import { BACKGROUND_CHECKPOINT, CHAT_SERVICE, DATABASE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "./tokens.js";
+import { BACKGROUND_CHECKPOINT, CHAT_SERVICE, DATABASE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, UPSTREAM_HTTP } from "../container/tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {
@@ -69,7 +68,6 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   clearVerdictsOnRouteEdit(routeSource, verdictStore, sessionStore, log);
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
-  container.registerSingleton(HTTP_SERVER, HttpServer);
   installResponses(container, database);
   installCompaction(container, database);
   // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
