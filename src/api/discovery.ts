@@ -24,11 +24,13 @@ export function modelsBody(table: RouteTable, env: Readonly<Record<string, strin
 }
 
 /** GET /v1/capabilities (SPEC §7). */
-export function capabilitiesBody(table: RouteTable): object {
+export function capabilitiesBody(table: RouteTable, events: Record<string, unknown> = { backend: "local" }): object {
   return {
     object: "capabilities",
     version: CARRIERD_VERSION,
     routes_revision: table.revision,
+    // where live events come from; a Redis URL is shown with its password masked
+    events,
     auth: { type: "bearer", required: true },
     features: {
       reasoning_streaming: true,

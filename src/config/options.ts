@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { parseEventsSetting, type EventsSetting } from "./events-setting.js";
 
 /** Everything the gateway is configured with (SPEC §2), resolved from flags, then env, then defaults. */
 export interface GatewayOptions {
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   readonly streamBufferBytes?: number;
   /** Seconds a streaming client may take nothing before it is cut off and its upstream aborted (CARRIERD_CLIENT_STALL_SECONDS; default 30). */
   readonly clientStallSeconds?: number;
+  /** Where live events go: the in-process bus, or a Redis stream shared by every instance (`--events`, CARRIERD_EVENTS; default local). */
+  readonly events?: EventsSetting;
   /** Environment the provider secrets are read from. */
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -38,6 +41,8 @@ export interface OptionFlags {
   logLevel?: string;
   /** Request body limit: bytes, or with a KiB/MiB suffix. */
   bodyLimit?: string;
+  /** `local` or a Redis URL. */
+  events?: string;
 }
 
 export const DEFAULT_PORT = 8642;
@@ -65,6 +70,7 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
     walLimitBytes: parseSize(env.CARRIERD_WAL_LIMIT, "CARRIERD_WAL_LIMIT"),
     streamBufferBytes: parseSize(env.CARRIERD_STREAM_BUFFER, "CARRIERD_STREAM_BUFFER"),
     clientStallSeconds: positiveSeconds(env.CARRIERD_CLIENT_STALL_SECONDS, "CARRIERD_CLIENT_STALL_SECONDS"),
+    events: parseEventsSetting(flags.events ?? env.CARRIERD_EVENTS, env),
     env,
   };
 }

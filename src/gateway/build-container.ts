@@ -4,8 +4,10 @@ import { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { EventBus } from "../bus/event-bus.js";
 import { EventHub } from "../events/event-hub.js";
+import { localFeed } from "../events/event-feed.js";
+import { openRedisFeed } from "../events-redis/redis-event-feed.js";
 import { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { EVENT_HUB, METRICS } from "../container/tokens.js";
+import { EVENT_FEED, EVENT_HUB, METRICS } from "../container/tokens.js";
 import type { Logger } from "../logging/logger.js";
 import { PluginHost } from "../plugins/plugin-host.js";
 import { PluginRegistry } from "../plugins/plugin-registry.js";
@@ -53,6 +55,8 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.registerSingleton(CHAT_SERVICE, ChatService);
   installResponses(container);
   installCompaction(container);
+  // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
+  container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });
   container.registerSingleton(EVENT_HUB, EventHub);
   container.registerSingleton(METRICS, GatewayMetrics);
   return container;

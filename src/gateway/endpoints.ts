@@ -5,8 +5,9 @@ import type { Endpoint } from "../api/endpoint-table.js";
 import { sendJson } from "../api/respond.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, EVENT_HUB, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE } from "../container/tokens.js";
+import { CHAT_SERVICE, EVENT_FEED, EVENT_HUB, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE } from "../container/tokens.js";
 import { serveDashboard } from "../dashboard/serve-dashboard.js";
+import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
 import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
@@ -28,7 +29,13 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const responses = container.resolve<ResponsesApi>(RESPONSES_API);
   const hub = container.resolve<EventHub>(EVENT_HUB);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
-  const alive: Endpoint["handler"] = (_request, response) => sendJson(response, 200, { status: "ok" });
+  const events = container.resolve<EventFeed>(EVENT_FEED);
+  // a probe says nothing more than ok, except how events shared through Redis are: an instance whose events
+  // cannot be shared still serves (200), with events.status "degraded" and why
+  const alive: Endpoint["handler"] = (_request, response) => {
+    const health = events.health();
+    sendJson(response, 200, health.backend === "local" ? { status: "ok" } : { status: "ok", events: health });
+  };
   return [
     { method: "*", path: "/health", auth: false, probe: true, handler: alive },
     { method: "*", path: "/v1/health", auth: false, probe: true, handler: alive },
@@ -37,7 +44,7 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
 
     { method: "POST", path: "/v1/chat/completions", auth: true, handler: (request, response) => handleChatCompletions(request, response, chat, options, routes) },
     { method: "GET", path: "/v1/models", auth: true, handler: (_request, response) => sendJson(response, 200, modelsBody(routes.current, options.env)) },
-    { method: "GET", path: "/v1/capabilities", auth: true, handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current)) },
+    { method: "GET", path: "/v1/capabilities", auth: true, handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, events.describe())) },
 
     { method: "POST", path: "/v1/responses", auth: true, handler: (request, response) => responses.create(request, response) },
     { method: "POST", path: "/v1/responses/compact", auth: true, handler: (request, response) => responses.compact(request, response) },

@@ -1,6 +1,7 @@
 import { inject, injectable } from "tsyringe";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from "prom-client";
-import { EVENT_BUS, EVENT_HUB } from "../container/tokens.js";
+import { EVENT_BUS, EVENT_FEED, EVENT_HUB } from "../container/tokens.js";
+import type { EventFeed } from "../events/event-feed.js";
 import type { EventBus, GatewayEvent, GatewayEventType } from "../bus/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
 
@@ -64,7 +65,7 @@ export class GatewayMetrics {
   private readonly unsubscribe: () => void;
   private readonly stopWatchingReasoning: () => void;
 
-  constructor(@inject(EVENT_BUS) private readonly bus: EventBus, @inject(EVENT_HUB) hub: EventHub) {
+  constructor(@inject(EVENT_BUS) private readonly bus: EventBus, @inject(EVENT_HUB) hub: EventHub, @inject(EVENT_FEED) feed?: EventFeed) {
     const registers = [this.registry];
     this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route and status", labelNames: ["method", "route", "status"], registers, collect: this.fold });
     this.upstreamLatency = new Histogram({ name: "carrierd_upstream_latency_seconds", help: "Time from sending a request upstream until the upstream answered (response headers)", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
@@ -76,6 +77,16 @@ export class GatewayMetrics {
     new Gauge({ name: "carrierd_websocket_subscribers", help: "Authenticated WebSocket event stream connections", registers, collect() { this.set(hub.subscriberCount); } });
     new Counter({ name: "carrierd_websocket_dropped_events_total", help: "Events not sent to a WebSocket subscriber because it was behind", registers, collect() { this.reset(); this.inc(hub.droppedEvents); } });
     new Counter({ name: "carrierd_websocket_slow_closes_total", help: "WebSocket subscribers closed with 1013 because they stayed behind", registers, collect() { this.reset(); this.inc(hub.slowClosed); } });
+    new Counter({
+      name: "carrierd_events_dropped_total",
+      help: "Events this instance could not write to the shared event stream (events: redis), by reason: disconnected, queue_full, write_failed",
+      labelNames: ["reason"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(feed?.dropped() ?? {})) this.inc({ reason }, count);
+      },
+    });
     this.reloads.inc({ result: "reloaded" }, 0);
     this.reloads.inc({ result: "rejected" }, 0);
     this.unsubscribe = bus.subscribe((event) => this.observe(event), TURN_AND_GATEWAY_EVENTS, { untimed: true });

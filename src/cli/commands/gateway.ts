@@ -23,7 +23,8 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       .option("cors-origins", { type: "string", describe: "comma-separated CORS allowlist; env CARRIERD_CORS_ORIGINS" })
       .option("plugins", { type: "string", describe: "extra plugin folders, ':'-separated; env CARRIERD_PLUGINS" })
       .option("log-level", { type: "string", describe: "pino level; env CARRIERD_LOG_LEVEL, default info" })
-      .option("body-limit", { type: "string", describe: "request body limit, bytes or e.g. 20MiB; env CARRIERD_BODY_LIMIT, default 10MiB" }) as never,
+      .option("body-limit", { type: "string", describe: "request body limit, bytes or e.g. 20MiB; env CARRIERD_BODY_LIMIT, default 10MiB" })
+      .option("events", { type: "string", describe: "live events: local, or a redis:// URL shared by every instance; env CARRIERD_EVENTS, default local" }) as never,
   handler: async (flags) => {
     // .env in the working directory, then $CARRIERD_HOME/.env; real environment variables win over both.
     loadDotenv({ path: ".env", quiet: true });
