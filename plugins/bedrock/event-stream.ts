@@ -11,7 +11,7 @@ export interface StreamMessage {
 }
 
 const codec = new EventStreamCodec(
-  (bytes) => new TextDecoder().decode(bytes),
+  (bytes: Uint8Array) => new TextDecoder().decode(bytes),
   (text) => new TextEncoder().encode(text),
 );
 

@@ -1,4 +1,4 @@
-import { IncompleteStreamError, type JsonObject, parseObject, type PluginContext, type StreamPart, type UpstreamCall, type UpstreamResult } from "../../src/plugins/plugin-api.js";
+import { IncompleteStreamError, type JsonObject, parseObject, type PluginContext, type StreamPart, type UpstreamCall, type UpstreamResult, shown } from "../../src/plugins/plugin-api.js";
 import { buildMessagesBody } from "../anthropic/request-body.js";
 import { AnthropicDecoder } from "../anthropic/response-decoder.js";
 import { buildConverseBody } from "./converse-request.js";
@@ -93,5 +93,5 @@ async function* invokeStream(body: AsyncIterable<Uint8Array>): AsyncIterable<Str
 
 /** An exception frame mid-stream (throttling, validation, model error) fails the turn; it is never a short answer. */
 function failOnException(message: { messageType: string; type: string; payload: JsonObject }): void {
-  if (message.messageType === "exception") throw new Error(`Bedrock ${message.type}: ${String(message.payload.message ?? message.payload.Message ?? "")}`);
+  if (message.messageType === "exception") throw new Error(`Bedrock ${message.type}: ${shown(message.payload.message ?? message.payload.Message ?? "")}`);
 }

@@ -1,4 +1,4 @@
-import { type ChatMessage, type HttpCodec, type JsonObject, parseObject, partsOf, readArray, readObject, readString, requireObject, type StreamPart, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type HttpCodec, type JsonObject, parseObject, partsOf, readArray, readObject, readString, requireObject, type StreamPart, type UpstreamCall, shown } from "../../src/plugins/plugin-api.js";
 import { firstChoice, openAICompatibleCodec } from "../openai-compatible/codec.js";
 
 /**
@@ -83,7 +83,7 @@ export function mergeCopilotRecord(collected: JsonObject | undefined, fragment: 
   if (added) {
     const signatures: JsonObject = { ...readObject(merged.tool_signatures) };
     for (const [id, signature] of Object.entries(added)) {
-      signatures[id] = (typeof signatures[id] === "string" ? signatures[id] : "") + String(signature);
+      signatures[id] = (typeof signatures[id] === "string" ? signatures[id] : "") + shown(signature);
     }
     merged.tool_signatures = signatures;
   }

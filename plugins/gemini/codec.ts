@@ -1,4 +1,4 @@
-import { type HttpCodec, parseObject, readObject, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type HttpCodec, parseObject, readObject, UnreadableChunkError, type UpstreamCall, shown } from "../../src/plugins/plugin-api.js";
 import { buildGenerateBody } from "./request-body.js";
 import { GeminiDecoder } from "./response-decoder.js";
 
@@ -32,7 +32,7 @@ export function createGeminiCodec(onSkip: (model: string, name: string) => void)
         const error = readObject(chunk.error);
         if (error) {
           // an error event mid-stream ends the turn as a failure
-          throw new Error(`Gemini stream error: ${String(error.status ?? error.code ?? "error")}: ${String(error.message ?? "")}`);
+          throw new Error(`Gemini stream error: ${shown(error.status ?? error.code ?? "error")}: ${shown(error.message ?? "")}`);
         }
         return decoder.chunk(chunk);
       };

@@ -1,4 +1,4 @@
-import { type ChatMessage, isJsonObject, type Json, type JsonObject, parseToolArguments, readObject, sameJson, textOf } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, isJsonObject, type Json, type JsonObject, parseToolArguments, readObject, sameJson, textOf, shown } from "../../src/plugins/plugin-api.js";
 
 /**
  * The Gemini native record: a model turn's parts in order, each with the
@@ -120,7 +120,7 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
   const functionCalls = parts.filter((part) => part.functionCall);
   if (needsSignature && functionCalls.length > 0 && !functionCalls.some((part) => typeof part.thoughtSignature === "string")) {
     functionCalls[0]!.thoughtSignature = SKIP_SIGNATURE;
-    onSkip(String(readObject(functionCalls[0].functionCall)?.name));
+    onSkip(shown(readObject(functionCalls[0].functionCall)?.name));
   }
   return parts;
 }

@@ -35,7 +35,7 @@ function validatesSignatures(model: string): boolean {
 }
 
 /** The canonical request as a `generateContent` body. */
-export function buildGenerateBody(call: UpstreamCall, log: { skipped(name: string): void }): JsonObject {
+export function buildGenerateBody(call: UpstreamCall, log: { readonly skipped: (name: string) => void }): JsonObject {
   const source = call.body;
   const { system, contents } = convertMessages(source.messages, validatesSignatures(call.model), log);
   const body: JsonObject = { contents };
@@ -101,7 +101,7 @@ function applyThinking(config: JsonObject, call: UpstreamCall): void {
 type GeminiContent = { role: "user" | "model"; parts: JsonObject[] };
 
 /** OpenAI messages → `systemInstruction` parts + `contents`. */
-function convertMessages(messages: readonly ChatMessage[], needsSignature: boolean, log: { skipped(name: string): void }): { system: JsonObject[]; contents: GeminiContent[] } {
+function convertMessages(messages: readonly ChatMessage[], needsSignature: boolean, log: { readonly skipped: (name: string) => void }): { system: JsonObject[]; contents: GeminiContent[] } {
   const system: JsonObject[] = [];
   const contents: GeminiContent[] = [];
   const calls = new Map<string, { name: string; withId: boolean }>();

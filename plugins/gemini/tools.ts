@@ -1,4 +1,4 @@
-import { type ChatRequest, type Json, type JsonObject, readObject } from "../../src/plugins/plugin-api.js";
+import { type ChatRequest, type Json, type JsonObject, readObject, shown } from "../../src/plugins/plugin-api.js";
 
 /** The JSON Schema keywords Gemini's `Schema` (an OpenAPI 3.0 subset) knows; everything else is dropped. */
 const KEPT = ["description", "enum", "format", "nullable", "required", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "title", "propertyOrdering", "minProperties", "maxProperties"];
@@ -16,7 +16,7 @@ function toGeminiSchema(schema: Json): Json {
   if (typeof type === "string") out.type = type.toUpperCase();
   else if (Array.isArray(type)) {
     const real = type.filter((entry) => entry !== "null");
-    if (real.length > 0) out.type = String(real[0]).toUpperCase();
+    if (real.length > 0) out.type = shown(real[0]).toUpperCase();
     if (real.length < type.length) out.nullable = true;
   }
   for (const key of KEPT) if (schema[key] !== undefined && out[key] === undefined) out[key] = schema[key];

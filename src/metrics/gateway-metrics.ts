@@ -4,6 +4,7 @@ import { EVENT_BUS, EVENT_FEED, EVENT_HUB } from "../container/tokens.js";
 import type { EventFeed } from "../events/event-feed.js";
 import type { EventBus, GatewayEvent, GatewayEventType } from "../bus/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
+import { shown } from "../util/shown.js";
 
 /** What http-server reports per finished request. */
 export interface RequestRecord {
@@ -127,7 +128,7 @@ export class GatewayMetrics {
         return;
       }
       case "turn.started": {
-        const provider = String(event.provider ?? "unknown");
+        const provider = shown(event.provider ?? "unknown");
         const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : undefined;
         if (upstreamMs !== undefined) this.later(this.upstreamLatency, { provider }, upstreamMs / 1000);
         // time to first reasoning counts from when the request went upstream, not from its answer's headers
@@ -142,7 +143,7 @@ export class GatewayMetrics {
       case "turn.failed":
         return this.endTurn(event, event.type === "turn.completed" ? "completed" : "failed");
       case "verdict.recorded": {
-        const provider = String(event.provider ?? "unknown");
+        const provider = shown(event.provider ?? "unknown");
         const fields = Array.isArray(event.fields) ? event.fields : [event.field];
         for (const field of fields) this.later(this.verdicts, { provider, field: String(field ?? "unknown") }, 1);
         if (event.retried !== false) this.later(this.retries, { provider }, 1);

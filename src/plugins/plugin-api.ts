@@ -12,3 +12,4 @@ export { textOf } from "./message-text.js";
 export { parseToolArguments } from "./tool-arguments.js";
 export { detached } from "../util/detached.js";
 export { sameJson } from "../util/same-json.js";
+export { shown } from "../util/shown.js";

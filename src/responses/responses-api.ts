@@ -27,6 +27,7 @@ import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
 import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./response-object.js";
 import type { ResponseStorage, Storage } from "../storage/storage.js";
+import { shown } from "../util/shown.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
 
@@ -256,7 +257,7 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage
   const calls = items.filter((item) => item.type === "function_call");
   const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
   if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
-  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: String(item.call_id), type: "function" as const, function: { name: String(item.name), arguments: String(item.arguments) } }));
+  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: shown(item.call_id), type: "function" as const, function: { name: shown(item.name), arguments: shown(item.arguments) } }));
   return message;
 }
 
