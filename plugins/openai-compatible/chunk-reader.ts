@@ -52,7 +52,7 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
         return plainView;
       }
     }
-    // slice-and-compare: String#startsWith on a ~100-character prefix measured several times slower
+    // slice-and-compare: String#startsWith on a prefix this long is several times slower
     if (envelope && data.endsWith("]}") && data.slice(0, envelope.prefix.length) === envelope.prefix) {
       const text = data.slice(envelope.prefix.length, -2);
       try {
@@ -117,7 +117,7 @@ function inEnvelope(envelopePrefix: string, template: DeltaTemplate): WholeTempl
  * The plain delta of a chunk that is exactly the template around a string
  * with no quote, backslash or control character. Compared by slices, and a
  * small fixed-shape result: startsWith, and a rebuilt choice (a spread and a
- * computed key), measured slower than the parse they replace.
+ * computed key), would be slower than the parse they replace.
  */
 function readWhole(template: WholeTemplate, data: string): PlainDelta | undefined {
   const { prefix, suffix } = template;

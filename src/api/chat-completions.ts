@@ -99,8 +99,8 @@ interface StreamShape {
  * Relays parts as `chat.completion.chunk`s. The constant head of every chunk
  * is serialised once. A reasoning or text delta (nearly every part) is
  * written between bytes encoded once per stream, so its only new string is
- * its text's JSON: building each chunk's text was ~24 KB of garbage per
- * 62-part stream, and young-generation GC grows with it under load.
+ * its text's JSON: building each chunk's whole text made garbage of every
+ * chunk, and young-generation GC grows with it under load.
  */
 async function streamChunks(run: TurnRun, response: ServerResponse, options: GatewayOptions, shape: StreamShape): Promise<void> {
   const sse = new SseWriter(response, { "x-session-id": run.sessionId }, options.keepaliveSeconds);

@@ -55,8 +55,8 @@ export class GatewayMetrics {
    * Observations not yet folded into their metrics, three slots each:
    * metric, labels, value. A turn's observations happen before its answer
    * ends (its start, first reasoning token, end); prom-client hashes the
-   * labels and searches the buckets for each, ~5 µs a request at one
-   * connection, all of it before the client saw the end. They are folded in
+   * labels and searches the buckets for each, all of it before the client
+   * saw the end. They are folded in
    * once this turn of the event loop is done (after its writes), or when
    * any of these metrics is read (`collect`), whichever comes first.
    */
