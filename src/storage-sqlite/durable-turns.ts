@@ -5,7 +5,7 @@ import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 
 /**
  * Journaled turns are committed to SQLite together, once this many wait
- * (see `commitWaitingBatch`) or the oldest has waited `JOURNAL_MAX_WAIT_MS`.
+ * and a request has gone upstream (see `commitWaitingBatch`), or the oldest has waited `JOURNAL_MAX_WAIT_MS`.
  * A commit costs ~50 µs whatever it holds (four `fcntl` locks, the WAL
  * frames of the pages every turn shares) and ~15 µs more per turn: one
  * commit per lone turn was ~75 µs of the ~560 µs of CPU a streamed request
@@ -66,9 +66,9 @@ export class DurableTurns {
    * Makes the turn durable, then resolves; the caller ends its answer after
    * that. Turns that complete in one turn of the event loop share one
    * commit and resolve once it is done. A turn that completes `alone` (no
-   * other turn running: the caller knows) would wait for a whole commit by
-   * itself (~80 µs at one connection: a quarter of what carrierd added to a
-   * request): with a journal it is appended there instead and resolves at
+   * other turn running: TurnWrites counts them from TurnStorage.begin)
+   * would wait for a whole commit by itself (~80 µs at one connection: a
+   * quarter of what carrierd added to a request): with a journal it is appended there instead and resolves at
    * once. Its commit waits, with the turns journaled after it, until
    * `JOURNAL_BATCH_TURNS` of them wait and the next request has gone
    * upstream (`commitWaitingBatch`), a read or write through the store
@@ -101,9 +101,10 @@ export class DurableTurns {
 
   /**
    * Queues the journaled turns for one commit at the end of this turn of
-   * the event loop once a batch of them waits. The chat service calls it
-   * once a request has gone upstream: the gateway would wait for the answer
-   * anyway, so under light load most of the commit costs no one any time.
+   * the event loop once a batch of them waits. Called once a request has
+   * gone upstream (TurnInFlight.wentUpstream): the gateway would wait for
+   * the answer anyway, so under light load most of the commit costs no one
+   * any time.
    */
   commitWaitingBatch(): void {
     if (this.waiting.length >= JOURNAL_BATCH_TURNS) this.commitWaiting();

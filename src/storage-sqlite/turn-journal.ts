@@ -44,7 +44,7 @@ export function journalHoldsSession(file: string, sessionId: string): boolean {
  * this nor the WAL is fsynced per turn). Once every appended turn is in
  * SQLite the file is emptied; a file that is not empty when the gateway
  * starts holds turns a process journaled but did not commit, and the
- * gateway writes them before it serves (`SessionStore.recoverJournal`).
+ * gateway writes them before it serves (`TurnWrites.recoverJournal`, from openSqliteStorage).
  * One gateway per `$CARRIERD_HOME` owns the journal; CLI commands only
  * read it (`journalHoldsSession`).
  */
