@@ -1,5 +1,6 @@
 import type { RouteTable } from "../routes/route-table.js";
 import { missingKeyVariable } from "./provider-keys.js";
+import { describeStore, type StoreChoice } from "../config/store-choice.js";
 
 const CARRIERD_VERSION = "0.1.0";
 
@@ -24,11 +25,13 @@ export function modelsBody(table: RouteTable, env: Readonly<Record<string, strin
 }
 
 /** GET /v1/capabilities (SPEC §7). */
-export function capabilitiesBody(table: RouteTable): object {
+export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind: "sqlite" }): object {
   return {
     object: "capabilities",
     version: CARRIERD_VERSION,
     routes_revision: table.revision,
+    // which backend keeps the state; for PostgreSQL its URL, password redacted (several gateways share one)
+    store: store.kind === "sqlite" ? { backend: "sqlite" } : { backend: "postgres", url: describeStore(store) },
     auth: { type: "bearer", required: true },
     features: {
       reasoning_streaming: true,

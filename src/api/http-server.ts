@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inject, injectable } from "tsyringe";
-import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, ROUTE_SOURCE } from "../container/tokens.js";
+import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import type { EventBus } from "../events/event-bus.js";
 import { AccessLog } from "../logging/access-log.js";
 import type { ChatService } from "../chat/chat-service.js";
@@ -9,6 +9,8 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
+import type { Storage } from "../storage/storage.js";
+import { storeHealth } from "./store-health.js";
 import { bearerToken, keyMatches } from "./auth.js";
 import { checkSessionId } from "../chat/session-id.js";
 import { handleChatCompletions } from "./chat-completions.js";
@@ -53,6 +55,7 @@ export class HttpServer {
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
     @inject(LOGGER) private readonly log: Logger,
     @inject(EVENT_BUS) bus: EventBus,
+    @inject(STORAGE) private readonly storage: Storage,
   ) {
     this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
@@ -109,7 +112,10 @@ export class HttpServer {
     const { pathname } = url;
     const method = request.method ?? "GET";
     if (HEALTH_PATHS.has(pathname)) {
-      sendJson(response, 200, { status: "ok" });
+      // a shared store that does not answer makes the instance unhealthy: a load balancer drains it until the store is back
+      const store = await storeHealth(this.storage);
+      if (store === "unavailable") sendJson(response, 503, { status: "unavailable", store });
+      else sendJson(response, 200, store === "local" ? { status: "ok" } : { status: "ok", store });
       return;
     }
     if (pathname === "/favicon.ico") {
@@ -130,7 +136,7 @@ export class HttpServer {
       case "GET /v1/models":
         return sendJson(response, 200, modelsBody(this.routes.current, this.options.env));
       case "GET /v1/capabilities":
-        return sendJson(response, 200, capabilitiesBody(this.routes.current));
+        return sendJson(response, 200, capabilitiesBody(this.routes.current, this.options.store));
     }
     throw API_PATHS.has(pathname) ? new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`) : new GatewayError("not_found", `no route for ${method} ${pathname}`);
   }

@@ -12,8 +12,6 @@ export interface PostgresConnectionOptions {
   readonly connectTimeoutSeconds: number;
 }
 
-/** The default pool: a gateway's store work is short statements, four connections keep c=64 busy without crowding the server. */
-export const DEFAULT_POOL_SIZE = 4;
 
 /**
  * A bounded pool on the URL. Every statement is prepared once per
@@ -32,16 +30,4 @@ export function connect(options: PostgresConnectionOptions): Sql {
     onnotice: () => {},
     connection: { application_name: "carrierd" },
   });
-}
-
-/** The URL as it may be logged or shown: the password replaced, everything else kept. */
-export function redactStoreUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    for (const key of [...parsed.searchParams.keys()]) if (/pass|secret|token|key/i.test(key)) parsed.searchParams.set(key, "***");
-    return parsed.toString();
-  } catch {
-    return "postgres://(unparseable url)";
-  }
 }

@@ -1,5 +1,6 @@
 import type { CheckpointStorage, ResponseStorage, SessionCatalogue, SessionConfigStorage, Storage, TurnStorage, VerdictStorage } from "../storage/storage.js";
-import { connect, DEFAULT_POOL_SIZE, redactStoreUrl, type Sql } from "./connection.js";
+import { DEFAULT_STORE_POOL_SIZE, redactStoreUrl } from "../config/store-choice.js";
+import { connect, type Sql } from "./connection.js";
 import { migrate } from "./migrations.js";
 import { PgCatalogue } from "./pg-catalogue.js";
 import { PgCheckpoints } from "./pg-checkpoints.js";
@@ -12,7 +13,7 @@ import { isConnectionFailure } from "./store-unavailable.js";
 
 export interface PostgresStorageOptions {
   readonly url: string;
-  /** Connections this process opens at most (DEFAULT_POOL_SIZE when unset). */
+  /** Connections this process opens at most (DEFAULT_STORE_POOL_SIZE when unset). */
   readonly poolSize?: number;
   /** Seconds a connect may take before the store counts as unavailable (5 when unset). */
   readonly connectTimeoutSeconds?: number;
@@ -72,7 +73,7 @@ export class PostgresStorage implements Storage {
 
 /** Connects, migrates (once across instances starting together, see migrate) and returns the storage. */
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
-  const sql = connect({ url: options.url, poolSize: options.poolSize ?? DEFAULT_POOL_SIZE, connectTimeoutSeconds: options.connectTimeoutSeconds ?? 5 });
+  const sql = connect({ url: options.url, poolSize: options.poolSize ?? DEFAULT_STORE_POOL_SIZE, connectTimeoutSeconds: options.connectTimeoutSeconds ?? 5 });
   try {
     await migrate(sql);
   } catch (error) {

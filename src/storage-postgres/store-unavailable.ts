@@ -1,20 +1,21 @@
+import { GatewayError } from "../errors/gateway-error.js";
+
 /**
  * PostgreSQL could not answer: the server is unreachable, refused the
- * connection, or dropped it mid-statement. The gateway answers 503
- * `store_unavailable` for it; a statement that failed this way wrote
- * nothing (each write is one statement or one transaction).
+ * connection, or dropped it mid-statement. The client gets an OpenAI-shaped
+ * 503 `store_unavailable`; a statement that failed this way wrote nothing
+ * (each write is one statement or one transaction, committed or not at all).
  */
-export class StoreUnavailableError extends Error {
-  readonly code = "store_unavailable";
-
+export class StoreUnavailableError extends GatewayError {
   constructor(cause: unknown) {
-    super(`the PostgreSQL store is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super("store_unavailable", "the state store (PostgreSQL) is unavailable; try again, or another instance", null, { cause });
     this.name = "StoreUnavailableError";
   }
 }
 
-// errors of the connection, not of the statement (https://github.com/porsager/postgres#connection-details, and
-// SQLSTATE classes 08 connection exception, 57P operator intervention, 53 insufficient resources)
+// errors of the connection, not of the statement: the driver's own codes (https://github.com/porsager/postgres#connection-details),
+// the socket's, and SQLSTATE classes 08 (connection exception), 57P (operator intervention: the backend was terminated,
+// the server shuts down) and 53 (insufficient resources: too many connections)
 const CONNECTION_CODES = new Set(["CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EPIPE"]);
 
 /** Whether a driver error means the store is unreachable rather than that the statement was wrong. */

@@ -9,6 +9,7 @@ import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
 import { routeNumber, type RouteTable } from "../../routes/route-table.js";
 import { verdictsInForce } from "../verdicts-in-force.js";
+import { describeStore } from "../../config/store-choice.js";
 
 interface RoutesFlags {
   home?: string;
@@ -84,6 +85,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             native: policy.native,
             replay: policy.replay ?? null,
             params: resolved?.params ?? null,
+            // where those verdicts were read: sqlite, or the PostgreSQL URL with its password redacted
+            store: describeStore(options.store ?? { kind: "sqlite" }),
           };
           if (flags.json) console.log(JSON.stringify(explained, null, 2));
           else for (const [key, value] of Object.entries(explained)) console.log(`${key.padEnd(15)} ${typeof value === "string" ? value : JSON.stringify(value)}`);
