@@ -1,4 +1,5 @@
 import type { Sql } from "./connection.js";
+import { transaction } from "./run.js";
 
 export interface PostgresMigration {
   readonly version: number;
@@ -133,7 +134,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
 ];
 
 // any constant both sides agree on: pg_advisory_xact_lock takes a bigint key; this one is "carrierd" in ASCII
-const MIGRATION_LOCK = 0x6361727269657264n;
+const MIGRATION_LOCK = 7161674946551230052n; // 0x6361727269657264
 
 /**
  * Brings the schema up to date, once however many instances start at the
@@ -143,17 +144,18 @@ const MIGRATION_LOCK = 0x6361727269657264n;
  * migration leaves the schema as it was.
  */
 export async function migrate(sql: Sql, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number[]> {
-  return sql.begin(async (tx) => {
-    await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await tx.unsafe(`CREATE TABLE IF NOT EXISTS carrierd_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const applied = new Set((await tx.unsafe<{ version: number }[]>(`SELECT version FROM carrierd_migrations`)).map((row) => row.version));
+  return transaction(sql, async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await tx.query(`CREATE TABLE IF NOT EXISTS carrierd_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const applied = new Set((await tx.query<{ version: number }>(`SELECT version FROM carrierd_migrations`)).rows.map((row) => row.version));
     const ran: number[] = [];
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
-      await tx.unsafe(migration.sql);
-      await tx.unsafe(`INSERT INTO carrierd_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      // several statements in one string: the simple query protocol, without parameters
+      await tx.query(migration.sql);
+      await tx.query(`INSERT INTO carrierd_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
       ran.push(migration.version);
     }
     return ran;
-  }) as Promise<number[]>;
+  });
 }

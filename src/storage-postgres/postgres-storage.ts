@@ -9,7 +9,7 @@ import { PgSessionConfig } from "./pg-session-config.js";
 import { PgTurns } from "./pg-turns.js";
 import { PgVerdicts } from "./pg-verdicts.js";
 import { run } from "./run.js";
-import { isConnectionFailure } from "./store-unavailable.js";
+import { isConnectionFailure, StoreUnavailableError } from "./store-unavailable.js";
 
 export interface PostgresStorageOptions {
   readonly url: string;
@@ -67,7 +67,7 @@ export class PostgresStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.sql.end({ timeout: 5 });
+    await this.sql.end();
   }
 }
 
@@ -77,7 +77,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   try {
     await migrate(sql);
   } catch (error) {
-    await sql.end({ timeout: 1 }).catch(() => {});
+    await sql.end().catch(() => {});
+    if (error instanceof StoreUnavailableError) throw new StoreUnreachableError(options.url, error.cause);
     if (isConnectionFailure(error) || isAuthOrMissingDatabase(error)) throw new StoreUnreachableError(options.url, error);
     throw error;
   }

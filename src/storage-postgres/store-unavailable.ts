@@ -13,17 +13,19 @@ export class StoreUnavailableError extends GatewayError {
   }
 }
 
-// errors of the connection, not of the statement: the driver's own codes (https://github.com/porsager/postgres#connection-details),
-// the socket's, and SQLSTATE classes 08 (connection exception), 57P (operator intervention: the backend was terminated,
-// the server shuts down) and 53 (insufficient resources: too many connections)
-const CONNECTION_CODES = new Set(["CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EPIPE"]);
+// errors of the connection, not of the statement: the socket's codes, and SQLSTATE classes 08 (connection exception),
+// 57P (operator intervention: the backend was terminated, the server shuts down) and 53 (insufficient resources:
+// too many connections)
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
+// node-postgres says these in words only (no code): a connect that timed out, a connection that ended under a query
+const CONNECTION_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|not queryable|Client was closed|Connection ended/i;
 
 /** Whether a driver error means the store is unreachable rather than that the statement was wrong. */
 export function isConnectionFailure(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+  if (!(error instanceof Error) || error instanceof StoreUnavailableError) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code !== "string") return false;
-  return CONNECTION_CODES.has(code) || code.startsWith("08") || code.startsWith("57P") || code.startsWith("53");
+  if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08") || code.startsWith("57P") || code.startsWith("53"))) return true;
+  return CONNECTION_MESSAGES.test(error.message);
 }
 
 /** Runs one store operation; a connection failure surfaces as StoreUnavailableError, anything else as it was. */

@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import postgres from "postgres";
+import { connect } from "../../src/storage-postgres/connection.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { migrate } from "../../src/storage-postgres/migrations.js";
 import { openPostgresStorage, StoreUnreachableError } from "../../src/storage-postgres/postgres-storage.js";
@@ -15,13 +15,13 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL schema migrations", ()
   test("three instances starting at once migrate once, and all three serve the same schema", async () => {
     const schema = await freshSchema();
     cleanups.push(schema.drop);
-    const clients = [0, 1, 2].map(() => postgres(schema.url, { max: 1, onnotice: () => {} }));
+    const clients = [0, 1, 2].map(() => connect({ url: schema.url, poolSize: 1, connectTimeoutSeconds: 3 }));
     for (const client of clients) cleanups.push(() => client.end());
     const ran = await Promise.all(clients.map((client) => migrate(client)));
     // exactly one of them applied version 1; the other two waited on the lock and found nothing to do
     expect(ran.map((versions) => versions.length).sort()).toEqual([0, 0, 1]);
     const [applied] = clients;
-    expect((await applied!.unsafe(`SELECT version FROM carrierd_migrations`)).map((row) => row.version)).toEqual([1]);
+    expect((await applied!.query(`SELECT version FROM carrierd_migrations`)).rows.map((row: { version: number }) => row.version)).toEqual([1]);
     const storages = await Promise.all([0, 1, 2].map(() => openPostgresStorage({ url: schema.url, poolSize: 1 })));
     for (const storage of storages) cleanups.push(() => storage.close());
     await storages[0]!.catalogue.ensure("sess_shared", "k", null);
@@ -31,11 +31,11 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL schema migrations", ()
   test("a migration that fails leaves the schema as it was (DDL is transactional) and is tried again at the next start", async () => {
     const schema = await freshSchema();
     cleanups.push(schema.drop);
-    const client = postgres(schema.url, { max: 1, onnotice: () => {} });
+    const client = connect({ url: schema.url, poolSize: 1, connectTimeoutSeconds: 3 });
     cleanups.push(() => client.end());
     const broken = [{ version: 1, name: "half", sql: "CREATE TABLE half_done (id text); SELECT no_such_function();" }];
     await expect(migrate(client, broken)).rejects.toThrow(/no_such_function/);
-    expect(await client.unsafe(`SELECT to_regclass('half_done') AS t`)).toEqual([{ t: null }]);
+    expect((await client.query(`SELECT to_regclass('half_done') AS t`)).rows).toEqual([{ t: null }]);
     expect(await migrate(client)).toEqual([1]);
   });
 

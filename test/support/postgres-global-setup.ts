@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import postgres from "postgres";
-import { PG_SERVER_URL, RUN_DATABASE_VARIABLE, SKIP_REASON_VARIABLE, withDatabase } from "./postgres.js";
+import { once, PG_SERVER_URL, RUN_DATABASE_VARIABLE, SKIP_REASON_VARIABLE, withDatabase } from "./postgres.js";
 
 const HOW_TO_START =
   "start one (e.g. `docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:15`, or your distribution's postgresql service) " +
@@ -13,12 +12,10 @@ const HOW_TO_START =
  * else the PostgreSQL suites are skipped and say so.
  */
 export default async function setup(): Promise<() => Promise<void>> {
-  const admin = postgres(PG_SERVER_URL, { max: 1, connect_timeout: 3, onnotice: () => {} });
   const database = `carrierd_test_${randomBytes(6).toString("hex")}`;
   try {
-    await admin.unsafe(`CREATE DATABASE ${database}`);
+    await once(PG_SERVER_URL, `CREATE DATABASE ${database}`);
   } catch (error) {
-    await admin.end({ timeout: 1 }).catch(() => {});
     const reason = `PostgreSQL at ${PG_SERVER_URL} is not usable (${error instanceof Error ? error.message : String(error)})`;
     if (process.env.CI === "true") throw new Error(`${reason}: the PostgreSQL suites need a server under CI; ${HOW_TO_START}`);
     process.env[SKIP_REASON_VARIABLE] = `${reason}; to run them, ${HOW_TO_START}`;
@@ -26,12 +23,6 @@ export default async function setup(): Promise<() => Promise<void>> {
     return async () => {};
   }
   process.env[RUN_DATABASE_VARIABLE] = withDatabase(PG_SERVER_URL, database);
-  return async () => {
-    try {
-      // a gateway a failed test left behind may still hold a connection: the database goes with its sessions
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    } finally {
-      await admin.end({ timeout: 5 });
-    }
-  };
+  // a gateway a failed test left behind may still hold a connection: the database goes with its sessions
+  return () => once(PG_SERVER_URL, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import postgres from "postgres";
+import pg from "pg";
 
 /**
  * The PostgreSQL server the store suites talk to: CARRIERD_TEST_PG_URL, else
@@ -43,23 +43,23 @@ export async function freshSchema(): Promise<{ url: string; drop: () => Promise<
   const base = runDatabaseUrl();
   if (!base) throw new Error(`freshSchema: ${pgSkipReason()}`);
   const schema = `s_${randomBytes(6).toString("hex")}`;
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`CREATE SCHEMA ${schema}`);
-  } finally {
-    await admin.end();
-  }
+  await once(base, `CREATE SCHEMA ${schema}`);
   const url = new URL(base);
-  url.searchParams.set("search_path", schema);
+  // libpq's startup options: every connection of the store starts in the schema
+  url.searchParams.set("options", `-c search_path=${schema}`);
   return {
     url: url.toString(),
-    drop: async () => {
-      const cleaner = postgres(base, { max: 1, onnotice: () => {} });
-      try {
-        await cleaner.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await cleaner.end();
-      }
-    },
+    drop: () => once(base, `DROP SCHEMA IF EXISTS ${schema} CASCADE`),
   };
+}
+
+/** One statement on a connection of its own. */
+export async function once(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
