@@ -8,6 +8,7 @@ import { routesCommand } from "./commands/routes.js";
 import { chatCommand } from "./commands/chat.js";
 import { sessionsCommand } from "./commands/sessions.js";
 import { verdictsCommand } from "./commands/verdicts.js";
+import { storeCommand } from "./commands/store.js";
 
 /** The carrierd CLI (SPEC §2). Every subcommand takes --home and --store and honours CARRIERD_HOME and CARRIERD_STORE. */
 export async function main(argv: string[]): Promise<void> {
@@ -29,6 +30,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(sessionsCommand)
     .command(verdictsCommand)
     .command(chatCommand)
+    .command(storeCommand)
     .demandCommand(1, "name a command; see --help")
     .strict()
     .help()
