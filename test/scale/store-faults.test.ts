@@ -72,7 +72,7 @@ function heldUpstream(): Promise<{ url: string; hold(): void; release(): void; a
   );
 }
 
-announceSkipped("test/scale/store-faults.test.ts", 3);
+announceSkipped("test/scale/store-faults.test.ts", 4);
 describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL lost while serving", () => {
   let proxy: TcpProxy;
   let upstream: Awaited<ReturnType<typeof heldUpstream>>;
@@ -153,6 +153,22 @@ carriers:
     } finally {
       await storage.close();
     }
+  });
+
+  test("a streamed Responses answer that cannot be stored ends with store_unavailable and response.failed, never response.completed", async () => {
+    upstream.hold();
+    const before = upstream.count();
+    const response = await gateways[0]!.post("/v1/responses", { model: "local/m", stream: true, input: "Cut while streaming a response." });
+    expect(response.status).toBe(200);
+    await upstream.arrived(before + 1);
+    proxy.cut();
+    upstream.release();
+    const text = await response.text();
+    proxy.restore();
+    const types = [...text.matchAll(/^event: (\S+)$/gm)].map((match) => match[1]);
+    expect(types).toContain("response.failed");
+    expect(types).not.toContain("response.completed");
+    expect(text).toContain('"code":"store_unavailable"');
   });
 
   test("every turn a client saw complete, with cuts while turns are at their upstream, is stored whole", async () => {
