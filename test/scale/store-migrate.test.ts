@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -50,7 +50,7 @@ function turn(sessionId: string, index: number, toolCalls: NewTurn["toolCalls"] 
   };
 }
 
-announceSkipped("test/scale/store-migrate.test.ts", 2);
+announceSkipped("test/scale/store-migrate.test.ts", 3);
 describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
   let home: string;
   let schema: Awaited<ReturnType<typeof freshSchema>>;
@@ -127,7 +127,22 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
 
   test("a store that already holds state is refused, and nothing is written to it", async () => {
     const again = await carrierd(["store", "migrate", "--from", join(home, "state.db"), "--to", schema.url], { env: cleanEnv() });
-    expect(again.code).toBe(1);
+    expect(again.code, JSON.stringify(again)).toBe(1);
     expect(again.stderr).toContain("the PostgreSQL store already holds state");
+  });
+
+  test("a state.db whose turns journal still holds turns is refused: they would be left behind", async () => {
+    const journaled = mkdtempSync(join(tmpdir(), "carrierd-migrate-journal-"));
+    const target = await freshSchema();
+    try {
+      copyFileSync(join(home, "state.db"), join(journaled, "state.db"));
+      writeFileSync(join(journaled, "turns.journal"), "a turn the gateway had not committed\n");
+      const refused = await carrierd(["store", "migrate", "--from", join(journaled, "state.db"), "--to", target.url], { env: cleanEnv() });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("holds turns not yet in");
+    } finally {
+      rmSync(journaled, { recursive: true, force: true });
+      await target.drop();
+    }
   });
 });
