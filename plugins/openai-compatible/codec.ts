@@ -1,6 +1,7 @@
 import { chatBodyBytes, type HttpCodec, type JsonObject, type StreamPart, UnreadableChunkError, type UpstreamCall, type Usage } from "../../src/plugins/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
+import { applyRequestNames } from "./request-names.js";
 
 /** An event that decodes to no part (shared: the consumer only reads it). */
 const NOTHING: readonly StreamPart[] = [];
@@ -15,7 +16,7 @@ export const openAICompatibleCodec: HttpCodec = {
   buildRequest(call: UpstreamCall) {
     const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...call.provider.headers };
     if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
-    return { url: `${call.provider.baseUrl}/chat/completions`, headers, body: chatBodyBytes(applyReasoningControls(call.body, call.reasoning, call.provider.host)) };
+    return { url: `${call.provider.baseUrl}/chat/completions`, headers, body: chatBodyBytes(applyReasoningControls(applyRequestNames(call.body, call.dialect), call.reasoning, call.dialect)) };
   },
 
   decodeResponse(body: JsonObject): StreamPart[] {

@@ -1,69 +1,36 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { inject, injectable } from "tsyringe";
-import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
-import type { EventBus } from "../events/event-bus.js";
-import { AccessLog } from "../logging/access-log.js";
-import type { ChatService } from "../chat/chat-service.js";
+import type { Duplex } from "node:stream";
+import type { EventBus } from "../bus/event-bus.js";
+import { checkSessionId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
+import { AccessLog } from "../logging/access-log.js";
 import type { Logger } from "../logging/logger.js";
-import type { RouteSource } from "../routes/route-source.js";
-import type { Storage } from "../storage/storage.js";
-import { storeHealth } from "./store-health.js";
 import { bearerToken, keyMatches } from "./auth.js";
-import { checkSessionId } from "../chat/session-id.js";
-import { handleChatCompletions } from "./chat-completions.js";
 import { applyCors } from "./cors.js";
-import { capabilitiesBody, modelsBody } from "./discovery.js";
-import { sendError, sendJson } from "./respond.js";
+import type { EndpointTable } from "./endpoint-table.js";
+import { sendError } from "./respond.js";
 
-export type RouteHandler = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void> | void;
-
-/** A route other capabilities (responses, events, dashboard, metrics) add to the server. */
-export interface ExtraRoute {
-  method: string;
-  /** Exact path, or a prefix when it ends with `/`. */
-  path: string;
-  auth: boolean;
-  handler: RouteHandler;
-}
-
-/** Answered for any method and without auth. */
-const HEALTH_PATHS = new Set(["/health", "/v1/health"]);
-/** The server's own authenticated routes: another method on one of these is a 405, not a 404. */
-const API_PATHS = new Set(["/v1/chat/completions", "/v1/models", "/v1/capabilities"]);
-
-function routeMatches(route: ExtraRoute, pathname: string): boolean {
-  return route.path.endsWith("/") ? pathname.startsWith(route.path) : route.path === pathname;
-}
-
-/** One finished request, as metrics see it: `route` is the matched route's path (or "unmatched"), never the raw URL. */
+/** One finished request, as metrics see it: `route` is the matched endpoint's path (or "unmatched"), never the raw URL. */
 export type ResponseListener = (record: { method: string; route: string; status: number }) => void;
 
-/** The HTTP front door: CORS, auth, routing, and errors in OpenAI shape. */
-@injectable()
+/** The HTTP front door: CORS, auth, the endpoint table, and errors in OpenAI shape. */
 export class HttpServer {
   readonly server: Server;
-  private readonly extraRoutes: ExtraRoute[] = [];
   private readonly responseListeners = new Set<ResponseListener>();
   private readonly accessLog: AccessLog;
 
   constructor(
-    @inject(OPTIONS) private readonly options: GatewayOptions,
-    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
-    @inject(CHAT_SERVICE) private readonly chat: ChatService,
-    @inject(LOGGER) private readonly log: Logger,
-    @inject(EVENT_BUS) bus: EventBus,
-    @inject(STORAGE) private readonly storage: Storage,
+    private readonly options: GatewayOptions,
+    private readonly endpoints: EndpointTable,
+    private readonly log: Logger,
+    bus: EventBus,
   ) {
     this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
     this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket));
-  }
-
-  addRoute(route: ExtraRoute): void {
-    this.extraRoutes.push(route);
+    this.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
   }
 
   /** Called after every response (request metrics); listeners must be cheap and must not throw. */
@@ -93,10 +60,24 @@ export class HttpServer {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = performance.now();
+    let route = "unmatched";
     try {
+      const url = targetOf(request);
+      if (!url) throw new GatewayError("invalid_request", MALFORMED_TARGET);
+      const method = request.method ?? "GET";
+      const match = this.endpoints.match(method, url.pathname);
+      if (match.kind === "found") route = match.endpoint.path;
+      else if (match.kind === "wrong-method") route = match.path;
       if (applyCors(request, response, this.options.corsOrigins) === "answered") return;
-      const url = new URL(request.url ?? "/", "http://carrierd.local");
-      await this.route(request, response, url);
+      if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
+      // an unknown path needs the key too: without it, nobody learns which paths exist
+      if (match.kind !== "found" || match.endpoint.auth) this.authenticate(request);
+      // a malformed X-Session-Id is a 400 on every route, whatever else names the session (SPEC §12.11)
+      const sessionHeader = request.headers["x-session-id"];
+      if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
+      if (match.kind === "found") return await match.endpoint.handler(request, response, { url, params: match.params });
+      if (match.kind === "wrong-method") throw new GatewayError("method_not_allowed", `${method} is not allowed on ${url.pathname}`, null, { headers: { allow: match.allowed.join(", ") } });
+      throw new GatewayError("not_found", `no route for ${method} ${url.pathname}`);
     } catch (error) {
       if (!(error instanceof GatewayError)) this.log.error({ err: error, path: request.url }, "unexpected error while handling a request");
       else if (error.status >= 500) this.log.warn({ code: error.code, message: error.message, path: request.url }, "request failed");
@@ -104,49 +85,22 @@ export class HttpServer {
     } finally {
       // a stream's handler returns when it ended, so the line has its whole duration
       this.accessLog.write(request, response, started);
-      if (this.responseListeners.size > 0) this.notifyResponse(request, response);
+      if (this.responseListeners.size > 0) this.notifyResponse(request.method ?? "GET", route, response.statusCode);
     }
   }
 
-  private async route(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
-    const { pathname } = url;
-    const method = request.method ?? "GET";
-    if (HEALTH_PATHS.has(pathname)) {
-      // a shared store that does not answer makes the instance unhealthy: a load balancer drains it until the store is back
-      const store = await storeHealth(this.storage);
-      if (store === "unavailable") sendJson(response, 503, { status: "unavailable", store });
-      else sendJson(response, 200, store === "local" ? { status: "ok" } : { status: "ok", store });
-      return;
-    }
-    if (pathname === "/favicon.ico") {
-      // browsers ask for it on every page of the dashboard; without a key it would be a 401 in their console
-      response.writeHead(204, { "cache-control": "public, max-age=86400" });
-      response.end();
-      return;
-    }
-    const extra = this.extraRoutes.find((route) => route.method === method && routeMatches(route, pathname));
-    if (extra?.auth !== false) this.authenticate(request);
-    // a malformed X-Session-Id is a 400 on every route, whatever else names the session (SPEC §12.11)
-    const sessionHeader = request.headers["x-session-id"];
-    if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
-    if (extra) return extra.handler(request, response, url);
-    switch (`${method} ${pathname}`) {
-      case "POST /v1/chat/completions":
-        return handleChatCompletions(request, response, this.chat, this.options, this.routes);
-      case "GET /v1/models":
-        return sendJson(response, 200, modelsBody(this.routes.current, this.options.env));
-      case "GET /v1/capabilities":
-        return sendJson(response, 200, capabilitiesBody(this.routes.current, this.options.store));
-    }
-    throw API_PATHS.has(pathname) ? new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`) : new GatewayError("not_found", `no route for ${method} ${pathname}`);
+  /** A WebSocket upgrade goes to the row of its path that takes upgrades; anywhere else it is a 404. */
+  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const pathname = targetOf(request)?.pathname;
+    const upgrade = pathname === undefined ? undefined : this.endpoints.upgradeAt(pathname);
+    if (upgrade) return upgrade(request, socket, head);
+    socket.on("error", () => socket.destroy());
+    if (pathname === undefined) answerOnSocket(socket, 400, "Bad Request", new GatewayError("invalid_request", MALFORMED_TARGET));
+    else answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`));
   }
 
-  private notifyResponse(request: IncomingMessage, response: ServerResponse): void {
-    const method = request.method ?? "GET";
-    const pathname = (request.url ?? "/").split("?")[0]!;
-    const extra = this.extraRoutes.find((route) => routeMatches(route, pathname));
-    const builtIn = HEALTH_PATHS.has(pathname) || API_PATHS.has(pathname);
-    const record = { method, route: extra?.path ?? (builtIn ? pathname : "unmatched"), status: response.statusCode };
+  private notifyResponse(method: string, route: string, status: number): void {
+    const record = { method, route, status };
     for (const listener of this.responseListeners) {
       try {
         listener(record);
@@ -172,13 +126,29 @@ export class PortInUseError extends Error {
   }
 }
 
+const MALFORMED_TARGET = "malformed HTTP request: the request target is not a URL path";
+
+/** The request's URL; undefined for a target Node accepts but no URL can be made of (`//[`), the client's mistake. */
+function targetOf(request: IncomingMessage): URL | undefined {
+  try {
+    return new URL(request.url ?? "/", "http://carrierd.local");
+  } catch {
+    return undefined;
+  }
+}
+
 /** A request Node cannot parse (bad request line, oversized headers) still gets an HTTP answer in OpenAI shape, then the connection closes. */
-function answerUnparseable(error: NodeJS.ErrnoException, socket: import("node:stream").Duplex): void {
+function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
     return;
   }
   const [status, text] = error.code === "HPE_HEADER_OVERFLOW" ? [431, "Request Header Fields Too Large"] : [400, "Bad Request"];
-  const body = JSON.stringify(toOpenAIError(new GatewayError("invalid_request", `malformed HTTP request: ${text.toLowerCase()}`)));
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  answerOnSocket(socket, status, text, new GatewayError("invalid_request", `malformed HTTP request: ${text.toLowerCase()}`));
+}
+
+/** An answer written straight to the socket, where Node has no response object to give (unparseable requests, refused upgrades). */
+function answerOnSocket(socket: Duplex, status: number, reason: string, error: GatewayError): void {
+  const body = JSON.stringify(toOpenAIError(error));
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

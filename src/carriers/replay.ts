@@ -2,7 +2,8 @@ import type { CarrierField, ChatMessage, Json, JsonObject } from "../plugins/con
 import type { ReplaySource } from "../storage/turns.js";
 import { markRecurring } from "../plugins/chat-json.js";
 import { sameJson } from "../util/same-json.js";
-import { sameProducer } from "./model-family.js";
+import type { ModelFamily } from "./model-family.js";
+import { splitInlineContent } from "./inline-reasoning.js";
 
 /** Who receives this request's carriers. */
 export interface ReplayTarget {
@@ -14,6 +15,8 @@ export interface ReplayTarget {
   readonly native: boolean;
   /** Whether `plugin` declares a native record type at all. */
   readonly pluginHasNative: boolean;
+  /** The route table's model-family rule (routes.yaml `model_family`), for signed and encrypted carriers (rule 7). */
+  readonly family: ModelFamily;
 }
 
 /** What replay attached to one message, for the per-request debug line (names only); messages it attached nothing to are left out. */
@@ -116,17 +119,25 @@ interface ReplayMemo {
 }
 
 function keyOf(target: ReplayTarget): string {
-  return `${target.plugin}\n${target.upstreamModel}\n${target.effective.join(",")}\n${target.native}\n${target.pluginHasNative}`;
+  return `${target.plugin}\n${target.upstreamModel}\n${target.effective.join(",")}\n${target.native}\n${target.pluginHasNative}\n${target.family.key}`;
 }
 
-/** One assistant message with its stored carriers attached: a copy when anything changes. */
+/**
+ * One assistant message with its stored carriers attached: a copy when anything changes.
+ * Reasoning a client inlined in the content is cut out of it when the route
+ * has a place of its own for reasoning (an effective field, or the native
+ * record going with the message); it is the client's reasoning, used like a
+ * client-sent field: only when nothing is stored. A route with no such place
+ * gets the content as the client sent it.
+ */
 function attachTo(message: ChatMessage, source: ReplaySource | undefined, target: ReplayTarget): { message: ChatMessage; fields: string[] } {
   let copy: ChatMessage | undefined;
   const edit = () => (copy ??= { ...message });
   // a client never gets to hand a plugin a native record: only replay sets it
   if ("native_record" in message) delete edit().native_record;
   const fields: string[] = [];
-  const text = source?.reasoningText || clientText(message);
+  const inline = target.effective.length > 0 || (target.native && target.pluginHasNative) ? splitInlineContent(message.content) : undefined;
+  const text = source?.reasoningText || clientText(message) || inline?.reasoning;
   for (const field of PLAIN_FIELDS) {
     if (!target.effective.includes(field)) continue;
     if (text) {
@@ -143,10 +154,11 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
       delete edit().reasoning_details;
     }
   }
-  if (source?.nativeRecord && target.native && target.pluginHasNative && sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
+  if (source?.nativeRecord && target.native && target.pluginHasNative && target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
     edit().native_record = source.nativeRecord;
     fields.push("native_record");
   }
+  if (inline && (target.effective.length > 0 || fields.includes("native_record"))) edit().content = inline.content;
   return { message: copy ?? message, fields };
 }
 
@@ -158,7 +170,7 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
 function storedDetails(source: ReplaySource | undefined, target: ReplayTarget): Json[] | undefined {
   const details = source?.reasoningDetails;
   if (!details || details.length === 0) return undefined;
-  if (details.some(isSignedOrEncrypted) && !sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) return undefined;
+  if (details.some(isSignedOrEncrypted) && !target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) return undefined;
   return details;
 }
 

@@ -1,4 +1,4 @@
-import type { EventBus } from "../events/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { CarrierField, CarrierPolicy, ProviderPlugin, UpstreamResult } from "../plugins/contract.js";
 import type { Storage, TurnInFlight } from "../storage/storage.js";
@@ -33,20 +33,20 @@ export interface CallOutcome {
  * Sends the planned call; when the upstream rejects it for fields it does
  * not know (the plugin classifies the error), records the verdict and
  * retries exactly once without them (SPEC §6). The call is built at most
- * twice more, both from the plan (the request is never parsed again through
- * the API layer): once to learn what the rejected call carried, once for
- * the retry. A rejection that names no carrier field is returned as it is.
+ * twice: the plan's first call, and the retry (TurnPlan.rebuild). What the
+ * first call carried is kept when it is sent, a few field names, so the
+ * classifier needs no second build. A rejection that names no carrier
+ * field is returned as it is.
  */
 export async function callWithRetry(context: RetryContext, target: CallTarget, inFlight: TurnInFlight): Promise<CallOutcome> {
   const { plan, plugin, policy } = target;
   let effective = plan.effective;
   let sentAt = performance.now();
-  const sent = sendFirst(plugin, plan);
+  const { carried, answer } = sendFirst(plugin, plan);
   // while this request waits for its upstream, the storage may commit what it deferred
   inFlight.wentUpstream();
-  let result = await sent;
+  let result = await answer;
   if (result.ok) return { result, effective, sentAt };
-  const carried = (await plan.rebuild(effective)).sent;
   const named = plugin.classifyError?.(result.status, result.body, carried);
   const newlyRejected = fieldsToReject(named, carried, policy.mustEcho, plan.rejected);
   if (newlyRejected.length === 0) return { result, effective, sentAt };
@@ -63,9 +63,15 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   return { result, effective, sentAt };
 }
 
-/** Sends the first call and lets go of it: the awaiting frame must not hold the body (the whole history) while the upstream answers. */
-function sendFirst(plugin: ProviderPlugin, plan: TurnPlan): Promise<UpstreamResult> {
+/**
+ * Sends the first call and lets go of it: the awaiting frame must not hold
+ * the body (the whole history) while the upstream answers. The carrier
+ * fields it carried (a walk over its assistant messages, well under a
+ * microsecond for a usual history) are what a rejection is classified by.
+ */
+function sendFirst(plugin: ProviderPlugin, plan: TurnPlan): { carried: CarrierField[]; answer: Promise<UpstreamResult> } {
   const first = plan.first!;
   plan.first = undefined;
-  return plugin.invoke(first.call);
+  const answer = plugin.invoke(first.call);
+  return { carried: first.sent, answer };
 }

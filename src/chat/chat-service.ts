@@ -3,9 +3,9 @@ import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
-import type { EventBus } from "../events/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { partsOf, type CarrierPolicy, type ChatMessage, type ChatRequest, type ProviderPlugin, type StreamItem, type StreamPart } from "../plugins/contract.js";
+import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, type StreamItem, type StreamPart } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { routeNumber } from "../routes/route-table.js";

@@ -48,7 +48,7 @@ export interface TurnPlan {
   readonly effective: CarrierField[];
   /** The first call, until it is sent (see sendFirst). */
   first: BuiltCall | undefined;
-  /** The call again for these fields: for the retry, and the fields a rejected call sent. */
+  /** The call again for fewer fields: the one retry after a rejection. */
   rebuild(effective: readonly CarrierField[]): Promise<BuiltCall>;
 }
 

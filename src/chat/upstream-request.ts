@@ -22,7 +22,7 @@ export class BuiltCall {
     readonly attached: AttachedFields[],
   ) {}
 
-  /** Only a rejected request needs it (the classifier): most requests never walk their messages for it. */
+  /** The carrier fields its assistant messages carry, walked for once when asked (callWithRetry asks as it sends the call). */
   get sent(): CarrierField[] {
     return (this.sentFields ??= sentCarrierFields(this.messages));
   }
@@ -63,6 +63,7 @@ export class UpstreamRequestBuilder {
       effective,
       native: this.policy.native,
       pluginHasNative,
+      family: this.resolved.family,
     });
     const messages = shapeMessages(replayed.messages, this.policy, effective);
     const body = buildUpstreamBody(this.request, messages, this.resolved, this.policy, this.context.stream);
@@ -76,6 +77,7 @@ export class UpstreamRequestBuilder {
         body,
         stream: this.context.stream,
         reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
+        dialect: this.resolved.dialect,
         policy: this.policy,
       },
       this.context.cancellation,

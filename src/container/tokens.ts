@@ -10,7 +10,6 @@ export const ROUTE_SOURCE = Symbol("RouteSource");
 /** The Storage port (src/storage): everything carrierd keeps. */
 export const STORAGE = Symbol("Storage");
 export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
-export const HTTP_SERVER = Symbol("HttpServer");
 export const CHAT_SERVICE = Symbol("ChatService");
 export const PLUGIN_HOST = Symbol("PluginHost");
 export const EVENT_HUB = Symbol("EventHub");

@@ -3,7 +3,7 @@ import type { RawData, WebSocket } from "ws";
 import type { Logger } from "../logging/logger.js";
 import { keyMatches } from "../api/auth.js";
 import { EventFilter } from "./event-filter.js";
-import type { GatewayEvent } from "./event-bus.js";
+import type { GatewayEvent } from "../bus/event-bus.js";
 import type { HubLimits } from "./hub-limits.js";
 
 /** Close codes of the event stream. 4401 mirrors HTTP 401; 1013 is "try again later". */

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type GatewayEvent } from "./event-bus.js";
+import { EVENT_TYPES, type GatewayEvent } from "../bus/event-bus.js";
 
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
 /** SPEC §12.11: what a session id may look like. */

@@ -1,11 +1,11 @@
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { inject, injectable } from "tsyringe";
 import { WebSocketServer } from "ws";
 import { EVENT_BUS, LOGGER, OPTIONS } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
-import type { EventBus, GatewayEvent } from "./event-bus.js";
+import type { EventBus, GatewayEvent } from "../bus/event-bus.js";
 import { EventConnection } from "./event-connection.js";
 import { hubLimitsFromEnv, type HubLimits } from "./hub-limits.js";
 import { checkUpgrade } from "./upgrade-guard.js";
@@ -25,7 +25,6 @@ export class EventHub {
   private readonly pending = new Set<EventConnection>();
   /** Set while someone is subscribed: with nobody listening, the bus tells publishers not to build per-token events. */
   private unsubscribe: (() => void) | undefined;
-  private attached = false;
   private closing = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private droppedTotal = 0;
@@ -57,12 +56,9 @@ export class EventHub {
     return this.slowClosedTotal;
   }
 
-  /** Takes over the server's upgrade requests and starts the heartbeat. */
-  attach(server: Server): void {
-    if (this.attached) return;
-    this.attached = true;
-    server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
-    this.heartbeat = setInterval(() => {
+  /** Starts the heartbeat that finds connections whose peer went away. */
+  start(): void {
+    this.heartbeat ??= setInterval(() => {
       for (const connection of this.subscribers) connection.heartbeat();
     }, this.limits.pingIntervalMs).unref();
   }
@@ -80,7 +76,8 @@ export class EventHub {
     }
   }
 
-  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+  /** An upgrade request on `GET /v1/events`, handed over by the HTTP server's endpoint table. */
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", () => socket.destroy());
     if (this.closing) {
       socket.destroy();
@@ -152,8 +149,8 @@ export class EventHub {
   }
 }
 
-function refuseUpgrade(socket: Duplex, status: 401 | 403 | 404, message: string): void {
-  const reason = { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" }[status];
-  const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code: status === 401 ? "invalid_api_key" : status === 403 ? "origin_not_allowed" : "not_found" } });
+function refuseUpgrade(socket: Duplex, status: 401 | 403, message: string): void {
+  const reason = { 401: "Unauthorized", 403: "Forbidden" }[status];
+  const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code: status === 401 ? "invalid_api_key" : "origin_not_allowed" } });
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }

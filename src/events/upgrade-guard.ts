@@ -1,22 +1,22 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken, keyMatches } from "../api/auth.js";
+import { sendJson } from "../api/respond.js";
 
 export const EVENTS_PATH = "/v1/events";
 
 export type UpgradeDecision =
   | { accept: true; authenticatedByHeader: boolean }
-  | { accept: false; status: 401 | 403 | 404; message: string };
+  | { accept: false; status: 401 | 403; message: string };
 
 /**
- * Decides an upgrade request before the WebSocket handshake (SPEC §12.10).
+ * Decides an upgrade request on `GET /v1/events` before the WebSocket
+ * handshake (SPEC §12.10); upgrades elsewhere never reach it.
  * Browsers always send `Origin`: it must be on the CORS allowlist or be the
  * gateway's own origin (the built-in dashboard). A wrong key in the header is
  * refused with 401; no header at all is let through to authenticate by
  * message, since browsers cannot set headers on a WebSocket.
  */
 export function checkUpgrade(request: IncomingMessage, apiKey: string, corsOrigins: readonly string[]): UpgradeDecision {
-  const pathname = new URL(request.url ?? "/", "http://carrierd.local").pathname;
-  if (pathname !== EVENTS_PATH) return { accept: false, status: 404, message: `no WebSocket endpoint at ${pathname}` };
   const origin = request.headers.origin;
   if (typeof origin === "string" && !originAllowed(origin, request.headers.host, corsOrigins)) {
     return { accept: false, status: 403, message: "origin not allowed" };
@@ -34,4 +34,9 @@ function originAllowed(origin: string, host: string | undefined, allowlist: read
   } catch {
     return false;
   }
+}
+
+/** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
+export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
+  sendJson(response, 426, { error: { message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket", type: "invalid_request_error", param: null, code: "upgrade_required" } }, { upgrade: "websocket" });
 }

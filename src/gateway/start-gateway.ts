@@ -1,14 +1,17 @@
 import type { DependencyContainer } from "tsyringe";
-import type { HttpServer } from "../api/http-server.js";
-import { buildContainer } from "../container/build-container.js";
-import { HTTP_SERVER, LOGGER, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { EndpointTable } from "../api/endpoint-table.js";
+import { HttpServer } from "../api/http-server.js";
+import type { EventBus } from "../bus/event-bus.js";
+import { buildContainer } from "./build-container.js";
+import { gatewayEndpoints } from "./endpoints.js";
+import { EVENT_BUS, EVENT_HUB, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { UpstreamHttp } from "../upstream/upstream-http.js";
 import type { Storage } from "../storage/storage.js";
-import { attachEventStream } from "../events/attach-event-stream.js";
-import { attachMetrics } from "../metrics/attach-metrics.js";
+import type { EventHub } from "../events/event-hub.js";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { registerSecret } from "../logging/redact.js";
 import type { RouteTable } from "../routes/route-table.js";
 
@@ -33,9 +36,11 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   registerSecret(options.apiKey);
   registerKeys(routes.current);
   routes.onReload((next) => registerKeys(next));
-  const server = container.resolve<HttpServer>(HTTP_SERVER);
-  const detachMetrics = attachMetrics(container, server);
-  const closeEventStream = attachEventStream(container, server);
+  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, container.resolve<EventBus>(EVENT_BUS));
+  const metrics = container.resolve<GatewayMetrics>(METRICS);
+  const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
+  const hub = container.resolve<EventHub>(EVENT_HUB);
+  hub.start();
   await routes.watch();
   const address = await server.listen();
   container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "carrierd listening");
@@ -45,8 +50,9 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
     container,
     reloadRoutes: () => routes.reload("reload requested"),
     async close() {
-      closeEventStream(); // upgraded sockets would otherwise hold server.close() open
-      detachMetrics();
+      hub.close(); // upgraded sockets would otherwise hold server.close() open
+      stopCounting();
+      metrics.close();
       await server.close();
       await routes.close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();

@@ -1,7 +1,7 @@
 import { inject, injectable } from "tsyringe";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from "prom-client";
 import { EVENT_BUS, EVENT_HUB } from "../container/tokens.js";
-import type { EventBus, GatewayEvent, GatewayEventType } from "../events/event-bus.js";
+import type { EventBus, GatewayEvent, GatewayEventType } from "../bus/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
 
 /** What http-server reports per finished request. */

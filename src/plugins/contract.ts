@@ -8,12 +8,13 @@
  * reasoning travels as an opaque `native-record` the plugin owns.
  */
 
+import type { Json, JsonObject } from "../util/json.js";
+
+// the JSON types live on the ground floor (util/); the contract hands them on, so plugins find them here
+export type { Json, JsonObject };
+
 /** Bumped on any breaking change of this file. A plugin declares the version it was written for. */
 export const PLUGIN_API_VERSION = 1;
-
-/** A JSON value as it came off the wire. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
 
 /** The standard OpenAI-style reasoning carrier fields (SPEC §3). */
 export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details";
@@ -45,7 +46,11 @@ export interface ChatMessage {
   [key: string]: unknown;
 }
 
-/** The canonical request body: OpenAI chat completions. */
+/**
+ * The canonical request body: OpenAI chat completions, with OpenAI's own
+ * names (`developer` messages, `max_completion_tokens` or `max_tokens`); a
+ * plugin re-spells them for its upstream (see RequestDialect).
+ */
 export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
@@ -63,6 +68,23 @@ export interface ReasoningControls {
   readonly enabled: boolean;
   /** `reasoning_effort` / `reasoning.effort` as the client sent it. */
   readonly effort: string | undefined;
+}
+
+/**
+ * How an OpenAI-style upstream spells what OpenAI's own API names, resolved
+ * from routes.yaml `dialects` (docs/routes.md): the request's reasoning
+ * controls, and the two request names not every host knows. Plugins with a
+ * wire format of their own may ignore it.
+ */
+export interface RequestDialect {
+  /** `reasoning_effort`: OpenAI's top-level string; `openrouter`: `reasoning: {effort}`; `drop`: not accepted, never sent. */
+  readonly effort: "reasoning_effort" | "openrouter" | "drop";
+  /** How to ask for no reasoning: OpenRouter's `reasoning.enabled: false`, `thinking: {type: disabled}`, `enable_thinking: false`, or `none` (no switch to rely on). */
+  readonly disable: "openrouter" | "thinking" | "enable_thinking" | "none";
+  /** The role a canonical `developer` message is sent as. */
+  readonly developerRole: "developer" | "system";
+  /** The name the output-token limit (`max_tokens` / `max_completion_tokens`) is sent under. */
+  readonly tokenLimit: "max_tokens" | "max_completion_tokens";
 }
 
 /** The provider entry of routes.yaml, with its secret resolved from the environment. */
@@ -114,6 +136,8 @@ export interface UpstreamCall {
   readonly body: ChatRequest;
   readonly stream: boolean;
   readonly reasoning: ReasoningControls;
+  /** How this upstream spells reasoning controls and OpenAI's newer request names (routes.yaml `dialects`). */
+  readonly dialect: RequestDialect;
   readonly policy: CarrierPolicy;
   readonly signal: AbortSignal;
 }

@@ -1,6 +1,5 @@
 import type { Logger } from "../logging/logger.js";
-import type { UpstreamHttp } from "../upstream/upstream-http.js";
-import type { ProviderPlugin } from "./contract.js";
+import type { PluginContext, ProviderPlugin } from "./contract.js";
 import type { PluginRegistry } from "./plugin-registry.js";
 
 /** One instance per loaded plugin, created on first use with the core's services. */
@@ -9,7 +8,8 @@ export class PluginHost {
 
   constructor(
     readonly registry: PluginRegistry,
-    private readonly http: UpstreamHttp,
+    // the core's upstream client, known here only by the contract's shape (upstream/ sits above plugins/)
+    private readonly http: PluginContext["http"],
     private readonly log: Logger,
   ) {}
 

@@ -41,8 +41,8 @@ export function convertInput(input: string | unknown[], resolve: ItemResolver): 
           current.content = typeof current.content === "string" ? current.content + text : text;
         } else if (role === "user" || role === "system" || role === "developer") {
           flush();
-          // "developer" is OpenAI's newer name for "system"; most chat upstreams (DeepSeek, Mistral, local servers) only know "system"
-          messages.push({ role: role === "developer" ? "system" : role, content: userContent(item.content, `${path}.content`) });
+          // a developer message stays one: the plugin spells it as its upstream reads it
+          messages.push({ role, content: userContent(item.content, `${path}.content`) });
         } else {
           throw new GatewayError("invalid_request", `Invalid value for '${path}.role': must be one of 'user', 'assistant', 'system', 'developer'.`, `${path}.role`);
         }

@@ -50,8 +50,8 @@ export function toChatRequest(body: ResponsesRequest, history: readonly ChatMess
   if (typeof body.top_p === "number") request.top_p = body.top_p;
   if (typeof body.presence_penalty === "number") request.presence_penalty = body.presence_penalty;
   if (typeof body.frequency_penalty === "number") request.frequency_penalty = body.frequency_penalty;
-  // max_tokens, not max_completion_tokens: the one spelling DeepSeek, Kimi, GLM, OpenRouter, Mistral and local servers all accept
-  if (typeof body.max_output_tokens === "number") request.max_tokens = body.max_output_tokens;
+  // OpenAI's chat name for it; the plugin spells it as its upstream reads it
+  if (typeof body.max_output_tokens === "number") request.max_completion_tokens = body.max_output_tokens;
   if (typeof body.user === "string") request.user = body.user;
   const format = body.text?.format ? responseFormat(body.text.format) : undefined;
   if (format) request.response_format = format;

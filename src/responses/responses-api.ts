@@ -63,6 +63,8 @@ interface Continuation {
 /** POST/GET/DELETE /v1/responses (SPEC §7), on top of the chat path every plugin serves. */
 @injectable()
 export class ResponsesApi {
+  private readonly store: ResponseStorage;
+
   constructor(
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
     @inject(STORAGE) storage: Storage,
@@ -73,8 +75,6 @@ export class ResponsesApi {
   ) {
     this.store = storage.responses;
   }
-
-  private readonly store: ResponseStorage;
 
   async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));

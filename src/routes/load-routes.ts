@@ -72,8 +72,22 @@ export function checkRoutes(text: string, file: string, options: LoadOptions): C
       problems.push(at(offsetOf(document, `/models/${index}/provider`), `model "${model.name}" names provider "${model.provider}", which routes.yaml does not define`));
     }
   });
+  data.model_family?.strip.forEach((pattern, index) => {
+    const invalid = regexProblem(pattern);
+    if (invalid && problems.length < MAX_PROBLEMS) problems.push(at(offsetOf(document, `/model_family/strip/${index}`), `model_family.strip.${index}: ${invalid}`));
+  });
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, data, revision: revisionOf(text) };
+}
+
+/** Why `pattern` is no JavaScript regular expression, or undefined when it is one. */
+function regexProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern);
+    return undefined;
+  } catch (error) {
+    return `not a regular expression (${(error as Error).message})`;
+  }
 }
 
 /** A table's revision: the content hash of its source text. */
@@ -97,6 +111,9 @@ function describe(error: ErrorObject): string {
       return `${where}: unknown key "${(error.params as { additionalProperty: string }).additionalProperty}"`;
     case "enum":
       return `${where}: must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "minProperties":
+      // the one such rule: a dialects entry that names nothing
+      return `${where}: names no dialect key (effort, disable, developer_role, token_limit)`;
     case "required":
       return `${where}: missing required key "${(error.params as { missingProperty: string }).missingProperty}"`;
     default:

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { basename, dirname, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
-import type { EventBus } from "../events/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import { cannotRead, formatProblem, revisionOf, type RouteProblem } from "./load-routes.js";
 import { readRoutesFile, type RoutesRead } from "./read-routes-file.js";

@@ -1,6 +1,9 @@
-import { DEFAULT_DEADLINES, type CarrierField, type CarrierPolicy, type JsonObject, type ProviderConfig, type UpstreamDeadlines } from "../plugins/contract.js";
+import { ModelFamily } from "../carriers/model-family.js";
+import { DEFAULT_DEADLINES, type CarrierField, type CarrierPolicy, type JsonObject, type ProviderConfig, type RequestDialect, type UpstreamDeadlines } from "../plugins/contract.js";
 import { globCapture, globMatches } from "./glob.js";
-import { hostMatches, hostOf, isLocalHost } from "./host-match.js";
+import { hostOf, isLocalHost } from "./host-match.js";
+import { resolveDialect, type DialectRoute, type ResolvedDialect } from "./request-dialect.js";
+import { routeMatches, type RouteMatch } from "./route-match.js";
 
 /** routes.yaml as validated by schemas/routes.schema.json. */
 export interface RoutesFile {
@@ -8,6 +11,8 @@ export interface RoutesFile {
   providers: Record<string, { plugin: string; base_url?: string; api_key_env?: string; headers?: Record<string, string>; deadlines?: DeadlinesEntry }>;
   models: ModelEntry[];
   carriers?: CarrierRoute[];
+  dialects?: DialectRoute[];
+  model_family?: { strip: string[] };
 }
 
 /** routes.yaml `providers.*.deadlines`, in seconds. */
@@ -30,10 +35,8 @@ export interface ModelEntry {
   description?: string;
 }
 
-type OneOrMany = string | string[];
-
 export interface CarrierRoute {
-  match: { provider?: OneOrMany; plugin?: OneOrMany; host?: OneOrMany; model?: OneOrMany; local?: boolean };
+  match: RouteMatch;
   fields: CarrierField[];
   must_echo?: boolean;
   request_extra?: JsonObject;
@@ -52,7 +55,14 @@ export interface ResolvedModel {
   readonly compactAt?: number;
   /** routes.yaml `summarizer`, when set. */
   readonly summarizer?: string;
+  /** How this upstream spells reasoning controls and OpenAI's newer request names (routes.yaml `dialects`). */
+  readonly dialect: RequestDialect;
+  /** The table's model-family rule (routes.yaml `model_family`). */
+  readonly family: ModelFamily;
 }
+
+/** Distinct (provider, host, upstream model) dialects a table remembers before it starts over. */
+const MAX_REMEMBERED_DIALECTS = 1024;
 
 /** With no carriers route matching: local hosts read both plain names, everything else `reasoning_content` (as hermes-agent's route table does, https://github.com/NousResearch/hermes-agent). */
 const FALLBACK_LOCAL: CarrierField[] = ["reasoning_content", "reasoning"];
@@ -66,6 +76,11 @@ export class RouteTable {
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: readonly ModelEntry[];
   readonly carriers: readonly CarrierRoute[];
+  /** The file's own `dialects`, consulted before the shipped ones. */
+  readonly dialects: readonly DialectRoute[];
+  /** routes.yaml `model_family`, compiled once for the table's life; the shipped rule when the file has none. */
+  readonly family: ModelFamily;
+  private readonly resolvedDialects = new Map<string, ResolvedDialect>();
 
   constructor(
     readonly file: RoutesFile,
@@ -91,6 +106,8 @@ export class RouteTable {
     this.providers = providers;
     this.models = file.models;
     this.carriers = file.carriers ?? [];
+    this.dialects = file.dialects ?? [];
+    this.family = file.model_family ? new ModelFamily(file.model_family.strip) : ModelFamily.shipped;
     deepFreeze(file);
   }
 
@@ -101,14 +118,32 @@ export class RouteTable {
       const provider = this.providers.get(entry.provider);
       if (!provider) continue;
       const upstreamModel = entry.model ?? globCapture(entry.name, name) ?? name;
-      return { name, provider, upstreamModel, params: entry.params, contextWindow: entry.context_window, compactAt: entry.compact_at, summarizer: entry.summarizer };
+      const { dialect } = this.dialectFor(provider, upstreamModel);
+      return { name, provider, upstreamModel, params: entry.params, contextWindow: entry.context_window, compactAt: entry.compact_at, summarizer: entry.summarizer, dialect, family: this.family };
     }
     return undefined;
   }
 
+  /**
+   * The dialect of this provider and upstream model, and which entry gave
+   * each key (for `routes explain`). Remembered per table: matching walks
+   * every entry's host list, a few microseconds each request would repeat.
+   */
+  dialectFor(provider: ProviderConfig, upstreamModel: string): ResolvedDialect {
+    const key = `${provider.id}\u0000${provider.plugin}\u0000${provider.host}\u0000${upstreamModel}`;
+    let resolved = this.resolvedDialects.get(key);
+    if (!resolved) {
+      resolved = resolveDialect(this.dialects, provider, upstreamModel);
+      // client-chosen model names (`openrouter/*`) must not grow it without bound
+      if (this.resolvedDialects.size >= MAX_REMEMBERED_DIALECTS) this.resolvedDialects.clear();
+      this.resolvedDialects.set(key, resolved);
+    }
+    return resolved;
+  }
+
   /** The carrier policy of the first `carriers` route that matches this provider and upstream model. */
   policyFor(provider: ProviderConfig, upstreamModel: string): CarrierPolicy {
-    const index = this.carriers.findIndex((route) => routeMatches(route, provider, upstreamModel));
+    const index = this.carriers.findIndex((route) => routeMatches(route.match, provider, upstreamModel));
     if (index < 0) {
       const fields = isLocalHost(provider.host) ? FALLBACK_LOCAL : FALLBACK_REMOTE;
       return { fields, mustEcho: false, requestExtra: undefined, native: true, replay: undefined, routeIndex: -1 };
@@ -144,20 +179,6 @@ function deadlinesOf(entry: DeadlinesEntry | undefined): UpstreamDeadlines {
  */
 export function routeNumber(policy: CarrierPolicy): number {
   return policy.routeIndex + 1;
-}
-
-function routeMatches(route: CarrierRoute, provider: ProviderConfig, upstreamModel: string): boolean {
-  const { match } = route;
-  if (match.provider !== undefined && !list(match.provider).includes(provider.id)) return false;
-  if (match.plugin !== undefined && !list(match.plugin).includes(provider.plugin)) return false;
-  if (match.host !== undefined && !list(match.host).some((host) => hostMatches(provider.host, host))) return false;
-  if (match.model !== undefined && !list(match.model).some((pattern) => globMatches(pattern, upstreamModel))) return false;
-  if (match.local !== undefined && isLocalHost(provider.host) !== match.local) return false;
-  return true;
-}
-
-function list(value: OneOrMany): string[] {
-  return Array.isArray(value) ? value : [value];
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,4 +1,4 @@
-import type { JsonObject } from "../plugins/contract.js";
+import type { JsonObject } from "./json.js";
 
 /** Merges `patch` into a copy of `base`: objects merge key by key, anything else in `patch` wins. */
 export function deepMerge<T extends Record<string, unknown>>(base: T, patch: JsonObject | undefined): T {

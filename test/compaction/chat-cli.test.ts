@@ -5,7 +5,7 @@ import type { ChatService } from "../../src/chat/chat-service.js";
 import { runChat } from "../../src/cli/commands/chat.js";
 import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
 import { CHAT_SERVICE } from "../../src/container/tokens.js";
-import type { GatewayEvent } from "../../src/events/event-bus.js";
+import type { GatewayEvent } from "../../src/bus/event-bus.js";
 import type { ChatMessage, ChatRequest } from "../../src/plugins/contract.js";
 import { afterGatewayCommits, startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
 import { collectCompactions, sessionsCli, showSession } from "./support/harness.js";

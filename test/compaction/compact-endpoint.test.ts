@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { GatewayEvent } from "../../src/events/event-bus.js";
+import type { GatewayEvent } from "../../src/bus/event-bus.js";
 import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
 import { startTestGateway, DEMO_ROUTES, type TestGateway } from "../support/gateway.js";
 import { SpecWatch } from "../support/open-responses.js";

@@ -1,12 +1,16 @@
 import { afterEach, afterAll, beforeAll, describe, expect, test } from "vitest";
-import { applyReasoningControls } from "../../plugins/openai-compatible/reasoning-controls.js";
-import type { ChatRequest } from "../../src/plugins/contract.js";
+import { applyReasoningControls as applyWithDialect } from "../../plugins/openai-compatible/reasoning-controls.js";
+import type { ChatRequest, ReasoningControls } from "../../src/plugins/contract.js";
+import { resolveDialect } from "../../src/routes/request-dialect.js";
 import { readSse } from "../support/gateway.js";
 import { startConformance, type ConformanceSetup } from "./harness.js";
 
 const base = (): ChatRequest => ({ model: "m", messages: [{ role: "user", content: "hi" }] });
 const on = (effort?: string) => ({ enabled: true, effort });
 const off = { enabled: false, effort: undefined };
+/** With the dialect a route table without `dialects` resolves for the host: the shipped defaults. */
+const applyReasoningControls = (body: ChatRequest, controls: ReasoningControls, host: string) =>
+  applyWithDialect(body, controls, resolveDialect([], { id: "p", plugin: "openai-compatible", host, headers: {} }, body.model).dialect);
 
 describe("applyReasoningControls: each host gets its own spelling, strict hosts nothing extra", () => {
   test("no controls: the body itself, untouched", () => {

@@ -57,6 +57,35 @@ describe("routes explain", () => {
     expect(JSON.parse(result.stdout).route).toBe(position + 1);
   });
 
+  test("shows the dialect in force with the entry behind each key, and the model family rule", async () => {
+    const file = join(home, "dialects.yaml");
+    writeFileSync(
+      file,
+      `version: 1
+providers:
+  deepseek: { plugin: openai-compatible, base_url: https://api.deepseek.com/v1 }
+models:
+  - { name: "ds/*", provider: deepseek }
+dialects:
+  - match: { model: "deepseek-v9*" }
+    token_limit: max_completion_tokens
+model_family:
+  strip: ["-preview$"]
+`,
+    );
+    const result = await carrierd(["routes", "explain", "--routes", file, "--model", "ds/deepseek-v9-preview", "--json"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      dialect: { effort: "reasoning_effort", disable: "thinking", developer_role: "system", token_limit: "max_completion_tokens" },
+      dialect_from: { effort: "shipped 2", disable: "shipped 2", developer_role: "fallback", token_limit: "dialects 1" },
+      model_family: "deepseek-v9",
+      family_strip: { patterns: ["-preview$"], from: "model_family" },
+    });
+    const text = await carrierd(["routes", "explain", "--model", "deepseek-reasoner", "--host", "openrouter.ai"]);
+    expect(text.stdout).toMatch(/^dialect\s+\{"effort":"openrouter","disable":"openrouter","developer_role":"system","token_limit":"max_tokens"\}$/m);
+    expect(text.stdout).toMatch(/^family_strip\s+\{"patterns":\[.+\],"from":"shipped"\}$/m);
+  });
+
   test("an unknown model exits 1", async () => {
     const result = await carrierd(["routes", "explain", "--model", "nope"]);
     expect(result.code).toBe(1);

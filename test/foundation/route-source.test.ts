@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, expect, test } from "vitest";
-import { EventBus } from "../../src/events/event-bus.js";
+import { EventBus } from "../../src/bus/event-bus.js";
 import { loadRoutesFile } from "../../src/routes/load-routes.js";
 import { RouteSource } from "../../src/routes/route-source.js";
 

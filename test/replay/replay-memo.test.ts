@@ -3,8 +3,9 @@ import { attachStoredCarriers, type ReplayTarget } from "../../src/carriers/repl
 import { chatBodyBytes } from "../../src/plugins/chat-json.js";
 import type { ChatMessage, ChatRequest } from "../../src/plugins/contract.js";
 import type { ReplaySource } from "../../src/storage/turns.js";
+import { ModelFamily } from "../../src/carriers/model-family.js";
 
-const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({ plugin: "openai-compatible", upstreamModel: "deepseek-v4", effective, native: true, pluginHasNative: false, ...overrides });
+const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({ plugin: "openai-compatible", upstreamModel: "deepseek-v4", effective, native: true, pluginHasNative: false, family: ModelFamily.shipped, ...overrides });
 const sourceOf = (id: string, reasoningText: string): ReplaySource => ({ id, sessionId: "s", plugin: "openai-compatible", upstreamModel: "deepseek-v4", reasoningText, reasoningDetails: undefined, nativeRecord: undefined });
 
 /** What a stateless client resends each turn: fresh objects parsed from its JSON, equal to last time's. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { modelFamily } from "../../src/carriers/model-family.js";
+import { ModelFamily, modelFamily } from "../../src/carriers/model-family.js";
 import { attachStoredCarriers, type ReplayTarget } from "../../src/carriers/replay.js";
 import { shapeMessages } from "../../src/carriers/shape-messages.js";
 import type { CarrierPolicy, ChatMessage } from "../../src/plugins/contract.js";
@@ -17,7 +17,7 @@ function deepFreeze<T>(value: T): T {
 const signed = [{ type: "reasoning.text", text: "plan", signature: "EvgCCkgIDRAB+/==", format: "anthropic-claude-v1", index: 0 }];
 const source: ReplaySource = { id: "turn_1", sessionId: "s", plugin: "openai-compatible", upstreamModel: "anthropic/claude-haiku-4.5", reasoningText: "plan", reasoningDetails: signed, nativeRecord: { type: "x.native", opaque: "abc" } };
 const policy = (fields: CarrierPolicy["fields"], mustEcho = false): CarrierPolicy => ({ fields, mustEcho, requestExtra: undefined, native: true, replay: undefined, routeIndex: 0 });
-const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({ plugin: "openai-compatible", upstreamModel: "anthropic/claude-haiku-4.5", effective, native: true, pluginHasNative: true, ...overrides });
+const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({ plugin: "openai-compatible", upstreamModel: "anthropic/claude-haiku-4.5", effective, native: true, pluginHasNative: true, family: ModelFamily.shipped, ...overrides });
 
 describe("replay (SPEC §5)", () => {
   const history: ChatMessage[] = deepFreeze([

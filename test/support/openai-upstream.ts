@@ -52,6 +52,8 @@ export interface FixedError {
 export interface UpstreamOptions {
   strict?: Record<string, StrictProfile>;
   fixedErrors?: Record<string, FixedError>;
+  /** The id of the n-th tool call a flavour issues; default `call_<flavor>_<n>`. */
+  callId?: (flavor: string, n: number) => string;
 }
 
 export interface OpenAIUpstream {
@@ -163,7 +165,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       if (fixed) return answer(fixed.status, fixed.body);
       const problem = validate(flavor, body, issued, options.strict?.[flavor]);
       if (problem) return answer(problem.status, problem.body);
-      const reply = scriptReply(flavor, body, ++counter);
+      const reply = scriptReply(flavor, body, ++counter, options.callId);
       if (flavor === "copilot") reply.opaque = `opaque-${counter}-Zm9v/+==`;
       if (flavor === "copilotbad") reply.opaque = counter;
       remember(issued, reply);
@@ -258,7 +260,7 @@ interface Reply {
 }
 
 /** Offered tools and a user turn → a tool call; a tool result → the answer. Deterministic per request number. */
-function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number): Reply {
+function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number, callId = (name: string, index: number) => `call_${name}_${index}`): Reply {
   const last = body.messages.at(-1);
   const tools = (body.tools as { function: { name: string } }[] | undefined) ?? [];
   const reasoning = `Step ${n}: the ${flavor} model thinks about "${String(last?.content ?? "").slice(0, 40)}".`;
@@ -269,7 +271,7 @@ function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number): 
       ]
     : undefined;
   if (tools.length > 0 && last?.role === "user") {
-    return { reasoning, content: "", toolCalls: [{ id: `call_${flavor}_${n}`, name: tools[0]!.function.name, arguments: `{"city": "Florence", "n": ${n}}` }], details };
+    return { reasoning, content: "", toolCalls: [{ id: callId(flavor, n), name: tools[0]!.function.name, arguments: `{"city": "Florence", "n": ${n}}` }], details };
   }
   return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details };
 }

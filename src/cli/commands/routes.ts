@@ -24,7 +24,7 @@ interface RoutesFlags {
 
 export const routesCommand: CommandModule<object, RoutesFlags> = {
   command: "routes <action>",
-  describe: "check a route table, or explain the carrier policy for a model",
+  describe: "check a route table, or explain the carrier policy and dialect for a model",
   builder: (yargs) =>
     yargs
       .command<RoutesFlags>({
@@ -44,7 +44,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
       })
       .command<RoutesFlags>({
         command: "explain",
-        describe: "print the resolved carrier policy for a request",
+        describe: "print the resolved carrier policy, dialect and model family for a request",
         builder: (y) =>
           y
             .option("model", { type: "string", demandOption: true, describe: "the model name a client asks for" })
@@ -67,6 +67,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
           if (flags.host) provider = { ...provider, host: hostOf(`https://${flags.host}`) || flags.host };
           const upstreamModel = resolved?.upstreamModel ?? flags.model!;
           const policy = table.policyFor(provider, upstreamModel);
+          const dialect = table.dialectFor(provider, upstreamModel);
           const verdicts = await verdictsInForce(flags.home, provider.id, provider.host, upstreamModel);
           const explained = {
             model: flags.model,
@@ -85,6 +86,11 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             native: policy.native,
             replay: policy.replay ?? null,
             params: resolved?.params ?? null,
+            // each key with the entry that set it: `dialects N` of this file, `shipped N` (docs/routes.md#dialects), or `fallback`
+            dialect: dialectInFileTerms(dialect.dialect),
+            dialect_from: dialectInFileTerms(dialect.from),
+            model_family: table.family.of(upstreamModel),
+            family_strip: { patterns: table.family.patterns, from: table.file.model_family ? "model_family" : "shipped" },
             // where those verdicts were read: sqlite, or the PostgreSQL URL with its password redacted
             store: describeStore(options.store ?? { kind: "sqlite" }),
           };
@@ -95,6 +101,11 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
       .demandCommand(1),
   handler: () => undefined,
 };
+
+/** A dialect (or where its keys came from) under the names routes.yaml gives its keys. */
+function dialectInFileTerms<T>(value: { effort: T; disable: T; developerRole: T; tokenLimit: T }): Record<string, T> {
+  return { effort: value.effort, disable: value.disable, developer_role: value.developerRole, token_limit: value.tokenLimit };
+}
 
 /** One warning per provider whose key variable is named but unset: its models are hidden from /v1/models and refused with 503. */
 function unsetKeyWarnings(table: RouteTable, env: Record<string, string | undefined>): string[] {

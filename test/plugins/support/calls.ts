@@ -1,6 +1,7 @@
 import type { AssistantTurn } from "../../../src/carriers/turn-accumulator.js";
 import { TurnAccumulator } from "../../../src/carriers/turn-accumulator.js";
-import type { CarrierPolicy, ChatMessage, ChatRequest, HttpCodec, JsonObject, ProviderConfig, StreamPart, UpstreamCall } from "../../../src/plugins/contract.js";
+import type { CarrierPolicy, ChatMessage, ChatRequest, HttpCodec, JsonObject, ProviderConfig, RequestDialect, StreamPart, UpstreamCall } from "../../../src/plugins/contract.js";
+import { resolveDialect } from "../../../src/routes/request-dialect.js";
 
 export const POLICY: CarrierPolicy = { fields: [], mustEcho: false, requestExtra: undefined, native: true, replay: undefined, routeIndex: 0 };
 
@@ -16,6 +17,8 @@ export function upstreamCall(options: {
   apiKey?: string;
   headers?: Record<string, string>;
   policy?: Partial<CarrierPolicy>;
+  /** Default: what a route table without `dialects` resolves for the host. */
+  dialect?: RequestDialect;
 }): UpstreamCall {
   const url = new URL(options.baseUrl);
   const provider: ProviderConfig = { id: options.plugin, plugin: options.plugin, baseUrl: options.baseUrl, host: url.hostname.toLowerCase(), headers: options.headers ?? {} };
@@ -27,6 +30,7 @@ export function upstreamCall(options: {
     body: { ...options.body, model: options.model, stream } as ChatRequest,
     stream,
     reasoning: { enabled: options.enabled ?? true, effort: options.effort },
+    dialect: options.dialect ?? resolveDialect([], provider, options.model).dialect,
     policy: { ...POLICY, ...options.policy },
     signal: new AbortController().signal,
   };

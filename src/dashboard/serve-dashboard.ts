@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ExtraRoute } from "../api/http-server.js";
 import { GatewayError } from "../errors/gateway-error.js";
 
 /**
@@ -20,17 +20,10 @@ interface Page {
 let cached: Page | undefined;
 
 /** `GET /dashboard`: no auth for the page itself; it asks for the key and sends it over the WebSocket. */
-export function dashboardRoute(): ExtraRoute {
-  return {
-    method: "GET",
-    path: "/dashboard",
-    auth: false,
-    handler(_request, response) {
-      const page = (cached ??= loadPage());
-      response.writeHead(200, page.headers);
-      response.end(page.html);
-    },
-  };
+export function serveDashboard(_request: IncomingMessage, response: ServerResponse): void {
+  const page = (cached ??= loadPage());
+  response.writeHead(200, page.headers);
+  response.end(page.html);
 }
 
 function loadPage(): Page {

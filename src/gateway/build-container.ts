@@ -1,12 +1,11 @@
 import "reflect-metadata";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
-import { HttpServer } from "../api/http-server.js";
 import { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { EventBus } from "../events/event-bus.js";
+import { EventBus } from "../bus/event-bus.js";
 import { EventHub } from "../events/event-hub.js";
 import { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { EVENT_HUB, METRICS } from "./tokens.js";
+import { EVENT_HUB, METRICS } from "../container/tokens.js";
 import type { Logger } from "../logging/logger.js";
 import { PluginHost } from "../plugins/plugin-host.js";
 import { PluginRegistry } from "../plugins/plugin-registry.js";
@@ -17,7 +16,7 @@ import { openStorage } from "../storage-open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { installResponses } from "../responses/install.js";
 import { installCompaction } from "../compaction/install.js";
-import { CHAT_SERVICE, EVENT_BUS, HTTP_SERVER, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "./tokens.js";
+import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {
@@ -52,7 +51,6 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   clearVerdictsOnRouteEdit(routeSource, storage, log);
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
-  container.registerSingleton(HTTP_SERVER, HttpServer);
   installResponses(container);
   installCompaction(container);
   container.registerSingleton(EVENT_HUB, EventHub);

@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+
+/** What a handler learns of its request beyond the request itself: the parsed URL and the path's `{name}` segments, decoded. */
+export interface EndpointCall {
+  url: URL;
+  params: Readonly<Record<string, string>>;
+}
+
+export type EndpointHandler = (request: IncomingMessage, response: ServerResponse, call: EndpointCall) => Promise<void> | void;
+
+/** Takes over a WebSocket upgrade request's socket (Node's `upgrade` event). */
+export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/** One row of the gateway's endpoint table. */
+export interface Endpoint {
+  /** An HTTP method, or `*` for every method. */
+  readonly method: string;
+  /** The path; a `{name}` segment matches any one non-empty segment and reaches the handler in `params`. */
+  readonly path: string;
+  /** Whether the request must carry the gateway's API key. */
+  readonly auth: boolean;
+  /**
+   * A probe (health, the browser's favicon) is answered before anything else
+   * is read: no key, no `X-Session-Id` check, whatever the method.
+   */
+  readonly probe?: boolean;
+  readonly handler: EndpointHandler;
+  /** When set, WebSocket upgrades on this path are handed here; upgrades anywhere else are refused. */
+  readonly upgrade?: UpgradeHandler;
+}
+
+export type Match =
+  | { kind: "found"; endpoint: Endpoint; params: Record<string, string> }
+  /** The path is served, not with this method: a 405 naming the methods that are. */
+  | { kind: "wrong-method"; path: string; allowed: readonly string[] }
+  | { kind: "none" };
+
+/** A segment of a path with `{name}` segments: matched literally, or taken as the named parameter. */
+type Segment = { literal: string } | { param: string };
+
+interface Compiled {
+  readonly endpoint: Endpoint;
+  readonly segments: readonly Segment[];
+}
+
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/**
+ * The endpoints in one table: a request finds its row by method and path,
+ * and a path served under other methods is a 405 rather than a 404. A row
+ * with a plain path wins over a `{name}` row that also fits; `{name}` rows
+ * are tried in the order given. Plain paths are found by one map lookup, so
+ * the common requests do not walk the table.
+ */
+export class EndpointTable {
+  private readonly exact = new Map<string, Endpoint[]>();
+  private readonly patterns: Compiled[] = [];
+
+  constructor(readonly endpoints: readonly Endpoint[]) {
+    for (const endpoint of endpoints) {
+      if (!endpoint.path.includes("{")) {
+        const rows = this.exact.get(endpoint.path) ?? [];
+        rows.push(endpoint);
+        this.exact.set(endpoint.path, rows);
+        continue;
+      }
+      if (endpoint.upgrade) throw new Error(`${endpoint.path}: a row that takes WebSocket upgrades needs a plain path`);
+      const segments = endpoint.path.split("/").map((segment): Segment => (segment.startsWith("{") && segment.endsWith("}") ? { param: segment.slice(1, -1) } : { literal: segment }));
+      this.patterns.push({ endpoint, segments });
+    }
+  }
+
+  match(method: string, pathname: string): Match {
+    let allowed: string[] | undefined;
+    let servedPath: string | undefined;
+    const exact = this.exact.get(pathname);
+    if (exact) {
+      const found = exact.find((endpoint) => endpoint.method === method || endpoint.method === "*");
+      if (found) return { kind: "found", endpoint: found, params: NO_PARAMS };
+      allowed = exact.map((endpoint) => endpoint.method);
+      servedPath = pathname;
+    }
+    if (this.patterns.length === 0) return allowed ? { kind: "wrong-method", path: servedPath!, allowed } : { kind: "none" };
+    const segments = pathname.split("/");
+    for (const { endpoint, segments: pattern } of this.patterns) {
+      const params = paramsOf(pattern, segments);
+      if (!params) continue;
+      if (endpoint.method === method || endpoint.method === "*") return { kind: "found", endpoint, params };
+      (allowed ??= []).push(endpoint.method);
+      servedPath ??= endpoint.path;
+    }
+    return allowed ? { kind: "wrong-method", path: servedPath!, allowed: [...new Set(allowed)] } : { kind: "none" };
+  }
+
+  /** Where a WebSocket upgrade on this path goes, if any row of the path takes upgrades. */
+  upgradeAt(pathname: string): UpgradeHandler | undefined {
+    return this.exact.get(pathname)?.find((endpoint) => endpoint.upgrade)?.upgrade;
+  }
+}
+
+/** The path's `{name}` segments, decoded; undefined when the path does not fit (a segment that decodes to a `/` does not). */
+function paramsOf(pattern: readonly Segment[], segments: string[]): Record<string, string> | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  let params: Record<string, string> | undefined;
+  for (let index = 0; index < pattern.length; index++) {
+    const wanted = pattern[index]!;
+    const segment = segments[index]!;
+    if ("literal" in wanted) {
+      if (wanted.literal !== segment) return undefined;
+      continue;
+    }
+    let value: string;
+    try {
+      value = decodeURIComponent(segment);
+    } catch {
+      return undefined;
+    }
+    if (value === "" || value.includes("/")) return undefined;
+    (params ??= {})[wanted.param] = value;
+  }
+  return params ?? NO_PARAMS;
+}

@@ -1,0 +1,63 @@
+import type { DependencyContainer } from "tsyringe";
+import { handleChatCompletions } from "../api/chat-completions.js";
+import { capabilitiesBody, modelsBody } from "../api/discovery.js";
+import type { Endpoint } from "../api/endpoint-table.js";
+import { sendJson } from "../api/respond.js";
+import { storeHealth } from "../api/store-health.js";
+import type { ChatService } from "../chat/chat-service.js";
+import type { GatewayOptions } from "../config/options.js";
+import { CHAT_SERVICE, EVENT_HUB, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import { serveDashboard } from "../dashboard/serve-dashboard.js";
+import type { EventHub } from "../events/event-hub.js";
+import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { serveMetrics } from "../metrics/serve-metrics.js";
+import type { ResponsesApi } from "../responses/responses-api.js";
+import type { RouteSource } from "../routes/route-source.js";
+import type { Storage } from "../storage/storage.js";
+
+/**
+ * Every endpoint of the gateway, in one table: method, path, whether it needs
+ * the API key, and its handler. The HTTP server serves this table and
+ * nothing else; a 404 or 405 is what the table does not hold. A plain path
+ * wins over a `{name}` one that also fits (`POST /v1/responses/compact` is
+ * not a response id).
+ */
+export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
+  const options = container.resolve<GatewayOptions>(OPTIONS);
+  const routes = container.resolve<RouteSource>(ROUTE_SOURCE);
+  const chat = container.resolve<ChatService>(CHAT_SERVICE);
+  const responses = container.resolve<ResponsesApi>(RESPONSES_API);
+  const hub = container.resolve<EventHub>(EVENT_HUB);
+  const metrics = container.resolve<GatewayMetrics>(METRICS);
+  const storage = container.resolve<Storage>(STORAGE);
+  // a shared store that does not answer makes the instance unhealthy: a load balancer drains it until the store is back
+  const alive: Endpoint["handler"] = async (_request, response) => {
+    const store = await storeHealth(storage);
+    if (store === "unavailable") sendJson(response, 503, { status: "unavailable", store });
+    else sendJson(response, 200, store === "local" ? { status: "ok" } : { status: "ok", store });
+  };
+  return [
+    { method: "*", path: "/health", auth: false, probe: true, handler: alive },
+    { method: "*", path: "/v1/health", auth: false, probe: true, handler: alive },
+    // browsers ask for it on every page of the dashboard; without a key it would be a 401 in their console
+    { method: "*", path: "/favicon.ico", auth: false, probe: true, handler: (_request, response) => void response.writeHead(204, { "cache-control": "public, max-age=86400" }).end() },
+
+    { method: "POST", path: "/v1/chat/completions", auth: true, handler: (request, response) => handleChatCompletions(request, response, chat, options, routes) },
+    { method: "GET", path: "/v1/models", auth: true, handler: (_request, response) => sendJson(response, 200, modelsBody(routes.current, options.env)) },
+    { method: "GET", path: "/v1/capabilities", auth: true, handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store)) },
+
+    { method: "POST", path: "/v1/responses", auth: true, handler: (request, response) => responses.create(request, response) },
+    { method: "POST", path: "/v1/responses/compact", auth: true, handler: (request, response) => responses.compact(request, response) },
+    { method: "GET", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.get(params.id!, response) },
+    { method: "DELETE", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.delete(params.id!, response) },
+    { method: "GET", path: "/v1/responses/{id}/input_items", auth: true, handler: (_request, response, { url, params }) => responses.inputItems(params.id!, url.searchParams, response) },
+    { method: "POST", path: "/v1/responses/{id}/cancel", auth: true, handler: (_request, _response, { params }) => responses.cancel(params.id!) },
+
+    // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one)
+    { method: "GET", path: EVENTS_PATH, auth: false, handler: answerPlainGet, upgrade: (request, socket, head) => hub.upgrade(request, socket, head) },
+    // the page asks for the key and sends it over the WebSocket
+    { method: "GET", path: "/dashboard", auth: false, handler: serveDashboard },
+    { method: "GET", path: "/metrics", auth: true, handler: (_request, response) => serveMetrics(metrics, response) },
+  ];
+}
