@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { toOpenAIError } from "../errors/gateway-error.js";
+import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { requireProviderKey } from "./provider-keys.js";
@@ -128,7 +128,16 @@ async function streamChunks(run: TurnRun, response: ServerResponse, options: Gat
     return;
   }
   sse.holdUntilEnd(); // the last events leave with [DONE]
-  const turn = await run.complete(); // durable before the client sees [DONE]
+  let turn: Awaited<ReturnType<TurnRun["complete"]>>;
+  try {
+    turn = await run.complete(); // durable before the client sees [DONE]
+  } catch (error) {
+    if (!(error instanceof GatewayError)) throw error;
+    // the turn could not be stored (store_unavailable): the client is told so, never that the turn completed
+    sse.data(JSON.stringify(toOpenAIError(error)));
+    sse.end("data: [DONE]\n\n");
+    return;
+  }
   sse.data(chunk("{}", turn.finishReason));
   if (shape.includeUsage && turn.usage) sse.data(`${head},"choices":[],"usage":${JSON.stringify(turn.usage)}}`);
   sse.end("data: [DONE]\n\n");

@@ -1,10 +1,13 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseEventsSetting, type EventsSetting } from "./events-setting.js";
+import { resolveStore, type StoreChoice, type StoreFlags } from "./store-choice.js";
 
 /** Everything the gateway is configured with (SPEC §2), resolved from flags, then env, then defaults. */
 export interface GatewayOptions {
   readonly home: string;
+  /** Where the state is kept (`--store` / CARRIERD_STORE): SQLite in `home` when unset. */
+  readonly store?: StoreChoice;
   readonly routesPath: string;
   readonly host: string;
   readonly port: number;
@@ -31,7 +34,7 @@ export interface GatewayOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface OptionFlags {
+export interface OptionFlags extends StoreFlags {
   home?: string;
   routes?: string;
   host?: string;
@@ -57,6 +60,7 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port: ${String(flags.port ?? env.CARRIERD_PORT)}`);
   return {
     home: resolveHome(flags.home, env),
+    store: resolveStore(flags, env),
     routesPath: resolve(flags.routes ?? env.CARRIERD_ROUTES ?? "routes.yaml"),
     host: flags.host ?? env.CARRIERD_HOST ?? "127.0.0.1",
     port,

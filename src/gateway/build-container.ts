@@ -14,7 +14,7 @@ import { PluginRegistry } from "../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
 import { RouteSource } from "../routes/route-source.js";
 import { UpstreamHttp } from "../upstream/upstream-http.js";
-import { openSqliteStorage } from "../storage-sqlite/open-sqlite-storage.js";
+import { openStorage } from "../storage-open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { installResponses } from "../responses/install.js";
 import { installCompaction } from "../compaction/install.js";
@@ -40,7 +40,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
-  const storage = openSqliteStorage({ home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
+  const storage = await openStorage(options.store, { home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });

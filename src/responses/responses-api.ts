@@ -222,7 +222,9 @@ export class ResponsesApi {
     } catch (error) {
       run.fail(error);
       if (upstreamDone) this.log.error({ err: error, response_id: identity.id }, "a streamed response could not be completed");
-      const failure = upstreamDone ? new GatewayError("internal_error", "the response could not be stored") : asUpstreamFailure(error);
+      // a store that did not answer says so (503 store_unavailable, the client may retry elsewhere); anything else is ours
+      const storeDown = error instanceof GatewayError && error.code === "store_unavailable";
+      const failure = upstreamDone ? (storeDown ? error : new GatewayError("internal_error", "the response could not be stored")) : asUpstreamFailure(error);
       const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
       // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
       events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });

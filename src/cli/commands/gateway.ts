@@ -7,6 +7,8 @@ import { tightenStateHome } from "../../config/private-state.js";
 import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
 import { PortInUseError } from "../../api/http-server.js";
+import { describeStore } from "../../config/store-choice.js";
+import { StoreUnreachableError } from "../../storage-open/open-storage.js";
 import { isLoopbackHost } from "../../routes/host-match.js";
 import { createLogger, printLine } from "../../logging/logger.js";
 
@@ -44,13 +46,14 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     }
     const advice = gcAdvice(usableCpus(), process.execArgv, process.argv[1] ?? "bin/carrierd");
     if (advice) log.info({ cpus: 1 }, advice);
+    if (resolved.store?.kind === "postgres") log.info({ store: describeStore(resolved.store), pool_size: resolved.store.poolSize }, `state is kept in PostgreSQL at ${describeStore(resolved.store)}`);
     let gateway: Awaited<ReturnType<typeof startGateway>>;
     try {
       gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
     } catch (error) {
-      if (!(error instanceof PortInUseError)) throw error;
+      if (!(error instanceof PortInUseError) && !(error instanceof StoreUnreachableError)) throw error;
       // one clear line, not a stack trace: the operator's next step is in it
-      log.error({ host: resolved.host, port: resolved.port }, error.message);
+      log.error({ host: resolved.host, port: resolved.port, store: describeStore(resolved.store ?? { kind: "sqlite" }) }, error.message);
       console.error(`carrierd: ${error.message}`);
       process.exit(1);
     }
