@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openPostgresStorage, type PostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
+import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { carrierd, cleanEnv } from "../foundation/cli-process.js";
 import { familyRoutes } from "../support/family-routes.js";
