@@ -104,6 +104,33 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(shown).toMatchObject({ content: "The answer is 4.", usage: turn.usage, finishReason: "stop", upstreamId: turn.upstreamId, model: "client-model", provider: "prov", host: "upstream.example", position: 1 });
       });
 
+      test("a NUL anywhere (content, prompt, reasoning, details, native record, tool call) comes back byte for byte", async () => {
+        const store = await storage();
+        // a string that starts with U+0001 and one that holds the escape's own pairs must survive as well as a NUL
+        const details: Json[] = [{ type: "reasoning.text", text: "a\u0000b\u0000", signature: "sig\u0000==" }, { type: "reasoning.encrypted", data: "\u0001\u0003x\u0001\u0002" }];
+        const native: JsonObject = { type: "native-test.assistant", "k\u0000ey": "v\u0000", blocks: [{ data: "\u0000" }] };
+        const turn = newTurn("sess_nul\u0000", "Four\u0000 and \u0001\u0002 done", {
+          prompt: [{ role: "user", content: "what\u0000 is 2+2?" }],
+          reasoningText: "\u0001think\u0000ing\u0001",
+          reasoningDetails: details,
+          nativeRecord: native,
+          toolCalls: [toolCall("call_\u0000", "f\u0000n", '{"x":"\u0000"}')],
+          upstreamId: "up\u0000",
+          model: "client\u0000model",
+        });
+        await store.turns.save(turn);
+        const source = (await store.turns.replaySources(new Map([[0, turn.id]]))).get(0)!;
+        expect(source.sessionId).toBe("sess_nul\u0000");
+        expect(source.reasoningText).toBe("\u0001think\u0000ing\u0001");
+        expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(details));
+        expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(native));
+        expect(ids((await store.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
+        const shown = (await store.catalogue.show("sess_nul\u0000"))!;
+        expect(shown.turnList[0]).toMatchObject({ content: "Four\u0000 and \u0001\u0002 done", model: "client\u0000model", upstreamId: "up\u0000", toolCalls: turn.toolCalls });
+        expect(shown.prompts).toEqual([[{ role: "user", content: "what\u0000 is 2+2?" }]]);
+        expect((await store.catalogue.list(10)).map((session) => session.id)).toContain("sess_nul\u0000");
+      });
+
       test("a turn without carriers stores none; unknown turn ids are absent from the answer", async () => {
         const store = await storage();
         const bare = newTurn("sess_bare", "Plain.", { reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, upstreamId: undefined });
