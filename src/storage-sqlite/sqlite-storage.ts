@@ -4,6 +4,7 @@ import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } f
 import type { CheckpointStorage, ResponseStorage, SessionCatalogue, SessionConfigStorage, Storage, TurnInFlight, TurnStorage, VerdictStorage } from "../storage/storage.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
+import { lookupByParts, type RequestLookup, type RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";
 import { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
@@ -62,6 +63,11 @@ export class SqliteStorage implements Storage {
     this.verdicts = new SqliteVerdicts(this.verdictStore);
     this.responses = new SqliteResponses(this.responseStore);
     this.checkpoints = new SqliteCheckpoints(this.checkpointStore);
+  }
+
+  /** From the parts: every one of them is answered in this process. */
+  lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
+    return lookupByParts(this, query);
   }
 
   committed(): Promise<void> {

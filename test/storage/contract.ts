@@ -188,6 +188,38 @@ export function storageContract(name: string, factory: StorageFactory): void {
         ]);
       });
 
+      test("lookup answers what matchesFor, fieldsFor, modelConfig and replaySources answer, in one call", async () => {
+        const store = await storage();
+        const older = newTurn("sess_lookup_a", "Shared text.");
+        const newer = newTurn("sess_lookup_b", "Shared text.", { reasoningText: "newer reasoning" });
+        const other = newTurn("sess_lookup_a", "Only here.", { toolCalls: [toolCall("call_01_Qm7vR2xLp9Ks4TdW")] });
+        for (const turn of [older, other, newer]) await store.turns.save(turn);
+        await store.verdicts.record({ provider: "prov", host: "upstream.example", model: "upstream-model", field: "reasoning_details", status: 400, message: "no" });
+        await store.verdicts.record({ provider: "prov", host: "elsewhere", model: "upstream-model", field: "reasoning", status: 400, message: "no" });
+        const config = { rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning_content"]]] as [string, string, string, string[]][] };
+        await store.sessionConfig.patchModelConfig("sess_lookup_a", () => config);
+        await store.catalogue.ensure("sess_explicit", "key-a", null);
+        await store.sessionConfig.patchModelConfig("sess_explicit", () => ({ note: "explicit" }));
+        const callKey = callKeyOf(other.toolCalls)!;
+        const keys = [older.fingerprint, other.fingerprint, callKey, fingerprintOf("never said", [])];
+        const query = { keyHash: "key-a", keys, provider: "prov", host: "upstream.example", model: "upstream-model", explicit: "sess_explicit", withCarriers: true };
+        const answer = await store.lookup(query);
+        expect(answer.matches).toEqual(await store.turns.matchesFor("key-a", keys));
+        expect(ids(answer.matches.get(older.fingerprint))).toEqual([newer.id, older.id]);
+        expect([...answer.verdictFields]).toEqual([...(await store.verdicts.fieldsFor("prov", "upstream.example", "upstream-model"))]);
+        expect(answer.verdictFields).toEqual(["reasoning_details"]);
+        expect(answer.modelConfigs.get("sess_lookup_a")).toEqual(config);
+        expect(answer.modelConfigs.get("sess_explicit")).toEqual({ note: "explicit" });
+        expect(answer.modelConfigs.get("sess_lookup_b") ?? {}).toEqual({});
+        // the newest match of each key carries its carriers; the older one is left to replaySources
+        expect([...answer.sources.keys()].sort()).toEqual([newer.id, other.id].sort());
+        const expected = await store.turns.replaySources(new Map([[newer.id, newer.id], [other.id, other.id]]));
+        for (const [id, source] of expected) expect(JSON.stringify(answer.sources.get(id))).toBe(JSON.stringify(source));
+        expect((await store.lookup({ ...query, withCarriers: false })).sources.size).toBe(0);
+        const empty = await store.lookup({ ...query, keys: [], explicit: undefined, host: "nowhere" });
+        expect([empty.matches.size, empty.verdictFields.length, empty.modelConfigs.size, empty.sources.size]).toEqual([0, 0, 0, 0]);
+      });
+
       test("turnsAtPositions answers the positions asked for that exist", async () => {
         const store = await storage();
         const turns = [newTurn("sess_pos", "one"), newTurn("sess_pos", "two"), newTurn("sess_pos", "three")];
