@@ -9,7 +9,6 @@ import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, typ
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { routeNumber } from "../routes/route-table.js";
-import { keyScope } from "../sessions/key-scope.js";
 import type { Storage, TurnInFlight } from "../storage/storage.js";
 import type { Cancellation } from "../upstream/cancellation.js";
 import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-retry.js";
@@ -19,6 +18,8 @@ import { checkSessionId, newId } from "./session-id.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
+  /** The data scope of the request's key (Caller.keyHash): the session, its fingerprints and turns are filed under it. */
+  readonly keyHash: string;
   /** The client's X-Session-Id, when it sent one. */
   readonly sessionHeader: string | undefined;
   readonly stream: boolean;
@@ -70,8 +71,6 @@ export interface TurnRun {
  */
 @injectable()
 export class ChatService {
-  /** Fingerprint matching is scoped to the gateway's key (SPEC §4); hashed once, not per request. */
-  private readonly keyHash: string;
   private readonly planning: PlanningContext;
   private readonly retrying: RetryContext;
   /** Bound once: `start` continues with it, so no closure per request holds the request. */
@@ -85,9 +84,8 @@ export class ChatService {
     @inject(OPTIONS) options: GatewayOptions,
     @inject(STORAGE) private readonly storage: Storage,
   ) {
-    this.keyHash = keyScope(options.apiKey);
-    this.planning = { storage, registry: plugins.registry, keyHash: this.keyHash, env: options.env };
-    this.retrying = { storage, bus, log, keyHash: this.keyHash };
+    this.planning = { storage, registry: plugins.registry, env: options.env };
+    this.retrying = { storage, bus, log };
   }
 
   /**
@@ -110,7 +108,7 @@ export class ChatService {
     if (!plugin) throw new GatewayError("provider_not_configured", `plugin "${resolved.provider.plugin}" is not loaded`);
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
     const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
-    const plan = await planTurn(this.planning, request, { resolved, policy }, { explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession });
+    const plan = await planTurn(this.planning, request, { resolved, policy }, { keyHash: context.keyHash, explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession });
     const { sessionId, key, match, effective } = plan;
     if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: routeNumber(policy), effective, matched: match.matched, attached: plan.first!.attached }, "carriers attached");
     return {
@@ -121,7 +119,7 @@ export class ChatService {
       key,
       sessionId,
       parentTurnId: match.parentTurnId,
-      keyHash: this.keyHash,
+      keyHash: context.keyHash,
       turnId: newId("turn_"),
       clientModel: request.model,
       // the messages that asked for this turn: all a finished turn keeps of the request
