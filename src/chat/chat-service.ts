@@ -3,7 +3,7 @@ import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
-import type { EventBus } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, type StreamItem, type StreamPart } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
@@ -131,7 +131,7 @@ export class ChatService {
 
   /** The upstream call (and its one retry), then the turn as it streams. */
   private async call(prepared: PreparedTurn): Promise<TurnRun> {
-    const { plugin, policy, key, sessionId, turnId, clientModel, reasoningEnabled } = prepared;
+    const { plugin, policy, key, sessionId, turnId, clientModel, reasoningEnabled, keyHash } = prepared;
     // running from its upstream call on: a turn that completes while another waits for its upstream is not alone
     const inFlight = this.storage.turns.begin();
     let outcome;
@@ -151,7 +151,7 @@ export class ChatService {
     const upstreamMs = performance.now() - outcome.sentAt;
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
-      this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields });
+      this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields, [EVENT_KEY]: keyHash });
     publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: routeNumber(policy), fields: effective, upstream_ms: upstreamMs });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);

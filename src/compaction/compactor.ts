@@ -3,7 +3,7 @@ import type { ChatService } from "../chat/chat-service.js";
 import { newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
-import type { EventBus } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, ChatRequest } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
@@ -108,7 +108,7 @@ export class Compactor {
     const rebuilt = buildFrom(request, compacted);
     const after = await estimateWire(wire, rebuilt, resolved, sessionId);
     const checkpoint = await this.record({ request, resolved, view, plan, summary, summarizer, current, before, after, offset, sessionId, parentId });
-    this.report(checkpoint, { plan, current, before: before.total, after: after.total, budget, keptMessages: compacted.length });
+    this.report(checkpoint, request.keyHash, { plan, current, before: before.total, after: after.total, budget, keptMessages: compacted.length });
     return rebuilt;
   }
 
@@ -153,7 +153,7 @@ export class Compactor {
   }
 
   /** One event and one log line: counts and sizes, never contents. */
-  private report(checkpoint: Checkpoint, facts: { plan: Plan; current: Checkpoint | undefined; before: number; after: number; budget: number; keptMessages: number }): void {
+  private report(checkpoint: Checkpoint, keyHash: string, facts: { plan: Plan; current: Checkpoint | undefined; before: number; after: number; budget: number; keptMessages: number }): void {
     const fields = {
       session_id: checkpoint.sessionId,
       checkpoint_id: checkpoint.id,
@@ -168,7 +168,7 @@ export class Compactor {
       tokens_after: facts.after,
       budget: facts.budget,
     };
-    this.bus.publish({ type: "session.compacted", ...fields });
+    this.bus.publish({ type: "session.compacted", ...fields, [EVENT_KEY]: keyHash });
     if (facts.after > facts.budget) this.log.warn(fields, "session compacted, but the head and the newest messages alone exceed the budget");
     else this.log.info(fields, "session compacted");
   }

@@ -35,6 +35,7 @@ interface Entry {
 export class KeyRing {
   private byHash = new Map<string, Entry>();
   private byName = new Map<string, Entry>();
+  private nameByScope = new Map<string, string>();
   private revision: number | undefined;
   private readonly ownerDigest: Buffer;
   private readonly owner: Caller;
@@ -91,6 +92,11 @@ export class KeyRing {
     return { ok: true, caller: entry.caller };
   }
 
+  /** The name of the key whose data scope this is (metrics label events by it); undefined for none known. */
+  nameOf(keyHash: string): string | undefined {
+    return this.nameByScope.get(keyHash);
+  }
+
   /** Whether a caller identified earlier may still act: not revoked, expired or rotated since. */
   stillValid(caller: Caller, now = Date.now()): boolean {
     if (caller.owner) return true;
@@ -135,6 +141,7 @@ export class KeyRing {
     }
     this.byHash = byHash;
     this.byName = byName;
+    this.nameByScope = new Map([[this.owner.keyHash, OWNER_KEY_NAME], ...keys.map((key): [string, string] => [key.dataScope, key.name])]);
   }
 }
 
