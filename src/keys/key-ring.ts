@@ -104,6 +104,11 @@ export class KeyRing {
     return entry !== undefined && entry.key.secretHash === caller.secretHash && invalidity(entry.key, now) === undefined;
   }
 
+  /** Adds the request counts not yet written to the store now (they go at most once a second otherwise). */
+  flushUsage(): Promise<void> {
+    return this.usage.flush();
+  }
+
   /** Reads the keys again when their revision moved; resolves once they are in force here. */
   async refresh(): Promise<void> {
     const revision = await this.keys.revision();
