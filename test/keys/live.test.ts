@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { carrierd, cleanEnv } from "../foundation/cli-process.js";
+import { carrierd, cleanEnv, startGatewayProcess } from "../foundation/cli-process.js";
 import { openEvents } from "../events/ws-client.js";
 import { DEMO_ROUTES, startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { addKey, bearer, keyRingOf, revokeKey } from "./keys-support.js";
@@ -78,6 +78,28 @@ describe("revocation", () => {
     expect(revoked.code).toBe(0);
     const revokedAt = performance.now();
     while ((await models(secret)).status !== 401) expect(performance.now() - revokedAt).toBeLessThan(1000);
+  });
+});
+
+describe("two gateways on one state", () => {
+  test("a key revoked through one gateway's store is refused by both within one second", async () => {
+    // the second instance is another process on the same state.db (the owner key from the environment, as an operator runs it)
+    const second = await startGatewayProcess(["--port", "0", "--routes", gateway.routesPath, "--log-level", "warn"], cleanEnv({ CARRIERD_HOME: gateway.home, CARRIERD_API_KEY: gateway.key }));
+    try {
+      const secret = await addKey(gateway, "two-instances");
+      const on = (url: string) => fetch(`${url}/v1/models`, { headers: bearer(secret) }).then((response) => response.status);
+      const createdAt = performance.now();
+      while ((await on(second.url)) !== 200) expect(performance.now() - createdAt).toBeLessThan(1000);
+      await storageOf(gateway).keys.revoke("two-instances"); // no refresh: each instance learns of it by its own poll
+      const revokedAt = performance.now();
+      const refused = await Promise.all([gateway.url, second.url].map(async (url) => {
+        while ((await on(url)) !== 401) expect(performance.now() - revokedAt).toBeLessThan(1000);
+        return performance.now() - revokedAt;
+      }));
+      expect(Math.max(...refused)).toBeLessThan(1000);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
   });
 });
 
