@@ -113,7 +113,7 @@ test("storing a response leaves the replay cache valid; a turn written behind it
     const store = new SqliteStorage(db, undefined);
     const responses = new ResponseStore(db);
     const turn = save(store, "sess_r", "An answer.");
-    const record = (id: string) => ({ id, parentId: null, sessionId: "sess_r", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id, object: "response" } });
+    const record = (id: string) => ({ id, parentId: null, sessionId: "sess_r", keyHash: "key-a", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id, object: "response" } });
     const cached = store.reads.replaySources(new Map([[turn, turn]])).get(turn);
     responses.save(record("resp_1"), []);
     await nextRequest();
