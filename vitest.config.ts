@@ -9,7 +9,8 @@ export default defineConfig({
     hookTimeout: 30000,
     pool: "forks",
     // nothing a test starts outlives the run, whatever fails (test/support/child-processes.ts)
-    globalSetup: ["test/support/global-setup.ts"],
+    // and the PostgreSQL suites get a database of their own for the run (test/support/postgres-global-setup.ts)
+    globalSetup: ["test/support/global-setup.ts", "test/support/postgres-global-setup.ts"],
     setupFiles: ["test/support/process-cleanup.ts"],
   },
 });

@@ -15,6 +15,7 @@ import { Pool } from "undici";
 import { buildHistory, KEY, routesYaml, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
+import { redisForBench, streamEntries } from "./redis-events.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const runFile = promisify(execFile);
@@ -47,7 +48,7 @@ async function latencyRows(targets, bodies) {
         const own = runs[target.name];
         row[target.name] = { p50: median(own.map((r) => r.p50)), p99: median(own.map((r) => r.p99)), rps: median(own.map((r) => r.rps)), cpuUs: target.pid ? median(own.map((r) => r.cpuUs)) : undefined };
       }
-      for (const name of ["raw", "carrierd"]) {
+      for (const name of ["raw", "carrierd", "carrierdRedis"].filter((name) => row[name])) {
         row[name].addedP50 = row[name].p50 - row.direct.p50;
         row[name].addedP99 = row[name].p99 - row.direct.p99;
       }
@@ -55,6 +56,7 @@ async function latencyRows(targets, bodies) {
       row.ratioRps = row.carrierd.rps / row.raw.rps;
       row.ratioCpu = row.carrierd.cpuUs / row.raw.cpuUs;
       rows.push(row);
+      if (row.carrierdRedis) console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} events through Redis: added p50 ${row.carrierdRedis.addedP50.toFixed(3)} ms (local events ${row.carrierd.addedP50.toFixed(3)} ms), p99 ${row.carrierdRedis.addedP99.toFixed(3)} ms, rps ${row.carrierdRedis.rps.toFixed(0)}, CPU per request ${row.carrierdRedis.cpuUs.toFixed(0)} µs`);
       console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} added p50 raw ${row.raw.addedP50.toFixed(3)} ms, carrierd ${row.carrierd.addedP50.toFixed(3)} ms (×${row.ratioP50.toFixed(2)}); p99 raw ${row.raw.addedP99.toFixed(3)}, carrierd ${row.carrierd.addedP99.toFixed(3)}; rps raw ${row.raw.rps.toFixed(0)}, carrierd ${row.carrierd.rps.toFixed(0)} (×${row.ratioRps.toFixed(2)}); CPU per request raw ${row.raw.cpuUs.toFixed(0)} µs, carrierd ${row.carrierd.cpuUs.toFixed(0)} µs`);
     }
   }
@@ -146,6 +148,11 @@ async function main() {
   const upstream = await startPinned(1, [here("./upstream.mjs")]);
   const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
   const gateway = await startCarrierd(upstream.port, join(work, "main"));
+  // the Redis event bus (issue 25), when a Redis is there: the same build with every event written to a stream
+  const redis = redisForBench();
+  const redisStream = `carrierd-bench:${process.pid}:events`;
+  if (redis.problem) console.log(`no Redis event bus figures: ${redis.problem}`);
+  const redisGateway = redis.problem ? undefined : await startCarrierd(upstream.port, join(work, "redis"), { env: { CARRIERD_EVENTS: redis.url, CARRIERD_EVENTS_STREAM: redisStream } });
   try {
     const history = await buildHistory(gateway.port, 20);
     const bodies = {};
@@ -159,9 +166,13 @@ async function main() {
       { name: "direct", url: `http://127.0.0.1:${upstream.port}/v1/chat/completions` },
       { name: "raw", url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.pid },
       { name: "carrierd", url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, pid: gateway.pid },
+      ...(redisGateway ? [{ name: "carrierdRedis", url: `http://127.0.0.1:${redisGateway.port}/v1/chat/completions`, pid: redisGateway.pid }] : []),
     ];
     console.log(`carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`);
     const latency = await latencyRows(targets, bodies);
+    await stop(redisGateway);
+    // the other figures are of the default build; the Redis one is measured for latency and throughput only
+    if (redisGateway) targets.pop();
     const ttfr = await firstReasoningBytes(targets, bodies.stream, KEY);
     const ttfrOverhead = { raw: ttfr.raw.p50 - ttfr.direct.p50, carrierd: ttfr.carrierd.p50 - ttfr.direct.p50 };
     console.log(`first reasoning byte at c=16, instant upstream (saturated), p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`);
@@ -183,6 +194,14 @@ async function main() {
       console.log(`| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} | ${row.raw.cpuUs.toFixed(0)} µs | ${row.carrierd.cpuUs.toFixed(0)} µs |`);
     }
   } finally {
+    await stop(redisGateway).catch(() => undefined);
+    if (redisGateway) {
+      try {
+        streamEntries(redis, redisStream, true);
+      } catch {
+        // nothing was written
+      }
+    }
     await stop(gateway).catch(() => undefined);
     await stop(raw).catch(() => undefined);
     await stop(upstream).catch(() => undefined);

@@ -1,4 +1,4 @@
-import { type ChatMessage, type JsonObject, textOf, type ToolCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, isJsonObject, type Json, type JsonObject, textOf, type ToolCall } from "../../src/plugins/plugin-api.js";
 
 /**
  * The Anthropic native record: the order of one assistant turn's content
@@ -24,8 +24,8 @@ export function mergeLayout(collected: JsonObject | undefined, fragment: JsonObj
 /** The record, read tolerantly: anything that is not a known block is skipped. */
 export function readLayout(record: JsonObject | undefined): LayoutBlock[] | undefined {
   if (!record || !Array.isArray(record.content)) return undefined;
-  return (record.content as JsonObject[]).filter((block): block is JsonObject & LayoutBlock => {
-    if (!block || typeof block !== "object") return false;
+  return record.content.filter((block: Json): block is JsonObject & LayoutBlock => {
+    if (!isJsonObject(block)) return false;
     switch (block.type) {
       case "thinking":
         return typeof block.thinking === "string" && typeof block.signature === "string";
@@ -62,7 +62,7 @@ export function rebuildTurn<Block>(message: ChatMessage, layout: readonly Layout
   const calls = message.tool_calls ?? [];
   if (!layout) return [...(clientText ? [writer.text(clientText)] : []), ...calls.map((call) => writer.toolUse(call))];
 
-  const storedTexts = layout.filter((block) => block.type === "text").map((block) => (block as { text: string }).text);
+  const storedTexts = layout.filter((block) => block.type === "text").map((block) => block.text);
   const keepStoredSplit = storedTexts.join("").trimEnd() === clientText.trimEnd();
   const byId = new Map(calls.map((call) => [call.id, call]));
   const used = new Set<string>();

@@ -1,4 +1,4 @@
-import { type ChatMessage, type JsonObject, parseToolArguments } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type JsonObject, parseToolArguments, readObject, readString } from "../../src/plugins/plugin-api.js";
 import { readLayout, rebuildTurn } from "./content-layout.js";
 
 /**
@@ -7,9 +7,9 @@ import { readLayout, rebuildTurn } from "./content-layout.js";
  * the same prefix: Anthropic binds signatures to it (providers.md §4,
  * preserved thinking), so nothing earlier may ever be rewritten.
  */
-export function convertMessages(messages: readonly ChatMessage[]): { system: JsonObject[]; messages: JsonObject[] } {
+export function convertMessages(messages: readonly ChatMessage[]): { system: JsonObject[]; messages: AnthropicMessage[] } {
   const system: JsonObject[] = [];
-  const out: JsonObject[] = [];
+  const out: AnthropicMessage[] = [];
   for (const message of messages) {
     switch (message.role) {
       case "system":
@@ -25,8 +25,8 @@ export function convertMessages(messages: readonly ChatMessage[]): { system: Jso
         if (content.length > 0) result.content = content;
         // parallel results answer one assistant turn: they share one user message
         const previous = out.at(-1);
-        if (previous?.role === "user" && (previous.content as JsonObject[]).every((block) => block.type === "tool_result")) {
-          (previous.content as JsonObject[]).push(result);
+        if (previous?.role === "user" && previous.content.every((block) => block.type === "tool_result")) {
+          previous.content.push(result);
         } else {
           out.push({ role: "user", content: [result] });
         }
@@ -43,6 +43,9 @@ export function convertMessages(messages: readonly ChatMessage[]): { system: Jso
   return { system, messages: out };
 }
 
+/** One entry of the Messages API's `messages`, as built here. */
+type AnthropicMessage = { role: "user" | "assistant"; content: JsonObject[] };
+
 /**
  * An assistant turn: the stored thinking / redacted_thinking blocks verbatim
  * (the record is the only source: the readable reasoning text alone cannot
@@ -51,7 +54,7 @@ export function convertMessages(messages: readonly ChatMessage[]): { system: Jso
  */
 function assistantBlocks(message: ChatMessage): JsonObject[] {
   return rebuildTurn<JsonObject>(message, readLayout(message.native_record), {
-    reasoning: (block) => block as JsonObject,
+    reasoning: (block) => block,
     text: (text) => ({ type: "text", text }),
     toolUse: (call) => ({ type: "tool_use", id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments) }),
   });
@@ -89,7 +92,7 @@ function userBlocks(content: ChatMessage["content"]): JsonObject[] {
 
 /** `image_url` parts: data URLs become base64 sources, anything else a URL source. */
 function imageBlock(part: JsonObject): JsonObject | undefined {
-  const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as JsonObject | undefined)?.url;
+  const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
   if (typeof url !== "string") return undefined;
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   return { type: "image", source: data ? { type: "base64", media_type: data[1]!, data: data[2]! } : { type: "url", url } };
@@ -97,7 +100,7 @@ function imageBlock(part: JsonObject): JsonObject | undefined {
 
 /** `file` parts holding a base64 PDF become document blocks. */
 function documentBlock(part: JsonObject): JsonObject | undefined {
-  const file = part.file as JsonObject | undefined;
-  const data = typeof file?.file_data === "string" ? /^data:([^;,]+);base64,(.*)$/s.exec(file.file_data) : null;
+  const fileData = readString(readObject(part.file)?.file_data);
+  const data = fileData === undefined ? null : /^data:([^;,]+);base64,(.*)$/s.exec(fileData);
   return data ? { type: "document", source: { type: "base64", media_type: data[1]!, data: data[2]! } } : undefined;
 }

@@ -39,7 +39,7 @@ export function buildMessagesBody(call: UpstreamCall, note: (message: string) =>
   if (toolChoice && tools) body.tool_choice = toolChoice;
   const stop = source.stop;
   if (typeof stop === "string") body.stop_sequences = [stop];
-  else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop as Json[];
+  else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop.filter((sequence) => typeof sequence === "string"); // strings, as the request schema says
   if (typeof source.temperature === "number") body.temperature = source.temperature;
   if (typeof source.top_p === "number") body.top_p = source.top_p;
   if (typeof source.user === "string") body.metadata = { user_id: source.user };

@@ -1,4 +1,4 @@
-import { type JsonObject, type StreamPart, UnreadableChunkError, type Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, parseObject, readArray, readObject, readString, requireObject, type StreamPart, UnreadableChunkError, type Usage } from "../../src/plugins/plugin-api.js";
 import type { LayoutBlock } from "./content-layout.js";
 
 /**
@@ -14,38 +14,36 @@ export class AnthropicDecoder {
 
   /** One SSE event (`event:` name and `data:` payload); unknown events are ignored. */
   event(data: string): StreamPart[] {
-    let payload: JsonObject;
-    try {
-      payload = JSON.parse(data) as JsonObject;
-    } catch {
+    const payload = parseObject(data);
+    if (!payload) {
       if (data.trim() === "") return [];
-      throw new UnreadableChunkError(data); // dropping it would lose its content: the turn ends incomplete
+      throw new UnreadableChunkError(data); // not JSON, or not an object: dropping it would lose its content, so the turn ends incomplete
     }
     const index = typeof payload.index === "number" ? payload.index : -1;
     switch (payload.type) {
       case "message_start": {
-        const message = (payload.message ?? {}) as JsonObject;
-        this.inputUsage = (message.usage ?? {}) as JsonObject;
-        return [{ type: "response-metadata", id: str(message.id), model: str(message.model) }];
+        const message = readObject(payload.message);
+        this.inputUsage = readObject(message?.usage) ?? {};
+        return [{ type: "response-metadata", id: readString(message?.id), model: readString(message?.model) }];
       }
       case "content_block_start":
-        return this.open(index, (payload.content_block ?? {}) as JsonObject);
+        return this.open(index, readObject(payload.content_block) ?? {});
       case "content_block_delta":
-        return this.delta(index, (payload.delta ?? {}) as JsonObject);
+        return this.delta(index, readObject(payload.delta) ?? {});
       case "content_block_stop":
         return this.close(index);
       case "message_delta": {
         const parts: StreamPart[] = [];
-        const usage = payload.usage as JsonObject | undefined;
+        const usage = readObject(payload.usage);
         if (usage) parts.push({ type: "usage", usage: toUsage({ ...this.inputUsage, ...usage }) });
-        const reason = str((payload.delta as JsonObject | undefined)?.stop_reason);
+        const reason = readString(readObject(payload.delta)?.stop_reason);
         if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
         return parts;
       }
       case "error": {
         // a mid-stream error (overloaded_error…) ends the turn as a failure, never as a short answer
-        const error = (payload.error ?? {}) as JsonObject;
-        throw new Error(`Anthropic stream error: ${str(error.type) ?? "error"}: ${str(error.message) ?? ""}`);
+        const error = readObject(payload.error);
+        throw new Error(`Anthropic stream error: ${readString(error?.type) ?? "error"}: ${readString(error?.message) ?? ""}`);
       }
       default:
         return []; // ping, message_stop, and whatever Anthropic adds next
@@ -54,14 +52,14 @@ export class AnthropicDecoder {
 
   /** A whole non-streaming Messages response. */
   response(body: JsonObject): StreamPart[] {
-    const parts: StreamPart[] = [{ type: "response-metadata", id: str(body.id), model: str(body.model) }];
-    const content = Array.isArray(body.content) ? (body.content as JsonObject[]) : [];
-    content.forEach((block, index) => {
-      parts.push(...this.open(index, block, true));
+    const parts: StreamPart[] = [{ type: "response-metadata", id: readString(body.id), model: readString(body.model) }];
+    readArray(body.content)?.forEach((entry, index) => {
+      parts.push(...this.open(index, requireObject(entry, "a content block"), true));
       parts.push(...this.close(index));
     });
-    if (body.usage && typeof body.usage === "object") parts.push({ type: "usage", usage: toUsage(body.usage as JsonObject) });
-    const reason = str(body.stop_reason);
+    const usage = readObject(body.usage);
+    if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
+    const reason = readString(body.stop_reason);
     if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
     return parts;
   }
@@ -69,8 +67,8 @@ export class AnthropicDecoder {
   private open(index: number, block: JsonObject, whole = false): StreamPart[] {
     switch (block.type) {
       case "thinking": {
-        const thinking = str(block.thinking) ?? "";
-        this.blocks.set(index, { kind: "thinking", thinking, signature: str(block.signature) ?? "", verbatim: whole ? block : undefined });
+        const thinking = readString(block.thinking) ?? "";
+        this.blocks.set(index, { kind: "thinking", thinking, signature: readString(block.signature) ?? "", verbatim: whole ? block : undefined });
         return thinking ? [{ type: "reasoning-delta", text: thinking }] : [];
       }
       case "redacted_thinking":
@@ -78,7 +76,7 @@ export class AnthropicDecoder {
         this.blocks.set(index, { kind: "redacted", block });
         return [];
       case "text": {
-        const text = str(block.text) ?? "";
+        const text = readString(block.text) ?? "";
         this.blocks.set(index, { kind: "text", text });
         return text ? [{ type: "text-delta", text }] : [];
       }
@@ -86,8 +84,8 @@ export class AnthropicDecoder {
         const tool = this.toolCount++;
         const input = block.input && typeof block.input === "object" && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : "";
         // non-streamed input is whole in the block; streamed input arrives as input_json_delta
-        this.blocks.set(index, { kind: "tool", tool, id: str(block.id) ?? "", sentArguments: whole ? input.length > 0 : false, startInput: input });
-        const parts: StreamPart[] = [{ type: "tool-call-delta", index: tool, id: str(block.id), name: str(block.name), arguments: "" }];
+        this.blocks.set(index, { kind: "tool", tool, id: readString(block.id) ?? "", sentArguments: whole ? input.length > 0 : false, startInput: input });
+        const parts: StreamPart[] = [{ type: "tool-call-delta", index: tool, id: readString(block.id), name: readString(block.name), arguments: "" }];
         if (whole && input) parts.push({ type: "tool-call-delta", index: tool, arguments: input });
         return parts;
       }
@@ -100,21 +98,21 @@ export class AnthropicDecoder {
     const block = this.blocks.get(index);
     if (!block) return [];
     if (delta.type === "thinking_delta" && block.kind === "thinking") {
-      const text = str(delta.thinking) ?? "";
+      const text = readString(delta.thinking) ?? "";
       block.thinking += text;
       return text ? [{ type: "reasoning-delta", text }] : [];
     }
     if (delta.type === "signature_delta" && block.kind === "thinking") {
-      block.signature += str(delta.signature) ?? "";
+      block.signature += readString(delta.signature) ?? "";
       return [];
     }
     if (delta.type === "text_delta" && block.kind === "text") {
-      const text = str(delta.text) ?? "";
+      const text = readString(delta.text) ?? "";
       block.text += text;
       return text ? [{ type: "text-delta", text }] : [];
     }
     if (delta.type === "input_json_delta" && block.kind === "tool") {
-      const fragment = str(delta.partial_json) ?? "";
+      const fragment = readString(delta.partial_json) ?? "";
       if (!fragment) return [];
       block.sentArguments = true;
       return [{ type: "tool-call-delta", index: block.tool, arguments: fragment }];
@@ -144,7 +142,7 @@ export class AnthropicDecoder {
         stored = { type: "tool_use", id: block.id };
         break;
     }
-    parts.push({ type: "native-record", record: { content: [stored as JsonObject] } });
+    parts.push({ type: "native-record", record: { content: [stored] } });
     return parts;
   }
 }
@@ -176,10 +174,6 @@ const FINISH: Readonly<Record<string, string>> = {
 
 function finishReason(reason: string): string {
   return FINISH[reason] ?? reason;
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }
 
 function num(value: unknown): number {

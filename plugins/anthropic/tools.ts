@@ -1,16 +1,16 @@
-import type { Json, JsonObject } from "../../src/plugins/plugin-api.js";
+import { type ChatRequest, type JsonObject, readObject } from "../../src/plugins/plugin-api.js";
 
 /**
  * OpenAI function tools → Anthropic tools. A tool that is already in
  * Anthropic's shape (a server tool such as `web_search_20250305`, or a
  * client tool with `input_schema`) passes through untouched.
  */
-export function convertTools(tools: unknown): JsonObject[] | undefined {
-  if (!Array.isArray(tools) || tools.length === 0) return undefined;
-  return (tools as JsonObject[]).map((tool) => {
-    if (tool.type !== "function" || typeof tool.function !== "object" || tool.function === null) return tool;
-    const fn = tool.function as JsonObject;
-    const converted: JsonObject = { name: fn.name as Json, input_schema: (fn.parameters as Json) ?? { type: "object", properties: {} } };
+export function convertTools(tools: ChatRequest["tools"]): JsonObject[] | undefined {
+  if (!tools || tools.length === 0) return undefined;
+  return tools.map((tool) => {
+    const fn = tool.type === "function" ? readObject(tool.function) : undefined;
+    if (!fn) return tool;
+    const converted: JsonObject = { name: fn.name, input_schema: fn.parameters ?? { type: "object", properties: {} } };
     if (typeof fn.description === "string") converted.description = fn.description;
     if (tool.cache_control) converted.cache_control = tool.cache_control;
     return converted;
@@ -27,8 +27,8 @@ export function convertToolChoice(choice: unknown, parallel: unknown): JsonObjec
   if (choice === "auto") converted = { type: "auto" };
   else if (choice === "required") converted = { type: "any" };
   else if (choice === "none") converted = { type: "none" };
-  else if (choice && typeof choice === "object") {
-    const named = (choice as JsonObject).function as JsonObject | undefined;
+  else {
+    const named = readObject(readObject(choice)?.function);
     if (typeof named?.name === "string") converted = { type: "tool", name: named.name };
   }
   if (typeof parallel === "boolean" && converted?.type !== "none") {

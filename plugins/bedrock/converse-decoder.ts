@@ -1,4 +1,4 @@
-import type { JsonObject, StreamPart, Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/plugins/plugin-api.js";
 import type { LayoutBlock } from "../anthropic/content-layout.js";
 
 /**
@@ -15,27 +15,29 @@ export class ConverseDecoder {
   /** A whole Converse response. */
   response(body: JsonObject): StreamPart[] {
     const parts: StreamPart[] = [];
-    const message = ((body.output as JsonObject | undefined)?.message ?? {}) as JsonObject;
-    const content = Array.isArray(message.content) ? (message.content as JsonObject[]) : [];
-    content.forEach((block, index) => {
-      const reasoning = block.reasoningContent as JsonObject | undefined;
-      if (reasoning?.reasoningText && typeof reasoning.reasoningText === "object") {
-        const text = reasoning.reasoningText as JsonObject;
-        parts.push(...this.delta(index, { reasoningContent: { text: str(text.text) ?? "" } }));
-        parts.push(...this.delta(index, { reasoningContent: { signature: str(text.signature) ?? "" } }));
-      } else if (reasoning && typeof reasoning.redactedContent === "string") {
-        parts.push(...this.delta(index, { reasoningContent: { redactedContent: reasoning.redactedContent } }));
+    const content = readArray(readObject(readObject(body.output)?.message)?.content) ?? [];
+    content.forEach((entry, index) => {
+      const block = requireObject(entry, "a content block");
+      const reasoning = readObject(block.reasoningContent);
+      const reasoningText = readObject(reasoning?.reasoningText);
+      const redacted = readString(reasoning?.redactedContent);
+      const tool = readObject(block.toolUse);
+      if (reasoningText) {
+        parts.push(...this.delta(index, { reasoningContent: { text: readString(reasoningText.text) ?? "" } }));
+        parts.push(...this.delta(index, { reasoningContent: { signature: readString(reasoningText.signature) ?? "" } }));
+      } else if (redacted !== undefined) {
+        parts.push(...this.delta(index, { reasoningContent: { redactedContent: redacted } }));
       } else if (typeof block.text === "string") {
         parts.push(...this.delta(index, { text: block.text }));
-      } else if (block.toolUse && typeof block.toolUse === "object") {
-        const tool = block.toolUse as JsonObject;
+      } else if (tool) {
         parts.push(...this.start(index, { toolUse: { toolUseId: tool.toolUseId ?? "", name: tool.name ?? "" } }));
         parts.push(...this.delta(index, { toolUse: { input: JSON.stringify(tool.input ?? {}) } }));
       }
       parts.push(...this.stop(index));
     });
     parts.push(...this.messageStop(body));
-    if (body.usage && typeof body.usage === "object") parts.push({ type: "usage", usage: toUsage(body.usage as JsonObject) });
+    const usage = readObject(body.usage);
+    if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
     return parts;
   }
 
@@ -44,30 +46,32 @@ export class ConverseDecoder {
     const index = typeof payload.contentBlockIndex === "number" ? payload.contentBlockIndex : 0;
     switch (type) {
       case "contentBlockStart":
-        return this.start(index, (payload.start ?? {}) as JsonObject);
+        return this.start(index, readObject(payload.start));
       case "contentBlockDelta":
-        return this.delta(index, (payload.delta ?? {}) as JsonObject);
+        return this.delta(index, readObject(payload.delta) ?? {});
       case "contentBlockStop":
         return this.stop(index);
       case "messageStop":
         return this.messageStop(payload);
-      case "metadata":
-        return payload.usage && typeof payload.usage === "object" ? [{ type: "usage", usage: toUsage(payload.usage as JsonObject) }] : [];
+      case "metadata": {
+        const usage = readObject(payload.usage);
+        return usage ? [{ type: "usage", usage: toUsage(usage) }] : [];
+      }
       default:
         return [];
     }
   }
 
-  private start(index: number, start: JsonObject): StreamPart[] {
-    const tool = start.toolUse as JsonObject | undefined;
+  private start(index: number, start: JsonObject | undefined): StreamPart[] {
+    const tool = readObject(start?.toolUse);
     if (!tool) return [];
     const ordinal = this.toolCount++;
-    this.blocks.set(index, { kind: "tool", tool: ordinal, id: str(tool.toolUseId) ?? "", sentArguments: false });
-    return [{ type: "tool-call-delta", index: ordinal, id: str(tool.toolUseId), name: str(tool.name), arguments: "" }];
+    this.blocks.set(index, { kind: "tool", tool: ordinal, id: readString(tool.toolUseId) ?? "", sentArguments: false });
+    return [{ type: "tool-call-delta", index: ordinal, id: readString(tool.toolUseId), name: readString(tool.name), arguments: "" }];
   }
 
   private delta(index: number, delta: JsonObject): StreamPart[] {
-    const reasoning = delta.reasoningContent as JsonObject | undefined;
+    const reasoning = readObject(delta.reasoningContent);
     if (reasoning) {
       if (typeof reasoning.redactedContent === "string") {
         this.blocks.set(index, { kind: "redacted", data: reasoning.redactedContent });
@@ -76,7 +80,7 @@ export class ConverseDecoder {
       const block = this.open(index, () => ({ kind: "thinking", thinking: "", signature: "" }));
       if (block.kind !== "thinking") return [];
       if (typeof reasoning.signature === "string") block.signature += reasoning.signature;
-      const text = str(reasoning.text) ?? "";
+      const text = readString(reasoning.text) ?? "";
       block.thinking += text;
       return text ? [{ type: "reasoning-delta", text }] : [];
     }
@@ -86,11 +90,11 @@ export class ConverseDecoder {
       block.text += delta.text;
       return delta.text ? [{ type: "text-delta", text: delta.text }] : [];
     }
-    const tool = delta.toolUse as JsonObject | undefined;
+    const input = readString(readObject(delta.toolUse)?.input);
     const block = this.blocks.get(index);
-    if (tool && block?.kind === "tool" && typeof tool.input === "string" && tool.input) {
+    if (input && block?.kind === "tool") {
       block.sentArguments = true;
-      return [{ type: "tool-call-delta", index: block.tool, arguments: tool.input }];
+      return [{ type: "tool-call-delta", index: block.tool, arguments: input }];
     }
     return [];
   }
@@ -121,7 +125,7 @@ export class ConverseDecoder {
   }
 
   private messageStop(payload: JsonObject): StreamPart[] {
-    const reason = str(payload.stopReason);
+    const reason = readString(payload.stopReason);
     if (!reason) return [];
     return [{ type: "finish", reason: FINISH[reason] ?? reason }];
   }
@@ -158,10 +162,6 @@ function toUsage(usage: JsonObject): Usage {
   const prompt = num(usage.inputTokens) + cacheRead + num(usage.cacheWriteInputTokens);
   const completion = num(usage.outputTokens);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cacheRead } };
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }
 
 function num(value: unknown): number {

@@ -1,4 +1,4 @@
-import { type ChatMessage, type Json, type JsonObject, parseToolArguments, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type ChatRequest, type Json, type JsonObject, parseToolArguments, readObject, readString, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { readLayout, rebuildTurn, type RedactedThinkingBlock, type ThinkingBlock } from "../anthropic/content-layout.js";
 import { THINKING_BUDGETS } from "../anthropic/request-body.js";
 import { replayPolicy, type ReplayPolicy } from "./replay-policy.js";
@@ -15,9 +15,9 @@ export function buildConverseBody(call: UpstreamCall, options: { dropRedacted?: 
   const source = call.body;
   const policy = replayPolicy(call);
   const dropRedacted = options.dropRedacted === true;
-  const body: JsonObject = { messages: [] };
+  const messages: ConverseMessage[] = [];
+  const body: JsonObject = { messages };
   const system: JsonObject[] = [];
-  const messages = body.messages as JsonObject[];
   // the turn in flight (after the last user message) is a tool loop: its reasoning goes back verbatim whatever the policy
   const lastUser = source.messages.findLastIndex((message) => message.role === "user");
   source.messages.forEach((message, index) => {
@@ -36,13 +36,13 @@ export function buildConverseBody(call: UpstreamCall, options: { dropRedacted?: 
   if (system.length > 0) body.system = system;
 
   // routes.yaml params may set inferenceConfig; the client's OpenAI fields win over it
-  const inference: JsonObject = typeof source.inferenceConfig === "object" && source.inferenceConfig !== null ? { ...(source.inferenceConfig as JsonObject) } : {};
+  const inference: JsonObject = { ...readObject(source.inferenceConfig) };
   const maxTokens = source.max_completion_tokens ?? source.max_tokens;
   if (typeof maxTokens === "number") inference.maxTokens = maxTokens;
   if (typeof source.temperature === "number") inference.temperature = source.temperature;
   if (typeof source.top_p === "number") inference.topP = source.top_p;
   if (typeof source.stop === "string") inference.stopSequences = [source.stop];
-  else if (Array.isArray(source.stop)) inference.stopSequences = source.stop as Json[];
+  else if (Array.isArray(source.stop)) inference.stopSequences = source.stop.filter((sequence) => typeof sequence === "string"); // strings, as the request schema says
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
 
   const toolConfig = convertTools(source.tools, source.tool_choice);
@@ -52,11 +52,14 @@ export function buildConverseBody(call: UpstreamCall, options: { dropRedacted?: 
   return body;
 }
 
+/** One entry of Converse's `messages`, as built here. */
+type ConverseMessage = { role: "user" | "assistant"; content: JsonObject[] };
+
 /** Converse merges nothing itself: consecutive same-role messages (parallel tool results) share one message. */
-function push(messages: JsonObject[], role: string, content: JsonObject[]): void {
+function push(messages: ConverseMessage[], role: ConverseMessage["role"], content: JsonObject[]): void {
   if (content.length === 0) return;
   const previous = messages.at(-1);
-  if (previous?.role === role) (previous.content as JsonObject[]).push(...content);
+  if (previous?.role === role) previous.content.push(...content);
   else messages.push({ role, content });
 }
 
@@ -87,7 +90,7 @@ function userBlocks(content: ChatMessage["content"]): JsonObject[] {
   for (const part of content) {
     if (part.type === "text" && typeof part.text === "string" && part.text) blocks.push({ text: part.text });
     else if (part.type === "image_url") {
-      const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as JsonObject | undefined)?.url;
+      const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
       const data = typeof url === "string" ? /^data:image\/([a-z]+);base64,(.*)$/s.exec(url) : null;
       // Converse takes image bytes only (base64 in JSON); a remote URL cannot be passed on
       if (data) blocks.push({ image: { format: data[1] === "jpg" ? "jpeg" : data[1]!, source: { bytes: data[2]! } } });
@@ -97,21 +100,21 @@ function userBlocks(content: ChatMessage["content"]): JsonObject[] {
 }
 
 /** OpenAI tools → `toolConfig`. Converse requires it whenever the history holds tool blocks, so tools always go. */
-function convertTools(tools: unknown, choice: unknown): JsonObject | undefined {
-  if (!Array.isArray(tools) || tools.length === 0) return undefined;
-  const specs = (tools as JsonObject[])
-    .filter((tool) => tool.type === "function" && tool.function && typeof tool.function === "object")
-    .map((tool) => {
-      const fn = tool.function as JsonObject;
-      const spec: JsonObject = { name: fn.name as Json, inputSchema: { json: (fn.parameters as Json) ?? { type: "object", properties: {} } } };
-      if (typeof fn.description === "string") spec.description = fn.description;
-      return { toolSpec: spec };
-    });
+function convertTools(tools: ChatRequest["tools"], choice: unknown): JsonObject | undefined {
+  if (!tools || tools.length === 0) return undefined;
+  const specs: JsonObject[] = [];
+  for (const tool of tools) {
+    const fn = tool.type === "function" ? readObject(tool.function) : undefined;
+    if (!fn) continue;
+    const spec: JsonObject = { name: fn.name, inputSchema: { json: fn.parameters ?? { type: "object", properties: {} } } };
+    if (typeof fn.description === "string") spec.description = fn.description;
+    specs.push({ toolSpec: spec });
+  }
   const config: JsonObject = { tools: specs };
   if (choice === "auto") config.toolChoice = { auto: {} };
   else if (choice === "required") config.toolChoice = { any: {} };
-  else if (choice && typeof choice === "object") {
-    const name = ((choice as JsonObject).function as JsonObject | undefined)?.name;
+  else {
+    const name = readObject(readObject(choice)?.function)?.name;
     if (typeof name === "string") config.toolChoice = { tool: { name } };
   }
   return config;
@@ -124,7 +127,7 @@ function convertTools(tools: unknown, choice: unknown): JsonObject | undefined {
  */
 function applyThinking(body: JsonObject, call: UpstreamCall): void {
   const effort = call.reasoning.effort?.toLowerCase();
-  const extra: JsonObject = typeof body.additionalModelRequestFields === "object" && body.additionalModelRequestFields !== null ? { ...(body.additionalModelRequestFields as JsonObject) } : {};
+  const extra: JsonObject = { ...readObject(body.additionalModelRequestFields) };
   const claude = /claude/i.test(call.model);
   if (!call.reasoning.enabled || effort === "none") {
     delete extra.thinking;
@@ -136,10 +139,11 @@ function applyThinking(body: JsonObject, call: UpstreamCall): void {
   }
   if (Object.keys(extra).length > 0) body.additionalModelRequestFields = extra;
   else delete body.additionalModelRequestFields;
-  const thinking = extra.thinking as JsonObject | undefined;
+  const thinking = readObject(extra.thinking);
   const budget = typeof thinking?.budget_tokens === "number" ? thinking.budget_tokens : undefined;
   if (budget !== undefined && thinking?.type === "enabled") {
-    const inference = (body.inferenceConfig ??= {}) as JsonObject;
+    let inference = readObject(body.inferenceConfig);
+    if (!inference) body.inferenceConfig = inference = {};
     const requested = typeof inference.maxTokens === "number" ? inference.maxTokens : 4096;
     if (requested <= budget) inference.maxTokens = budget + requested;
     // Anthropic refuses temperature / top_p changes with thinking on

@@ -1,5 +1,5 @@
 import { EventStreamCodec } from "@smithy/core/event-streams";
-import type { JsonObject } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, parseObject } from "../../src/plugins/plugin-api.js";
 
 /** One message of an AWS event stream (`application/vnd.amazon.eventstream`). */
 export interface StreamMessage {
@@ -11,7 +11,7 @@ export interface StreamMessage {
 }
 
 const codec = new EventStreamCodec(
-  (bytes) => new TextDecoder().decode(bytes),
+  (bytes: Uint8Array) => new TextDecoder().decode(bytes),
   (text) => new TextEncoder().encode(text),
 );
 
@@ -40,12 +40,8 @@ function toMessage(message: { headers: Record<string, { type: string; value: unk
     return typeof value === "string" ? value : "";
   };
   const text = new TextDecoder().decode(message.body);
-  let payload: JsonObject;
-  try {
-    payload = text ? (JSON.parse(text) as JsonObject) : {};
-  } catch {
-    payload = { message: text };
-  }
+  // a payload that is not a JSON object (an exception's plain-text message) is kept as its message
+  const payload = text ? (parseObject(text) ?? { message: text }) : {};
   const messageType = header(":message-type") || "event";
   return { messageType, type: messageType === "exception" ? header(":exception-type") : header(":event-type"), payload };
 }

@@ -1,4 +1,4 @@
-import { IncompleteStreamError, type JsonObject, type PluginContext, type StreamPart, type UpstreamCall, type UpstreamResult } from "../../src/plugins/plugin-api.js";
+import { IncompleteStreamError, type JsonObject, parseObject, type PluginContext, type StreamPart, type UpstreamCall, type UpstreamResult, shown } from "../../src/plugins/plugin-api.js";
 import { buildMessagesBody } from "../anthropic/request-body.js";
 import { AnthropicDecoder } from "../anthropic/response-decoder.js";
 import { buildConverseBody } from "./converse-request.js";
@@ -21,7 +21,7 @@ const API_PARAM = "bedrock_api";
  */
 export async function invokeBedrock(call: UpstreamCall, context: PluginContext): Promise<UpstreamResult> {
   const { [API_PARAM]: api, ...rest } = call.body;
-  const stripped: UpstreamCall = { ...call, body: rest as UpstreamCall["body"] };
+  const stripped: UpstreamCall = { ...call, body: rest };
   const invoke = api === "invoke";
   let body: JsonObject;
   if (invoke) {
@@ -44,10 +44,7 @@ export async function invokeBedrock(call: UpstreamCall, context: PluginContext):
     response = await post(call, url, JSON.stringify(buildConverseBody(stripped, { dropRedacted: true })), accept);
     if (response.status >= 400) return { ok: false, status: response.status, body: await response.body.text() };
   }
-  if (!call.stream) {
-    const parsed = JSON.parse(await response.body.text()) as JsonObject;
-    return { ok: true, parts: list(invoke ? new AnthropicDecoder().response(parsed) : new ConverseDecoder().response(parsed)) };
-  }
+  if (!call.stream) return { ok: true, parts: decodeWhole(await response.body.text(), invoke) };
   return { ok: true, parts: invoke ? invokeStream(response.body) : converseStream(response.body) };
 }
 
@@ -56,8 +53,14 @@ function refusesRedacted(status: number, body: string): boolean {
   return status === 400 && /redacted|encrypt/i.test(body);
 }
 
-async function* list(parts: StreamPart[]): AsyncIterable<StreamPart> {
-  yield* parts;
+/**
+ * A whole answer, parsed when read: a body that is not a JSON object fails
+ * the turn as an upstream error, as the core's own transport treats one.
+ */
+async function* decodeWhole(text: string, invoke: boolean): AsyncIterable<StreamPart> {
+  const body = parseObject(text);
+  if (!body) throw new Error(`Bedrock answered with a body that is not a JSON object: ${JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text)}`);
+  yield* invoke ? new AnthropicDecoder().response(body) : new ConverseDecoder().response(body);
 }
 
 async function* converseStream(body: AsyncIterable<Uint8Array>): AsyncIterable<StreamPart> {
@@ -90,5 +93,5 @@ async function* invokeStream(body: AsyncIterable<Uint8Array>): AsyncIterable<Str
 
 /** An exception frame mid-stream (throttling, validation, model error) fails the turn; it is never a short answer. */
 function failOnException(message: { messageType: string; type: string; payload: JsonObject }): void {
-  if (message.messageType === "exception") throw new Error(`Bedrock ${message.type}: ${String(message.payload.message ?? message.payload.Message ?? "")}`);
+  if (message.messageType === "exception") throw new Error(`Bedrock ${message.type}: ${shown(message.payload.message ?? message.payload.Message ?? "")}`);
 }

@@ -1,5 +1,5 @@
-import { type ChatMessage, type HttpCodec, type JsonObject, partsOf, type StreamPart, type UpstreamCall } from "../../src/plugins/plugin-api.js";
-import { openAICompatibleCodec } from "../openai-compatible/codec.js";
+import { type ChatMessage, type HttpCodec, type JsonObject, parseObject, partsOf, readArray, readObject, readString, requireObject, type StreamPart, type UpstreamCall, shown } from "../../src/plugins/plugin-api.js";
+import { firstChoice, openAICompatibleCodec } from "../openai-compatible/codec.js";
 
 /**
  * GitHub Copilot's chat API (`https://api.githubcopilot.com/chat/completions`)
@@ -23,8 +23,8 @@ export const copilotCodec: HttpCodec = {
 
   decodeResponse(body: JsonObject): StreamPart[] {
     const parts = openAICompatibleCodec.decodeResponse(body);
-    const message = (firstChoice(body)?.message ?? {}) as JsonObject;
-    return [...copilotParts(message, new Map()), ...parts];
+    const message = readObject(firstChoice(body)?.message);
+    return message ? [...copilotParts(message, new Map()), ...parts] : parts;
   },
 
   createStreamDecoder() {
@@ -32,14 +32,10 @@ export const copilotCodec: HttpCodec = {
     const ids = new Map<number, string>(); // a streamed tool call names its id once, by index
     return (event) => {
       const parts = partsOf(decode(event));
-      let chunk: JsonObject;
-      try {
-        chunk = JSON.parse(event.data) as JsonObject;
-      } catch {
-        return parts;
-      }
-      const delta = (firstChoice(chunk)?.delta ?? {}) as JsonObject;
-      return [...copilotParts(delta, ids), ...parts];
+      // the OpenAI codec threw for a chunk that is not an object, so this one is
+      const chunk = parseObject(event.data);
+      const delta = chunk && readObject(firstChoice(chunk)?.delta);
+      return delta ? [...copilotParts(delta, ids), ...parts] : parts;
     };
   },
 };
@@ -62,13 +58,16 @@ function copilotParts(message: JsonObject, ids: Map<number, string>): StreamPart
 
 /** `function.thought_signature` of each tool call in a message or delta, by tool-call id. */
 function toolSignatures(message: JsonObject, ids: Map<number, string>): JsonObject | undefined {
-  if (!Array.isArray(message.tool_calls)) return undefined;
+  const toolCalls = readArray(message.tool_calls);
+  if (!toolCalls) return undefined;
   const found: JsonObject = {};
-  (message.tool_calls as JsonObject[]).forEach((call, position) => {
+  toolCalls.forEach((entry, position) => {
+    const call = requireObject(entry, "a tool_calls entry");
     const index = typeof call.index === "number" ? call.index : position;
-    if (typeof call.id === "string" && call.id) ids.set(index, call.id);
-    const signature = (call.function as JsonObject | undefined)?.thought_signature;
-    const id = ids.get(index) ?? (typeof call.id === "string" ? call.id : undefined);
+    const callId = readString(call.id);
+    if (callId) ids.set(index, callId);
+    const signature = readObject(call.function)?.thought_signature;
+    const id = ids.get(index) ?? callId;
     if (typeof signature === "string" && signature && id) found[id] = signature;
   });
   return Object.keys(found).length > 0 ? found : undefined;
@@ -80,10 +79,11 @@ export function mergeCopilotRecord(collected: JsonObject | undefined, fragment: 
   for (const key of ["reasoning_opaque", "reasoning_text"] as const) {
     if (typeof fragment[key] === "string") merged[key] = (typeof merged[key] === "string" ? merged[key] : "") + fragment[key];
   }
-  if (fragment.tool_signatures && typeof fragment.tool_signatures === "object") {
-    const signatures: JsonObject = { ...(merged.tool_signatures as JsonObject | undefined) };
-    for (const [id, signature] of Object.entries(fragment.tool_signatures as JsonObject)) {
-      signatures[id] = (typeof signatures[id] === "string" ? signatures[id] : "") + String(signature);
+  const added = readObject(fragment.tool_signatures);
+  if (added) {
+    const signatures: JsonObject = { ...readObject(merged.tool_signatures) };
+    for (const [id, signature] of Object.entries(added)) {
+      signatures[id] = (typeof signatures[id] === "string" ? signatures[id] : "") + shown(signature);
     }
     merged.tool_signatures = signatures;
   }
@@ -106,7 +106,7 @@ function wireMessage(message: ChatMessage): ChatMessage {
     delete wire.reasoning_opaque;
     delete wire.reasoning_text;
   }
-  const signatures = record?.tool_signatures as JsonObject | undefined;
+  const signatures = readObject(record?.tool_signatures);
   if (signatures && wire.tool_calls) {
     wire.tool_calls = wire.tool_calls.map((call) => {
       const signature = signatures[call.id];
@@ -114,8 +114,4 @@ function wireMessage(message: ChatMessage): ChatMessage {
     });
   }
   return wire;
-}
-
-function firstChoice(body: JsonObject): JsonObject | undefined {
-  return Array.isArray(body.choices) ? (body.choices[0] as JsonObject | undefined) : undefined;
 }

@@ -14,7 +14,7 @@ export default definePlugin({
   create() {
     return {
       async invoke(call) {
-        const { delay_ms: delay, ...body } = call.body as typeof call.body & { delay_ms?: number };
+        const { delay_ms: delay, ...body } = call.body;
         const parts = simulate(body, call.reasoning.enabled);
         const pace = typeof delay === "number" && delay > 0 && call.stream ? delay : 0;
         return { ok: true, parts: paced(parts, pace, call.signal) };

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, JsonObject, StreamPart } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type ChatRequest, type JsonObject, readArray, readObject, readString, type StreamPart } from "../../src/plugins/plugin-api.js";
 
 /**
  * A deterministic, simulated reasoning model (a SIMULATION: no model runs).
@@ -9,7 +9,7 @@ import type { ChatMessage, ChatRequest, JsonObject, StreamPart } from "../../src
 export function simulate(request: ChatRequest, reasoningEnabled: boolean): StreamPart[] {
   const question = lastText(request.messages, "user");
   const lastMessage = request.messages[request.messages.length - 1];
-  const toolResult = lastMessage?.role === "tool" ? textOf(lastMessage) : undefined;
+  const toolResult = lastMessage.role === "tool" ? textOf(lastMessage) : undefined;
   const tool = toolResult === undefined ? firstTool(request) : undefined;
   const arithmetic = evaluate(question);
 
@@ -56,18 +56,18 @@ function usage(request: ChatRequest, reasoning: string, output: string): StreamP
 }
 
 function firstTool(request: ChatRequest): { name: string; parameters: JsonObject | undefined } | undefined {
-  const tool = request.tools?.[0] as { function?: { name?: string; parameters?: JsonObject } } | undefined;
-  const name = tool?.function?.name;
-  return typeof name === "string" ? { name, parameters: tool?.function?.parameters } : undefined;
+  const fn = readObject(request.tools?.[0]?.function);
+  const name = readString(fn?.name);
+  return name === undefined ? undefined : { name, parameters: readObject(fn?.parameters) };
 }
 
 /** Fills every required property from the question: strings get it, numbers 1, booleans true. */
 function argumentsFor(parameters: JsonObject | undefined, question: string): Record<string, unknown> {
-  const properties = (parameters?.properties ?? {}) as Record<string, { type?: string }>;
-  const required = Array.isArray(parameters?.required) ? (parameters.required as string[]) : Object.keys(properties).slice(0, 1);
+  const properties = readObject(parameters?.properties) ?? {};
+  const required = readArray(parameters?.required)?.filter((key) => typeof key === "string") ?? Object.keys(properties).slice(0, 1);
   const args: Record<string, unknown> = {};
   for (const key of required) {
-    const type = properties[key]?.type;
+    const type = readString(readObject(properties[key])?.type);
     args[key] = type === "number" || type === "integer" ? 1 : type === "boolean" ? true : clip(question, 80);
   }
   return args;
@@ -83,12 +83,46 @@ function evaluate(text: string): number | undefined {
   if (!match) return undefined;
   const expression = match[1]!;
   if (!/^[\d\s.+\-*/()]+$/.test(expression)) return undefined;
-  try {
-    const value = Function(`"use strict"; return (${expression});`)() as unknown;
-    return typeof value === "number" && Number.isFinite(value) ? Math.round(value * 1e6) / 1e6 : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = calculate(expression);
+  return value !== undefined && Number.isFinite(value) ? Math.round(value * 1e6) / 1e6 : undefined;
+}
+
+/** `+ - * /`, parentheses and unary minus, by the usual precedence; undefined for anything else. */
+function calculate(expression: string): number | undefined {
+  const tokens = expression.match(/\d+(?:\.\d+)?|[-+*/()]/g) ?? [];
+  let at = 0;
+  const sum = (): number | undefined => {
+    let left = product();
+    while (left !== undefined && (tokens[at] === "+" || tokens[at] === "-")) {
+      const op = tokens[at++];
+      const right = product();
+      left = right === undefined ? undefined : op === "+" ? left + right : left - right;
+    }
+    return left;
+  };
+  const product = (): number | undefined => {
+    let left = factor();
+    while (left !== undefined && (tokens[at] === "*" || tokens[at] === "/")) {
+      const op = tokens[at++];
+      const right = factor();
+      left = right === undefined ? undefined : op === "*" ? left * right : left / right;
+    }
+    return left;
+  };
+  const factor = (): number | undefined => {
+    const token = tokens[at++];
+    if (token === "-") {
+      const value = factor();
+      return value === undefined ? undefined : -value;
+    }
+    if (token === "(") {
+      const value = sum();
+      return tokens[at++] === ")" ? value : undefined;
+    }
+    return token !== undefined && /^\d/.test(token) ? Number(token) : undefined;
+  };
+  const value = sum();
+  return at === tokens.length ? value : undefined;
 }
 
 function lastText(messages: ChatMessage[], role: ChatMessage["role"]): string {

@@ -1,4 +1,4 @@
-import { type HttpCodec, type JsonObject, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type HttpCodec, parseObject, readObject, UnreadableChunkError, type UpstreamCall, shown } from "../../src/plugins/plugin-api.js";
 import { buildGenerateBody } from "./request-body.js";
 import { GeminiDecoder } from "./response-decoder.js";
 
@@ -24,17 +24,15 @@ export function createGeminiCodec(onSkip: (model: string, name: string) => void)
     createStreamDecoder() {
       const decoder = new GeminiDecoder();
       return ({ data }) => {
-        let chunk: JsonObject;
-        try {
-          chunk = JSON.parse(data) as JsonObject;
-        } catch {
+        const chunk = parseObject(data);
+        if (!chunk) {
           if (data.trim() === "") return [];
-          throw new UnreadableChunkError(data); // dropping it would lose its content: the turn ends incomplete
+          throw new UnreadableChunkError(data); // not JSON, or not an object: dropping it would lose its content, so the turn ends incomplete
         }
-        if (chunk.error && typeof chunk.error === "object") {
+        const error = readObject(chunk.error);
+        if (error) {
           // an error event mid-stream ends the turn as a failure
-          const error = chunk.error as JsonObject;
-          throw new Error(`Gemini stream error: ${String(error.status ?? error.code ?? "error")}: ${String(error.message ?? "")}`);
+          throw new Error(`Gemini stream error: ${shown(error.status ?? error.code ?? "error")}: ${shown(error.message ?? "")}`);
         }
         return decoder.chunk(chunk);
       };

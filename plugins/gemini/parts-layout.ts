@@ -1,4 +1,4 @@
-import { type ChatMessage, type JsonObject, parseToolArguments, textOf } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, isJsonObject, type Json, type JsonObject, parseToolArguments, readObject, sameJson, textOf, shown } from "../../src/plugins/plugin-api.js";
 
 /**
  * The Gemini native record: a model turn's parts in order, each with the
@@ -8,7 +8,7 @@ import { type ChatMessage, type JsonObject, parseToolArguments, textOf } from ".
 export type LayoutPart =
   | { type: "text"; text: string; thoughtSignature?: string }
   | { type: "thought"; text: string; thoughtSignature: string }
-  | { type: "function_call"; id: string; native_id: boolean; thoughtSignature?: string };
+  | { type: "function_call"; id: string; native_id: boolean; thoughtSignature?: string; args?: JsonObject };
 
 export interface GeminiRecord {
   parts: LayoutPart[];
@@ -47,11 +47,21 @@ export function addPart(layout: LayoutPart[], part: LayoutPart): void {
   layout.push({ ...part });
 }
 
+/**
+ * A signed call's arguments are kept beside its signature: Gemini binds the
+ * signature to the call it signed, so a call whose arguments the client
+ * reshaped (a tool schema's defaults filled in, unknown keys dropped) goes
+ * back with `SKIP_SIGNATURE` instead of a signature it would refuse.
+ */
+export function signedCall(id: string, nativeId: boolean, signature: string | undefined, args: JsonObject): LayoutPart {
+  return signature === undefined ? { type: "function_call", id, native_id: nativeId } : { type: "function_call", id, native_id: nativeId, thoughtSignature: signature, args };
+}
+
 /** The record read tolerantly: unknown parts are skipped. */
 export function readLayout(record: JsonObject | undefined): LayoutPart[] | undefined {
   if (!record || !Array.isArray(record.parts)) return undefined;
-  return (record.parts as JsonObject[]).filter((part): part is JsonObject & LayoutPart => {
-    if (!part || typeof part !== "object") return false;
+  return record.parts.filter((part: Json): part is JsonObject & LayoutPart => {
+    if (!isJsonObject(part)) return false;
     if (part.type === "text") return typeof part.text === "string";
     if (part.type === "thought") return typeof part.text === "string" && typeof part.thoughtSignature === "string";
     return part.type === "function_call" && typeof part.id === "string";
@@ -72,14 +82,18 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
   const byId = new Map(calls.map((call) => [call.id, call]));
   const used = new Set<string>();
   const parts: JsonObject[] = [];
-  const callPart = (id: string, nativeId: boolean, signature: string | undefined): JsonObject | undefined => {
+  const callPart = (id: string, nativeId: boolean, signature: string | undefined, signedArgs?: JsonObject): JsonObject | undefined => {
     const call = byId.get(id);
     if (!call || used.has(id)) return undefined;
     used.add(id);
-    const functionCall: JsonObject = { name: call.function.name, args: parseToolArguments(call.function.arguments) };
+    const args = parseToolArguments(call.function.arguments);
+    const functionCall: JsonObject = { name: call.function.name, args };
     if (nativeId) functionCall.id = id;
     const part: JsonObject = { functionCall };
-    if (signature !== undefined) part.thoughtSignature = signature;
+    if (signature !== undefined && signedArgs !== undefined && !sameJson(args, signedArgs)) {
+      part.thoughtSignature = SKIP_SIGNATURE;
+      onSkip(call.function.name);
+    } else if (signature !== undefined) part.thoughtSignature = signature;
     return part;
   };
 
@@ -94,7 +108,7 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
       else if (!textPlaced && clientText) parts.push({ text: clientText });
       textPlaced = true;
     } else {
-      const built = callPart(part.id, part.native_id, part.thoughtSignature);
+      const built = callPart(part.id, part.native_id, part.thoughtSignature, readObject(part.args));
       if (built) parts.push(built);
     }
   }
@@ -106,7 +120,7 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
   const functionCalls = parts.filter((part) => part.functionCall);
   if (needsSignature && functionCalls.length > 0 && !functionCalls.some((part) => typeof part.thoughtSignature === "string")) {
     functionCalls[0]!.thoughtSignature = SKIP_SIGNATURE;
-    onSkip(String((functionCalls[0]!.functionCall as JsonObject).name));
+    onSkip(shown(readObject(functionCalls[0].functionCall)?.name));
   }
   return parts;
 }

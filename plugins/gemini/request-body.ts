@@ -1,4 +1,4 @@
-import { type ChatMessage, type Json, type JsonObject, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type Json, type JsonObject, readObject, readString, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { modelParts, readLayout } from "./parts-layout.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 
@@ -35,7 +35,7 @@ function validatesSignatures(model: string): boolean {
 }
 
 /** The canonical request as a `generateContent` body. */
-export function buildGenerateBody(call: UpstreamCall, log: { skipped(name: string): void }): JsonObject {
+export function buildGenerateBody(call: UpstreamCall, log: { readonly skipped: (name: string) => void }): JsonObject {
   const source = call.body;
   const { system, contents } = convertMessages(source.messages, validatesSignatures(call.model), log);
   const body: JsonObject = { contents };
@@ -52,12 +52,12 @@ export function buildGenerateBody(call: UpstreamCall, log: { skipped(name: strin
   if (typeof source.presence_penalty === "number") generationConfig.presencePenalty = source.presence_penalty;
   if (typeof source.frequency_penalty === "number") generationConfig.frequencyPenalty = source.frequency_penalty;
   if (typeof source.stop === "string") generationConfig.stopSequences = [source.stop];
-  else if (Array.isArray(source.stop)) generationConfig.stopSequences = source.stop as Json[];
-  const format = source.response_format as JsonObject | undefined;
+  else if (Array.isArray(source.stop)) generationConfig.stopSequences = source.stop.filter((sequence) => typeof sequence === "string"); // strings, as the request schema says
+  const format = readObject(source.response_format);
   if (format?.type === "json_object") generationConfig.responseMimeType = "application/json";
   else if (format?.type === "json_schema") {
     generationConfig.responseMimeType = "application/json";
-    const schema = (format.json_schema as JsonObject | undefined)?.schema;
+    const schema = readObject(format.json_schema)?.schema;
     if (schema) generationConfig.responseJsonSchema = schema;
   }
   applyThinking(generationConfig, call);
@@ -97,10 +97,13 @@ function applyThinking(config: JsonObject, call: UpstreamCall): void {
   config.thinkingConfig = thinking;
 }
 
+/** One entry of `contents`, as built here. */
+type GeminiContent = { role: "user" | "model"; parts: JsonObject[] };
+
 /** OpenAI messages → `systemInstruction` parts + `contents`. */
-function convertMessages(messages: readonly ChatMessage[], needsSignature: boolean, log: { skipped(name: string): void }): { system: JsonObject[]; contents: JsonObject[] } {
+function convertMessages(messages: readonly ChatMessage[], needsSignature: boolean, log: { readonly skipped: (name: string) => void }): { system: JsonObject[]; contents: GeminiContent[] } {
   const system: JsonObject[] = [];
-  const contents: JsonObject[] = [];
+  const contents: GeminiContent[] = [];
   const calls = new Map<string, { name: string; withId: boolean }>();
   for (const message of messages) {
     if (message.role === "system" || message.role === "developer") {
@@ -111,7 +114,7 @@ function convertMessages(messages: readonly ChatMessage[], needsSignature: boole
     } else if (message.role === "assistant") {
       const parts = modelParts(message, readLayout(message.native_record), needsSignature, log.skipped);
       for (const call of message.tool_calls ?? []) {
-        const sent = parts.find((part) => (part.functionCall as JsonObject | undefined)?.id === call.id);
+        const sent = parts.find((part) => readObject(part.functionCall)?.id === call.id);
         calls.set(call.id, { name: call.function.name, withId: sent !== undefined });
       }
       if (parts.length > 0) contents.push({ role: "model", parts });
@@ -121,7 +124,7 @@ function convertMessages(messages: readonly ChatMessage[], needsSignature: boole
       if (call?.withId) functionResponse.id = message.tool_call_id!;
       // the responses to one model turn's calls travel together in one user content
       const previous = contents.at(-1);
-      if (previous?.role === "user" && (previous.parts as JsonObject[]).every((part) => part.functionResponse)) (previous.parts as JsonObject[]).push({ functionResponse });
+      if (previous?.role === "user" && previous.parts.every((part) => part.functionResponse)) previous.parts.push({ functionResponse });
       else contents.push({ role: "user", parts: [{ functionResponse }] });
     }
   }
@@ -134,7 +137,7 @@ function userParts(content: ChatMessage["content"]): JsonObject[] {
   for (const part of content) {
     if (part.type === "text" && typeof part.text === "string") parts.push({ text: part.text });
     else if (part.type === "image_url") {
-      const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as JsonObject | undefined)?.url;
+      const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
       if (typeof url !== "string") continue;
       const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
       parts.push(data ? { inlineData: { mimeType: data[1]!, data: data[2]! } } : { fileData: { fileUri: url } });

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { JsonObject, StreamPart, Usage } from "../../src/plugins/plugin-api.js";
-import { addPart, type LayoutPart } from "./parts-layout.js";
+import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/plugins/plugin-api.js";
+import { addPart, signedCall, type LayoutPart } from "./parts-layout.js";
 
 /**
  * Gemini's answer → canonical parts. A streamed answer is a series of whole
@@ -18,32 +18,34 @@ export class GeminiDecoder {
   chunk(body: JsonObject): StreamPart[] {
     const parts: StreamPart[] = [];
     if (!this.sawMetadata && (body.responseId || body.modelVersion)) {
-      parts.push({ type: "response-metadata", id: str(body.responseId), model: str(body.modelVersion) });
+      parts.push({ type: "response-metadata", id: readString(body.responseId), model: readString(body.modelVersion) });
       this.sawMetadata = true;
     }
-    const candidate = Array.isArray(body.candidates) ? (body.candidates[0] as JsonObject | undefined) : undefined;
-    const content = (candidate?.content ?? {}) as JsonObject;
+    const candidates = readArray(body.candidates);
+    const candidate = candidates === undefined ? undefined : readObject(candidates[0]);
     let changed = false;
-    for (const part of Array.isArray(content.parts) ? (content.parts as JsonObject[]) : []) {
-      changed = this.part(part, parts) || changed;
+    for (const part of readArray(readObject(candidate?.content)?.parts) ?? []) {
+      changed = this.part(requireObject(part, "a content part"), parts) || changed;
     }
     if (changed) parts.push({ type: "native-record", record: { parts: this.layout.map((part) => ({ ...part })) } });
-    if (body.usageMetadata && typeof body.usageMetadata === "object") parts.push({ type: "usage", usage: toUsage(body.usageMetadata as JsonObject) });
-    const reason = str(candidate?.finishReason) ?? str((body.promptFeedback as JsonObject | undefined)?.blockReason);
+    const usage = readObject(body.usageMetadata);
+    if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
+    const reason = readString(candidate?.finishReason) ?? readString(readObject(body.promptFeedback)?.blockReason);
     if (reason) parts.push({ type: "finish", reason: this.finishReason(reason) });
     return parts;
   }
 
   /** One part; true when the layout changed. */
   private part(part: JsonObject, parts: StreamPart[]): boolean {
-    const signature = str(part.thoughtSignature);
-    if (part.functionCall && typeof part.functionCall === "object") {
-      const call = part.functionCall as JsonObject;
-      const nativeId = typeof call.id === "string" && call.id.length > 0;
+    const signature = readString(part.thoughtSignature);
+    const call = readObject(part.functionCall);
+    if (call) {
+      const nativeId = readString(call.id) || undefined;
       // Gemini 2.x gives calls no id; clients need one to answer them
-      const id = nativeId ? (call.id as string) : `call_${randomBytes(12).toString("hex")}`;
-      parts.push({ type: "tool-call-delta", index: this.toolCount++, id, name: str(call.name), arguments: JSON.stringify(call.args ?? {}) });
-      addPart(this.layout, signature === undefined ? { type: "function_call", id, native_id: nativeId } : { type: "function_call", id, native_id: nativeId, thoughtSignature: signature });
+      const id = nativeId ?? `call_${randomBytes(12).toString("hex")}`;
+      parts.push({ type: "tool-call-delta", index: this.toolCount++, id, name: readString(call.name), arguments: JSON.stringify(call.args ?? {}) });
+      const native = nativeId !== undefined;
+      addPart(this.layout, signedCall(id, native, signature, readObject(call.args) ?? {}));
       return true;
     }
     if (typeof part.text !== "string") return false; // inlineData, executableCode…: not carried
@@ -76,10 +78,6 @@ function toUsage(usage: JsonObject): Usage {
   const result: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: num(usage.totalTokenCount) || prompt + completion, completion_tokens_details: { reasoning_tokens: thoughts } };
   if (usage.cachedContentTokenCount !== undefined) result.prompt_tokens_details = { cached_tokens: num(usage.cachedContentTokenCount) };
   return result;
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }
 
 function num(value: unknown): number {

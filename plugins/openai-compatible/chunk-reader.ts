@@ -1,8 +1,8 @@
-import { detached, type JsonObject, sameJson, type StreamPart } from "../../src/plugins/plugin-api.js";
+import { detached, type JsonObject, parseObject, readArray, readObject, sameJson, type StreamPart } from "../../src/plugins/plugin-api.js";
 
 /**
  * One stream chunk: its top-level members (`choices` aside) and its first
- * choice — or, for a choice that only carries one plain delta string, that
+ * choice, when that is an object (anything else there is no choice) — or, for a choice that only carries one plain delta string, that
  * string alone, as the part it decodes to (`plain`; then `choice` is
  * undefined, its finish_reason null).
  */
@@ -52,31 +52,30 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
         return plainView;
       }
     }
-    // slice-and-compare: String#startsWith on a ~100-character prefix measured several times slower
+    // slice-and-compare: String#startsWith on a prefix this long is several times slower
     if (envelope && data.endsWith("]}") && data.slice(0, envelope.prefix.length) === envelope.prefix) {
       const text = data.slice(envelope.prefix.length, -2);
       try {
-        const choice: unknown = JSON.parse(text);
-        if (choice !== null && typeof choice === "object" && !Array.isArray(choice)) {
-          const template = deltas.length < MAX_DELTA_TEMPLATES ? learnDelta(text, choice as JsonObject) : undefined;
+        const choice = readObject(JSON.parse(text));
+        if (choice) {
+          const template = deltas.length < MAX_DELTA_TEMPLATES ? learnDelta(text, choice) : undefined;
           if (template && !deltas.includes(template)) {
             deltas.push(template);
             whole.push(inEnvelope(envelope.prefix, template));
           }
-          return { fields: envelope.fields, choice: choice as JsonObject };
+          return { fields: envelope.fields, choice };
         }
       } catch {
         // not exactly one choice: read the chunk whole
       }
     }
-    let chunk: unknown;
+    let parsed: JsonObject | undefined;
     try {
-      chunk = JSON.parse(data);
+      parsed = readObject(JSON.parse(data));
     } catch {
       return undefined;
     }
-    if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) return undefined;
-    const parsed = chunk as JsonObject;
+    if (!parsed) return undefined;
     if (learns < MAX_LEARNS) {
       learns++;
       const learned = learnEnvelope(data, parsed);
@@ -85,7 +84,8 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
         whole = deltas.map((template) => inEnvelope(learned.prefix, template));
       }
     }
-    return { fields: parsed, choice: Array.isArray(parsed.choices) ? (parsed.choices[0] as JsonObject | undefined) : undefined };
+    const choices = readArray(parsed.choices);
+    return { fields: parsed, choice: choices === undefined ? undefined : readObject(choices[0]) };
   };
 }
 
@@ -117,7 +117,7 @@ function inEnvelope(envelopePrefix: string, template: DeltaTemplate): WholeTempl
  * The plain delta of a chunk that is exactly the template around a string
  * with no quote, backslash or control character. Compared by slices, and a
  * small fixed-shape result: startsWith, and a rebuilt choice (a spread and a
- * computed key), measured slower than the parse they replace.
+ * computed key), would be slower than the parse they replace.
  */
 function readWhole(template: WholeTemplate, data: string): PlainDelta | undefined {
   const { prefix, suffix } = template;
@@ -137,12 +137,12 @@ function readWhole(template: WholeTemplate, data: string): PlainDelta | undefine
  * slot must parse to the same choice with the probe as the delta's text.
  */
 function learnDelta(text: string, choice: JsonObject): DeltaTemplate | undefined {
-  const delta = choice.delta;
-  if (delta === null || typeof delta !== "object" || Array.isArray(delta) || (choice.finish_reason !== null && choice.finish_reason !== undefined)) return undefined;
+  const delta = readObject(choice.delta);
+  if (delta === undefined || (choice.finish_reason !== null && choice.finish_reason !== undefined)) return undefined;
   const keys = Object.keys(delta);
   const field = keys[0];
   if (keys.length !== 1 || field === undefined || !PLAIN_DELTA_FIELDS.has(field)) return undefined;
-  const value = (delta as JsonObject)[field];
+  const value = delta[field];
   if (typeof value !== "string") return undefined;
   const pair = `${JSON.stringify(field)}:${JSON.stringify(value)}`;
   const at = text.indexOf(pair);
@@ -154,7 +154,7 @@ function learnDelta(text: string, choice: JsonObject): DeltaTemplate | undefined
   const known = proven.get(key);
   if (known) return known;
   try {
-    const probe = JSON.parse(`${before}probe${after}`) as unknown;
+    const probe: unknown = JSON.parse(`${before}probe${after}`);
     if (!sameJson(probe, { ...choice, delta: { [field]: "probe" } })) return undefined;
   } catch {
     return undefined;
@@ -176,13 +176,7 @@ function learnEnvelope(data: string, chunk: JsonObject): { prefix: string; field
   const at = data.indexOf(CHOICES);
   if (at < 1 || !data.endsWith("]}")) return undefined;
   const head = data.slice(0, at);
-  let fields: unknown;
-  try {
-    fields = JSON.parse(head.endsWith(",") ? `${head.slice(0, -1)}}` : `${head}}`);
-  } catch {
-    return undefined;
-  }
-  if (fields === null || typeof fields !== "object" || Array.isArray(fields)) return undefined;
-  if (Object.keys(fields).length !== Object.keys(chunk).length - 1) return undefined;
-  return { prefix: detached(data.slice(0, at + CHOICES.length)), fields: fields as JsonObject };
+  const fields = parseObject(head.endsWith(",") ? `${head.slice(0, -1)}}` : `${head}}`);
+  if (fields === undefined || Object.keys(fields).length !== Object.keys(chunk).length - 1) return undefined;
+  return { prefix: detached(data.slice(0, at + CHOICES.length)), fields };
 }

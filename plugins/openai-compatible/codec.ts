@@ -1,7 +1,8 @@
-import { chatBodyBytes, type HttpCodec, type JsonObject, type StreamPart, UnreadableChunkError, type UpstreamCall, type Usage } from "../../src/plugins/plugin-api.js";
+import { chatBodyBytes, type HttpCodec, type JsonObject, readArray, readObject, readString, requireObject, requireObjects, type StreamPart, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 import { applyRequestNames } from "./request-names.js";
+import { usageOf } from "./usage.js";
 
 /** An event that decodes to no part (shared: the consumer only reads it). */
 const NOTHING: readonly StreamPart[] = [];
@@ -21,18 +22,23 @@ export const openAICompatibleCodec: HttpCodec = {
 
   decodeResponse(body: JsonObject): StreamPart[] {
     // some upstreams answer 200 with only an error object; that is not an empty answer
-    if (body.error && typeof body.error === "object" && !Array.isArray(body.choices)) throw new UpstreamStreamError(body.error as JsonObject);
+    const error = readObject(body.error);
+    if (error && !Array.isArray(body.choices)) throw new UpstreamStreamError(error);
     const parts: StreamPart[] = [metadata(body)];
     const choice = firstChoice(body);
-    const message = (choice?.message ?? {}) as JsonObject;
-    decodeMessage(message, parts);
-    const toolCalls = Array.isArray(message.tool_calls) ? (message.tool_calls as JsonObject[]) : [];
-    toolCalls.forEach((call, position) => {
-      const fn = (call.function ?? {}) as JsonObject;
-      parts.push({ type: "tool-call-delta", index: position, id: str(call.id), name: str(fn.name), arguments: str(fn.arguments) ?? "" });
-    });
-    if (body.usage && typeof body.usage === "object") parts.push({ type: "usage", usage: body.usage as unknown as Usage });
-    if (typeof choice?.finish_reason === "string") parts.push({ type: "finish", reason: choice.finish_reason });
+    const message = readObject(choice?.message);
+    if (message) {
+      decodeMessage(message, parts);
+      readArray(message.tool_calls)?.forEach((entry, position) => {
+        const call = requireObject(entry, TOOL_CALL);
+        const fn = readObject(call.function);
+        parts.push({ type: "tool-call-delta", index: position, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) ?? "" });
+      });
+    }
+    const usage = usageOf(body);
+    if (usage) parts.push({ type: "usage", usage });
+    const reason = readString(choice?.finish_reason);
+    if (reason !== undefined) parts.push({ type: "finish", reason });
     return parts;
   },
 
@@ -49,7 +55,8 @@ export const openAICompatibleCodec: HttpCodec = {
       const { fields: chunk, choice, plain } = view;
       // OpenRouter and others report a failure after the stream started as a chunk with `error`;
       // dropping it would end the answer as if it were complete, so the relay is told instead.
-      if (chunk.error && typeof chunk.error === "object") throw new UpstreamStreamError(chunk.error as JsonObject);
+      const error = readObject(chunk.error);
+      if (error) throw new UpstreamStreamError(error);
       // most of a stream: one delta string, after the metadata was taken — the part itself, no array around it
       if (plain && sawMetadata) return plain.text ? plain : NOTHING;
       const parts: StreamPart[] = [];
@@ -59,18 +66,24 @@ export const openAICompatibleCodec: HttpCodec = {
       }
       if (plain) {
         if (plain.text) parts.push(plain);
-      } else if (choice?.delta && typeof choice.delta === "object") {
-        const delta = choice.delta as JsonObject;
-        decodeMessage(delta, parts);
-        if (Array.isArray(delta.tool_calls)) {
-          for (const call of delta.tool_calls as JsonObject[]) {
-            const fn = (call.function ?? {}) as JsonObject;
-            parts.push({ type: "tool-call-delta", index: typeof call.index === "number" ? call.index : 0, id: str(call.id), name: str(fn.name), arguments: str(fn.arguments) });
+      } else {
+        const delta = readObject(choice?.delta);
+        if (delta) {
+          decodeMessage(delta, parts);
+          const toolCalls = readArray(delta.tool_calls);
+          if (toolCalls) {
+            for (const entry of toolCalls) {
+              const call = requireObject(entry, TOOL_CALL);
+              const fn = readObject(call.function);
+              parts.push({ type: "tool-call-delta", index: typeof call.index === "number" ? call.index : 0, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) });
+            }
           }
         }
       }
-      if (chunk.usage && typeof chunk.usage === "object") parts.push({ type: "usage", usage: chunk.usage as unknown as Usage });
-      if (typeof choice?.finish_reason === "string") parts.push({ type: "finish", reason: choice.finish_reason });
+      const usage = usageOf(chunk);
+      if (usage) parts.push({ type: "usage", usage });
+      const reason = readString(choice?.finish_reason);
+      if (reason !== undefined) parts.push({ type: "finish", reason });
       return parts;
     };
   },
@@ -79,7 +92,7 @@ export const openAICompatibleCodec: HttpCodec = {
 /** An error the upstream sent inside a 200 (in its stream, or as the whole body); the core relays it as an upstream error. */
 class UpstreamStreamError extends Error {
   constructor(readonly detail: JsonObject) {
-    super(`the upstream reported an error: ${str(detail.message) ?? JSON.stringify(detail)}`);
+    super(`the upstream reported an error: ${readString(detail.message) ?? JSON.stringify(detail)}`);
     this.name = "UpstreamStreamError";
   }
 }
@@ -88,17 +101,19 @@ class UpstreamStreamError extends Error {
 function decodeMessage(message: JsonObject, parts: StreamPart[]): void {
   const reasoning = nonEmpty(message.reasoning_content) ?? nonEmpty(message.reasoning);
   if (reasoning) parts.push({ type: "reasoning-delta", text: reasoning });
-  if (Array.isArray(message.reasoning_details) && message.reasoning_details.length > 0) {
-    parts.push({ type: "reasoning-details-delta", details: message.reasoning_details as JsonObject[] });
-  }
+  // the core merges the entries by their index (SPEC §12.2): passed on as they came, each must be an object
+  const details = readArray(message.reasoning_details);
+  if (details && details.length > 0) parts.push({ type: "reasoning-details-delta", details: requireObjects(details, REASONING_DETAIL) });
   const content = message.content;
   if (typeof content === "string") {
     if (content) parts.push({ type: "text-delta", text: content });
   } else if (Array.isArray(content)) {
     // Mistral's Magistral: [{type:"thinking", thinking:[{type:"text", text}]}, {type:"text", text}]
-    for (const chunk of content as JsonObject[]) {
-      if (chunk.type === "thinking" && Array.isArray(chunk.thinking)) {
-        const text = (chunk.thinking as JsonObject[]).map((inner) => str(inner.text) ?? "").join("");
+    for (const entry of content) {
+      const chunk = requireObject(entry, CONTENT_CHUNK);
+      const thinking = chunk.type === "thinking" ? readArray(chunk.thinking) : undefined;
+      if (thinking) {
+        const text = thinking.map((inner) => readString(requireObject(inner, THINKING_CHUNK).text) ?? "").join("");
         if (text) parts.push({ type: "reasoning-delta", text });
       } else if (chunk.type === "text" && typeof chunk.text === "string" && chunk.text) {
         parts.push({ type: "text-delta", text: chunk.text });
@@ -107,17 +122,21 @@ function decodeMessage(message: JsonObject, parts: StreamPart[]): void {
   }
 }
 
-function firstChoice(body: JsonObject): JsonObject | undefined {
-  return Array.isArray(body.choices) ? (body.choices[0] as JsonObject | undefined) : undefined;
+/** The first choice; anything but an object there (null included) is no choice, as before. */
+export function firstChoice(body: JsonObject): JsonObject | undefined {
+  const choices = readArray(body.choices);
+  return choices === undefined ? undefined : readObject(choices[0]);
 }
 
 function metadata(body: JsonObject): StreamPart {
-  return { type: "response-metadata", id: str(body.id), model: str(body.model) };
+  return { type: "response-metadata", id: readString(body.id), model: readString(body.model) };
 }
 
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
+/** What each list entry must be, as an upstream error names it. */
+const TOOL_CALL = "a tool_calls entry";
+const CONTENT_CHUNK = "a content chunk";
+const THINKING_CHUNK = "a thinking chunk";
+const REASONING_DETAIL = "a reasoning_details entry";
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;

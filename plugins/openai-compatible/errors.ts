@@ -57,7 +57,8 @@ export function classifyOpenAIError(status: number, body: string, sentFields: re
 function messagesOf(body: string): string[] {
   try {
     const found: string[] = [];
-    collect(JSON.parse(body) as unknown, found, 0);
+    const parsed: unknown = JSON.parse(body);
+    collect(parsed, found, 0);
     return found;
   } catch {
     return [];

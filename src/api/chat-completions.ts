@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { toOpenAIError } from "../errors/gateway-error.js";
+import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { requireModel, type Caller } from "../keys/caller.js";
@@ -105,8 +105,8 @@ interface StreamShape {
  * Relays parts as `chat.completion.chunk`s. The constant head of every chunk
  * is serialised once. A reasoning or text delta (nearly every part) is
  * written between bytes encoded once per stream, so its only new string is
- * its text's JSON: building each chunk's text was ~24 KB of garbage per
- * 62-part stream, and young-generation GC grows with it under load.
+ * its text's JSON: building each chunk's whole text made garbage of every
+ * chunk, and young-generation GC grows with it under load.
  */
 async function streamChunks(run: TurnRun, response: ServerResponse, options: GatewayOptions, shape: StreamShape): Promise<void> {
   const sse = new SseWriter(response, { "x-session-id": run.sessionId }, options.keepaliveSeconds);
@@ -134,7 +134,16 @@ async function streamChunks(run: TurnRun, response: ServerResponse, options: Gat
     return;
   }
   sse.holdUntilEnd(); // the last events leave with [DONE]
-  const turn = await run.complete(); // durable before the client sees [DONE]
+  let turn: Awaited<ReturnType<TurnRun["complete"]>>;
+  try {
+    turn = await run.complete(); // durable before the client sees [DONE]
+  } catch (error) {
+    if (!(error instanceof GatewayError)) throw error;
+    // the turn could not be stored (store_unavailable): the client is told so, never that the turn completed
+    sse.data(JSON.stringify(toOpenAIError(error)));
+    sse.end("data: [DONE]\n\n");
+    return;
+  }
   sse.data(chunk("{}", turn.finishReason));
   if (shape.includeUsage && turn.usage) sse.data(`${head},"choices":[],"usage":${JSON.stringify(turn.usage)}}`);
   sse.end("data: [DONE]\n\n");

@@ -1,5 +1,6 @@
 import { GatewayError } from "../errors/gateway-error.js";
 import type { ChatRequest, JsonObject } from "../plugins/contract.js";
+import { shown } from "../util/shown.js";
 
 /**
  * The rules OpenAI's chat completions apply beyond the body's shape, each a
@@ -16,7 +17,7 @@ export function checkChatRules(request: ChatRequest): void {
 
 function checkTool(tool: JsonObject, index: number): void {
   const path = `tools[${index}]`;
-  if (tool.type !== "function") throw invalid(`Invalid value for '${path}.type': '${String(tool.type)}'. carrierd serves only 'function' tools.`, `${path}.type`);
+  if (tool.type !== "function") throw invalid(`Invalid value for '${path}.type': '${shown(tool.type)}'. carrierd serves only 'function' tools.`, `${path}.type`);
   const fn = tool.function;
   if (!fn || typeof fn !== "object" || Array.isArray(fn)) throw invalid(`Missing required parameter: '${path}.function'.`, `${path}.function`);
   const name = (fn as JsonObject).name;
@@ -39,7 +40,7 @@ function checkToolChoice(choice: unknown): void {
     return;
   }
   if (object.type === "allowed_tools") return;
-  throw invalid(`Invalid value for 'tool_choice.type': '${String(object.type)}'. Supported values are: 'function' and 'allowed_tools'.`, "tool_choice.type");
+  throw invalid(`Invalid value for 'tool_choice.type': '${shown(object.type)}'. Supported values are: 'function' and 'allowed_tools'.`, "tool_choice.type");
 }
 
 /**

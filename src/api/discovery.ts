@@ -1,5 +1,6 @@
 import type { RouteTable } from "../routes/route-table.js";
 import { missingKeyVariable } from "./provider-keys.js";
+import { describeStore, type StoreChoice } from "../config/store-choice.js";
 
 const CARRIERD_VERSION = "0.1.0";
 
@@ -25,11 +26,15 @@ export function modelsBody(table: RouteTable, env: Readonly<Record<string, strin
 }
 
 /** GET /v1/capabilities (SPEC §7). */
-export function capabilitiesBody(table: RouteTable): object {
+export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind: "sqlite" }, events: Record<string, unknown> = { backend: "local" }): object {
   return {
     object: "capabilities",
     version: CARRIERD_VERSION,
     routes_revision: table.revision,
+    // where live events come from; a Redis URL is shown with its password masked
+    events,
+    // which backend keeps the state; for PostgreSQL its URL, password redacted (several gateways share one)
+    store: store.kind === "sqlite" ? { backend: "sqlite" } : { backend: "postgres", url: describeStore(store) },
     auth: { type: "bearer", required: true },
     features: {
       reasoning_streaming: true,

@@ -52,8 +52,7 @@ export function openEventStream(response: ServerResponse, headers: Record<string
  * cost more than the JSON it carries. The pass is kept as pieces (constant
  * Buffers and the JSON strings between them) and encoded straight into one
  * Buffer: concatenating the pass into a string, which Buffer.from then
- * flattened on the heap before encoding it, was ~12 KB of garbage per
- * 62-part stream.
+ * flattened on the heap before encoding it, made garbage of every pass.
  */
 export class SseWriter implements KeepaliveTarget {
   private lastWrite = Date.now();
@@ -122,8 +121,8 @@ export class SseWriter implements KeepaliveTarget {
    * The upstream has finished and only the turn's commit is left (a SQLite
    * transaction in this turn of the event loop): what this pass wrote leaves
    * with the end, in one socket write instead of two. On loopback or a LAN,
-   * a write costs the sender some 20–30 µs of CPU, more than a stream's
-   * last events take to build.
+   * a write costs the sender more CPU than a stream's last events take to
+   * build.
    */
   holdUntilEnd(): void {
     this.held = true;

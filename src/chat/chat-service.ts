@@ -200,9 +200,8 @@ interface RelayTarget {
  * generators a new hidden class; hidden classes live in the old generation
  * and point back at the closure, so every turn's whole context (its
  * session match, prompt, accumulator, the parsed answer) stayed reachable
- * from dead old-space objects until the next full GC. Every young-generation
- * GC copied and then promoted it: ~4 KB a request at c=1, most of what
- * survived a scavenge (docs/performance.md).
+ * from dead old-space objects until the next full GC, and every
+ * young-generation GC copied and then promoted it.
  */
 async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
   const { accumulator, reasoningEnabled, bus, publish, inFlight, pace } = turn;

@@ -63,11 +63,14 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   const { resolved, policy } = route;
   const { storage, registry, env } = context;
   const optOut = replayOptOut(request);
+  const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
+  // the route's verdicts do not depend on the session: read beside its lookup (a networked store answers both in one wait)
+  const verdicts = storage.verdicts.fieldsFor(key.provider, key.host, key.model);
+  verdicts.catch(() => undefined); // awaited below; a lookup that fails first must not leave this rejection unhandled
   const match = await findSession(storage.turns, options.keyHash, request.messages, options.explicit);
   const sessionId = match.sessionId ?? newId("sess_");
   options.onSession?.(sessionId);
-  const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
-  const rejected = await rejectedFor(storage, key, match.sessionId);
+  const rejected = await rejectedFor(storage, key, match.sessionId, verdicts);
   const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
   const sourcesFor = storedCarriers(context, route, match);
   const call = { stream: options.stream, cancellation: options.cancellation };

@@ -21,9 +21,8 @@ export interface TurnOrigin {
 
 /**
  * The stored row of a finished turn: every carrier verbatim, and the
- * fingerprint stateless clients find it by. One literal: the origin spread
- * into a row with the rest measured ~10 µs (V8 rebuilt it property by
- * property).
+ * fingerprint stateless clients find it by. One literal: spreading the
+ * origin into a row with the rest makes V8 rebuild it property by property.
  */
 export function turnRecord(origin: TurnOrigin, turn: AssistantTurn, nativeRecord: JsonObject | undefined): NewTurn {
   return {

@@ -3,6 +3,7 @@ import type { ChatMessage } from "../plugins/contract.js";
 import type { SessionCatalogue } from "../storage/storage.js";
 import { Cancellation } from "../upstream/cancellation.js";
 import { SUMMARY_INDEX, type ViewEntry } from "./view.js";
+import { shown } from "../util/shown.js";
 
 const INSTRUCTIONS = [
   "You compact a long conversation between a user and an assistant so that it fits the assistant's context window.",
@@ -79,6 +80,6 @@ export async function summarize(chat: ChatService, sessions: Pick<SessionCatalog
 
 function textOf(message: ChatMessage): string {
   if (typeof message.content === "string") return message.content;
-  if (Array.isArray(message.content)) return message.content.map((part) => (typeof part.text === "string" ? part.text : `[${String(part.type)}]`)).join("\n");
+  if (Array.isArray(message.content)) return message.content.map((part) => (typeof part.text === "string" ? part.text : `[${shown(part.type)}]`)).join("\n");
   return "";
 }

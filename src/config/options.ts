@@ -1,9 +1,13 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { parseEventsSetting, type EventsSetting } from "./events-setting.js";
+import { resolveStore, type StoreChoice, type StoreFlags } from "./store-choice.js";
 
 /** Everything the gateway is configured with (SPEC §2), resolved from flags, then env, then defaults. */
 export interface GatewayOptions {
   readonly home: string;
+  /** Where the state is kept (`--store` / CARRIERD_STORE): SQLite in `home` when unset. */
+  readonly store?: StoreChoice;
   readonly routesPath: string;
   readonly host: string;
   readonly port: number;
@@ -24,11 +28,13 @@ export interface GatewayOptions {
   readonly streamBufferBytes?: number;
   /** Seconds a streaming client may take nothing before it is cut off and its upstream aborted (CARRIERD_CLIENT_STALL_SECONDS; default 30). */
   readonly clientStallSeconds?: number;
+  /** Where live events go: the in-process bus, or a Redis stream shared by every instance (`--events`, CARRIERD_EVENTS; default local). */
+  readonly events?: EventsSetting;
   /** Environment the provider secrets are read from. */
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface OptionFlags {
+export interface OptionFlags extends StoreFlags {
   home?: string;
   routes?: string;
   host?: string;
@@ -38,6 +44,8 @@ export interface OptionFlags {
   logLevel?: string;
   /** Request body limit: bytes, or with a KiB/MiB suffix. */
   bodyLimit?: string;
+  /** `local` or a Redis URL. */
+  events?: string;
 }
 
 export const DEFAULT_PORT = 8642;
@@ -52,6 +60,7 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port: ${String(flags.port ?? env.CARRIERD_PORT)}`);
   return {
     home: resolveHome(flags.home, env),
+    store: resolveStore(flags, env),
     routesPath: resolve(flags.routes ?? env.CARRIERD_ROUTES ?? "routes.yaml"),
     host: flags.host ?? env.CARRIERD_HOST ?? "127.0.0.1",
     port,
@@ -65,6 +74,7 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
     walLimitBytes: parseSize(env.CARRIERD_WAL_LIMIT, "CARRIERD_WAL_LIMIT"),
     streamBufferBytes: parseSize(env.CARRIERD_STREAM_BUFFER, "CARRIERD_STREAM_BUFFER"),
     clientStallSeconds: positiveSeconds(env.CARRIERD_CLIENT_STALL_SECONDS, "CARRIERD_CLIENT_STALL_SECONDS"),
+    events: parseEventsSetting(flags.events ?? env.CARRIERD_EVENTS, env),
     env,
   };
 }

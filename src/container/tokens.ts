@@ -13,6 +13,7 @@ export const UPSTREAM_HTTP = Symbol("UpstreamHttp");
 export const CHAT_SERVICE = Symbol("ChatService");
 export const PLUGIN_HOST = Symbol("PluginHost");
 export const EVENT_HUB = Symbol("EventHub");
+export const EVENT_FEED = Symbol("EventFeed");
 export const METRICS = Symbol("GatewayMetrics");
 export const RESPONSES_API = Symbol("ResponsesApi");
 export const COMPACTOR = Symbol("Compactor");

@@ -22,6 +22,8 @@ const ERROR_TABLE = {
   // nginx's convention: the client left before the answer; nobody reads it, and it is not the gateway's failure
   client_closed_request: { status: 499, type: "invalid_request_error" },
   provider_not_configured: { status: 503, type: "server_error" },
+  // the shared store (PostgreSQL) did not answer: a load balancer sends the client to another instance
+  store_unavailable: { status: 503, type: "server_error" },
   upstream_error: { status: 502, type: "upstream_error" },
   upstream_unreachable: { status: 502, type: "upstream_error" },
   // a stream that ended, broke or turned unreadable before its terminal marker: an incomplete turn, never stored

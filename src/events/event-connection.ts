@@ -4,7 +4,8 @@ import type { Logger } from "../logging/logger.js";
 import { seesEventsOf, type Caller } from "../keys/caller.js";
 import type { Identification } from "../keys/key-ring.js";
 import { EventFilter } from "./event-filter.js";
-import { EVENT_KEY, type GatewayEvent } from "../bus/event-bus.js";
+import { EVENT_KEY } from "../bus/event-bus.js";
+import { compareEventIds, CONTROL, EVENT_ID, type HubEvent } from "./event-feed.js";
 import type { HubLimits } from "./hub-limits.js";
 
 /** Close codes of the event stream. 4401 and 4403 mirror HTTP 401 and 403; 1013 is "try again later". */
@@ -21,6 +22,10 @@ export interface ConnectionHooks {
   readonly log: Logger;
   /** Called once, when the connection is authenticated (by header or by its auth message). */
   onAuthenticated(connection: EventConnection): void;
+  /** Whether events carry ids a client can resume from (events: redis). */
+  readonly resumable: boolean;
+  /** A subscribe with `last_event_id`: the hub sends what came after it, then the connection goes live. */
+  onResume(connection: EventConnection, lastEventId: string): void;
   onDropped(count: number): void;
   onTooSlow(): void;
   onClosed(connection: EventConnection): void;
@@ -41,6 +46,13 @@ export class EventConnection {
   private alive = true;
   private stallTimer: NodeJS.Timeout | undefined;
   private authTimer: NodeJS.Timeout | undefined;
+  /** While a resume runs: live events, held until the backlog before them has been sent. */
+  private held: { event: HubEvent; payload: Buffer }[] | undefined;
+  private heldOverflow = false;
+  /** The first stream event handed to this connection: a resume stops before it, since from there on the connection got them live. */
+  private firstStreamId: string | undefined;
+  /** After a resume: live events up to this id were in its backlog (this instance's reader may lag behind the stream). */
+  private sentThrough: string | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -72,8 +84,67 @@ export class EventConnection {
   }
 
   /** Hands a serialised event to the socket, or drops it when the peer is behind. True when something was written. */
-  deliver(event: GatewayEvent, payload: () => Buffer): boolean {
-    if (!this.authenticated || this.ws.readyState !== this.ws.OPEN || !this.filter.matches(event) || !seesEventsOf(this.authenticatedAs!, event[EVENT_KEY])) return false;
+  deliver(event: HubEvent, payload: () => Buffer): boolean {
+    if (event.event_id !== undefined) this.firstStreamId ??= event.event_id;
+    if (this.held) {
+      if (this.held.length < this.hooks.limits.maxResumeHeld) this.held.push({ event, payload: payload() });
+      else this.heldOverflow = true;
+      return false;
+    }
+    if (this.sentThrough !== undefined && event.event_id !== undefined) {
+      if (compareEventIds(event.event_id, this.sentThrough) <= 0) return false;
+      this.sentThrough = undefined;
+    }
+    return this.send(event, payload);
+  }
+
+  /** Whether the socket can take the next batch of a resume; resolves when it has drained. */
+  async writable(): Promise<void> {
+    const socket = this.hooks.socket;
+    if (!socket.writableNeedDrain || this.ws.readyState !== this.ws.OPEN) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        socket.off("drain", done);
+        socket.off("close", done);
+        resolve();
+      };
+      socket.on("drain", done);
+      socket.on("close", done);
+    });
+  }
+
+  /** Where a resume's backlog ends: the first event this connection was handed live, if any. */
+  get liveSince(): string | undefined {
+    return this.firstStreamId;
+  }
+
+  get open(): boolean {
+    return this.ws.readyState === this.ws.OPEN;
+  }
+
+  /** A backlog event of a resume: sent now, ahead of the live events held meanwhile. */
+  deliverReplayed(event: HubEvent, payload: Buffer): void {
+    this.send(event, () => payload);
+  }
+
+  /**
+   * The backlog has been sent up to `cursor`: the held live events after it
+   * follow, and the connection is live. False when more live events came than
+   * could be held (the hub then announces a gap).
+   */
+  endResume(cursor: string): boolean {
+    const held = this.held ?? [];
+    const complete = !this.heldOverflow;
+    this.held = undefined;
+    this.heldOverflow = false;
+    this.sentThrough = cursor;
+    for (const { event, payload } of held) this.deliver(event, () => payload);
+    return complete;
+  }
+
+  private send(event: HubEvent, payload: () => Buffer): boolean {
+    if (!this.authenticated || this.ws.readyState !== this.ws.OPEN) return false;
+    if (!event[CONTROL] && (!this.filter.matches(event) || !seesEventsOf(this.authenticatedAs!, event[EVENT_KEY]))) return false;
     if (this.ws.bufferedAmount > this.hooks.limits.maxBufferedBytes) {
       this.dropped++;
       this.hooks.onDropped(1);
@@ -143,8 +214,15 @@ export class EventConnection {
       case "subscribe": {
         const filter = EventFilter.parse(message.sessions, message.events);
         if ("error" in filter) return this.reply({ type: "error", code: "invalid_subscribe", message: filter.error });
+        const resumeError = this.resumeProblem(message.last_event_id);
+        if (resumeError) return this.reply({ type: "error", code: "invalid_subscribe", message: resumeError });
         this.filter = filter;
-        return this.reply({ type: "subscribed", ...filter.describe() });
+        this.reply({ type: "subscribed", ...filter.describe() });
+        if (typeof message.last_event_id === "string") {
+          this.held = [];
+          this.hooks.onResume(this, message.last_event_id);
+        }
+        return;
       }
       case "auth":
         // already authenticated (by header or an earlier message); a different key is still a wrong key
@@ -159,6 +237,14 @@ export class EventConnection {
       default:
         return this.reply({ type: "error", code: "unknown_message", message: `unknown message type ${JSON.stringify(String(message.type).slice(0, 64))}; send "subscribe" or "ping"` });
     }
+  }
+
+  private resumeProblem(lastEventId: unknown): string | undefined {
+    if (lastEventId === undefined || lastEventId === null) return undefined;
+    if (!this.hooks.resumable) return "last_event_id: this gateway's events are local and carry no ids (resuming needs events: redis://…)";
+    if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return "last_event_id must be an event_id this stream sent (\"<ms>-<seq>:<index>\")";
+    if (this.held) return "last_event_id: a resume is already running on this connection";
+    return undefined;
   }
 
   private authenticate(caller: Caller): void {

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type GatewayEvent } from "../bus/event-bus.js";
+import { EVENT_TYPES } from "../bus/event-bus.js";
 
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
 /** SPEC §12.11: what a session id may look like. */
@@ -18,7 +18,7 @@ export class EventFilter {
     private readonly types: ReadonlySet<string> | undefined,
   ) {}
 
-  matches(event: GatewayEvent): boolean {
+  matches(event: { readonly type: string; readonly session_id?: string }): boolean {
     if (this.types && !this.types.has(event.type)) return false;
     if (!this.sessions) return true;
     return typeof event.session_id === "string" && this.sessions.has(event.session_id);

@@ -2,19 +2,20 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { inject, injectable } from "tsyringe";
 import { WebSocketServer } from "ws";
-import { EVENT_BUS, KEY_RING, LOGGER, OPTIONS } from "../container/tokens.js";
+import { EVENT_FEED, KEY_RING, LOGGER, OPTIONS } from "../container/tokens.js";
 import type { KeyRing } from "../keys/key-ring.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
-import type { EventBus, GatewayEvent } from "../bus/event-bus.js";
 import { EventConnection } from "./event-connection.js";
+import { CONTROL, WIRE_TEXT, type EventFeed, type GapNotice, type HubEvent } from "./event-feed.js";
 import { hubLimitsFromEnv, type HubLimits } from "./hub-limits.js";
 import { checkUpgrade } from "./upgrade-guard.js";
 
 /**
  * The WebSocket side of the event bus (SPEC §8): `GET /v1/events`. The hub
- * is the bus's one WebSocket listener (and listens only while someone is
- * connected); each event is serialised at most once and handed to every
+ * is the feed's one WebSocket listener (and listens only while someone is
+ * connected): the gateway's own bus, or with events: redis the stream every
+ * instance writes. Each event is serialised at most once and handed to every
  * connection that wants it. Publishing only appends to a queue and sending
  * never waits, so a request is never held up by a subscriber.
  */
@@ -31,10 +32,10 @@ export class EventHub {
   private droppedTotal = 0;
   private slowClosedTotal = 0;
   /** Events published during this turn of the event loop, fanned out together right after it. */
-  private queue: GatewayEvent[] = [];
+  private queue: HubEvent[] = [];
 
   constructor(
-    @inject(EVENT_BUS) private readonly bus: EventBus,
+    @inject(EVENT_FEED) private readonly feed: EventFeed,
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(LOGGER) private readonly log: Logger,
     @inject(KEY_RING) private readonly keys: KeyRing,
@@ -111,10 +112,12 @@ export class EventHub {
           identify,
           limits: this.limits,
           log: this.log,
+          resumable: this.feed.replay !== undefined,
+          onResume: (resuming, lastEventId) => this.resume(resuming, lastEventId),
           onAuthenticated: (authenticated) => {
             this.pending.delete(authenticated);
             this.subscribers.add(authenticated);
-            this.unsubscribe ??= this.bus.subscribe((event) => this.enqueue(event));
+            this.unsubscribe ??= this.feed.listen((event) => this.enqueue(event));
           },
           onDropped: (count) => (this.droppedTotal += count),
           onTooSlow: () => this.slowClosedTotal++,
@@ -133,7 +136,36 @@ export class EventHub {
     });
   }
 
-  private enqueue(event: GatewayEvent): void {
+  /**
+   * Sends what came after `lastEventId` to one connection, then the live
+   * events it held meanwhile. What cannot be sent is announced with a gap
+   * notice, never skipped in silence.
+   */
+  private resume(connection: EventConnection, lastEventId: string): void {
+    const replay = this.feed.replay;
+    if (!replay) return;
+    const sink = {
+      deliver: (event: HubEvent) => connection.deliverReplayed(event, wireText(event)),
+      ready: () => connection.writable(),
+      until: connection.liveSince,
+      get open() {
+        return connection.open;
+      },
+    };
+    const announce = (notice: GapNotice) => connection.deliverReplayed(controlMessage(notice), Buffer.from(JSON.stringify(notice)));
+    replay(lastEventId, sink).then(
+      ({ cursor }) => {
+        if (!connection.endResume(cursor)) announce({ type: "gap", reason: "behind", message: "more live events arrived while resuming than this connection could hold; some were skipped" });
+      },
+      (error: unknown) => {
+        this.log.warn({ err: error }, "could not read the event stream to resume a subscriber");
+        announce({ type: "gap", reason: "unavailable", after_event_id: lastEventId, message: "the events after last_event_id could not be read (the event stream is unreachable); live events follow" });
+        connection.endResume(lastEventId);
+      },
+    );
+  }
+
+  private enqueue(event: HubEvent): void {
     if (this.subscribers.size === 0) return;
     this.queue.push(event);
     if (this.queue.length === 1) setImmediate(() => this.drain());
@@ -152,7 +184,7 @@ export class EventHub {
     const corked = new Set<Duplex>();
     for (const event of events) {
       let payload: Buffer | undefined;
-      const serialise = () => (payload ??= Buffer.from(JSON.stringify(event)));
+      const serialise = () => (payload ??= wireText(event));
       for (const connection of this.subscribers) {
         if (connection.deliver(event, serialise) && !corked.has(connection.socket)) {
           connection.socket.cork();
@@ -162,6 +194,15 @@ export class EventHub {
     }
     for (const socket of corked) socket.uncork();
   }
+}
+
+/** The event's JSON text: as it came from the shared stream, or serialised here (local events). */
+function wireText(event: HubEvent): Buffer {
+  return event[WIRE_TEXT] ?? Buffer.from(JSON.stringify(event));
+}
+
+function controlMessage(notice: GapNotice): HubEvent {
+  return { type: notice.type, [CONTROL]: true };
 }
 
 function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message: string): void {

@@ -14,6 +14,8 @@ export interface HubLimits {
   readonly pingIntervalMs: number;
   /** Largest message a client may send (auth and subscribe are small). */
   readonly maxPayloadBytes: number;
+  /** Live events a resuming connection holds while its backlog is sent; past it the resume ends with a gap notice. */
+  readonly maxResumeHeld: number;
 }
 
 const DEFAULT_HUB_LIMITS: HubLimits = {
@@ -22,6 +24,7 @@ const DEFAULT_HUB_LIMITS: HubLimits = {
   authTimeoutMs: 5_000,
   pingIntervalMs: 30_000,
   maxPayloadBytes: 64 * 1024,
+  maxResumeHeld: 50_000,
 };
 
 /** Reads `CARRIERD_EVENTS_BUFFER_BYTES`, `CARRIERD_EVENTS_STALL_MS`, `CARRIERD_EVENTS_AUTH_MS`, `CARRIERD_EVENTS_PING_MS`; bad values fall back to the defaults. */

@@ -4,8 +4,10 @@ import { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
 import { EventBus } from "../bus/event-bus.js";
 import { EventHub } from "../events/event-hub.js";
+import { localFeed } from "../events/event-feed.js";
+import { openRedisFeed } from "../events-redis/redis-event-feed.js";
 import { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { EVENT_HUB, KEY_RING, METRICS } from "../container/tokens.js";
+import { EVENT_FEED, EVENT_HUB, KEY_RING, METRICS } from "../container/tokens.js";
 import { KeyRing } from "../keys/key-ring.js";
 import type { Logger } from "../logging/logger.js";
 import { PluginHost } from "../plugins/plugin-host.js";
@@ -13,7 +15,7 @@ import { PluginRegistry } from "../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
 import { RouteSource } from "../routes/route-source.js";
 import { UpstreamHttp } from "../upstream/upstream-http.js";
-import { openSqliteStorage } from "../storage-sqlite/open-sqlite-storage.js";
+import { openStorage } from "../storage-open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { installResponses } from "../responses/install.js";
 import { installCompaction } from "../compaction/install.js";
@@ -39,7 +41,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
-  const storage = openSqliteStorage({ home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
+  const storage = await openStorage(options.store, { home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });
@@ -57,6 +59,8 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.registerSingleton(CHAT_SERVICE, ChatService);
   installResponses(container);
   installCompaction(container);
+  // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
+  container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });
   container.registerSingleton(EVENT_HUB, EventHub);
   container.registerSingleton(METRICS, GatewayMetrics);
   return container;

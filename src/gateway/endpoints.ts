@@ -3,10 +3,12 @@ import { handleChatCompletions } from "../api/chat-completions.js";
 import { capabilitiesBody, modelsBody } from "../api/discovery.js";
 import type { Endpoint, EndpointCall } from "../api/endpoint-table.js";
 import { sendJson } from "../api/respond.js";
+import { storeHealth } from "../api/store-health.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, EVENT_HUB, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE } from "../container/tokens.js";
+import { CHAT_SERVICE, EVENT_FEED, EVENT_HUB, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import { serveDashboard } from "../dashboard/serve-dashboard.js";
+import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
 import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
 import { mayUseModel, type Caller } from "../keys/caller.js";
@@ -14,6 +16,7 @@ import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { serveMetrics } from "../metrics/serve-metrics.js";
 import type { ResponsesApi } from "../responses/responses-api.js";
 import type { RouteSource } from "../routes/route-source.js";
+import type { Storage } from "../storage/storage.js";
 
 /**
  * Every endpoint of the gateway, in one table: method, path, whether the
@@ -30,7 +33,19 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const responses = container.resolve<ResponsesApi>(RESPONSES_API);
   const hub = container.resolve<EventHub>(EVENT_HUB);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
-  const alive: Endpoint["handler"] = (_request, response) => sendJson(response, 200, { status: "ok" });
+  const events = container.resolve<EventFeed>(EVENT_FEED);
+  const storage = container.resolve<Storage>(STORAGE);
+  // a probe says nothing more than ok, except how a shared store and events shared through Redis are: a shared store
+  // that does not answer makes the instance unhealthy (503: a load balancer drains it until the store is back); events
+  // that cannot be shared leave it serving (200, events.status "degraded" and why)
+  const alive: Endpoint["handler"] = async (_request, response) => {
+    const store = await storeHealth(storage);
+    const health = events.health();
+    const body: Record<string, unknown> = { status: store === "unavailable" ? "unavailable" : "ok" };
+    if (store !== "local") body.store = store;
+    if (health.backend !== "local") body.events = health;
+    sendJson(response, store === "unavailable" ? 503 : 200, body);
+  };
   return [
     { method: "*", path: "/health", auth: false, probe: true, handler: alive },
     { method: "*", path: "/v1/health", auth: false, probe: true, handler: alive },
@@ -45,7 +60,7 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
       scope: "chat",
       handler: (_request, response, call) => sendJson(response, 200, modelsBody(routes.current, options.env, (model) => mayUseModel(callerOf(call), model))),
     },
-    { method: "GET", path: "/v1/capabilities", auth: true, scope: "chat", handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current)) },
+    { method: "GET", path: "/v1/capabilities", auth: true, scope: "chat", handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store, events.describe())) },
 
     { method: "POST", path: "/v1/responses", auth: true, scope: "chat", handler: (request, response, call) => responses.create(request, response, callerOf(call)) },
     { method: "POST", path: "/v1/responses/compact", auth: true, scope: "chat", handler: (request, response, call) => responses.compact(request, response, callerOf(call)) },

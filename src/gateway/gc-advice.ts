@@ -21,8 +21,8 @@ export function usableCpus(affinity = availableParallelism(), readQuota: () => s
 /**
  * Advice for a gateway that runs on one CPU: V8's GC helper threads
  * (concurrent marking, parallel scavenging) then take turns with the
- * thread that answers, and the p99 at one connection was 6.7 ms against
- * 2.2 ms with `--single-threaded-gc` (docs/performance.md). Advice, not a
+ * thread that answers, and the p99 at one connection is about three times
+ * what it is with `--single-threaded-gc` (docs/performance.md). Advice, not a
  * setting: V8 cannot change the flag in a running process, and Node does
  * not take it from NODE_OPTIONS, only from its command line.
  * `execArgv`: Node's flags; `script`: the path node ran.

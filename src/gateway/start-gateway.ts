@@ -4,7 +4,7 @@ import { HttpServer } from "../api/http-server.js";
 import type { EventBus } from "../bus/event-bus.js";
 import { buildContainer } from "./build-container.js";
 import { gatewayEndpoints } from "./endpoints.js";
-import { EVENT_BUS, EVENT_HUB, KEY_RING, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { KeyRing } from "../keys/key-ring.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
@@ -13,6 +13,7 @@ import type { UpstreamHttp } from "../upstream/upstream-http.js";
 import type { Storage } from "../storage/storage.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import type { EventFeed } from "../events/event-feed.js";
 import { registerSecret } from "../logging/redact.js";
 import type { RouteTable } from "../routes/route-table.js";
 
@@ -57,6 +58,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       metrics.close();
       await server.close();
       await routes.close();
+      await container.resolve<EventFeed>(EVENT_FEED).close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
       await keys.close(); // its last request counts go to the store before it closes
       await container.resolve<Storage>(STORAGE).close();

@@ -1,9 +1,11 @@
 import { inject, injectable } from "tsyringe";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from "prom-client";
-import { EVENT_BUS, EVENT_HUB, KEY_RING } from "../container/tokens.js";
+import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING } from "../container/tokens.js";
+import type { EventFeed } from "../events/event-feed.js";
 import { EVENT_KEY, type EventBus, type GatewayEvent, type GatewayEventType } from "../bus/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { KeyRing } from "../keys/key-ring.js";
+import { shown } from "../util/shown.js";
 
 /** What http-server reports per finished request. */
 export interface RequestRecord {
@@ -57,8 +59,8 @@ export class GatewayMetrics {
    * Observations not yet folded into their metrics, three slots each:
    * metric, labels, value. A turn's observations happen before its answer
    * ends (its start, first reasoning token, end); prom-client hashes the
-   * labels and searches the buckets for each, ~5 µs a request at one
-   * connection, all of it before the client saw the end. They are folded in
+   * labels and searches the buckets for each, all of it before the client
+   * saw the end. They are folded in
    * once this turn of the event loop is done (after its writes), or when
    * any of these metrics is read (`collect`), whichever comes first.
    */
@@ -72,6 +74,7 @@ export class GatewayMetrics {
     @inject(EVENT_BUS) private readonly bus: EventBus,
     @inject(EVENT_HUB) hub: EventHub,
     @inject(KEY_RING) private readonly keys: KeyRing,
+    @inject(EVENT_FEED) feed?: EventFeed,
   ) {
     const registers = [this.registry];
     this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route, status and access key name", labelNames: ["method", "route", "status", "key"], registers, collect: this.fold });
@@ -85,6 +88,16 @@ export class GatewayMetrics {
     new Gauge({ name: "carrierd_websocket_subscribers", help: "Authenticated WebSocket event stream connections", registers, collect() { this.set(hub.subscriberCount); } });
     new Counter({ name: "carrierd_websocket_dropped_events_total", help: "Events not sent to a WebSocket subscriber because it was behind", registers, collect() { this.reset(); this.inc(hub.droppedEvents); } });
     new Counter({ name: "carrierd_websocket_slow_closes_total", help: "WebSocket subscribers closed with 1013 because they stayed behind", registers, collect() { this.reset(); this.inc(hub.slowClosed); } });
+    new Counter({
+      name: "carrierd_events_dropped_total",
+      help: "Events this instance could not write to the shared event stream (events: redis), by reason: disconnected, queue_full, write_failed",
+      labelNames: ["reason"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(feed?.dropped() ?? {})) this.inc({ reason }, count);
+      },
+    });
     this.reloads.inc({ result: "reloaded" }, 0);
     this.reloads.inc({ result: "rejected" }, 0);
     this.unsubscribe = bus.subscribe((event) => this.observe(event), TURN_AND_GATEWAY_EVENTS, { untimed: true });
@@ -125,7 +138,7 @@ export class GatewayMetrics {
         return;
       }
       case "turn.started": {
-        const provider = String(event.provider ?? "unknown");
+        const provider = shown(event.provider ?? "unknown");
         const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : undefined;
         if (upstreamMs !== undefined) this.later(this.upstreamLatency, { provider }, upstreamMs / 1000);
         // time to first reasoning counts from when the request went upstream, not from its answer's headers
@@ -142,7 +155,7 @@ export class GatewayMetrics {
       case "turn.failed":
         return this.endTurn(event, "failed");
       case "verdict.recorded": {
-        const provider = String(event.provider ?? "unknown");
+        const provider = shown(event.provider ?? "unknown");
         const fields = Array.isArray(event.fields) ? event.fields : [event.field];
         for (const field of fields) this.later(this.verdicts, { provider, field: String(field ?? "unknown") }, 1);
         if (event.retried !== false) this.later(this.retries, { provider }, 1);

@@ -229,7 +229,7 @@ export interface ProviderPlugin {
    */
   classifyError?(status: number, body: string, sentFields: readonly string[]): string | undefined;
   /** Folds a new native-record fragment into what was collected so far. Default: shallow merge. */
-  mergeNative?(collected: JsonObject | undefined, fragment: JsonObject): JsonObject;
+  readonly mergeNative?: (collected: JsonObject | undefined, fragment: JsonObject) => JsonObject;
 }
 
 /** What a plugin folder's entry module default-exports. */

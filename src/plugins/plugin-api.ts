@@ -7,7 +7,9 @@
  */
 export * from "./contract.js";
 export { chatBodyBytes } from "./chat-json.js";
+export { isJsonObject, parseObject, readArray, readNumber, readObject, readString, requireObject, requireObjects, UpstreamShapeError } from "./json-readers.js";
 export { textOf } from "./message-text.js";
 export { parseToolArguments } from "./tool-arguments.js";
 export { detached } from "../util/detached.js";
 export { sameJson } from "../util/same-json.js";
+export { shown } from "../util/shown.js";

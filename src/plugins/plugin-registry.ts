@@ -122,7 +122,7 @@ function checkDefinition(folderName: string, value: unknown): PluginDefinition {
   if (typeof definition.name !== "string" || definition.name.length === 0) throw new PluginLoadError(folderName, "definition has no name");
   const version = definition.apiVersion;
   if (typeof version !== "number" || !Number.isInteger(version) || version < SUPPORTED_PLUGIN_API.oldest || version > SUPPORTED_PLUGIN_API.newest) {
-    const supported = SUPPORTED_PLUGIN_API.oldest === SUPPORTED_PLUGIN_API.newest ? `${SUPPORTED_PLUGIN_API.newest}` : `${SUPPORTED_PLUGIN_API.oldest}–${SUPPORTED_PLUGIN_API.newest}`;
+    const supported = SUPPORTED_PLUGIN_API.oldest === SUPPORTED_PLUGIN_API.newest ? String(SUPPORTED_PLUGIN_API.newest) : `${String(SUPPORTED_PLUGIN_API.oldest)}–${String(SUPPORTED_PLUGIN_API.newest)}`;
     throw new PluginLoadError(definition.name, `written for plugin API ${String(version)}, this carrierd speaks ${supported}`, { code: "plugin_api_unsupported" });
   }
   if (typeof definition.create !== "function") throw new PluginLoadError(definition.name, "definition has no create() factory");

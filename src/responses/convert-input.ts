@@ -1,5 +1,6 @@
 import { GatewayError } from "../errors/gateway-error.js";
 import type { ChatMessage, Json, JsonObject, ToolCall } from "../plugins/contract.js";
+import { shown } from "../util/shown.js";
 
 /** Looks up an output item by id (for `item_reference` inputs). */
 export type ItemResolver = (id: string) => JsonObject | undefined;
@@ -69,7 +70,7 @@ export function convertInput(input: string | unknown[], resolve: ItemResolver): 
         break;
       }
       default:
-        throw new GatewayError("invalid_request", `Input items of type '${String(type)}' are not supported by carrierd.`, `${path}.type`);
+        throw new GatewayError("invalid_request", `Input items of type '${shown(type)}' are not supported by carrierd.`, `${path}.type`);
     }
   });
   flush();
@@ -120,7 +121,7 @@ function contentParts(content: unknown[], path: string): JsonObject[] {
         return { type: "file", file };
       }
       default:
-        throw new GatewayError("invalid_request", `Invalid value for '${path}[${index}].type': unsupported content part type '${String(part.type)}'.`, `${path}[${index}].type`);
+        throw new GatewayError("invalid_request", `Invalid value for '${path}[${index}].type': unsupported content part type '${shown(part.type)}'.`, `${path}[${index}].type`);
     }
   });
 }
@@ -133,7 +134,7 @@ function assistantText(content: unknown, path: string): string {
       const part = asObject(raw, `${path}[${index}]`);
       if (part.type === "output_text" || part.type === "input_text") return requireString(part.text, `${path}[${index}].text`);
       if (part.type === "refusal") return typeof part.refusal === "string" ? part.refusal : "";
-      throw new GatewayError("invalid_request", `Invalid value for '${path}[${index}].type': unsupported content part type '${String(part.type)}'.`, `${path}[${index}].type`);
+      throw new GatewayError("invalid_request", `Invalid value for '${path}[${index}].type': unsupported content part type '${shown(part.type)}'.`, `${path}[${index}].type`);
     })
     .join("");
 }

@@ -1,6 +1,7 @@
 import { newId } from "../chat/session-id.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Json, JsonObject } from "../plugins/contract.js";
+import { shown } from "../util/shown.js";
 
 /** Item id prefixes by type, as OpenAI numbers the items it stores. */
 const PREFIX: Record<string, string> = { message: "msg_", function_call: "fc_", function_call_output: "fco_", reasoning: "rs_" };
@@ -16,7 +17,7 @@ export function inputItemsOf(input: string | unknown[], resolve: (id: string) =>
   if (typeof input === "string") return [message("user", [{ type: "input_text", text: input }])];
   return input.map((raw) => {
     let item = raw as JsonObject;
-    if (item.type === "item_reference") item = resolve(String(item.id)) ?? item;
+    if (item.type === "item_reference") item = resolve(shown(item.id)) ?? item;
     const type = typeof item.type === "string" ? item.type : "message";
     const listed: JsonObject = { ...item, type, id: typeof item.id === "string" ? item.id : newId(PREFIX[type] ?? "item_") };
     if (type === "message") {

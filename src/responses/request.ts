@@ -1,5 +1,6 @@
 import { GatewayError } from "../errors/gateway-error.js";
 import type { ChatMessage, ChatRequest, JsonObject } from "../plugins/contract.js";
+import { shown } from "../util/shown.js";
 
 /** POST /v1/responses body, as far as carrierd reads it (schemas/requests/responses.schema.json). */
 export interface ResponsesRequest {
@@ -62,7 +63,7 @@ export function toChatRequest(body: ResponsesRequest, history: readonly ChatMess
 
 /** Responses function tools are flat; chat nests them under `function`. Hosted tools have no chat equivalent. */
 function chatTool(tool: JsonObject, index: number): JsonObject {
-  if (tool.type !== "function") throw new GatewayError("invalid_request", `Tools of type '${String(tool.type)}' are not supported by carrierd; only 'function' tools are.`, `tools[${index}].type`);
+  if (tool.type !== "function") throw new GatewayError("invalid_request", `Tools of type '${shown(tool.type)}' are not supported by carrierd; only 'function' tools are.`, `tools[${index}].type`);
   if (typeof tool.name !== "string" || !tool.name) throw new GatewayError("invalid_request", `Missing required parameter: 'tools[${index}].name'.`, `tools[${index}].name`);
   const fn: JsonObject = { name: tool.name };
   if (typeof tool.description === "string") fn.description = tool.description;
@@ -93,6 +94,6 @@ function responseFormat(format: JsonObject): JsonObject | undefined {
       return { type: "json_schema", json_schema: schema };
     }
     default:
-      throw new GatewayError("invalid_request", `Invalid value for 'text.format.type': '${String(format.type)}'.`, "text.format.type");
+      throw new GatewayError("invalid_request", `Invalid value for 'text.format.type': '${shown(format.type)}'.`, "text.format.type");
   }
 }

@@ -29,6 +29,7 @@ import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./res
 import type { StoredResponse } from "../storage/responses.js";
 import type { ResponseStorage, Storage } from "../storage/storage.js";
 import { owns, requireModel, type Caller } from "../keys/caller.js";
+import { shown } from "../util/shown.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
 
@@ -237,7 +238,9 @@ export class ResponsesApi {
     } catch (error) {
       run.fail(error);
       if (upstreamDone) this.log.error({ err: error, response_id: identity.id }, "a streamed response could not be completed");
-      const failure = upstreamDone ? new GatewayError("internal_error", "the response could not be stored") : asUpstreamFailure(error);
+      // a store that did not answer says so (503 store_unavailable, the client may retry elsewhere); anything else is ours
+      const storeDown = error instanceof GatewayError && error.code === "store_unavailable";
+      const failure = upstreamDone ? (storeDown ? error : new GatewayError("internal_error", "the response could not be stored")) : asUpstreamFailure(error);
       const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
       // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
       events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
@@ -272,7 +275,7 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage
   const calls = items.filter((item) => item.type === "function_call");
   const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
   if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
-  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: String(item.call_id), type: "function" as const, function: { name: String(item.name), arguments: String(item.arguments) } }));
+  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: shown(item.call_id), type: "function" as const, function: { name: shown(item.name), arguments: shown(item.arguments) } }));
   return message;
 }
 

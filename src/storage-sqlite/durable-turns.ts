@@ -6,10 +6,9 @@ import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 /**
  * Journaled turns are committed to SQLite together, once this many wait
  * and a request has gone upstream (see `commitWaitingBatch`), or the oldest has waited `JOURNAL_MAX_WAIT_MS`.
- * A commit costs ~50 µs whatever it holds (four `fcntl` locks, the WAL
- * frames of the pages every turn shares) and ~15 µs more per turn: one
- * commit per lone turn was ~75 µs of the ~560 µs of CPU a streamed request
- * cost at one connection (docs/performance.md).
+ * A commit costs much the same whatever it holds (its file locks, the WAL
+ * frames of the pages every turn shares) and little more per turn, so a
+ * commit per lone turn would be a large share of a request's CPU.
  */
 export const JOURNAL_BATCH_TURNS = 16;
 /** The longest another process (a CLI command) waits to read a journaled turn from state.db. */
@@ -67,8 +66,8 @@ export class DurableTurns {
    * that. Turns that complete in one turn of the event loop share one
    * commit and resolve once it is done. A turn that completes `alone` (no
    * other turn running: TurnWrites counts them from TurnStorage.begin)
-   * would wait for a whole commit by itself (~80 µs at one connection: a
-   * quarter of what carrierd added to a request): with a journal it is appended there instead and resolves at
+   * would wait for a whole commit by itself, a large share of what carrierd
+   * adds to a request: with a journal it is appended there instead and resolves at
    * once. Its commit waits, with the turns journaled after it, until
    * `JOURNAL_BATCH_TURNS` of them wait and the next request has gone
    * upstream (`commitWaitingBatch`), a read or write through the store
@@ -76,10 +75,9 @@ export class DurableTurns {
    * `JOURNAL_MAX_WAIT_MS` pass, whichever comes first (so another process,
    * a CLI command, reads the turn from state.db at most that long after its
    * answer ended).
-   * (Journaling every turn was measured too: under load, answers that each
-   * leave as soon as they are durable break up the bursts in which the next
-   * requests arrive, and streamed throughput at 64 connections fell 16%;
-   * journaling the first of each turn of the loop still cost 5–7%.)
+   * Turns that complete beside others are not journaled: under load, answers
+   * that each leave as soon as they are durable break up the bursts in which
+   * the next requests arrive, and throughput falls.
    * A journaled turn whose commit fails stays in the journal and is retried.
    */
   save(turn: NewTurn, alone: boolean): Promise<void> {

@@ -1,9 +1,8 @@
 /**
  * Writes that complete in the same turn of the event loop, committed in one
  * transaction; each promise resolves once its own write is committed. A
- * SQLite commit costs far more than its statements (~85 µs of ~110 µs for
- * one turn here), so under concurrency this is most of the persistence
- * cost; alone, a write waits one setImmediate.
+ * SQLite commit costs far more than its statements, so under concurrency
+ * sharing it is most of what persistence can save; alone, a write waits one setImmediate.
  *
  * `writeAll` writes a batch in one transaction and returns each item's
  * result, in order. If it throws, the batch is written one item at a time

@@ -1,6 +1,7 @@
 import type { Db, Migration } from "./database.js";
 import { callKeyOf, fingerprintOf } from "../sessions/fingerprint.js";
 import type { ToolCall } from "../plugins/contract.js";
+import { shown } from "../util/shown.js";
 
 /**
  * Migrations of sessions and turns (versions 1–99). The Responses API's
@@ -154,7 +155,7 @@ function turnsWithFingerprint(db: Db): string {
     throw new Error(`migration 3 cannot carry over turns column(s) ${added.map((column) => column.name).join(", ")}: generated or with a foreign key`);
   }
   const twice = db.prepare("SELECT turn_seq FROM fingerprints GROUP BY turn_seq HAVING COUNT(*) > 1 LIMIT 1").pluck().get();
-  if (twice !== undefined) throw new Error(`migration 3: turn seq ${String(twice)} has more than one fingerprint; a turn can hold only one`);
+  if (twice !== undefined) throw new Error(`migration 3: turn seq ${shown(twice)} has more than one fingerprint; a turn can hold only one`);
   const kept = db.prepare("SELECT sql FROM sqlite_schema WHERE tbl_name = 'turns' AND type IN ('index', 'trigger') AND sql IS NOT NULL").pluck().all() as string[];
   const names = added.map((column) => quote(column.name));
   const declarations = added.map((column) => `${quote(column.name)} ${column.type}${column.notnull ? " NOT NULL" : ""}${column.dflt_value === null ? "" : ` DEFAULT (${column.dflt_value})`}`);

@@ -28,6 +28,12 @@ export interface Storage {
   readonly keys: KeyStorage;
   /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
   committed(): Promise<void>;
+  /**
+   * Whether the store answers now, for /health. A backend in this process
+   * (SQLite) leaves it out: it is as available as the process. A backend
+   * over the network answers within a bound.
+   */
+  reachable?(): Promise<boolean>;
   /** Lets go of the state (files, connections, timers); what is durable stays so. */
   close(): Promise<void>;
 }

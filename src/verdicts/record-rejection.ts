@@ -17,8 +17,13 @@ function isFor(key: VerdictKey, [provider, host, model]: readonly [string, strin
 }
 
 /** Fields rejected for this key: the verdict table, plus the session's model config (what `--resume` keeps). */
-export async function rejectedFor(storage: Pick<Storage, "verdicts" | "sessionConfig">, key: VerdictKey, sessionId: string | undefined): Promise<CarrierField[]> {
-  const fields = new Set(await storage.verdicts.fieldsFor(key.provider, key.host, key.model));
+export async function rejectedFor(
+  storage: Pick<Storage, "verdicts" | "sessionConfig">,
+  key: VerdictKey,
+  sessionId: string | undefined,
+  verdicts: Promise<readonly CarrierField[]> = storage.verdicts.fieldsFor(key.provider, key.host, key.model),
+): Promise<CarrierField[]> {
+  const fields = new Set(await verdicts);
   if (sessionId !== undefined) {
     for (const entry of (await storage.sessionConfig.modelConfig(sessionId)).rejected_carriers ?? []) {
       if (isFor(key, entry)) for (const field of entry[3]) fields.add(field as CarrierField);

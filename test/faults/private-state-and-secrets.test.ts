@@ -15,7 +15,7 @@ import { cleanEnv, startGatewayProcess } from "../foundation/cli-process.js";
 const PROVIDER_KEY = "prov-7f3a9c1e5b2d4f60a8"; // no well-known shape: only masking by value catches it
 let home: string;
 let upstream: Server;
-let modes: Record<string, number> = {};
+const modes: Record<string, number> = {};
 let gatewayKey: string;
 let echoed: { status: number; body: string };
 let log: string;

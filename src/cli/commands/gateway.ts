@@ -7,6 +7,8 @@ import { tightenStateHome } from "../../config/private-state.js";
 import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
 import { PortInUseError } from "../../api/http-server.js";
+import { describeStore } from "../../config/store-choice.js";
+import { StoreUnreachableError } from "../../storage-open/open-storage.js";
 import { isLoopbackHost } from "../../routes/host-match.js";
 import { createLogger, printLine } from "../../logging/logger.js";
 
@@ -23,7 +25,8 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       .option("cors-origins", { type: "string", describe: "comma-separated CORS allowlist; env CARRIERD_CORS_ORIGINS" })
       .option("plugins", { type: "string", describe: "extra plugin folders, ':'-separated; env CARRIERD_PLUGINS" })
       .option("log-level", { type: "string", describe: "pino level; env CARRIERD_LOG_LEVEL, default info" })
-      .option("body-limit", { type: "string", describe: "request body limit, bytes or e.g. 20MiB; env CARRIERD_BODY_LIMIT, default 10MiB" }) as never,
+      .option("body-limit", { type: "string", describe: "request body limit, bytes or e.g. 20MiB; env CARRIERD_BODY_LIMIT, default 10MiB" })
+      .option("events", { type: "string", describe: "live events: local, or a redis:// URL shared by every instance; env CARRIERD_EVENTS, default local" }) as never,
   handler: async (flags) => {
     // .env in the working directory, then $CARRIERD_HOME/.env; real environment variables win over both.
     loadDotenv({ path: ".env", quiet: true });
@@ -43,13 +46,14 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     }
     const advice = gcAdvice(usableCpus(), process.execArgv, process.argv[1] ?? "bin/carrierd");
     if (advice) log.info({ cpus: 1 }, advice);
+    if (resolved.store?.kind === "postgres") log.info({ store: describeStore(resolved.store), pool_size: resolved.store.poolSize }, `state is kept in PostgreSQL at ${describeStore(resolved.store)}`);
     let gateway: Awaited<ReturnType<typeof startGateway>>;
     try {
       gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
     } catch (error) {
-      if (!(error instanceof PortInUseError)) throw error;
+      if (!(error instanceof PortInUseError) && !(error instanceof StoreUnreachableError)) throw error;
       // one clear line, not a stack trace: the operator's next step is in it
-      log.error({ host: resolved.host, port: resolved.port }, error.message);
+      log.error({ host: resolved.host, port: resolved.port, store: describeStore(resolved.store ?? { kind: "sqlite" }) }, error.message);
       console.error(`carrierd: ${error.message}`);
       process.exit(1);
     }

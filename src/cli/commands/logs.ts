@@ -3,6 +3,7 @@ import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { CommandModule } from "yargs";
 import { resolveHome } from "../../config/options.js";
+import { shown } from "../../util/shown.js";
 
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
 const NAMES = Object.fromEntries(Object.entries(LEVELS).map(([name, value]) => [value, name]));
@@ -64,7 +65,7 @@ function format(line: string, minimum: number): string | undefined {
     if (typeof level === "number" && level < minimum) return undefined;
     const when = typeof time === "number" ? new Date(time).toISOString() : "";
     const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : "";
-    return `${when} ${(NAMES[level as number] ?? String(level)).toUpperCase().padEnd(5)} ${String(msg ?? "")}${extra}`;
+    return `${when} ${(NAMES[level as number] ?? String(level)).toUpperCase().padEnd(5)} ${shown(msg ?? "")}${extra}`;
   } catch {
     return line;
   }

@@ -9,6 +9,7 @@ import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
 import { routeNumber, type RouteTable } from "../../routes/route-table.js";
 import { verdictsInForce } from "../verdicts-in-force.js";
+import { describeStore } from "../../config/store-choice.js";
 
 interface RoutesFlags {
   home?: string;
@@ -90,6 +91,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             dialect_from: dialectInFileTerms(dialect.from),
             model_family: table.family.of(upstreamModel),
             family_strip: { patterns: table.family.patterns, from: table.file.model_family ? "model_family" : "shipped" },
+            // where those verdicts were read: sqlite, or the PostgreSQL URL with its password redacted
+            store: describeStore(options.store ?? { kind: "sqlite" }),
           };
           if (flags.json) console.log(JSON.stringify(explained, null, 2));
           else for (const [key, value] of Object.entries(explained)) console.log(`${key.padEnd(15)} ${typeof value === "string" ? value : JSON.stringify(value)}`);

@@ -4,6 +4,7 @@ import { checkpointJson, checkpointLine, compactionOf } from "../../compaction/s
 import type { StoredTurn } from "../../storage/turns.js";
 import { waitForJournal } from "../journal-wait.js";
 import { withState } from "../with-state.js";
+import { shown as quoted } from "../../util/shown.js";
 
 interface SessionsFlags {
   home?: string;
@@ -92,7 +93,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
                 console.log(checkpointLine(checkpoint));
                 checkpointShown = true;
               }
-              const details = turn.reasoningDetails?.map((detail) => (detail && typeof detail === "object" && !Array.isArray(detail) ? String(detail.type ?? "?") : "?")) ?? [];
+              const details = turn.reasoningDetails?.map((detail) => (detail && typeof detail === "object" && !Array.isArray(detail) ? quoted(detail.type ?? "?") : "?")) ?? [];
               const held = [
                 turn.reasoningText ? `reasoning text (${turn.reasoningText.length} chars)` : undefined,
                 details.length ? `reasoning_details [${details.join(", ")}]` : undefined,

@@ -1,0 +1,35 @@
+import pg from "pg";
+
+/** One instance's connections to PostgreSQL: a bounded pool. */
+export type Sql = pg.Pool;
+
+export interface PostgresConnectionOptions {
+  /** `postgres://user:password@host:port/database?…` (libpq's URL form, `options=-c search_path=…` included) */
+  readonly url: string;
+  /** Connections this instance opens at most: N instances use at most N × poolSize of the server's `max_connections`. */
+  readonly poolSize: number;
+  /** How long a statement may wait for a connection to be made before the store counts as unavailable. */
+  readonly connectTimeoutSeconds: number;
+}
+
+/**
+ * A bounded pool on the URL. Each statement is prepared once per
+ * connection under a name derived from its text (see run.ts). bigint
+ * columns come back as strings; callers turn them into numbers where a
+ * number is meant.
+ */
+export function connect(options: PostgresConnectionOptions): Sql {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
+    // an idle connection is closed after a minute, so an instance at rest holds few of the server's slots
+    idleTimeoutMillis: 60_000,
+    keepAlive: true,
+    application_name: "carrierd",
+  });
+  // an idle connection the server or the network dropped: the pool discards it and opens a new one when next needed;
+  // the statements that needed it get their own error (StoreUnavailableError)
+  pool.on("error", () => {});
+  return pool;
+}

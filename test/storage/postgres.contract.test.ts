@@ -1,0 +1,17 @@
+import "reflect-metadata";
+import { describe } from "vitest";
+import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
+import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
+import { storageContract } from "./contract.js";
+
+announceSkipped("test/storage/postgres.contract.test.ts", 21);
+// a state is a schema of the run's database: the gateway and a CLI command open it alike, each with its own pool
+describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () => {
+  storageContract("postgres", async () => {
+    const schema = await freshSchema();
+    return {
+      open: async () => openPostgresStorage({ url: schema.url, poolSize: 2 }),
+      dispose: schema.drop,
+    };
+  });
+});
