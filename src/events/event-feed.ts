@@ -1,4 +1,4 @@
-import { EVENT_KEY, type EventBus, type GatewayEvent } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 
 /**
  * The JSON text of an event that arrived from a shared stream, id included,
@@ -78,7 +78,7 @@ export interface EventFeed {
 /** The default feed: the gateway's own bus, events without ids. */
 export function localFeed(bus: EventBus): EventFeed {
   return {
-    listen: (listener) => bus.subscribe(listener as (event: GatewayEvent) => void),
+    listen: (listener) => bus.subscribe(listener),
     health: () => ({ backend: "local", status: "ok" }),
     dropped: () => ({}),
     describe: () => ({ backend: "local" }),

@@ -64,16 +64,16 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
 
     { method: "POST", path: "/v1/responses", auth: true, scope: "chat", handler: (request, response, call) => responses.create(request, response, callerOf(call)) },
     { method: "POST", path: "/v1/responses/compact", auth: true, scope: "chat", handler: (request, response, call) => responses.compact(request, response, callerOf(call)) },
-    { method: "GET", path: "/v1/responses/{id}", auth: true, scope: "chat", handler: (_request, response, call) => responses.get(call.params.id!, response, callerOf(call)) },
-    { method: "DELETE", path: "/v1/responses/{id}", auth: true, scope: "chat", handler: (_request, response, call) => responses.delete(call.params.id!, response, callerOf(call)) },
+    { method: "GET", path: "/v1/responses/{id}", auth: true, scope: "chat", handler: (_request, response, call) => responses.get(call.params.id, response, callerOf(call)) },
+    { method: "DELETE", path: "/v1/responses/{id}", auth: true, scope: "chat", handler: (_request, response, call) => responses.delete(call.params.id, response, callerOf(call)) },
     {
       method: "GET",
       path: "/v1/responses/{id}/input_items",
       auth: true,
       scope: "chat",
-      handler: (_request, response, call) => responses.inputItems(call.params.id!, call.url.searchParams, response, callerOf(call)),
+      handler: (_request, response, call) => responses.inputItems(call.params.id, call.url.searchParams, response, callerOf(call)),
     },
-    { method: "POST", path: "/v1/responses/{id}/cancel", auth: true, scope: "chat", handler: (_request, _response, call) => responses.cancel(call.params.id!, callerOf(call)) },
+    { method: "POST", path: "/v1/responses/{id}/cancel", auth: true, scope: "chat", handler: (_request, _response, call) => responses.cancel(call.params.id, callerOf(call)) },
 
     // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one) and checks the scope
     { method: "GET", path: EVENTS_PATH, auth: false, scope: "events", handler: answerPlainGet, upgrade: (request, socket, head) => hub.upgrade(request, socket, head) },

@@ -62,7 +62,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
             .option("models", { type: "string", array: true, default: [], describe: "model names or globs it may call (default: every model)" })
             .option("expires", { type: "string", describe: "date or time after which it is refused" })
             .option("events-of", { type: "string", array: true, default: [], describe: "names of the keys whose events an events key sees (default: its own)" })
-            .option("json", { type: "boolean", default: false }) as never,
+            .option("json", { type: "boolean", default: false }),
         handler: (flags) =>
           withState(flags, async (storage) => {
             const spec = checkKeySpec({ name: flags.name ?? "", scopes: flags.scope ?? [], models: flags.models ?? [], eventsOf: flags["events-of"] ?? [], expires: flags.expires });
@@ -80,7 +80,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
       .command<KeysFlags>({
         command: "list",
         describe: "keys with scopes, status, created, last used and request count (never a secret)",
-        builder: (y) => y.option("json", { type: "boolean", default: false }) as never,
+        builder: (y) => y.option("json", { type: "boolean", default: false }),
         handler: (flags) =>
           withState(flags, async (storage) => {
             const now = Date.now();
@@ -96,7 +96,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
       .command<KeysFlags & { target?: string }>({
         command: "revoke <target>",
         describe: "revoke a key: refused on its next request on every gateway within a second, its WebSockets closed",
-        builder: (y) => y.positional("target", { type: "string", describe: "the key's name" }) as never,
+        builder: (y) => y.positional("target", { type: "string", describe: "the key's name" }),
         handler: (flags) =>
           withState(flags, async (storage) => {
             if (!(await storage.keys.revoke(flags.target ?? ""))) return fail(`no active key named "${flags.target}"`);
@@ -106,7 +106,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
       .command<KeysFlags & { target?: string }>({
         command: "rotate <target>",
         describe: "give a key a new secret (printed once); the old one stops working, the key keeps its sessions and responses",
-        builder: (y) => y.positional("target", { type: "string", describe: "the key's name" }).option("json", { type: "boolean", default: false }) as never,
+        builder: (y) => y.positional("target", { type: "string", describe: "the key's name" }).option("json", { type: "boolean", default: false }),
         handler: (flags) =>
           withState(flags, async (storage) => {
             const secret = newSecret();
