@@ -43,6 +43,8 @@ export class KeyRing {
   private readonly listeners = new Set<() => void>();
   private poller: NodeJS.Timeout | undefined;
   private polling = false;
+  /** The last poll failed (the store is down): said once, not on every poll. */
+  private unreadable = false;
   private readonly pollMs: number;
 
   constructor(
@@ -123,10 +125,14 @@ export class KeyRing {
     this.polling = true;
     try {
       await this.refresh();
+      if (this.unreadable) this.log.info("access keys readable again");
+      this.unreadable = false;
       // told on every poll, not only on a change: an expiry passes without any write
       for (const listener of this.listeners) listener();
     } catch (error) {
-      this.log.warn({ err: error }, "could not read access keys; the ones loaded stay in force");
+      // once per outage, not five times a second
+      if (!this.unreadable) this.log.warn({ err: error }, "could not read access keys; the ones loaded stay in force until the store answers");
+      this.unreadable = true;
     } finally {
       this.polling = false;
     }
