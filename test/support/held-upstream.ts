@@ -7,10 +7,20 @@ import type { Message } from "./stateless-client.js";
  * test lets them finish (a stream after its first chunk); `arrived(n)`
  * resolves once n requests in all have reached it.
  */
-export function heldUpstream(): Promise<{ url: string; hold(): void; release(): void; arrived(count: number): Promise<void>; count(): number; close(): Promise<void> }> {
+export function heldUpstream(): Promise<{
+  url: string;
+  hold(): void;
+  release(): void;
+  arrived(count: number): Promise<void>;
+  count(): number;
+  /** Every request body received, in order. */
+  received: { messages: Message[] }[];
+  close(): Promise<void>;
+}> {
   let held: Promise<void> | undefined;
   let releaseHeld: (() => void) | undefined;
   let n = 0;
+  const received: { messages: Message[] }[] = [];
   const waiting: { count: number; resolve: () => void }[] = [];
   const chunk = (response: ServerResponse, delta: object, finish: string | null = null) =>
     response.write(`data: ${JSON.stringify({ id: `chatcmpl-${n}`, object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
@@ -20,6 +30,7 @@ export function heldUpstream(): Promise<{ url: string; hold(): void; release(): 
     request.on("end", async () => {
       const body = JSON.parse(raw) as { stream?: boolean; messages: Message[] };
       n++;
+      received.push(body);
       for (const waiter of waiting.filter((entry) => entry.count <= n)) waiter.resolve();
       const reasoning = `Thinking ${n} about ${String(body.messages.at(-1)?.content)}.`;
       const content = `Answer ${n}.`;
@@ -43,6 +54,7 @@ export function heldUpstream(): Promise<{ url: string; hold(): void; release(): 
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
         hold: () => (held = new Promise<void>((release) => (releaseHeld = release))),
         count: () => n,
+        received,
         arrived: (count) => (n >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve }))),
         release: () => {
           held = undefined;
