@@ -15,7 +15,13 @@ import { dataFrame, SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
 
 /** POST /v1/chat/completions, streaming and not (SPEC §7). */
-export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource): Promise<void> {
+export async function handleChatCompletions(
+  request: IncomingMessage,
+  response: ServerResponse,
+  chat: ChatService,
+  options: GatewayOptions,
+  routes: RouteSource,
+): Promise<void> {
   const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
@@ -34,9 +40,17 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
  * suspended with, and under load a history held that long is copied by
  * each young-generation GC.
  */
-async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
+async function startFromBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  chat: ChatService,
+  options: GatewayOptions,
+  routes: RouteSource,
+): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
   const bytes = await readBodyBytes(request, options.bodyLimit);
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, (model) => requireProviderKey(routes.current, model, options.env));
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, (model) =>
+    requireProviderKey(routes.current, model, options.env),
+  );
   return { run: await started, stream, includeUsage };
 }
 
@@ -54,7 +68,11 @@ function startParsed(
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-  return { started: startTurn(chat, body, response, { sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }), stream, includeUsage };
+  return {
+    started: startTurn(chat, body, response, { sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
+    stream,
+    includeUsage,
+  };
 }
 
 /** Its own scope: the closure keeps the bytes, not the parsed body. */

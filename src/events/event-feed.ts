@@ -1,4 +1,4 @@
-import type { EventBus, GatewayEvent } from "../bus/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 
 /**
  * The JSON text of an event that arrived from a shared stream, id included,
@@ -76,7 +76,7 @@ export interface EventFeed {
 /** The default feed: the gateway's own bus, events without ids. */
 export function localFeed(bus: EventBus): EventFeed {
   return {
-    listen: (listener) => bus.subscribe(listener as (event: GatewayEvent) => void),
+    listen: (listener) => bus.subscribe(listener),
     health: () => ({ backend: "local", status: "ok" }),
     dropped: () => ({}),
     describe: () => ({ backend: "local" }),
@@ -97,7 +97,12 @@ export function compareEventIds(a: string, b: string): number {
   const [bEntry = "", bIndex] = b.split(":");
   const [aMs = "", aSeq = ""] = aEntry.split("-");
   const [bMs = "", bSeq = ""] = bEntry.split("-");
-  return compareDigits(aMs, bMs) || compareDigits(aSeq, bSeq) || (aIndex === undefined ? Infinity : Number(aIndex)) - (bIndex === undefined ? Infinity : Number(bIndex)) || 0;
+  return (
+    compareDigits(aMs, bMs) ||
+    compareDigits(aSeq, bSeq) ||
+    (aIndex === undefined ? Infinity : Number(aIndex)) - (bIndex === undefined ? Infinity : Number(bIndex)) ||
+    0
+  );
 }
 
 /** The stream entry an event id belongs to. */

@@ -90,32 +90,29 @@ export class EventHub {
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection: EventConnection = new EventConnection(
-        ws,
-        {
-          socket,
-          apiKey: this.options.apiKey,
-          limits: this.limits,
-          log: this.log,
-          resumable: this.feed.replay !== undefined,
-          onResume: (resuming, lastEventId) => this.resume(resuming, lastEventId),
-          onAuthenticated: (authenticated) => {
-            this.pending.delete(authenticated);
-            this.subscribers.add(authenticated);
-            this.unsubscribe ??= this.feed.listen((event) => this.enqueue(event));
-          },
-          onDropped: (count) => (this.droppedTotal += count),
-          onTooSlow: () => this.slowClosedTotal++,
-          onClosed: (closed) => {
-            this.pending.delete(closed);
-            this.subscribers.delete(closed);
-            if (this.subscribers.size === 0) {
-              this.unsubscribe?.();
-              this.unsubscribe = undefined;
-            }
-          },
+      const connection: EventConnection = new EventConnection(ws, {
+        socket,
+        apiKey: this.options.apiKey,
+        limits: this.limits,
+        log: this.log,
+        resumable: this.feed.replay !== undefined,
+        onResume: (resuming, lastEventId) => this.resume(resuming, lastEventId),
+        onAuthenticated: (authenticated) => {
+          this.pending.delete(authenticated);
+          this.subscribers.add(authenticated);
+          this.unsubscribe ??= this.feed.listen((event) => this.enqueue(event));
         },
-      );
+        onDropped: (count) => (this.droppedTotal += count),
+        onTooSlow: () => this.slowClosedTotal++,
+        onClosed: (closed) => {
+          this.pending.delete(closed);
+          this.subscribers.delete(closed);
+          if (this.subscribers.size === 0) {
+            this.unsubscribe?.();
+            this.unsubscribe = undefined;
+          }
+        },
+      });
       this.pending.add(connection);
       connection.start(decision.authenticatedByHeader);
     });
@@ -140,11 +137,17 @@ export class EventHub {
     const announce = (notice: GapNotice) => connection.deliverReplayed(controlMessage(notice), Buffer.from(JSON.stringify(notice)));
     replay(lastEventId, sink).then(
       ({ cursor }) => {
-        if (!connection.endResume(cursor)) announce({ type: "gap", reason: "behind", message: "more live events arrived while resuming than this connection could hold; some were skipped" });
+        if (!connection.endResume(cursor))
+          announce({ type: "gap", reason: "behind", message: "more live events arrived while resuming than this connection could hold; some were skipped" });
       },
       (error: unknown) => {
         this.log.warn({ err: error }, "could not read the event stream to resume a subscriber");
-        announce({ type: "gap", reason: "unavailable", after_event_id: lastEventId, message: "the events after last_event_id could not be read (the event stream is unreachable); live events follow" });
+        announce({
+          type: "gap",
+          reason: "unavailable",
+          after_event_id: lastEventId,
+          message: "the events after last_event_id could not be read (the event stream is unreachable); live events follow",
+        });
         connection.endResume(lastEventId);
       },
     );
@@ -192,6 +195,15 @@ function controlMessage(notice: GapNotice): HubEvent {
 
 function refuseUpgrade(socket: Duplex, status: 401 | 403, message: string): void {
   const reason = { 401: "Unauthorized", 403: "Forbidden" }[status];
-  const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code: status === 401 ? "invalid_api_key" : "origin_not_allowed" } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const body = JSON.stringify({
+    error: {
+      message,
+      type: status === 401 ? "invalid_request_error" : "permission_error",
+      param: null,
+      code: status === 401 ? "invalid_api_key" : "origin_not_allowed",
+    },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

@@ -4,9 +4,7 @@ import { sendJson } from "../api/respond.js";
 
 export const EVENTS_PATH = "/v1/events";
 
-export type UpgradeDecision =
-  | { accept: true; authenticatedByHeader: boolean }
-  | { accept: false; status: 401 | 403; message: string };
+export type UpgradeDecision = { accept: true; authenticatedByHeader: boolean } | { accept: false; status: 401 | 403; message: string };
 
 /**
  * Decides an upgrade request on `GET /v1/events` before the WebSocket
@@ -38,5 +36,17 @@ function originAllowed(origin: string, host: string | undefined, allowlist: read
 
 /** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
 export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
-  sendJson(response, 426, { error: { message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket", type: "invalid_request_error", param: null, code: "upgrade_required" } }, { upgrade: "websocket" });
+  sendJson(
+    response,
+    426,
+    {
+      error: {
+        message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket",
+        type: "invalid_request_error",
+        param: null,
+        code: "upgrade_required",
+      },
+    },
+    { upgrade: "websocket" },
+  );
 }

@@ -48,18 +48,39 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
     { method: "*", path: "/health", auth: false, probe: true, handler: alive },
     { method: "*", path: "/v1/health", auth: false, probe: true, handler: alive },
     // browsers ask for it on every page of the dashboard; without a key it would be a 401 in their console
-    { method: "*", path: "/favicon.ico", auth: false, probe: true, handler: (_request, response) => void response.writeHead(204, { "cache-control": "public, max-age=86400" }).end() },
+    {
+      method: "*",
+      path: "/favicon.ico",
+      auth: false,
+      probe: true,
+      handler: (_request, response) => void response.writeHead(204, { "cache-control": "public, max-age=86400" }).end(),
+    },
 
-    { method: "POST", path: "/v1/chat/completions", auth: true, handler: (request, response) => handleChatCompletions(request, response, chat, options, routes) },
+    {
+      method: "POST",
+      path: "/v1/chat/completions",
+      auth: true,
+      handler: (request, response) => handleChatCompletions(request, response, chat, options, routes),
+    },
     { method: "GET", path: "/v1/models", auth: true, handler: (_request, response) => sendJson(response, 200, modelsBody(routes.current, options.env)) },
-    { method: "GET", path: "/v1/capabilities", auth: true, handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store, events.describe())) },
+    {
+      method: "GET",
+      path: "/v1/capabilities",
+      auth: true,
+      handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store, events.describe())),
+    },
 
     { method: "POST", path: "/v1/responses", auth: true, handler: (request, response) => responses.create(request, response) },
     { method: "POST", path: "/v1/responses/compact", auth: true, handler: (request, response) => responses.compact(request, response) },
-    { method: "GET", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.get(params.id!, response) },
-    { method: "DELETE", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.delete(params.id!, response) },
-    { method: "GET", path: "/v1/responses/{id}/input_items", auth: true, handler: (_request, response, { url, params }) => responses.inputItems(params.id!, url.searchParams, response) },
-    { method: "POST", path: "/v1/responses/{id}/cancel", auth: true, handler: (_request, _response, { params }) => responses.cancel(params.id!) },
+    { method: "GET", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.get(params.id, response) },
+    { method: "DELETE", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.delete(params.id, response) },
+    {
+      method: "GET",
+      path: "/v1/responses/{id}/input_items",
+      auth: true,
+      handler: (_request, response, { url, params }) => responses.inputItems(params.id, url.searchParams, response),
+    },
+    { method: "POST", path: "/v1/responses/{id}/cancel", auth: true, handler: (_request, _response, { params }) => responses.cancel(params.id) },
 
     // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one)
     { method: "GET", path: EVENTS_PATH, auth: false, handler: answerPlainGet, upgrade: (request, socket, head) => hub.upgrade(request, socket, head) },

@@ -91,8 +91,18 @@ export class ResponsesApi {
       history: continuation.history,
       build: (history) => toChatRequest(body, history, continuation.input, stream),
     });
-    const run = await startTurn(this.chat, chatRequest, response, { sessionHeader: continuation.sessionHeader, stream, client: { options: this.options, failureFrame: responsesFailureFrame } });
-    const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
+    const run = await startTurn(this.chat, chatRequest, response, {
+      sessionHeader: continuation.sessionHeader,
+      stream,
+      client: { options: this.options, failureFrame: responsesFailureFrame },
+    });
+    const identity: ResponseIdentity = {
+      id: newId("resp_"),
+      createdAt: Math.floor(Date.now() / 1000),
+      model: run.model,
+      request: body,
+      conversationId: continuation.conversationId,
+    };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);
   }
@@ -106,7 +116,8 @@ export class ResponsesApi {
    */
   async compact(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
-    if (!this.routes.current.resolveModel(body.model)) throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
+    if (!this.routes.current.resolveModel(body.model))
+      throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const previous = await this.store.get(body.previous_response_id);
     if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
@@ -117,8 +128,19 @@ export class ResponsesApi {
       force: true,
       build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
     });
-    const usage = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
-    sendJson(response, 200, { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage }, { "x-session-id": previous.sessionId });
+    const usage = {
+      input_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 0,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    };
+    sendJson(
+      response,
+      200,
+      { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage },
+      { "x-session-id": previous.sessionId },
+    );
   }
 
   async get(id: string, response: ServerResponse): Promise<void> {
@@ -144,7 +166,11 @@ export class ResponsesApi {
    */
   async cancel(id: string): Promise<never> {
     if (!(await this.store.get(id))) throw responseNotFound(id);
-    throw new GatewayError("invalid_request", "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.", "response_id");
+    throw new GatewayError(
+      "invalid_request",
+      "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.",
+      "response_id",
+    );
   }
 
   async delete(id: string, response: ServerResponse): Promise<void> {
@@ -178,14 +204,28 @@ export class ResponsesApi {
     if (body.previous_response_id) {
       const previous = await this.store.get(body.previous_response_id);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { parentId: previous.id, history: await this.store.history(previous.id), input, inputItems, sessionHeader: previous.sessionId, conversationId: null };
+      return {
+        parentId: previous.id,
+        history: await this.store.history(previous.id),
+        input,
+        inputItems,
+        sessionHeader: previous.sessionId,
+        conversationId: null,
+      };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
       const conversation = await this.store.conversation(id);
       const parentId = conversation?.lastResponseId ?? null;
-      return { parentId, history: parentId ? await this.store.history(parentId) : [], input, inputItems, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
+      return {
+        parentId,
+        history: parentId ? await this.store.history(parentId) : [],
+        input,
+        inputItems,
+        sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession,
+        conversationId: id,
+      };
     }
     return { parentId: null, history: [], input, inputItems, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
   }
@@ -228,7 +268,9 @@ export class ResponsesApi {
       const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
       // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
       events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
-      events.emit("response.failed", { response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }) });
+      events.emit("response.failed", {
+        response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }),
+      });
     }
     events.end();
   }
@@ -244,7 +286,17 @@ export class ResponsesApi {
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items)];
-      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null, inputItems: continuation.inputItems };
+      const record = {
+        id: identity.id,
+        parentId: continuation.parentId,
+        sessionId: run.sessionId,
+        model: identity.model,
+        createdAt: identity.createdAt,
+        conversationId: identity.conversationId,
+        messages,
+        body: retrievable ? body : null,
+        inputItems: continuation.inputItems,
+      };
       await this.store.save(record, items);
     }
     return body;
@@ -259,7 +311,12 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage
   const calls = items.filter((item) => item.type === "function_call");
   const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
   if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
-  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: shown(item.call_id), type: "function" as const, function: { name: shown(item.name), arguments: shown(item.arguments) } }));
+  if (calls.length > 0)
+    message.tool_calls = calls.map((item) => ({
+      id: shown(item.call_id),
+      type: "function" as const,
+      function: { name: shown(item.name), arguments: shown(item.arguments) },
+    }));
   return message;
 }
 
@@ -276,7 +333,8 @@ function referencedIds(input: string | unknown[]): string[] {
   if (typeof input === "string") return [];
   const ids: string[] = [];
   for (const item of input) {
-    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string") ids.push((item as JsonObject).id as string);
+    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string")
+      ids.push((item as JsonObject).id as string);
   }
   return ids;
 }

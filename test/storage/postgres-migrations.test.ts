@@ -41,7 +41,9 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL schema migrations", ()
 
   test("a server that is not there: openPostgresStorage fails with one line naming the server, its password redacted", async () => {
     // port 1 on loopback: nothing listens there, the connect is refused at once
-    const error = await openPostgresStorage({ url: "postgres://carrierd:s3cret@127.0.0.1:1/nowhere", connectTimeoutSeconds: 2 }).catch((caught: unknown) => caught);
+    const error = await openPostgresStorage({ url: "postgres://carrierd:s3cret@127.0.0.1:1/nowhere", connectTimeoutSeconds: 2 }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(StoreUnreachableError);
     const message = (error as Error).message;
     expect(message).toMatch(/^cannot reach the PostgreSQL store at postgres:\/\/carrierd:\*\*\*@127\.0\.0\.1:1\/nowhere: /);
