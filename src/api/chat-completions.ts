@@ -16,7 +16,14 @@ import { dataFrame, SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
 
 /** POST /v1/chat/completions, streaming and not (SPEC §7). */
-export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource, caller: Caller): Promise<void> {
+export async function handleChatCompletions(
+  request: IncomingMessage,
+  response: ServerResponse,
+  chat: ChatService,
+  options: GatewayOptions,
+  routes: RouteSource,
+  caller: Caller,
+): Promise<void> {
   const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes, caller);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
@@ -35,7 +42,14 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
  * suspended with, and under load a history held that long is copied by
  * each young-generation GC.
  */
-async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource, caller: Caller): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
+async function startFromBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  chat: ChatService,
+  options: GatewayOptions,
+  routes: RouteSource,
+  caller: Caller,
+): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
   const bytes = await readBodyBytes(request, options.bodyLimit);
   const checkModel = (model: string) => {
     requireModel(caller, model);
@@ -60,7 +74,11 @@ function startParsed(
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-  return { started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }), stream, includeUsage };
+  return {
+    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
+    stream,
+    includeUsage,
+  };
 }
 
 /** Its own scope: the closure keeps the bytes, not the parsed body. */

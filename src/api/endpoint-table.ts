@@ -54,7 +54,7 @@ interface Compiled {
   readonly segments: readonly Segment[];
 }
 
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /**
  * The endpoints in one table: a request finds its row by method and path,
@@ -76,7 +76,9 @@ export class EndpointTable {
         continue;
       }
       if (endpoint.upgrade) throw new Error(`${endpoint.path}: a row that takes WebSocket upgrades needs a plain path`);
-      const segments = endpoint.path.split("/").map((segment): Segment => (segment.startsWith("{") && segment.endsWith("}") ? { param: segment.slice(1, -1) } : { literal: segment }));
+      const segments = endpoint.path
+        .split("/")
+        .map((segment): Segment => (segment.startsWith("{") && segment.endsWith("}") ? { param: segment.slice(1, -1) } : { literal: segment }));
       this.patterns.push({ endpoint, segments });
     }
   }
@@ -114,8 +116,8 @@ function paramsOf(pattern: readonly Segment[], segments: string[]): Record<strin
   if (pattern.length !== segments.length) return undefined;
   let params: Record<string, string> | undefined;
   for (let index = 0; index < pattern.length; index++) {
-    const wanted = pattern[index]!;
-    const segment = segments[index]!;
+    const wanted = pattern[index];
+    const segment = segments[index];
     if ("literal" in wanted) {
       if (wanted.literal !== segment) return undefined;
       continue;

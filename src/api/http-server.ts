@@ -49,7 +49,9 @@ export class HttpServer {
 
   async listen(): Promise<{ host: string; port: number; url: string }> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once("error", (error: NodeJS.ErrnoException) => reject(error.code === "EADDRINUSE" ? new PortInUseError(this.options.host, this.options.port, error) : error));
+      this.server.once("error", (error: NodeJS.ErrnoException) =>
+        reject(error.code === "EADDRINUSE" ? new PortInUseError(this.options.host, this.options.port, error) : error),
+      );
       this.server.listen(this.options.port, this.options.host, () => resolve());
     });
     const address = this.server.address() as AddressInfo;
@@ -85,7 +87,8 @@ export class HttpServer {
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
       if (match.kind === "found") return await match.endpoint.handler(request, response, { url, params: match.params, caller });
-      if (match.kind === "wrong-method") throw new GatewayError("method_not_allowed", `${method} is not allowed on ${url.pathname}`, null, { headers: { allow: match.allowed.join(", ") } });
+      if (match.kind === "wrong-method")
+        throw new GatewayError("method_not_allowed", `${method} is not allowed on ${url.pathname}`, null, { headers: { allow: match.allowed.join(", ") } });
       throw new GatewayError("not_found", `no route for ${method} ${url.pathname}`);
     } catch (error) {
       if (!(error instanceof GatewayError)) this.log.error({ err: error, path: request.url }, "unexpected error while handling a request");
@@ -134,13 +137,17 @@ export class HttpServer {
 export class PortInUseError extends Error {
   readonly code = "EADDRINUSE";
   constructor(host: string, port: number, cause: unknown) {
-    super(`port ${port} on ${host} is already in use (another carrierd, or another server). Stop it, or choose another port with --port N or CARRIERD_PORT=N (0 picks a free one).`, { cause });
+    super(
+      `port ${port} on ${host} is already in use (another carrierd, or another server). Stop it, or choose another port with --port N or CARRIERD_PORT=N (0 picks a free one).`,
+      { cause },
+    );
     this.name = "PortInUseError";
   }
 }
 
 const REFUSED = {
-  missing: "Missing API key. Send Authorization: Bearer <key> (the owner key is in $CARRIERD_HOME/api_key unless CARRIERD_API_KEY is set; `carrierd keys create` makes one per client).",
+  missing:
+    "Missing API key. Send Authorization: Bearer <key> (the owner key is in $CARRIERD_HOME/api_key unless CARRIERD_API_KEY is set; `carrierd keys create` makes one per client).",
   unknown: "Invalid API key.",
   revoked: "This API key has been revoked.",
   expired: "This API key has expired.",
@@ -170,5 +177,7 @@ function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex): void {
 /** An answer written straight to the socket, where Node has no response object to give (unparseable requests, refused upgrades). */
 function answerOnSocket(socket: Duplex, status: number, reason: string, error: GatewayError): void {
   const body = JSON.stringify(toOpenAIError(error));
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -58,7 +58,10 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   );
   effective = effective.filter((field) => !newlyRejected.includes(field));
   const retry = await plan.rebuild(effective);
-  context.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached }, "carriers attached (retry without rejected fields)");
+  context.log.debug(
+    { session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached },
+    "carriers attached (retry without rejected fields)",
+  );
   sentAt = performance.now();
   result = await plugin.invoke(retry.call);
   return { result, effective, sentAt };

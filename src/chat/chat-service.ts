@@ -108,9 +108,26 @@ export class ChatService {
     if (!plugin) throw new GatewayError("provider_not_configured", `plugin "${resolved.provider.plugin}" is not loaded`);
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
     const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
-    const plan = await planTurn(this.planning, request, { resolved, policy }, { keyHash: context.keyHash, explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession });
+    const plan = await planTurn(
+      this.planning,
+      request,
+      { resolved, policy },
+      { keyHash: context.keyHash, explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession },
+    );
     const { sessionId, key, match, effective } = plan;
-    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: routeNumber(policy), effective, matched: match.matched, attached: plan.first!.attached }, "carriers attached");
+    if (this.log.isLevelEnabled("debug"))
+      this.log.debug(
+        {
+          session_id: sessionId,
+          provider: key.provider,
+          model: key.model,
+          route: routeNumber(policy),
+          effective,
+          matched: match.matched,
+          attached: plan.first!.attached,
+        },
+        "carriers attached",
+      );
     return {
       plan,
       plugin,
@@ -152,7 +169,14 @@ export class ChatService {
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
       this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields, [EVENT_KEY]: keyHash });
-    publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: routeNumber(policy), fields: effective, upstream_ms: upstreamMs });
+    publish("turn.started", {
+      model: clientModel,
+      provider: key.provider,
+      upstream_model: key.model,
+      route: routeNumber(policy),
+      fields: effective,
+      upstream_ms: upstreamMs,
+    });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
     return {
@@ -164,7 +188,9 @@ export class ChatService {
         inFlight.end();
         const turn = accumulator.finish();
         // durable with every carrier verbatim before the client is told the turn is done
-        await this.storage.turns.save(turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId)));
+        await this.storage.turns.save(
+          turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId)),
+        );
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
         for (const toolCall of turn.toolCalls) publish("tool_call", { id: toolCall.id, name: toolCall.function.name, arguments: toolCall.function.arguments });

@@ -91,8 +91,13 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
 const NO_SOURCES: ReadonlyMap<number, ReplaySource> = new Map();
 
 /** The matched turns' carriers for a set of fields: read only when a call with them can carry any. */
-function storedCarriers(context: PlanningContext, route: PlannedRoute, match: SessionMatch): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
-  return async (effective) => (wantsStoredCarriers(context.registry, route.resolved, route.policy, effective) ? context.storage.turns.replaySources(match.turnIds) : NO_SOURCES);
+function storedCarriers(
+  context: PlanningContext,
+  route: PlannedRoute,
+  match: SessionMatch,
+): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
+  return async (effective) =>
+    wantsStoredCarriers(context.registry, route.resolved, route.policy, effective) ? context.storage.turns.replaySources(match.turnIds) : NO_SOURCES;
 }
 
 /** Its own scope, so the closure holds the parser of the request and not the request. */

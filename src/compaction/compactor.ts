@@ -81,7 +81,7 @@ export class Compactor {
     if (!request.force && before.total <= budget) return built;
 
     const offset = historyOffset(built, view);
-    const costs = view.map((_entry, index) => before.messages[offset + index]!);
+    const costs = view.map((_entry, index) => before.messages[offset + index]);
     const input = built.messages.slice(offset + view.length);
     const plan = planCompaction({
       roles: view.map((entry) => entry.message.role),
@@ -98,9 +98,18 @@ export class Compactor {
     let summary: string;
     try {
       const transcript = transcriptOf(view.slice(plan.head, plan.cut));
-      summary = await summarize(this.chat, this.storage.catalogue, { keyHash: request.keyHash, model: summarizer, transcript, maxTokens: plan.summaryCap, signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS) });
+      summary = await summarize(this.chat, this.storage.catalogue, {
+        keyHash: request.keyHash,
+        model: summarizer,
+        transcript,
+        maxTokens: plan.summaryCap,
+        signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS),
+      });
     } catch (error) {
-      this.log.warn({ session_id: sessionId, summarizer, err: { message: error instanceof Error ? error.message : String(error) } }, "compaction failed: the summariser gave no summary; the request goes on uncompacted");
+      this.log.warn(
+        { session_id: sessionId, summarizer, err: { message: error instanceof Error ? error.message : String(error) } },
+        "compaction failed: the summariser gave no summary; the request goes on uncompacted",
+      );
       return built;
     }
     summary = capSummary(summary, plan.summaryCap);
@@ -141,7 +150,7 @@ export class Compactor {
         anchorResponseId: state.parentId,
         headCount: plan.head,
         // the summary sits after the head, so the first kept message after it is a stored one
-        cutIndex: plan.cut < view.length ? view[plan.cut]!.index : state.request.history.length,
+        cutIndex: plan.cut < view.length ? view[plan.cut].index : state.request.history.length,
         summary: state.summary,
         summarizer: state.summarizer,
         summarizedMessages: plan.cut - plan.head,
@@ -153,7 +162,11 @@ export class Compactor {
   }
 
   /** One event and one log line: counts and sizes, never contents. */
-  private report(checkpoint: Checkpoint, keyHash: string, facts: { plan: Plan; current: Checkpoint | undefined; before: number; after: number; budget: number; keptMessages: number }): void {
+  private report(
+    checkpoint: Checkpoint,
+    keyHash: string,
+    facts: { plan: Plan; current: Checkpoint | undefined; before: number; after: number; budget: number; keptMessages: number },
+  ): void {
     const fields = {
       session_id: checkpoint.sessionId,
       checkpoint_id: checkpoint.id,
@@ -180,8 +193,9 @@ function buildFrom(request: CompactionRequest, view: readonly ViewEntry[]): Chat
 
 /** Where the history sits in the built request: `build` places the very message objects it was given. */
 function historyOffset(built: ChatRequest, view: readonly ViewEntry[]): number {
-  const offset = built.messages.indexOf(view[0]!.message);
-  if (offset < 0 || view.some((entry, index) => built.messages[offset + index] !== entry.message)) throw new Error("compaction: build() must place the history's messages in order");
+  const offset = built.messages.indexOf(view[0].message);
+  if (offset < 0 || view.some((entry, index) => built.messages[offset + index] !== entry.message))
+    throw new Error("compaction: build() must place the history's messages in order");
   return offset;
 }
 

@@ -49,7 +49,11 @@ export function transcriptOf(entries: readonly ViewEntry[]): string {
  * that session is removed once the summary is in hand — the checkpoint
  * keeps the summary, and `sessions list` keeps showing conversations only.
  */
-export async function summarize(chat: ChatService, sessions: Pick<SessionCatalogue, "remove">, options: { keyHash: string; model: string; transcript: string; maxTokens: number; signal: AbortSignal }): Promise<string> {
+export async function summarize(
+  chat: ChatService,
+  sessions: Pick<SessionCatalogue, "remove">,
+  options: { keyHash: string; model: string; transcript: string; maxTokens: number; signal: AbortSignal },
+): Promise<string> {
   const run = await chat.start(
     {
       model: options.model,

@@ -27,6 +27,11 @@ export interface WireEstimate extends PricedRequest {
  */
 export async function estimateWire(context: WireContext, request: ChatRequest, resolved: ResolvedModel, sessionId: string): Promise<WireEstimate> {
   const policy = context.table.policyFor(resolved.provider, resolved.upstreamModel);
-  const plan = await planTurn(context, request, { resolved, policy }, { keyHash: context.keyHash, explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() });
+  const plan = await planTurn(
+    context,
+    request,
+    { resolved, policy },
+    { keyHash: context.keyHash, explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() },
+  );
   return { ...priceRequest(plan.first!.call.body), match: plan.match };
 }

@@ -20,7 +20,7 @@ export function entryFields(events: readonly (GatewayEvent | GapNotice)[]): stri
   let keys = "";
   let texts = "";
   for (let i = 0; i < events.length; i++) {
-    const event = events[i]!;
+    const event = events[i];
     const separator = i === 0 ? "" : "\n";
     types += separator + event.type;
     sessions += separator + (typeof event.session_id === "string" ? event.session_id : "");
@@ -52,10 +52,10 @@ export function hubEventsOf(entry: RawEntry): HubEvent[] {
   let keys: string[] | undefined;
   let texts: Buffer | undefined;
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    const name = fields[i]!.toString("latin1");
-    if (name === "t") types = fields[i + 1]!.toString("utf8").split("\n");
-    else if (name === "s") sessions = fields[i + 1]!.toString("utf8").split("\n");
-    else if (name === "k") keys = fields[i + 1]!.toString("utf8").split("\n");
+    const name = fields[i].toString("latin1");
+    if (name === "t") types = fields[i + 1].toString("utf8").split("\n");
+    else if (name === "s") sessions = fields[i + 1].toString("utf8").split("\n");
+    else if (name === "k") keys = fields[i + 1].toString("utf8").split("\n");
     else if (name === "e") texts = fields[i + 1];
   }
   if (!types || !texts) return [];
@@ -70,8 +70,14 @@ export function hubEventsOf(entry: RawEntry): HubEvent[] {
     if (text.length < 2 || text[text.length - 1] !== CLOSING_BRACE) continue;
     const eventId = `${id}:${index}`;
     const wire = Buffer.concat([text.subarray(0, text.length - 1), Buffer.from(`,"event_id":"${eventId}"}`, "latin1")]);
-    const type = types[index]!;
-    const event: { -readonly [K in keyof HubEvent]: HubEvent[K] } = { type, session_id: sessions?.[index] || undefined, event_id: eventId, [WIRE_TEXT]: wire, [EVENT_KEY]: keys?.[index] || undefined };
+    const type = types[index];
+    const event: { -readonly [K in keyof HubEvent]: HubEvent[K] } = {
+      type,
+      session_id: sessions?.[index] || undefined,
+      event_id: eventId,
+      [WIRE_TEXT]: wire,
+      [EVENT_KEY]: keys?.[index] || undefined,
+    };
     if (type === "gap") event[CONTROL] = true;
     events.push(event);
   }

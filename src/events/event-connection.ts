@@ -209,7 +209,7 @@ export class EventConnection {
       else this.refuse(message?.type === "auth" ? "wrong key" : "the first message must be an auth message");
       return;
     }
-    if (!message) return this.reply({ type: "error", code: "invalid_message", message: "messages are JSON objects with a \"type\"" });
+    if (!message) return this.reply({ type: "error", code: "invalid_message", message: 'messages are JSON objects with a "type"' });
     switch (message.type) {
       case "subscribe": {
         const filter = EventFilter.parse(message.sessions, message.events);
@@ -235,14 +235,18 @@ export class EventConnection {
       case "ping":
         return this.reply({ type: "pong" });
       default:
-        return this.reply({ type: "error", code: "unknown_message", message: `unknown message type ${JSON.stringify(String(message.type).slice(0, 64))}; send "subscribe" or "ping"` });
+        return this.reply({
+          type: "error",
+          code: "unknown_message",
+          message: `unknown message type ${JSON.stringify(String(message.type).slice(0, 64))}; send "subscribe" or "ping"`,
+        });
     }
   }
 
   private resumeProblem(lastEventId: unknown): string | undefined {
     if (lastEventId === undefined || lastEventId === null) return undefined;
     if (!this.hooks.resumable) return "last_event_id: this gateway's events are local and carry no ids (resuming needs events: redis://…)";
-    if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return "last_event_id must be an event_id this stream sent (\"<ms>-<seq>:<index>\")";
+    if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return 'last_event_id must be an event_id this stream sent ("<ms>-<seq>:<index>")';
     if (this.held) return "last_event_id: a resume is already running on this connection";
     return undefined;
   }

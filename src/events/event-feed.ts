@@ -99,7 +99,12 @@ export function compareEventIds(a: string, b: string): number {
   const [bEntry = "", bIndex] = b.split(":");
   const [aMs = "", aSeq = ""] = aEntry.split("-");
   const [bMs = "", bSeq = ""] = bEntry.split("-");
-  return compareDigits(aMs, bMs) || compareDigits(aSeq, bSeq) || (aIndex === undefined ? Infinity : Number(aIndex)) - (bIndex === undefined ? Infinity : Number(bIndex)) || 0;
+  return (
+    compareDigits(aMs, bMs) ||
+    compareDigits(aSeq, bSeq) ||
+    (aIndex === undefined ? Infinity : Number(aIndex)) - (bIndex === undefined ? Infinity : Number(bIndex)) ||
+    0
+  );
 }
 
 /** The stream entry an event id belongs to. */

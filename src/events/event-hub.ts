@@ -105,32 +105,29 @@ export class EventHub {
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection: EventConnection = new EventConnection(
-        ws,
-        {
-          socket,
-          identify,
-          limits: this.limits,
-          log: this.log,
-          resumable: this.feed.replay !== undefined,
-          onResume: (resuming, lastEventId) => this.resume(resuming, lastEventId),
-          onAuthenticated: (authenticated) => {
-            this.pending.delete(authenticated);
-            this.subscribers.add(authenticated);
-            this.unsubscribe ??= this.feed.listen((event) => this.enqueue(event));
-          },
-          onDropped: (count) => (this.droppedTotal += count),
-          onTooSlow: () => this.slowClosedTotal++,
-          onClosed: (closed) => {
-            this.pending.delete(closed);
-            this.subscribers.delete(closed);
-            if (this.subscribers.size === 0) {
-              this.unsubscribe?.();
-              this.unsubscribe = undefined;
-            }
-          },
+      const connection: EventConnection = new EventConnection(ws, {
+        socket,
+        identify,
+        limits: this.limits,
+        log: this.log,
+        resumable: this.feed.replay !== undefined,
+        onResume: (resuming, lastEventId) => this.resume(resuming, lastEventId),
+        onAuthenticated: (authenticated) => {
+          this.pending.delete(authenticated);
+          this.subscribers.add(authenticated);
+          this.unsubscribe ??= this.feed.listen((event) => this.enqueue(event));
         },
-      );
+        onDropped: (count) => (this.droppedTotal += count),
+        onTooSlow: () => this.slowClosedTotal++,
+        onClosed: (closed) => {
+          this.pending.delete(closed);
+          this.subscribers.delete(closed);
+          if (this.subscribers.size === 0) {
+            this.unsubscribe?.();
+            this.unsubscribe = undefined;
+          }
+        },
+      });
       this.pending.add(connection);
       connection.start(decision.caller);
     });
@@ -155,11 +152,17 @@ export class EventHub {
     const announce = (notice: GapNotice) => connection.deliverReplayed(controlMessage(notice), Buffer.from(JSON.stringify(notice)));
     replay(lastEventId, sink).then(
       ({ cursor }) => {
-        if (!connection.endResume(cursor)) announce({ type: "gap", reason: "behind", message: "more live events arrived while resuming than this connection could hold; some were skipped" });
+        if (!connection.endResume(cursor))
+          announce({ type: "gap", reason: "behind", message: "more live events arrived while resuming than this connection could hold; some were skipped" });
       },
       (error: unknown) => {
         this.log.warn({ err: error }, "could not read the event stream to resume a subscriber");
-        announce({ type: "gap", reason: "unavailable", after_event_id: lastEventId, message: "the events after last_event_id could not be read (the event stream is unreachable); live events follow" });
+        announce({
+          type: "gap",
+          reason: "unavailable",
+          after_event_id: lastEventId,
+          message: "the events after last_event_id could not be read (the event stream is unreachable); live events follow",
+        });
         connection.endResume(lastEventId);
       },
     );
@@ -208,5 +211,7 @@ function controlMessage(notice: GapNotice): HubEvent {
 function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message: string): void {
   const reason = { 401: "Unauthorized", 403: "Forbidden" }[status];
   const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

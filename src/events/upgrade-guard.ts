@@ -20,7 +20,11 @@ export type UpgradeDecision =
  * at all is let through to authenticate by message, since browsers cannot
  * set headers on a WebSocket.
  */
-export function checkUpgrade(request: IncomingMessage, identify: (token: string | undefined) => Identification, corsOrigins: readonly string[]): UpgradeDecision {
+export function checkUpgrade(
+  request: IncomingMessage,
+  identify: (token: string | undefined) => Identification,
+  corsOrigins: readonly string[],
+): UpgradeDecision {
   const origin = request.headers.origin;
   if (typeof origin === "string" && !originAllowed(origin, request.headers.host, corsOrigins)) {
     return { accept: false, status: 403, code: "origin_not_allowed", message: "origin not allowed" };
@@ -28,7 +32,8 @@ export function checkUpgrade(request: IncomingMessage, identify: (token: string 
   if (request.headers.authorization === undefined) return { accept: true, caller: undefined };
   const identified = identify(bearerToken(request.headers));
   if (!identified.ok) return { accept: false, status: 401, code: "invalid_api_key", message: "Invalid API key" };
-  if (!identified.caller.scopes.has("events")) return { accept: false, status: 403, code: "insufficient_scope", message: "This key does not have the 'events' scope /v1/events needs." };
+  if (!identified.caller.scopes.has("events"))
+    return { accept: false, status: 403, code: "insufficient_scope", message: "This key does not have the 'events' scope /v1/events needs." };
   return { accept: true, caller: identified.caller };
 }
 
@@ -44,5 +49,17 @@ function originAllowed(origin: string, host: string | undefined, allowlist: read
 
 /** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
 export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
-  sendJson(response, 426, { error: { message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket", type: "invalid_request_error", param: null, code: "upgrade_required" } }, { upgrade: "websocket" });
+  sendJson(
+    response,
+    426,
+    {
+      error: {
+        message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket",
+        type: "invalid_request_error",
+        param: null,
+        code: "upgrade_required",
+      },
+    },
+    { upgrade: "websocket" },
+  );
 }

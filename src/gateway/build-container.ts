@@ -41,7 +41,10 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
-  const storage = await openStorage(options.store, { home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
+  const storage = await openStorage(options.store, {
+    home: options.home,
+    gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes },
+  });
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });

@@ -50,22 +50,69 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
     { method: "*", path: "/health", auth: false, probe: true, handler: alive },
     { method: "*", path: "/v1/health", auth: false, probe: true, handler: alive },
     // browsers ask for it on every page of the dashboard; without a key it would be a 401 in their console
-    { method: "*", path: "/favicon.ico", auth: false, probe: true, handler: (_request, response) => void response.writeHead(204, { "cache-control": "public, max-age=86400" }).end() },
+    {
+      method: "*",
+      path: "/favicon.ico",
+      auth: false,
+      probe: true,
+      handler: (_request, response) => void response.writeHead(204, { "cache-control": "public, max-age=86400" }).end(),
+    },
 
-    { method: "POST", path: "/v1/chat/completions", auth: true, scope: "chat", handler: (request, response, call) => handleChatCompletions(request, response, chat, options, routes, callerOf(call)) },
+    {
+      method: "POST",
+      path: "/v1/chat/completions",
+      auth: true,
+      scope: "chat",
+      handler: (request, response, call) => handleChatCompletions(request, response, chat, options, routes, callerOf(call)),
+    },
     {
       method: "GET",
       path: "/v1/models",
       auth: true,
       scope: "chat",
-      handler: (_request, response, call) => sendJson(response, 200, modelsBody(routes.current, options.env, (model) => mayUseModel(callerOf(call), model))),
+      handler: (_request, response, call) =>
+        sendJson(
+          response,
+          200,
+          modelsBody(routes.current, options.env, (model) => mayUseModel(callerOf(call), model)),
+        ),
     },
-    { method: "GET", path: "/v1/capabilities", auth: true, scope: "chat", handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store, events.describe())) },
+    {
+      method: "GET",
+      path: "/v1/capabilities",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store, events.describe())),
+    },
 
-    { method: "POST", path: "/v1/responses", auth: true, scope: "chat", handler: (request, response, call) => responses.create(request, response, callerOf(call)) },
-    { method: "POST", path: "/v1/responses/compact", auth: true, scope: "chat", handler: (request, response, call) => responses.compact(request, response, callerOf(call)) },
-    { method: "GET", path: "/v1/responses/{id}", auth: true, scope: "chat", handler: (_request, response, call) => responses.get(call.params.id, response, callerOf(call)) },
-    { method: "DELETE", path: "/v1/responses/{id}", auth: true, scope: "chat", handler: (_request, response, call) => responses.delete(call.params.id, response, callerOf(call)) },
+    {
+      method: "POST",
+      path: "/v1/responses",
+      auth: true,
+      scope: "chat",
+      handler: (request, response, call) => responses.create(request, response, callerOf(call)),
+    },
+    {
+      method: "POST",
+      path: "/v1/responses/compact",
+      auth: true,
+      scope: "chat",
+      handler: (request, response, call) => responses.compact(request, response, callerOf(call)),
+    },
+    {
+      method: "GET",
+      path: "/v1/responses/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => responses.get(call.params.id, response, callerOf(call)),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/responses/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => responses.delete(call.params.id, response, callerOf(call)),
+    },
     {
       method: "GET",
       path: "/v1/responses/{id}/input_items",
@@ -73,10 +120,23 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
       scope: "chat",
       handler: (_request, response, call) => responses.inputItems(call.params.id, call.url.searchParams, response, callerOf(call)),
     },
-    { method: "POST", path: "/v1/responses/{id}/cancel", auth: true, scope: "chat", handler: (_request, _response, call) => responses.cancel(call.params.id, callerOf(call)) },
+    {
+      method: "POST",
+      path: "/v1/responses/{id}/cancel",
+      auth: true,
+      scope: "chat",
+      handler: (_request, _response, call) => responses.cancel(call.params.id, callerOf(call)),
+    },
 
     // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one) and checks the scope
-    { method: "GET", path: EVENTS_PATH, auth: false, scope: "events", handler: answerPlainGet, upgrade: (request, socket, head) => hub.upgrade(request, socket, head) },
+    {
+      method: "GET",
+      path: EVENTS_PATH,
+      auth: false,
+      scope: "events",
+      handler: answerPlainGet,
+      upgrade: (request, socket, head) => hub.upgrade(request, socket, head),
+    },
     // the page holds nothing: it asks for a key and sends it over the WebSocket, where the scope is checked
     { method: "GET", path: "/dashboard", auth: false, scope: "events", handler: serveDashboard },
     { method: "GET", path: "/metrics", auth: true, scope: "admin", handler: (_request, response) => serveMetrics(metrics, response) },

@@ -55,7 +55,15 @@ export class KeyRing {
   ) {
     this.ownerDigest = secretDigest(ownerKey);
     // today's scope of the one key: what the owner key filed before access keys existed stays its own
-    this.owner = { name: OWNER_KEY_NAME, owner: true, keyHash: keyScope(ownerKey), scopes: new Set(KEY_SCOPES), models: [], eventsOf: undefined, secretHash: this.ownerDigest.toString("hex") };
+    this.owner = {
+      name: OWNER_KEY_NAME,
+      owner: true,
+      keyHash: keyScope(ownerKey),
+      scopes: new Set(KEY_SCOPES),
+      models: [],
+      eventsOf: undefined,
+      secretHash: this.ownerDigest.toString("hex"),
+    };
     this.usage = new KeyUsage(keys, options.flushMs ?? USAGE_FLUSH_MS, (error) => log.warn({ err: error }, "could not record access key usage"));
     this.pollMs = options.pollMs ?? KEY_POLL_MS;
   }
@@ -144,8 +152,19 @@ export class KeyRing {
     const byName = new Map<string, Entry>();
     for (const key of keys) {
       const granted = key.eventsOf.length === 0 ? [key.name] : key.eventsOf;
-      const eventsOf = new Set([key.dataScope, ...granted.flatMap((name) => (name === OWNER_KEY_NAME ? [this.owner.keyHash] : scopeOf.has(name) ? [scopeOf.get(name)!] : []))]);
-      const caller: Caller = { name: key.name, owner: false, keyHash: key.dataScope, scopes: new Set(key.scopes), models: key.models, eventsOf, secretHash: key.secretHash };
+      const eventsOf = new Set([
+        key.dataScope,
+        ...granted.flatMap((name) => (name === OWNER_KEY_NAME ? [this.owner.keyHash] : scopeOf.has(name) ? [scopeOf.get(name)!] : [])),
+      ]);
+      const caller: Caller = {
+        name: key.name,
+        owner: false,
+        keyHash: key.dataScope,
+        scopes: new Set(key.scopes),
+        models: key.models,
+        eventsOf,
+        secretHash: key.secretHash,
+      };
       const entry = { key, caller };
       byHash.set(key.secretHash, entry);
       byName.set(key.name, entry);

@@ -12,14 +12,19 @@ export interface KeySpec {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-export function checkKeySpec(input: { name: string; scopes: readonly string[]; models: readonly string[]; eventsOf: readonly string[]; expires: string | undefined }, now = Date.now()): KeySpec | { problem: string } {
-  if (!NAME.test(input.name)) return { problem: `key names are 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit: ${JSON.stringify(input.name)}` };
+export function checkKeySpec(
+  input: { name: string; scopes: readonly string[]; models: readonly string[]; eventsOf: readonly string[]; expires: string | undefined },
+  now = Date.now(),
+): KeySpec | { problem: string } {
+  if (!NAME.test(input.name))
+    return { problem: `key names are 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit: ${JSON.stringify(input.name)}` };
   if (input.name === OWNER_KEY_NAME) return { problem: `"${OWNER_KEY_NAME}" is the name of the gateway's own key (CARRIERD_API_KEY or the api_key file)` };
   const scopes = [...new Set(input.scopes.length === 0 ? ["chat"] : input.scopes)];
   const unknown = scopes.filter((scope) => !(KEY_SCOPES as readonly string[]).includes(scope));
   if (unknown.length > 0) return { problem: `unknown scope ${unknown.join(", ")}: a key's scopes are ${KEY_SCOPES.join(", ")}` };
   const models = [...new Set(input.models)];
-  if (models.some((pattern) => pattern === "" || pattern.length > 256)) return { problem: "a --models pattern is 1–256 characters (`*` matches any run of characters)" };
+  if (models.some((pattern) => pattern === "" || pattern.length > 256))
+    return { problem: "a --models pattern is 1–256 characters (`*` matches any run of characters)" };
   const eventsOf = [...new Set(input.eventsOf)];
   if (eventsOf.some((name) => !NAME.test(name))) return { problem: "--events-of takes key names" };
   let expiresAt: number | null = null;

@@ -77,17 +77,90 @@ export class GatewayMetrics {
     @inject(EVENT_FEED) feed?: EventFeed,
   ) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route, status and access key name", labelNames: ["method", "route", "status", "key"], registers, collect: this.fold });
-    this.tokens = new Counter({ name: "carrierd_tokens_total", help: "Tokens of completed turns as the upstream reported them, by access key name and kind (prompt, completion)", labelNames: ["key", "kind"], registers, collect: this.fold });
-    this.upstreamLatency = new Histogram({ name: "carrierd_upstream_latency_seconds", help: "Time from sending a request upstream until the upstream answered (response headers)", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
-    this.firstReasoning = new Histogram({ name: "carrierd_time_to_first_reasoning_token_seconds", help: "Time from sending a request upstream until its first reasoning token", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
-    this.turnDuration = new Histogram({ name: "carrierd_turn_duration_seconds", help: "Time from sending a request upstream to the end of its turn", labelNames: ["provider", "outcome"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
-    this.retries = new Counter({ name: "carrierd_upstream_retries_total", help: "Requests retried upstream without a field the upstream rejected (SPEC §6)", labelNames: ["provider"], registers, collect: this.fold });
-    this.verdicts = new Counter({ name: "carrierd_verdicts_recorded_total", help: "Unknown-field verdicts recorded, by provider and field", labelNames: ["provider", "field"], registers, collect: this.fold });
-    this.reloads = new Counter({ name: "carrierd_route_reloads_total", help: "routes.yaml reloads, by result (reloaded, rejected)", labelNames: ["result"], registers });
-    new Gauge({ name: "carrierd_websocket_subscribers", help: "Authenticated WebSocket event stream connections", registers, collect() { this.set(hub.subscriberCount); } });
-    new Counter({ name: "carrierd_websocket_dropped_events_total", help: "Events not sent to a WebSocket subscriber because it was behind", registers, collect() { this.reset(); this.inc(hub.droppedEvents); } });
-    new Counter({ name: "carrierd_websocket_slow_closes_total", help: "WebSocket subscribers closed with 1013 because they stayed behind", registers, collect() { this.reset(); this.inc(hub.slowClosed); } });
+    this.requests = new Counter({
+      name: "carrierd_http_requests_total",
+      help: "HTTP requests by method, route, status and access key name",
+      labelNames: ["method", "route", "status", "key"],
+      registers,
+      collect: this.fold,
+    });
+    this.tokens = new Counter({
+      name: "carrierd_tokens_total",
+      help: "Tokens of completed turns as the upstream reported them, by access key name and kind (prompt, completion)",
+      labelNames: ["key", "kind"],
+      registers,
+      collect: this.fold,
+    });
+    this.upstreamLatency = new Histogram({
+      name: "carrierd_upstream_latency_seconds",
+      help: "Time from sending a request upstream until the upstream answered (response headers)",
+      labelNames: ["provider"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+      collect: this.fold,
+    });
+    this.firstReasoning = new Histogram({
+      name: "carrierd_time_to_first_reasoning_token_seconds",
+      help: "Time from sending a request upstream until its first reasoning token",
+      labelNames: ["provider"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+      collect: this.fold,
+    });
+    this.turnDuration = new Histogram({
+      name: "carrierd_turn_duration_seconds",
+      help: "Time from sending a request upstream to the end of its turn",
+      labelNames: ["provider", "outcome"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+      collect: this.fold,
+    });
+    this.retries = new Counter({
+      name: "carrierd_upstream_retries_total",
+      help: "Requests retried upstream without a field the upstream rejected (SPEC §6)",
+      labelNames: ["provider"],
+      registers,
+      collect: this.fold,
+    });
+    this.verdicts = new Counter({
+      name: "carrierd_verdicts_recorded_total",
+      help: "Unknown-field verdicts recorded, by provider and field",
+      labelNames: ["provider", "field"],
+      registers,
+      collect: this.fold,
+    });
+    this.reloads = new Counter({
+      name: "carrierd_route_reloads_total",
+      help: "routes.yaml reloads, by result (reloaded, rejected)",
+      labelNames: ["result"],
+      registers,
+    });
+    new Gauge({
+      name: "carrierd_websocket_subscribers",
+      help: "Authenticated WebSocket event stream connections",
+      registers,
+      collect() {
+        this.set(hub.subscriberCount);
+      },
+    });
+    new Counter({
+      name: "carrierd_websocket_dropped_events_total",
+      help: "Events not sent to a WebSocket subscriber because it was behind",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(hub.droppedEvents);
+      },
+    });
+    new Counter({
+      name: "carrierd_websocket_slow_closes_total",
+      help: "WebSocket subscribers closed with 1013 because they stayed behind",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(hub.slowClosed);
+      },
+    });
     new Counter({
       name: "carrierd_events_dropped_total",
       help: "Events this instance could not write to the shared event stream (events: redis), by reason: disconnected, queue_full, write_failed",
@@ -174,7 +247,8 @@ export class GatewayMetrics {
     const keyHash = event[EVENT_KEY];
     const key = (keyHash !== undefined ? this.keys.nameOf(keyHash) : undefined) ?? "";
     if (typeof usage.prompt_tokens === "number" && usage.prompt_tokens > 0) this.later(this.tokens, { key, kind: "prompt" }, usage.prompt_tokens);
-    if (typeof usage.completion_tokens === "number" && usage.completion_tokens > 0) this.later(this.tokens, { key, kind: "completion" }, usage.completion_tokens);
+    if (typeof usage.completion_tokens === "number" && usage.completion_tokens > 0)
+      this.later(this.tokens, { key, kind: "completion" }, usage.completion_tokens);
   }
 
   private endTurn(event: GatewayEvent, outcome: "completed" | "failed"): void {
@@ -186,7 +260,7 @@ export class GatewayMetrics {
 
   /** A histogram's observation or a counter's increment, folded in by `fold`. */
   private later<L extends string>(metric: Histogram<L> | Counter<L>, labels: LabelValues<L>, value: number): void {
-    this.pending.push(metric as Histogram<string> | Counter<string>, labels, value);
+    this.pending.push(metric, labels, value);
     this.foldScheduled ??= setImmediate(this.fold);
   }
 

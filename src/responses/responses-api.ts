@@ -88,7 +88,11 @@ export class ResponsesApi {
     requireModel(caller, body.model);
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
-    const continuation = await this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined, caller);
+    const continuation = await this.continuation(
+      body,
+      typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined,
+      caller,
+    );
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
     const chatRequest = await this.compactor.prepare({
       keyHash: caller.keyHash,
@@ -97,8 +101,19 @@ export class ResponsesApi {
       history: continuation.history,
       build: (history) => toChatRequest(body, history, continuation.input, stream),
     });
-    const run = await startTurn(this.chat, chatRequest, response, { keyHash: caller.keyHash, sessionHeader: continuation.sessionHeader, stream, client: { options: this.options, failureFrame: responsesFailureFrame } });
-    const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
+    const run = await startTurn(this.chat, chatRequest, response, {
+      keyHash: caller.keyHash,
+      sessionHeader: continuation.sessionHeader,
+      stream,
+      client: { options: this.options, failureFrame: responsesFailureFrame },
+    });
+    const identity: ResponseIdentity = {
+      id: newId("resp_"),
+      createdAt: Math.floor(Date.now() / 1000),
+      model: run.model,
+      request: body,
+      conversationId: continuation.conversationId,
+    };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);
   }
@@ -113,7 +128,8 @@ export class ResponsesApi {
   async compact(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
     requireModel(caller, body.model);
-    if (!this.routes.current.resolveModel(body.model)) throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
+    if (!this.routes.current.resolveModel(body.model))
+      throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const previous = await this.owned(body.previous_response_id, caller);
     if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
@@ -125,8 +141,19 @@ export class ResponsesApi {
       force: true,
       build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
     });
-    const usage = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
-    sendJson(response, 200, { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage }, { "x-session-id": previous.sessionId });
+    const usage = {
+      input_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 0,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    };
+    sendJson(
+      response,
+      200,
+      { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage },
+      { "x-session-id": previous.sessionId },
+    );
   }
 
   async get(id: string, response: ServerResponse, caller: Caller): Promise<void> {
@@ -152,7 +179,11 @@ export class ResponsesApi {
    */
   async cancel(id: string, caller: Caller): Promise<never> {
     if (!(await this.owned(id, caller))) throw responseNotFound(id);
-    throw new GatewayError("invalid_request", "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.", "response_id");
+    throw new GatewayError(
+      "invalid_request",
+      "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.",
+      "response_id",
+    );
   }
 
   async delete(id: string, response: ServerResponse, caller: Caller): Promise<void> {
@@ -192,7 +223,15 @@ export class ResponsesApi {
     if (body.previous_response_id) {
       const previous = await this.owned(body.previous_response_id, caller);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { parentId: previous.id, history: await this.store.history(previous.id), input, inputItems, sessionHeader: previous.sessionId, conversationId: null, keyHash: caller.keyHash };
+      return {
+        parentId: previous.id,
+        history: await this.store.history(previous.id),
+        input,
+        inputItems,
+        sessionHeader: previous.sessionId,
+        conversationId: null,
+        keyHash: caller.keyHash,
+      };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
@@ -201,9 +240,25 @@ export class ResponsesApi {
       // another key's conversation of this name is not continued, nor is its name taken over
       if (conversation && !owns(caller, conversation.keyHash)) throw new GatewayError("not_found", `Conversation with id '${id}' not found.`, "conversation");
       const parentId = conversation?.lastResponseId ?? null;
-      return { parentId, history: parentId ? await this.store.history(parentId) : [], input, inputItems, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id, keyHash: caller.keyHash };
+      return {
+        parentId,
+        history: parentId ? await this.store.history(parentId) : [],
+        input,
+        inputItems,
+        sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession,
+        conversationId: id,
+        keyHash: caller.keyHash,
+      };
     }
-    return { parentId: null, history: [], input, inputItems, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null, keyHash: caller.keyHash };
+    return {
+      parentId: null,
+      history: [],
+      input,
+      inputItems,
+      sessionHeader: sessionOf(header) ?? referencedSession,
+      conversationId: null,
+      keyHash: caller.keyHash,
+    };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
@@ -244,7 +299,9 @@ export class ResponsesApi {
       const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
       // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
       events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
-      events.emit("response.failed", { response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }) });
+      events.emit("response.failed", {
+        response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }),
+      });
     }
     events.end();
   }
@@ -260,7 +317,18 @@ export class ResponsesApi {
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items)];
-      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, keyHash: continuation.keyHash, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null, inputItems: continuation.inputItems };
+      const record = {
+        id: identity.id,
+        parentId: continuation.parentId,
+        sessionId: run.sessionId,
+        keyHash: continuation.keyHash,
+        model: identity.model,
+        createdAt: identity.createdAt,
+        conversationId: identity.conversationId,
+        messages,
+        body: retrievable ? body : null,
+        inputItems: continuation.inputItems,
+      };
       await this.store.save(record, items);
     }
     return body;
@@ -275,7 +343,12 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage
   const calls = items.filter((item) => item.type === "function_call");
   const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
   if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
-  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: shown(item.call_id), type: "function" as const, function: { name: shown(item.name), arguments: shown(item.arguments) } }));
+  if (calls.length > 0)
+    message.tool_calls = calls.map((item) => ({
+      id: shown(item.call_id),
+      type: "function" as const,
+      function: { name: shown(item.name), arguments: shown(item.arguments) },
+    }));
   return message;
 }
 
@@ -292,7 +365,8 @@ function referencedIds(input: string | unknown[]): string[] {
   if (typeof input === "string") return [];
   const ids: string[] = [];
   for (const item of input) {
-    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string") ids.push((item as JsonObject).id as string);
+    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string")
+      ids.push((item as JsonObject).id as string);
   }
   return ids;
 }

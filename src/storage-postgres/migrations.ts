@@ -173,7 +173,9 @@ const MIGRATION_LOCK = 7161674946551230052n; // 0x6361727269657264
 export async function migrate(sql: Sql, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number[]> {
   return transaction(sql, async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await tx.query(`CREATE TABLE IF NOT EXISTS carrierd_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS carrierd_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const applied = new Set((await tx.query<{ version: number }>(`SELECT version FROM carrierd_migrations`)).rows.map((row) => row.version));
     const ran: number[] = [];
     for (const migration of migrations) {

@@ -51,11 +51,21 @@ export class PgKeys implements KeyStorage {
   async create(key: NewKey): Promise<StoredKey> {
     try {
       await transaction(this.sql, async (tx) => {
-        await run(tx, INSERT, [key.name, key.secretHash, key.dataScope, JSON.stringify(key.scopes), JSON.stringify(key.models), JSON.stringify(key.eventsOf), key.createdAt, key.expiresAt]);
+        await run(tx, INSERT, [
+          key.name,
+          key.secretHash,
+          key.dataScope,
+          JSON.stringify(key.scopes),
+          JSON.stringify(key.models),
+          JSON.stringify(key.eventsOf),
+          key.createdAt,
+          key.expiresAt,
+        ]);
         await run(tx, BUMP);
       });
     } catch (error) {
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION && (error as { constraint?: string }).constraint === "access_keys_pkey") throw new KeyExistsError(key.name);
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION && (error as { constraint?: string }).constraint === "access_keys_pkey")
+        throw new KeyExistsError(key.name);
       throw error;
     }
     return { ...key, revokedAt: null, rotatedAt: null, lastUsedAt: null, requests: 0 };

@@ -49,7 +49,18 @@ export class PgResponses implements ResponseStorage {
   async save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
     const inputItems = record.body !== null && record.inputItems ? JSON.stringify(record.inputItems) : null;
     const body = record.body === null ? null : JSON.stringify(record.body);
-    const values = [record.id, record.parentId, record.sessionId, record.model, record.createdAt, record.conversationId, JSON.stringify(record.messages), body, inputItems, record.keyHash];
+    const values = [
+      record.id,
+      record.parentId,
+      record.sessionId,
+      record.model,
+      record.createdAt,
+      record.conversationId,
+      JSON.stringify(record.messages),
+      body,
+      inputItems,
+      record.keyHash,
+    ];
     const kept = record.body === null ? [] : items.filter((item) => typeof item.id === "string");
     if (kept.length === 0 && !record.conversationId) {
       await run(this.sql, INSERT, values);

@@ -53,7 +53,11 @@ export class PgTurns implements TurnStorage {
     const unique = [...new Set(keys)];
     const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
     const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
-    const rows = await run<{ key: string; id: string; session_id: string; parent_turn_id: string | null }>(this.sql, KEY_MATCHES, [keyHash, fingerprints, callKeys]);
+    const rows = await run<{ key: string; id: string; session_id: string; parent_turn_id: string | null }>(this.sql, KEY_MATCHES, [
+      keyHash,
+      fingerprints,
+      callKeys,
+    ]);
     for (const row of rows) {
       const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
       const list = found.get(row.key);
@@ -77,7 +81,11 @@ export class PgTurns implements TurnStorage {
 
   async turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
     if (positions.length === 0) return new Map();
-    const rows = await run<{ id: string; session_id: string; position: number; parent_turn_id: string | null }>(this.sql, TURNS_AT_POSITIONS, [sessionId, keyHash, positions]);
+    const rows = await run<{ id: string; session_id: string; position: number; parent_turn_id: string | null }>(this.sql, TURNS_AT_POSITIONS, [
+      sessionId,
+      keyHash,
+      positions,
+    ]);
     return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
   }
 

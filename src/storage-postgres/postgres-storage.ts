@@ -1,4 +1,13 @@
-import type { CheckpointStorage, KeyStorage, ResponseStorage, SessionCatalogue, SessionConfigStorage, Storage, TurnStorage, VerdictStorage } from "../storage/storage.js";
+import type {
+  CheckpointStorage,
+  KeyStorage,
+  ResponseStorage,
+  SessionCatalogue,
+  SessionConfigStorage,
+  Storage,
+  TurnStorage,
+  VerdictStorage,
+} from "../storage/storage.js";
 import { DEFAULT_STORE_POOL_SIZE, redactStoreUrl } from "../config/store-choice.js";
 import { connect, type Sql } from "./connection.js";
 import { migrate } from "./migrations.js";

@@ -24,7 +24,10 @@ function record(id: string, parentId: string | null, text: string, extra: Partia
     model: "demo",
     createdAt: 1,
     conversationId: null,
-    messages: [{ role: "user", content: text }, { role: "assistant", content: `re: ${text}` }],
+    messages: [
+      { role: "user", content: text },
+      { role: "assistant", content: `re: ${text}` },
+    ],
     body: { id, object: "response" },
     ...extra,
   };
@@ -64,7 +67,13 @@ test("an unretrievable conversation link is kept, and the conversation points at
 
 test("migration 101 replaces the development schema 100 of an existing state.db", () => {
   const file = join(mkdtempSync(join(tmpdir(), "carrierd-responses-")), "state.db");
-  openDatabase(file, [{ version: 100, name: "responses", sql: "CREATE TABLE responses (id TEXT PRIMARY KEY, messages TEXT NOT NULL); CREATE TABLE response_items (id TEXT); CREATE TABLE response_conversations (id TEXT)" }]).close();
+  openDatabase(file, [
+    {
+      version: 100,
+      name: "responses",
+      sql: "CREATE TABLE responses (id TEXT PRIMARY KEY, messages TEXT NOT NULL); CREATE TABLE response_items (id TEXT); CREATE TABLE response_conversations (id TEXT)",
+    },
+  ]).close();
   const upgraded = openDatabase(file, RESPONSES_MIGRATIONS);
   new ResponseStore(upgraded).save(record("r1", null, "a"), []);
   expect(new ResponseStore(upgraded).history("r1")).toHaveLength(2);

@@ -75,9 +75,22 @@ export class ResponseStore {
 
   private write(record: ResponseRecord, items: readonly JsonObject[]): void {
     const inputItems = record.body !== null && record.inputItems ? JSON.stringify(record.inputItems) : null;
-    this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body), inputItems });
-    if (record.body !== null) for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
-    if (record.conversationId) this.statements.upsertConversation.run({ id: record.conversationId, sessionId: record.sessionId, keyHash: record.keyHash, lastResponseId: record.id, now: Date.now() });
+    this.statements.insert.run({
+      ...record,
+      messages: JSON.stringify(record.messages),
+      body: record.body === null ? null : JSON.stringify(record.body),
+      inputItems,
+    });
+    if (record.body !== null)
+      for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
+    if (record.conversationId)
+      this.statements.upsertConversation.run({
+        id: record.conversationId,
+        sessionId: record.sessionId,
+        keyHash: record.keyHash,
+        lastResponseId: record.id,
+        now: Date.now(),
+      });
   }
 
   get(id: string): StoredResponse | undefined {

@@ -2,7 +2,17 @@ import type { CarrierField, ChatMessage, JsonObject } from "../plugins/contract.
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "../storage/checkpoints.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../storage/responses.js";
 import type { KeyUse, NewKey, StoredKey } from "../storage/keys.js";
-import type { CheckpointStorage, KeyStorage, ResponseStorage, SessionCatalogue, SessionConfigStorage, Storage, TurnInFlight, TurnStorage, VerdictStorage } from "../storage/storage.js";
+import type {
+  CheckpointStorage,
+  KeyStorage,
+  ResponseStorage,
+  SessionCatalogue,
+  SessionConfigStorage,
+  Storage,
+  TurnInFlight,
+  TurnStorage,
+  VerdictStorage,
+} from "../storage/storage.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";

@@ -32,7 +32,15 @@ test("/metrics exposes requests, upstream latency, first reasoning token, retrie
   writeFileSync(gateway.routesPath, "version: [");
   await subscriber.waitFor((message) => message.type === "routes.rejected");
   // the fallback path (SPEC §6) publishes this after recording a verdict and before its one retry
-  gateway.container.resolve<EventBus>(EVENT_BUS).publish({ type: "verdict.recorded", provider: "demo", host: "demo.local", model: "demo-reasoner", field: "reasoning", fields: ["reasoning"], retried: true });
+  gateway.container.resolve<EventBus>(EVENT_BUS).publish({
+    type: "verdict.recorded",
+    provider: "demo",
+    host: "demo.local",
+    model: "demo-reasoner",
+    field: "reasoning",
+    fields: ["reasoning"],
+    retried: true,
+  });
 
   const response = await gateway.fetch("/metrics");
   expect(response.status).toBe(200);

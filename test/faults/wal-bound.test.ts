@@ -31,7 +31,10 @@ test("the WAL stays bounded under a few seconds of sustained turns", async () =>
   let turns = 0;
   const client = async () => {
     while (running) {
-      const response = await gateway.post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: `turn ${turns} ${"x".repeat(4000)}` }] });
+      const response = await gateway.post("/v1/chat/completions", {
+        model: "demo",
+        messages: [{ role: "user", content: `turn ${turns} ${"x".repeat(4000)}` }],
+      });
       expect(response.status).toBe(200);
       await response.arrayBuffer();
       turns++;
@@ -59,7 +62,9 @@ test("the WAL stays bounded under a few seconds of sustained turns", async () =>
   running = false;
   await Promise.all(clients);
   const written = (db.prepare("SELECT COUNT(*) FROM turns").pluck().get() as number) * pageSize; // a 4 KB prompt is a page or more per stored turn
-  console.log(`WAL bound test: ${turns} turns, ≥${(written / 2 ** 20).toFixed(1)} MiB written, largest WAL ${(largest / 2 ** 20).toFixed(2)} MiB over ${samples} samples, cut back ${truncations} times`);
+  console.log(
+    `WAL bound test: ${turns} turns, ≥${(written / 2 ** 20).toFixed(1)} MiB written, largest WAL ${(largest / 2 ** 20).toFixed(2)} MiB over ${samples} samples, cut back ${truncations} times`,
+  );
   expect(written).toBeGreaterThan(4 * LIMIT); // the limit passed several times over
   expect(largest).toBeLessThan(BOUND);
   expect(truncations).toBeGreaterThan(0); // SQLite alone reuses the file and never shrinks it

@@ -110,7 +110,9 @@ describe("the gateway serves its table and nothing else", () => {
     const asked = await rawExchange(`GET //[ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.key}\r\nConnection: close\r\n\r\n`);
     expect(asked).toMatch(/^HTTP\/1\.1 400 /);
     expect(asked).toContain('"code":"invalid_request"');
-    const upgraded = await rawExchange("GET //[ HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+    const upgraded = await rawExchange(
+      "GET //[ HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    );
     expect(upgraded).toMatch(/^HTTP\/1\.1 400 /);
     expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
   });

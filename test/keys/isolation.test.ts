@@ -4,7 +4,10 @@ import { openEvents } from "../events/ws-client.js";
 import { addKey, bearer } from "./keys-support.js";
 
 /** Each key sees only its own: responses, conversations, fingerprints, events; the owner key sees everything. */
-const ROUTES = DEMO_ROUTES.replace("  - { name: demo, provider: demo, model: demo-reasoner }", "  - { name: demo, provider: demo, model: demo-reasoner }\n  - { name: other, provider: demo, model: demo-reasoner }");
+const ROUTES = DEMO_ROUTES.replace(
+  "  - { name: demo, provider: demo, model: demo-reasoner }",
+  "  - { name: demo, provider: demo, model: demo-reasoner }\n  - { name: other, provider: demo, model: demo-reasoner }",
+);
 
 let gateway: TestGateway;
 let a: string;
@@ -18,8 +21,13 @@ beforeAll(async () => {
 });
 afterAll(() => gateway?.stop());
 
-const as = (secret: string, path: string, init: RequestInit = {}) => fetch(`${gateway.url}${path}`, { ...init, headers: { ...bearer(secret), "content-type": "application/json", ...(init.headers as Record<string, string> | undefined) } });
-const post = (secret: string, path: string, body: unknown, headers: Record<string, string> = {}) => as(secret, path, { method: "POST", body: JSON.stringify(body), headers });
+const as = (secret: string, path: string, init: RequestInit = {}) =>
+  fetch(`${gateway.url}${path}`, {
+    ...init,
+    headers: { ...bearer(secret), "content-type": "application/json", ...(init.headers as Record<string, string> | undefined) },
+  });
+const post = (secret: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  as(secret, path, { method: "POST", body: JSON.stringify(body), headers });
 const codeOf = async (response: Response) => ((await response.json()) as { error: { code: string } }).error.code;
 
 describe("responses and conversations", () => {
@@ -60,7 +68,14 @@ describe("fingerprints", () => {
     expect(first.status).toBe(200);
     const sessionOfA = first.headers.get("x-session-id")!;
     const answer = ((await first.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
-    const history = { model: "demo", messages: [{ role: "user", content: "fingerprint me" }, { role: "assistant", content: answer }, { role: "user", content: "go on" }] };
+    const history = {
+      model: "demo",
+      messages: [
+        { role: "user", content: "fingerprint me" },
+        { role: "assistant", content: answer },
+        { role: "user", content: "go on" },
+      ],
+    };
     const again = await post(a, "/v1/chat/completions", history);
     expect(again.headers.get("x-session-id")).toBe(sessionOfA);
     const fromB = await post(b, "/v1/chat/completions", history);
@@ -98,7 +113,12 @@ describe("events", () => {
     const owner = await openEvents(gateway);
     for (const client of [ofA, ofNobody, owner]) await client.subscribe({ sessions: ["*"] });
     const streamed = async (secret: string, session: string) => {
-      const response = await post(secret, "/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content: `events ${session}` }] }, { "x-session-id": session });
+      const response = await post(
+        secret,
+        "/v1/chat/completions",
+        { model: "demo", stream: true, messages: [{ role: "user", content: `events ${session}` }] },
+        { "x-session-id": session },
+      );
       expect((await readSse(response)).done).toBe(true);
     };
     await streamed(a, "sess-events-a");
@@ -110,7 +130,8 @@ describe("events", () => {
       client.send({ type: "ping" });
       await client.waitFor((message) => message.type === "pong");
     }
-    const sessions = (client: typeof ofA) => new Set(client.messages.filter((message) => typeof message.session_id === "string").map((message) => message.session_id));
+    const sessions = (client: typeof ofA) =>
+      new Set(client.messages.filter((message) => typeof message.session_id === "string").map((message) => message.session_id));
     expect(sessions(ofA)).toEqual(new Set(["sess-events-a"]));
     expect(sessions(ofNobody)).toEqual(new Set());
     expect(sessions(owner)).toEqual(new Set(["sess-events-a", "sess-events-b"]));

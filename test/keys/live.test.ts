@@ -84,7 +84,10 @@ describe("revocation", () => {
 describe("two gateways on one state", () => {
   test("a key revoked through one gateway's store is refused by both within one second", async () => {
     // the second instance is another process on the same state.db (the owner key from the environment, as an operator runs it)
-    const second = await startGatewayProcess(["--port", "0", "--routes", gateway.routesPath, "--log-level", "warn"], cleanEnv({ CARRIERD_HOME: gateway.home, CARRIERD_API_KEY: gateway.key }));
+    const second = await startGatewayProcess(
+      ["--port", "0", "--routes", gateway.routesPath, "--log-level", "warn"],
+      cleanEnv({ CARRIERD_HOME: gateway.home, CARRIERD_API_KEY: gateway.key }),
+    );
     try {
       const secret = await addKey(gateway, "two-instances");
       const on = (url: string) => fetch(`${url}/v1/models`, { headers: bearer(secret) }).then((response) => response.status);
@@ -92,10 +95,12 @@ describe("two gateways on one state", () => {
       while ((await on(second.url)) !== 200) expect(performance.now() - createdAt).toBeLessThan(1000);
       await storageOf(gateway).keys.revoke("two-instances"); // no refresh: each instance learns of it by its own poll
       const revokedAt = performance.now();
-      const refused = await Promise.all([gateway.url, second.url].map(async (url) => {
-        while ((await on(url)) !== 401) expect(performance.now() - revokedAt).toBeLessThan(1000);
-        return performance.now() - revokedAt;
-      }));
+      const refused = await Promise.all(
+        [gateway.url, second.url].map(async (url) => {
+          while ((await on(url)) !== 401) expect(performance.now() - revokedAt).toBeLessThan(1000);
+          return performance.now() - revokedAt;
+        }),
+      );
       expect(Math.max(...refused)).toBeLessThan(1000);
     } finally {
       expect(await second.stop()).toBe(0);
@@ -106,12 +111,21 @@ describe("two gateways on one state", () => {
 describe("keys commands against a running gateway", () => {
   test("eight concurrent creates all land, each secret works; two creates of one name: exactly one wins", async () => {
     const names = Array.from({ length: 8 }, (_, index) => `parallel-${index}`);
-    const results = await Promise.all([...names.map((name) => cli("create", "--name", name, "--json")), cli("create", "--name", "twice", "--json"), cli("create", "--name", "twice", "--json")]);
+    const results = await Promise.all([
+      ...names.map((name) => cli("create", "--name", name, "--json")),
+      cli("create", "--name", "twice", "--json"),
+      cli("create", "--name", "twice", "--json"),
+    ]);
     const created = results.slice(0, 8);
     expect(created.map((result) => result.code)).toEqual(names.map(() => 0));
     const secrets = created.map((result) => (JSON.parse(result.stdout) as { secret: string }).secret);
     expect(new Set(secrets).size).toBe(8);
-    expect(results.slice(8).map((result) => result.code).sort()).toEqual([0, 1]);
+    expect(
+      results
+        .slice(8)
+        .map((result) => result.code)
+        .sort(),
+    ).toEqual([0, 1]);
     expect(results.slice(8).find((result) => result.code === 1)!.stderr).toMatch(/exists already/);
     await keyRingOf(gateway).refresh();
     for (const secret of secrets) expect((await models(secret)).status).toBe(200);
@@ -126,7 +140,9 @@ describe("keys commands against a running gateway", () => {
     const listed = await cli("list", "--json");
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(key);
-    const counted = (JSON.parse(listed.stdout) as { name: string; scopes: string[]; requests: number; last_used_at: string | null; status: string }[]).find((entry) => entry.name === "counted")!;
+    const counted = (JSON.parse(listed.stdout) as { name: string; scopes: string[]; requests: number; last_used_at: string | null; status: string }[]).find(
+      (entry) => entry.name === "counted",
+    )!;
     expect(counted).toMatchObject({ scopes: ["chat", "events"], requests: 3, status: "active" });
     expect(Date.parse(counted.last_used_at!)).toBeLessThanOrEqual(before);
     const plain = await cli("list");

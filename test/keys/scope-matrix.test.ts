@@ -34,7 +34,10 @@ async function ask(row: { method: string; path: string }, secret: string | undef
   const response = await fetch(`${gateway.url}${path}`, {
     method,
     headers: { ...(secret ? bearer(secret) : {}), ...(method === "POST" ? { "content-type": "application/json" } : {}) },
-    body: method === "POST" ? JSON.stringify({ model: "demo", messages: [{ role: "user", content: "hi" }], input: "hi", previous_response_id: "resp_nothing" }) : undefined,
+    body:
+      method === "POST"
+        ? JSON.stringify({ model: "demo", messages: [{ role: "user", content: "hi" }], input: "hi", previous_response_id: "resp_nothing" })
+        : undefined,
   });
   const text = await response.text();
   let code: string | null = null;
@@ -133,6 +136,7 @@ describe("every endpoint × every key", () => {
 
   test("an unknown path needs a valid key of any scope before it is a 404", async () => {
     for (const scope of KEY_SCOPES) expect((await ask({ method: "GET", path: "/v1/nothing-here" }, secrets.get(scope))).status).toBe(404);
-    for (const invalid of ["revoked", "expired", "unknown"]) expect((await ask({ method: "GET", path: "/v1/nothing-here" }, secrets.get(invalid))).status).toBe(401);
+    for (const invalid of ["revoked", "expired", "unknown"])
+      expect((await ask({ method: "GET", path: "/v1/nothing-here" }, secrets.get(invalid))).status).toBe(401);
   });
 });

@@ -57,7 +57,8 @@ redis.test("a wall on B sees the turns key 'frontend' made on A, not another key
   // one stream, one order: once the owner has the second turn's end, the first has gone by on both connections
   await owner.waitFor((message) => message.type === "turn.completed" && message.session_id === "keyed-frontend");
   await wall.waitFor((message) => message.type === "turn.completed" && message.session_id === "keyed-frontend");
-  const sessions = (messages: Record<string, unknown>[]) => new Set(messages.filter((message) => typeof message.turn_id === "string").map((message) => message.session_id));
+  const sessions = (messages: Record<string, unknown>[]) =>
+    new Set(messages.filter((message) => typeof message.turn_id === "string").map((message) => message.session_id));
   expect(sessions(wall.messages)).toEqual(new Set(["keyed-frontend"]));
   expect(sessions(owner.messages)).toEqual(new Set(["keyed-other", "keyed-frontend"]));
   for (const message of owner.messages) expect(Object.keys(message)).not.toContain("k");

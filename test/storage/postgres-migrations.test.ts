@@ -21,7 +21,9 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL schema migrations", ()
     // exactly one of them applied every version; the other two waited on the lock and found nothing to do
     expect(ran.map((versions) => versions.length).sort()).toEqual([0, 0, POSTGRES_MIGRATIONS.length]);
     const [applied] = clients;
-    expect((await applied!.query(`SELECT version FROM carrierd_migrations`)).rows.map((row: { version: number }) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((migration) => migration.version));
+    expect((await applied!.query(`SELECT version FROM carrierd_migrations`)).rows.map((row: { version: number }) => row.version)).toEqual(
+      POSTGRES_MIGRATIONS.map((migration) => migration.version),
+    );
     const storages = await Promise.all([0, 1, 2].map(() => openPostgresStorage({ url: schema.url, poolSize: 1 })));
     for (const storage of storages) cleanups.push(() => storage.close());
     await storages[0]!.catalogue.ensure("sess_shared", "k", null);
@@ -41,7 +43,9 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL schema migrations", ()
 
   test("a server that is not there: openPostgresStorage fails with one line naming the server, its password redacted", async () => {
     // port 1 on loopback: nothing listens there, the connect is refused at once
-    const error = await openPostgresStorage({ url: "postgres://carrierd:s3cret@127.0.0.1:1/nowhere", connectTimeoutSeconds: 2 }).catch((caught: unknown) => caught);
+    const error = await openPostgresStorage({ url: "postgres://carrierd:s3cret@127.0.0.1:1/nowhere", connectTimeoutSeconds: 2 }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(StoreUnreachableError);
     const message = (error as Error).message;
     expect(message).toMatch(/^cannot reach the PostgreSQL store at postgres:\/\/carrierd:\*\*\*@127\.0\.0\.1:1\/nowhere: /);

@@ -23,7 +23,9 @@ export function heldUpstream(): Promise<{
   const received: { messages: Message[] }[] = [];
   const waiting: { count: number; resolve: () => void }[] = [];
   const chunk = (response: ServerResponse, delta: object, finish: string | null = null) =>
-    response.write(`data: ${JSON.stringify({ id: `chatcmpl-${n}`, object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    response.write(
+      `data: ${JSON.stringify({ id: `chatcmpl-${n}`, object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+    );
   const server: Server = createServer((request, response) => {
     let raw = "";
     request.on("data", (part: Buffer) => (raw += part.toString("utf8")));
@@ -37,7 +39,15 @@ export function heldUpstream(): Promise<{
       if (!body.stream) {
         if (held) await held;
         response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({ id: `chatcmpl-${n}`, object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content, reasoning_content: reasoning }, finish_reason: "stop" }] }));
+        response.end(
+          JSON.stringify({
+            id: `chatcmpl-${n}`,
+            object: "chat.completion",
+            created: 1,
+            model: "m",
+            choices: [{ index: 0, message: { role: "assistant", content, reasoning_content: reasoning }, finish_reason: "stop" }],
+          }),
+        );
         return;
       }
       response.writeHead(200, { "content-type": "text/event-stream" });

@@ -25,7 +25,9 @@ export interface OwnPostgresServer {
 export function postgresBinDir(): string | undefined {
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((name) => existsSync(join(root, name, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((name) => existsSync(join(root, name, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(root, versions[0], "bin") : undefined;
 }
 

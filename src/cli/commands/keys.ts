@@ -65,7 +65,13 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
             .option("json", { type: "boolean", default: false }),
         handler: (flags) =>
           withState(flags, async (storage) => {
-            const spec = checkKeySpec({ name: flags.name ?? "", scopes: flags.scope ?? [], models: flags.models ?? [], eventsOf: flags["events-of"] ?? [], expires: flags.expires });
+            const spec = checkKeySpec({
+              name: flags.name ?? "",
+              scopes: flags.scope ?? [],
+              models: flags.models ?? [],
+              eventsOf: flags["events-of"] ?? [],
+              expires: flags.expires,
+            });
             if ("problem" in spec) return fail(spec.problem);
             const secret = newSecret();
             try {
@@ -89,7 +95,9 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
             if (keys.length === 0) return console.log("no access keys (the owner key in api_key or CARRIERD_API_KEY is the only one)");
             for (const key of keys) {
               const models = key.models.length > 0 ? ` models ${key.models.join(",")}` : "";
-              console.log(`${key.name} [${key.scopes.join(",")}]${models} ${key.status}, created ${key.created_at}, last used ${key.last_used_at ?? "never"}, ${key.requests} request(s)`);
+              console.log(
+                `${key.name} [${key.scopes.join(",")}]${models} ${key.status}, created ${key.created_at}, last used ${key.last_used_at ?? "never"}, ${key.requests} request(s)`,
+              );
             }
           }),
       })
