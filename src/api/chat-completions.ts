@@ -5,6 +5,7 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
+import { requireModel, type Caller } from "../keys/caller.js";
 import { requireProviderKey } from "./provider-keys.js";
 import { noteModel } from "../logging/access-log.js";
 import { parseJsonBody, readBodyBytes } from "./read-body.js";
@@ -21,8 +22,9 @@ export async function handleChatCompletions(
   chat: ChatService,
   options: GatewayOptions,
   routes: RouteSource,
+  caller: Caller,
 ): Promise<void> {
-  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes);
+  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes, caller);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
@@ -46,11 +48,14 @@ async function startFromBody(
   chat: ChatService,
   options: GatewayOptions,
   routes: RouteSource,
+  caller: Caller,
 ): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
   const bytes = await readBodyBytes(request, options.bodyLimit);
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, (model) =>
-    requireProviderKey(routes.current, model, options.env),
-  );
+  const checkModel = (model: string) => {
+    requireModel(caller, model);
+    requireProviderKey(routes.current, model, options.env);
+  };
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel);
   return { run: await started, stream, includeUsage };
 }
 
@@ -60,6 +65,7 @@ function startParsed(
   response: ServerResponse,
   chat: ChatService,
   options: GatewayOptions,
+  keyHash: string,
   checkKey: (model: string) => void,
 ): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
@@ -69,7 +75,7 @@ function startParsed(
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   return {
-    started: startTurn(chat, body, response, { sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
+    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
     stream,
     includeUsage,
   };

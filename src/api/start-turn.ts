@@ -31,7 +31,7 @@ export function startTurn(
   chat: ChatService,
   request: ChatRequest,
   response: ServerResponse,
-  context: { sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest; client?: StreamingClient },
+  context: { keyHash: string; sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest; client?: StreamingClient },
 ): Promise<TurnRun> {
   const cancellation = new Cancellation();
   response.on("close", () => {
@@ -47,7 +47,15 @@ export function startTurn(
     noteUpstream(response, sessionId);
   };
   noteModel(response, request.model);
-  const started = chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread, onSession, pace });
+  const started = chat.start(request, {
+    keyHash: context.keyHash,
+    sessionHeader: context.sessionHeader,
+    stream: context.stream,
+    cancellation,
+    reread: context.reread,
+    onSession,
+    pace,
+  });
   if (!client) return started;
   const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000);
   return started.then(

@@ -10,12 +10,10 @@ import { rejectedFor, type VerdictKey } from "../verdicts/record-rejection.js";
 import { newId } from "./session-id.js";
 import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./upstream-request.js";
 
-/** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's key scope and environment. */
+/** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {
   readonly storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig">;
   readonly registry: PluginRegistry;
-  /** Fingerprint matching is scoped to the gateway's key (SPEC §4). */
-  readonly keyHash: string;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -26,6 +24,8 @@ export interface PlannedRoute {
 }
 
 export interface PlanOptions {
+  /** The data scope of the request's key: fingerprints match only turns filed under it (SPEC §4), never another key's. */
+  readonly keyHash: string;
   /** The client's X-Session-Id, checked already. */
   readonly explicit: string | undefined;
   readonly stream: boolean;
@@ -67,7 +67,7 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   // the route's verdicts do not depend on the session: read beside its lookup (a networked store answers both in one wait)
   const verdicts = storage.verdicts.fieldsFor(key.provider, key.host, key.model);
   verdicts.catch(() => undefined); // awaited below; a lookup that fails first must not leave this rejection unhandled
-  const match = await findSession(storage.turns, context.keyHash, request.messages, options.explicit);
+  const match = await findSession(storage.turns, options.keyHash, request.messages, options.explicit);
   const sessionId = match.sessionId ?? newId("sess_");
   options.onSession?.(sessionId);
   const rejected = await rejectedFor(storage, key, match.sessionId, verdicts);

@@ -2,6 +2,7 @@ import "reflect-metadata";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { gatewayCommand } from "./commands/gateway.js";
+import { keysCommand } from "./commands/keys.js";
 import { logsCommand } from "./commands/logs.js";
 import { pluginsCommand } from "./commands/plugins.js";
 import { routesCommand } from "./commands/routes.js";
@@ -37,6 +38,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(logsCommand)
     .command(sessionsCommand)
     .command(verdictsCommand)
+    .command(keysCommand)
     .command(chatCommand)
     .command(storeCommand)
     .demandCommand(1, "name a command; see --help")

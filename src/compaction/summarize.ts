@@ -52,7 +52,7 @@ export function transcriptOf(entries: readonly ViewEntry[]): string {
 export async function summarize(
   chat: ChatService,
   sessions: Pick<SessionCatalogue, "remove">,
-  options: { model: string; transcript: string; maxTokens: number; signal: AbortSignal },
+  options: { keyHash: string; model: string; transcript: string; maxTokens: number; signal: AbortSignal },
 ): Promise<string> {
   const run = await chat.start(
     {
@@ -66,7 +66,7 @@ export async function summarize(
       // a summary needs no visible reasoning; upstreams that can skip it save the tokens
       model_options: { reasoning: { enabled: false } },
     },
-    { sessionHeader: undefined, stream: false, cancellation: Cancellation.of(options.signal) },
+    { keyHash: options.keyHash, sessionHeader: undefined, stream: false, cancellation: Cancellation.of(options.signal) },
   );
   let text = "";
   try {

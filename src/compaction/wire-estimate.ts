@@ -8,6 +8,8 @@ import { priceRequest, type PricedRequest } from "./price.js";
 /** What estimating needs: what the chat service plans a turn with, and the route table the request is priced under. */
 export interface WireContext extends PlanningContext {
   readonly table: RouteTable;
+  /** The request's key scope: the estimate matches the session its turn will. */
+  readonly keyHash: string;
 }
 
 export interface WireEstimate extends PricedRequest {
@@ -29,7 +31,7 @@ export async function estimateWire(context: WireContext, request: ChatRequest, r
     context,
     request,
     { resolved, policy },
-    { explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() },
+    { keyHash: context.keyHash, explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() },
   );
   return { ...priceRequest(plan.first!.call.body), match: plan.match };
 }

@@ -83,7 +83,7 @@ export async function findSession(
 
   // the k-th assistant message is turn k of the explicit session: one query for every message its keys did not place
   const unplaced = explicit === undefined ? [] : chosen.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
-  const byPosition = unplaced.length > 0 ? await turns.turnsAtPositions(explicit!, unplaced) : undefined;
+  const byPosition = unplaced.length > 0 ? await turns.turnsAtPositions(keyHash, explicit!, unplaced) : undefined;
 
   const matched: MatchCounts = { assistant: assistantIndexes.length, fingerprint: 0, ids: 0, position: 0, elsewhere: 0 };
   const turnIds = new Map<number, string>();

@@ -47,11 +47,11 @@ const TABLES = [
   { name: "verdicts", columns: ["provider", "host", "model", "field", "status", "message", "recorded_at"], order: "rowid" },
   {
     name: "responses",
-    columns: ["id", "parent_id", "session_id", "model", "created_at", "conversation_id", "messages", "body", "input_items"],
+    columns: ["id", "parent_id", "session_id", "model", "created_at", "conversation_id", "messages", "body", "input_items", "key_hash"],
     order: "rowid",
   },
   { name: "response_items", columns: ["id", "response_id", "item"], order: "rowid" },
-  { name: "response_conversations", columns: ["id", "session_id", "last_response_id", "created_at", "updated_at"], order: "rowid" },
+  { name: "response_conversations", columns: ["id", "session_id", "last_response_id", "created_at", "updated_at", "key_hash"], order: "rowid" },
   {
     name: "compaction_checkpoints",
     columns: [
@@ -70,6 +70,24 @@ const TABLES = [
       "created_at",
     ],
     order: "rowid",
+  },
+  {
+    name: "access_keys",
+    columns: [
+      "name",
+      "secret_hash",
+      "data_scope",
+      "scopes",
+      "models",
+      "events_of",
+      "created_at",
+      "expires_at",
+      "revoked_at",
+      "rotated_at",
+      "last_used_at",
+      "requests",
+    ],
+    order: "created_at, name",
   },
 ] as const;
 

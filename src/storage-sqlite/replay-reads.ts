@@ -15,7 +15,7 @@ export class ReplayReads {
   private readonly statements: {
     keyMatchesMany: Statement<[{ fingerprints: string; callKeys: string; keyHash: string }]>; // the two kinds of key as JSON arrays
     replaySources: Statement<[string]>;
-    turnsAtPositions: Statement<[string, string]>;
+    turnsAtPositions: Statement<[string, string, string]>;
   };
 
   constructor(
@@ -41,7 +41,7 @@ export class ReplayReads {
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
       turnsAtPositions: db.prepare(
-        `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`,
+        `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND key_hash = ? AND position IN (SELECT value FROM json_each(?))`,
       ),
     };
   }
@@ -114,9 +114,9 @@ export class ReplayReads {
   }
 
   /** The session's turns at these positions, in one query. */
-  turnsAtPositions(sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
+  turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
     this.settle();
-    const rows = this.statements.turnsAtPositions.all(sessionId, JSON.stringify(positions)) as {
+    const rows = this.statements.turnsAtPositions.all(sessionId, keyHash, JSON.stringify(positions)) as {
       id: string;
       session_id: string;
       position: number;

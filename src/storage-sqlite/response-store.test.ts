@@ -20,6 +20,7 @@ function record(id: string, parentId: string | null, text: string, extra: Partia
     id,
     parentId,
     sessionId: "sess_1",
+    keyHash: "key-a",
     model: "demo",
     createdAt: 1,
     conversationId: null,
@@ -58,7 +59,7 @@ test("an unretrievable conversation link is kept, and the conversation points at
   store.save(record("r1", null, "a", { conversationId: "conv_x", body: null }), [{ id: "msg_1" }]);
   expect(store.get("r1")).toBeUndefined();
   expect(store.item("msg_1")).toBeUndefined();
-  expect(store.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_1", lastResponseId: "r1" });
+  expect(store.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_1", keyHash: "key-a", lastResponseId: "r1" });
   store.save(record("r2", "r1", "b", { conversationId: "conv_x" }), []);
   expect(store.conversation("conv_x")!.lastResponseId).toBe("r2");
   expect(store.history("r2")).toHaveLength(4);

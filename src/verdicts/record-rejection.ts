@@ -1,4 +1,4 @@
-import type { EventBus } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { CarrierField } from "../plugins/contract.js";
 import type { Storage } from "../storage/storage.js";
@@ -69,6 +69,7 @@ export async function recordRejection(
     `verdict recorded: ${rejection.provider} (${rejection.host}) ${rejection.model} rejects ${rejection.fields.join(", ")}; retrying once without it`,
   );
   services.bus.publish({
+    [EVENT_KEY]: rejection.keyHash,
     type: "verdict.recorded",
     session_id: rejection.sessionId,
     provider: rejection.provider,

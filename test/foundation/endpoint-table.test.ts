@@ -89,7 +89,7 @@ describe("the gateway serves its table and nothing else", () => {
   test("metrics label a request by its row's path, never by the id in the URL", async () => {
     expect((await gateway.fetch("/v1/responses/resp_label_check")).status).toBe(404);
     const text = await (await gateway.fetch("/metrics")).text();
-    expect(text).toContain('carrierd_http_requests_total{method="GET",route="/v1/responses/{id}",status="404"} 1');
+    expect(text).toContain('carrierd_http_requests_total{method="GET",route="/v1/responses/{id}",status="404",key="owner"} 1');
     expect(text).not.toContain("resp_label_check");
   });
 

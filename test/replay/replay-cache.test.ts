@@ -138,6 +138,7 @@ test("storing a response leaves the replay cache valid; a turn written behind it
       id,
       parentId: null,
       sessionId: "sess_r",
+      keyHash: "key-a",
       model: "m",
       createdAt: 1,
       conversationId: null,

@@ -70,6 +70,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
         id: "resp_1",
         parentId: null,
         sessionId: "sess_a",
+        keyHash: "k",
         model: "m",
         createdAt: 1,
         conversationId: "conv_1",
@@ -84,6 +85,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
         id: "resp_2",
         parentId: "resp_1",
         sessionId: "sess_a",
+        keyHash: "k",
         model: "m",
         createdAt: 2,
         conversationId: "conv_1",
@@ -107,6 +109,17 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       },
       { turnIds: ["turn_migrate_sess_a_1"], supersedes: undefined },
     );
+    await sqlite.keys.create({
+      name: "frontend",
+      secretHash: "f".repeat(64),
+      dataScope: "k",
+      scopes: ["chat", "events"],
+      models: ["gpt-*"],
+      eventsOf: [],
+      createdAt: 1_700_000_000_000,
+      expiresAt: null,
+    });
+    await sqlite.keys.recordUse([{ name: "frontend", requests: 7, lastUsedAt: 1_700_000_001_000 }]);
     await sqlite.close();
   });
   afterAll(async () => {
@@ -131,6 +144,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
         ["response_items", "id"],
         ["response_conversations", "id"],
         ["compaction_checkpoints", "id"],
+        ["access_keys", "name"],
       ] as const) {
         const expected = source.prepare(`SELECT * FROM ${table} ORDER BY ${key}`).all() as Record<string, unknown>[];
         const actual = (await client.query(`SELECT * FROM ${table} ORDER BY ${key} COLLATE "C"`)).rows as Record<string, unknown>[];
@@ -167,6 +181,10 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       expect(await store.responses.conversation("conv_1")).toMatchObject({ lastResponseId: "resp_2" });
       expect((await store.checkpoints.forChain(["resp_1", "resp_2"]))?.id).toBe("ckpt_1");
       expect(await store.checkpoints.archivedPositions("sess_a")).toEqual(new Set([1]));
+      expect(await store.responses.get("resp_1")).toMatchObject({ keyHash: "k" });
+      expect(await store.keys.list()).toEqual([
+        expect.objectContaining({ name: "frontend", dataScope: "k", scopes: ["chat", "events"], requests: 7, lastUsedAt: 1_700_000_001_000 }),
+      ]);
       // the next turn continues the session's positions and is the newest match
       const next = turn("sess_a", 4);
       await store.turns.save(next);

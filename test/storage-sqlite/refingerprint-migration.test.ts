@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { COMPACTION_MIGRATIONS } from "../../src/storage-sqlite/compaction-migrations.js";
+import { KEY_MIGRATIONS } from "../../src/storage-sqlite/key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
 import { findSession } from "../../src/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage-sqlite/database.js";
@@ -49,7 +50,7 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
   insert.run("turn_2", 2, "turn_1", "It is sunny.", null, "R2", now, oldFingerprint("It is sunny.", []));
   old.close();
 
-  const db = openDatabase(file, [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS]);
+  const db = openDatabase(file, [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS]);
   const store = new SqliteStorage(db, undefined);
   const resent = [
     { role: "user" as const, content: "weather?" },

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { CheckpointStore } from "../../src/storage-sqlite/checkpoint-store.js";
 import { COMPACTION_MIGRATIONS } from "../../src/storage-sqlite/compaction-migrations.js";
+import { KEY_MIGRATIONS } from "../../src/storage-sqlite/key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage-sqlite/database.js";
@@ -18,7 +19,7 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** What a gateway of the release before migration 3 applied, and what it applies now. */
 const BEFORE = [...SESSION_MIGRATIONS.filter((migration) => migration.version < 3), ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
-const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
+const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS];
 
 /** A turn written as the old SqliteStorage wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
 function oldTurn(db: Db, id: string, sessionId: string, keyHash: string, content: string): number {
@@ -201,7 +202,7 @@ test("a database only the CLI opened (no compaction yet) migrates, and compactio
   openDatabase(file, SESSION_MIGRATIONS).close(); // what `carrierd sessions list` applied before it opened state.db with every migration
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 101, 102, 200]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 101, 102, 103, 200, 300]);
   expect(ids(new SqliteStorage(db, undefined).reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });
@@ -215,7 +216,7 @@ test("a turn with two fingerprint rows (never written, but the old schema allowe
   expect(() => openDatabase(file, NOW)).toThrow(/turn seq \d+ has more than one fingerprint/);
   const db = openDatabase(file, BEFORE);
   expect(db.prepare("SELECT COUNT(*) FROM fingerprints").pluck().get()).toBe(2);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 101, 102, 200]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 101, 102, 103, 200]);
   db.close();
 });
 

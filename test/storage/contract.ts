@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import type { Json, JsonObject, ToolCall } from "../../src/plugins/contract.js";
 import { callKeyOf, fingerprintOf } from "../../src/sessions/fingerprint.js";
+import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
 import type { Storage } from "../../src/storage/storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
@@ -191,10 +192,12 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         const turns = [newTurn("sess_pos", "one"), newTurn("sess_pos", "two"), newTurn("sess_pos", "three")];
         for (const turn of turns) await store.turns.save(turn);
-        const found = await store.turns.turnsAtPositions("sess_pos", [1, 3, 9]);
+        const found = await store.turns.turnsAtPositions("key-a", "sess_pos", [1, 3, 9]);
         expect([...found.keys()].sort()).toEqual([1, 3]);
         expect(found.get(3)).toEqual({ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null });
-        expect((await store.turns.turnsAtPositions("sess_elsewhere", [1])).size).toBe(0);
+        expect((await store.turns.turnsAtPositions("key-a", "sess_elsewhere", [1])).size).toBe(0);
+        // an X-Session-Id of another key's session reaches none of its turns
+        expect((await store.turns.turnsAtPositions("key-b", "sess_pos", [1, 3])).size).toBe(0);
       });
     });
 
@@ -353,6 +356,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         id,
         parentId,
         sessionId: "sess_resp",
+        keyHash: "key-a",
         model: "demo",
         createdAt: 1,
         conversationId: null,
@@ -372,6 +376,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.responses.get("resp_2")).toEqual({
           id: "resp_2",
           sessionId: "sess_resp",
+          keyHash: "key-a",
           body: { id: "resp_2", object: "response", output_text: "re: b" },
         });
         expect(await store.responses.get("resp_none")).toBeUndefined();
@@ -381,6 +386,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.responses.item("msg_1")).toEqual({
           item: { id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] },
           sessionId: "sess_resp",
+          keyHash: "key-a",
         });
         expect(await store.responses.item("msg_none")).toBeUndefined();
       });
@@ -399,13 +405,96 @@ export function storageContract(name: string, factory: StorageFactory): void {
       test("a named conversation's end moves with each response; one stored with store: false is a link only", async () => {
         const store = await storage();
         await store.responses.save(record("resp_1", null, "a", { conversationId: "conv_x" }), []);
-        expect(await store.responses.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_resp", lastResponseId: "resp_1" });
+        expect(await store.responses.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_resp", keyHash: "key-a", lastResponseId: "resp_1" });
         await store.responses.save(record("resp_2", "resp_1", "b", { conversationId: "conv_x", body: null }), [{ id: "msg_hidden" }]);
         expect(await store.responses.conversation("conv_x")).toMatchObject({ lastResponseId: "resp_2" });
         expect(await store.responses.get("resp_2")).toBeUndefined();
         expect(await store.responses.item("msg_hidden")).toBeUndefined();
         expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
         expect(await store.responses.conversation("conv_none")).toBeUndefined();
+      });
+    });
+
+    describe("keys", () => {
+      const newKey = (name: string, extra: Partial<NewKey> = {}): NewKey => ({
+        name,
+        secretHash: `hash-of-${name}`,
+        dataScope: `scope-of-${name}`,
+        scopes: ["chat"],
+        models: ["gpt-*"],
+        eventsOf: [],
+        createdAt: 1_000,
+        expiresAt: null,
+        ...extra,
+      });
+
+      test("create, list (oldest first, everything kept but a secret), a second key of one name refused", async () => {
+        const store = await storage();
+        const before = await store.keys.revision();
+        const created = await store.keys.create(newKey("frontend", { scopes: ["chat", "events"], eventsOf: ["wall"], expiresAt: 9_000 }));
+        await store.keys.create(newKey("wall", { createdAt: 2_000, scopes: ["events"], models: [] }));
+        expect(created).toEqual({
+          ...newKey("frontend", { scopes: ["chat", "events"], eventsOf: ["wall"], expiresAt: 9_000 }),
+          revokedAt: null,
+          rotatedAt: null,
+          lastUsedAt: null,
+          requests: 0,
+        });
+        expect(await store.keys.revision()).not.toBe(before);
+        const listed = await store.keys.list();
+        expect(listed.map((key) => key.name)).toEqual(["frontend", "wall"]);
+        expect(listed[0]).toEqual(created);
+        await expect(store.keys.create(newKey("frontend", { secretHash: "another" }))).rejects.toBeInstanceOf(KeyExistsError);
+      });
+
+      test("revoke and rotate move the revision; a revoked key keeps its name and cannot be rotated", async () => {
+        const store = await storage();
+        await store.keys.create(newKey("cli"));
+        const created = await store.keys.revision();
+        expect(await store.keys.rotate("cli", "new-hash")).toBe(true);
+        const rotated = await store.keys.revision();
+        expect(rotated).not.toBe(created);
+        expect((await store.keys.list())[0]).toMatchObject({ secretHash: "new-hash", dataScope: "scope-of-cli" });
+        expect((await store.keys.list())[0]!.rotatedAt).toEqual(expect.any(Number));
+        expect(await store.keys.revoke("cli")).toBe(true);
+        expect(await store.keys.revision()).not.toBe(rotated);
+        const revoked = await store.keys.revision();
+        expect(await store.keys.revoke("cli")).toBe(false);
+        expect(await store.keys.rotate("cli", "again")).toBe(false);
+        expect(await store.keys.revoke("nobody")).toBe(false);
+        expect(await store.keys.revision()).toBe(revoked);
+        expect((await store.keys.list())[0]!.revokedAt).toEqual(expect.any(Number));
+        await expect(store.keys.create(newKey("cli", { secretHash: "fresh" }))).rejects.toBeInstanceOf(KeyExistsError);
+      });
+
+      test("usage adds up and moves last-used forward only, without moving the revision", async () => {
+        const store = await storage();
+        await store.keys.create(newKey("a"));
+        await store.keys.create(newKey("b"));
+        const revision = await store.keys.revision();
+        await store.keys.recordUse([{ name: "a", requests: 3, lastUsedAt: 5_000 }]);
+        await store.keys.recordUse([
+          { name: "a", requests: 2, lastUsedAt: 4_000 },
+          { name: "b", requests: 1, lastUsedAt: 6_000 },
+          { name: "gone", requests: 1, lastUsedAt: 1 },
+        ]);
+        await store.keys.recordUse([]);
+        const [a, b] = await store.keys.list();
+        expect(a).toMatchObject({ requests: 5, lastUsedAt: 5_000 });
+        expect(b).toMatchObject({ requests: 1, lastUsedAt: 6_000 });
+        expect(await store.keys.revision()).toBe(revision);
+      });
+
+      test("a key created or revoked by another process is seen by the gateway's storage", async () => {
+        const state = await fresh();
+        const gateway = await open(state, "gateway");
+        const cli = await open(state, "cli");
+        const seen = await gateway.keys.revision();
+        await cli.keys.create(newKey("remote"));
+        expect(await gateway.keys.revision()).not.toBe(seen);
+        expect((await gateway.keys.list()).map((key) => key.name)).toEqual(["remote"]);
+        await cli.keys.revoke("remote");
+        expect((await gateway.keys.list())[0]!.revokedAt).not.toBeNull();
       });
     });
 
@@ -485,7 +574,17 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await gateway.turns.save(turn); // completes alone: the fastest durable path
         await gateway.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 400, message: "no" });
         await gateway.responses.save(
-          { id: "resp_d", parentId: null, sessionId: "sess_durable", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id: "resp_d" } },
+          {
+            id: "resp_d",
+            parentId: null,
+            sessionId: "sess_durable",
+            keyHash: "key-a",
+            model: "m",
+            createdAt: 1,
+            conversationId: null,
+            messages: [],
+            body: { id: "resp_d" },
+          },
           [],
         );
         await gateway.committed();
