@@ -15,7 +15,9 @@ import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gate
  * whenever it passes the limit.
  */
 const LIMIT = 256 * 1024;
-const BOUND = 2 * 1024 * 1024; // the limit plus what one 50 ms interval can write, with room for a loaded machine
+// the limit plus what the turns of one checkpoint interval write; on a machine loaded by the rest of the suite the 50 ms
+// timer runs late and an interval holds several times more (an unbounded WAL reached 119 MiB in a minute)
+const BOUND = 4 * 1024 * 1024;
 let gateway: TestGateway;
 beforeAll(async () => {
   gateway = await startTestGateway({ routes: DEMO_ROUTES, gatewayOptions: { walCheckpointMs: 50, walLimitBytes: LIMIT } });
@@ -67,5 +69,5 @@ test("the WAL stays bounded under a few seconds of sustained turns", async () =>
   );
   expect(written).toBeGreaterThan(4 * LIMIT); // the limit passed several times over
   expect(largest).toBeLessThan(BOUND);
-  expect(truncations).toBeGreaterThan(0); // SQLite alone reuses the file and never shrinks it
+  expect(truncations).toBeGreaterThan(5); // SQLite alone reuses the file and never shrinks it: here it is cut back again and again
 }, 30_000);
