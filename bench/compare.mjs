@@ -29,10 +29,15 @@ const work = mkdtempSync(join(tmpdir(), "carrierd-compare-"));
 const flags = (text) => (text ? text.split(" ") : []);
 
 const upstream = await startPinned(1, [fileURLToPath(new URL("./upstream.mjs", import.meta.url))]);
-const raw = process.env.WITH_RAW ? await startPinned(0, [fileURLToPath(new URL("./raw-proxy.mjs", import.meta.url))], { UPSTREAM: `http://127.0.0.1:${upstream.port}` }) : undefined;
+const raw = process.env.WITH_RAW
+  ? await startPinned(0, [fileURLToPath(new URL("./raw-proxy.mjs", import.meta.url))], { UPSTREAM: `http://127.0.0.1:${upstream.port}` })
+  : undefined;
 const sides = [];
 try {
-  for (const [name, checkout, nodeFlags] of [["A", checkoutA, process.env.NODE_FLAGS_A], ["B", checkoutB, process.env.NODE_FLAGS_B]]) {
+  for (const [name, checkout, nodeFlags] of [
+    ["A", checkoutA, process.env.NODE_FLAGS_A],
+    ["B", checkoutB, process.env.NODE_FLAGS_B],
+  ]) {
     const gateway = await startCarrierd(upstream.port, join(work, name), { checkout: resolve(checkout), nodeFlags: flags(nodeFlags) });
     const bodyFile = join(work, `${name}.json`);
     // each gateway replays its own stored turns: the history is built through it
@@ -49,12 +54,14 @@ try {
     for (const side of round % 2 ? [...sides].reverse() : sides) {
       const before = side.gateway ? await cpuMsOf(side.gateway.pid) : 0;
       const run = await wrk({ url: side.url, connections: CONNECTIONS, seconds: SECONDS, bodyFile: side.bodyFile, key: KEY, core: 1 });
-      run.cpuUs = side.gateway ? ((await cpuMsOf(side.gateway.pid)) - before) * 1000 / (run.rps * SECONDS) : 0;
+      run.cpuUs = side.gateway ? (((await cpuMsOf(side.gateway.pid)) - before) * 1000) / (run.rps * SECONDS) : 0;
       side.runs.push(run);
     }
   }
   for (const { name, runs } of sides) {
-    console.log(`${name} ${mode} c=${CONNECTIONS}: p50 ${median(runs.map((r) => r.p50)).toFixed(3)} ms, p99 ${median(runs.map((r) => r.p99)).toFixed(3)} ms, ${median(runs.map((r) => r.rps)).toFixed(0)} req/s, CPU ${median(runs.map((r) => r.cpuUs)).toFixed(0)} µs a request  [${runs.map((r) => r.cpuUs.toFixed(0)).join(" ")}]; p99 per round [${runs.map((r) => r.p99.toFixed(1)).join(" ")}]`);
+    console.log(
+      `${name} ${mode} c=${CONNECTIONS}: p50 ${median(runs.map((r) => r.p50)).toFixed(3)} ms, p99 ${median(runs.map((r) => r.p99)).toFixed(3)} ms, ${median(runs.map((r) => r.rps)).toFixed(0)} req/s, CPU ${median(runs.map((r) => r.cpuUs)).toFixed(0)} µs a request  [${runs.map((r) => r.cpuUs.toFixed(0)).join(" ")}]; p99 per round [${runs.map((r) => r.p99.toFixed(1)).join(" ")}]`,
+    );
   }
   const [a, b] = sides;
   const ratios = a.runs.map((run, i) => b.runs[i].rps / run.rps);
@@ -64,7 +71,9 @@ try {
     const added = (side, i) => side.runs[i].p50 - direct.runs[i].p50;
     for (const side of [a, b]) {
       const perRound = side.runs.map((_, i) => added(side, i) / added(proxy, i));
-      console.log(`${side.name}: added p50 ${median(side.runs.map((_, i) => added(side, i))).toFixed(3)} ms, raw's ${median(proxy.runs.map((_, i) => added(proxy, i))).toFixed(3)} ms; ratio per round ${perRound.map((ratio) => ratio.toFixed(2)).join(" ")} (median ${median(perRound).toFixed(2)})`);
+      console.log(
+        `${side.name}: added p50 ${median(side.runs.map((_, i) => added(side, i))).toFixed(3)} ms, raw's ${median(proxy.runs.map((_, i) => added(proxy, i))).toFixed(3)} ms; ratio per round ${perRound.map((ratio) => ratio.toFixed(2)).join(" ")} (median ${median(perRound).toFixed(2)})`,
+      );
     }
   }
 } finally {

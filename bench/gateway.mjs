@@ -40,16 +40,24 @@ export async function startCarrierd(upstreamPort, dir, { checkout = fileURLToPat
   mkdirSync(home, { recursive: true });
   const routes = join(dir, "routes.yaml");
   writeFileSync(routes, routesYaml(upstreamPort));
-  const handle = await startPinned(core, [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], { CARRIERD_HOME: home, CARRIERD_API_KEY: KEY, ...env });
+  const handle = await startPinned(core, [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], {
+    CARRIERD_HOME: home,
+    CARRIERD_API_KEY: KEY,
+    ...env,
+  });
   return { ...handle, routes, home };
 }
 
 /** A `turns`-turn history the way a stateless frontend resends it: visible text only, no reasoning. */
-export async function buildHistory(port, turns = 20) {
+export async function buildHistory(port, turns = 20, key = KEY) {
   const messages = [{ role: "system", content: "You are a benchmark." }];
   for (let i = 0; i < turns; i++) {
     messages.push({ role: "user", content: `question ${i}: ${"lorem ipsum ".repeat(20)}` });
-    const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", messages }) });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "bench", messages }),
+    });
     const body = await response.json();
     messages.push({ role: "assistant", content: body.choices[0].message.content });
   }

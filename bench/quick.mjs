@@ -36,11 +36,12 @@ try {
         for (const target of targets) {
           const before = await cpuMsOf(target.pid);
           const run = await wrk({ url: url(target), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
-          run.cpuUs = ((await cpuMsOf(target.pid)) - before) * 1000 / (run.rps * SECONDS);
+          run.cpuUs = (((await cpuMsOf(target.pid)) - before) * 1000) / (run.rps * SECONDS);
           runs[target.name].push(run);
         }
       }
-      const line = (name) => `${name} p50 ${median(runs[name].map((r) => r.p50)).toFixed(3)} ms, ${median(runs[name].map((r) => r.rps)).toFixed(0)} req/s, CPU ${median(runs[name].map((r) => r.cpuUs)).toFixed(0)} µs/req`;
+      const line = (name) =>
+        `${name} p50 ${median(runs[name].map((r) => r.p50)).toFixed(3)} ms, ${median(runs[name].map((r) => r.rps)).toFixed(0)} req/s, CPU ${median(runs[name].map((r) => r.cpuUs)).toFixed(0)} µs/req`;
       const ratio = median(runs.carrierd.map((run, i) => run.rps / runs.raw[i].rps));
       console.log(`${mode} c=${connections}: ${line("carrierd")} | ${line("raw")} | req/s ratio ${ratio.toFixed(3)}`);
     }

@@ -12,7 +12,12 @@ const server = createServer((request, response) => {
   request.on("data", (part) => parts.push(part));
   request.on("end", async () => {
     try {
-      const answer = await pool.request({ path: "/v1/chat/completions", method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
+      const answer = await pool.request({
+        path: "/v1/chat/completions",
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: Buffer.concat(parts),
+      });
       response.writeHead(answer.statusCode, { "content-type": answer.headers["content-type"] ?? "application/json" });
       for await (const piece of answer.body) response.write(piece);
       response.end();

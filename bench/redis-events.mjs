@@ -69,7 +69,9 @@ async function main() {
       }
     }
     const messages = await buildHistory(local.port, Number(process.env.TURNS ?? 20));
-    console.log(`Redis event bus vs local events: ${RUNS} runs × ${SECONDS}s, medians; carrierd on core 0 (both), upstream and wrk on core 1, Redis at ${redis.url}; ${subscribers.length ? "one subscriber on each gateway" : "no subscriber"}`);
+    console.log(
+      `Redis event bus vs local events: ${RUNS} runs × ${SECONDS}s, medians; carrierd on core 0 (both), upstream and wrk on core 1, Redis at ${redis.url}; ${subscribers.length ? "one subscriber on each gateway" : "no subscriber"}`,
+    );
     for (const mode of (process.env.MODES ?? "stream,json").split(",")) {
       const bodyFile = join(work, `${mode}.json`);
       writeFileSync(bodyFile, JSON.stringify({ model: "bench", stream: mode === "stream", messages }));
@@ -83,22 +85,29 @@ async function main() {
             const redisBefore = target.name === "redis" && redis.pid ? await cpuMsOf(redis.pid) : 0;
             const entriesBefore = target.name === "redis" ? streamEntries(redis, stream) : 0;
             const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
-            if (target.pid) run.cpuUs = ((await cpuMsOf(target.pid)) - before) * 1000 / (run.rps * SECONDS);
+            if (target.pid) run.cpuUs = (((await cpuMsOf(target.pid)) - before) * 1000) / (run.rps * SECONDS);
             if (target.name === "redis") {
               run.eventsPerRequest = (streamEntries(redis, stream) - entriesBefore) / (run.rps * SECONDS);
-              if (redis.pid) redisCpuUs.push(((await cpuMsOf(redis.pid)) - redisBefore) * 1000 / (run.rps * SECONDS));
+              if (redis.pid) redisCpuUs.push((((await cpuMsOf(redis.pid)) - redisBefore) * 1000) / (run.rps * SECONDS));
             }
             runs[target.name].push(run);
           }
         }
-        const figure = (name) => ({ p50: median(runs[name].map((r) => r.p50)), p99: median(runs[name].map((r) => r.p99)), rps: median(runs[name].map((r) => r.rps)), cpuUs: name === "direct" ? undefined : median(runs[name].map((r) => r.cpuUs)) });
+        const figure = (name) => ({
+          p50: median(runs[name].map((r) => r.p50)),
+          p99: median(runs[name].map((r) => r.p99)),
+          rps: median(runs[name].map((r) => r.rps)),
+          cpuUs: name === "direct" ? undefined : median(runs[name].map((r) => r.cpuUs)),
+        });
         const direct = figure("direct");
         const line = (name) => {
           const own = figure(name);
           return `${name}: added p50 ${(own.p50 - direct.p50).toFixed(3)} ms, p99 ${(own.p99 - direct.p99).toFixed(3)} ms, ${own.rps.toFixed(0)} req/s, CPU ${own.cpuUs.toFixed(0)} µs/req`;
         };
         const events = median(runs.redis.map((r) => r.eventsPerRequest));
-        console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} ${line("local")} | ${line("redis")} | ${events.toFixed(1)} stream entries written per request (each a flush of events)${redisCpuUs.length ? `, Redis CPU ${median(redisCpuUs).toFixed(0)} µs/req` : ""}`);
+        console.log(
+          `${mode.padEnd(6)} c=${String(connections).padEnd(3)} ${line("local")} | ${line("redis")} | ${events.toFixed(1)} stream entries written per request (each a flush of events)${redisCpuUs.length ? `, Redis CPU ${median(redisCpuUs).toFixed(0)} µs/req` : ""}`,
+        );
       }
     }
     const metrics = await (await fetch(`http://127.0.0.1:${shared.port}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();

@@ -17,7 +17,14 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);
 const home = mkdtempSync(join(tmpdir(), "carrierd-bench-replay-"));
 const storage = openSqliteStorage({ home });
 const keyHash = "bench-scope";
-const policy = { fields: ["reasoning_content", "reasoning", "reasoning_details"], mustEcho: false, requestExtra: undefined, native: true, replay: undefined, routeIndex: 0 };
+const policy = {
+  fields: ["reasoning_content", "reasoning", "reasoning_details"],
+  mustEcho: false,
+  requestExtra: undefined,
+  native: true,
+  replay: undefined,
+  routeIndex: 0,
+};
 const target = { plugin: "openai-compatible", upstreamModel: "m", effective: policy.fields, native: true, pluginHasNative: false };
 
 // a 1,000-turn tool loop, each turn with ~2 KB of reasoning and a signed details array
@@ -26,9 +33,25 @@ for (let n = 1; n <= TURNS; n++) {
   const toolCalls = [{ id: `call_${n}`, type: "function", function: { name: "step", arguments: JSON.stringify({ n }) } }];
   const reasoning = `Turn ${n}: ${"thinking ".repeat(220)}`;
   storage.writes.saveNow({
-    id: `turn_${n}`, sessionId: "sess_bench", keyHash, parentTurnId: n > 1 ? `turn_${n - 1}` : undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m",
-    prompt: [], content: "", toolCalls, reasoningText: reasoning, reasoningDetails: [{ type: "reasoning.text", text: reasoning, signature: "E".repeat(400), index: 0 }],
-    nativeRecord: undefined, usage: undefined, finishReason: "tool_calls", upstreamId: undefined, fingerprint: fingerprintOf("", toolCalls),
+    id: `turn_${n}`,
+    sessionId: "sess_bench",
+    keyHash,
+    parentTurnId: n > 1 ? `turn_${n - 1}` : undefined,
+    model: "m",
+    plugin: "openai-compatible",
+    provider: "p",
+    host: "h",
+    upstreamModel: "m",
+    prompt: [],
+    content: "",
+    toolCalls,
+    reasoningText: reasoning,
+    reasoningDetails: [{ type: "reasoning.text", text: reasoning, signature: "E".repeat(400), index: 0 }],
+    nativeRecord: undefined,
+    usage: undefined,
+    finishReason: "tool_calls",
+    upstreamId: undefined,
+    fingerprint: fingerprintOf("", toolCalls),
   });
   history.push({ role: "assistant", content: null, tool_calls: toolCalls }, { role: "tool", tool_call_id: `call_${n}`, content: "ok" });
 }
@@ -60,6 +83,20 @@ const full = await measure(history);
 const started = process.hrtime.bigint();
 const bytes = JSON.stringify({ model: "m", messages: long.wire }).length;
 const serialiseMs = Number(process.hrtime.bigint() - started) / 1e6;
-console.log(JSON.stringify({ turns: TURNS, rounds: ROUNDS, one_turn_history: short, full_history: full, per_assistant_message_us: +((full.median_ms / TURNS) * 1000).toFixed(2), upstream_body_bytes: bytes, serialise_upstream_body_ms: +serialiseMs.toFixed(2) }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      turns: TURNS,
+      rounds: ROUNDS,
+      one_turn_history: short,
+      full_history: full,
+      per_assistant_message_us: +((full.median_ms / TURNS) * 1000).toFixed(2),
+      upstream_body_bytes: bytes,
+      serialise_upstream_body_ms: +serialiseMs.toFixed(2),
+    },
+    null,
+    2,
+  ),
+);
 await storage.close();
 rmSync(home, { recursive: true, force: true });

@@ -53,8 +53,11 @@ async function soak() {
     }
     const last = await sample(gateway);
     const all = [first, ...samples, last];
-    const range = (name, unit, digits = 1) => `${Math.min(...all.map((s) => s[name])).toFixed(digits)}–${Math.max(...all.map((s) => s[name])).toFixed(digits)} ${unit} (end ${last[name].toFixed(digits)})`;
-    console.log(`soak: ${SOAK_SECONDS} s streamed at c=${CONNS}: ${run.rps.toFixed(0)} req/s, ${Math.round(run.rps * SOAK_SECONDS)} requests, 0 non-2xx, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`);
+    const range = (name, unit, digits = 1) =>
+      `${Math.min(...all.map((s) => s[name])).toFixed(digits)}–${Math.max(...all.map((s) => s[name])).toFixed(digits)} ${unit} (end ${last[name].toFixed(digits)})`;
+    console.log(
+      `soak: ${SOAK_SECONDS} s streamed at c=${CONNS}: ${run.rps.toFixed(0)} req/s, ${Math.round(run.rps * SOAK_SECONDS)} requests, 0 non-2xx, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
+    );
     console.log(`soak: RSS ${range("rssMiB", "MiB")}; fds ${range("fds", "", 0)}; WAL ${range("walMiB", "MiB", 2)}; /health ${range("healthMs", "ms", 2)}`);
   } finally {
     await stop(gateway);
@@ -93,7 +96,12 @@ async function durability() {
     await stop(again); // its start recovered the journal; stopped, state.db is read alone
     const database = new Database(join(dir, "home", "state.db"), { readonly: true });
     const integrity = database.pragma("integrity_check", { simple: true });
-    const stored = new Map(database.prepare("SELECT session_id AS id, count(*) AS n FROM turns WHERE session_id LIKE ? GROUP BY session_id").all(`kill-${run}-%`).map((row) => [row.id, row.n]));
+    const stored = new Map(
+      database
+        .prepare("SELECT session_id AS id, count(*) AS n FROM turns WHERE session_id LIKE ? GROUP BY session_id")
+        .all(`kill-${run}-%`)
+        .map((row) => [row.id, row.n]),
+    );
     database.close();
     let lost = 0;
     let extra = 0;
@@ -107,7 +115,9 @@ async function durability() {
     for (const [session, have] of stored) if (!acknowledged.has(session)) extra += have;
     totals = { acknowledged: totals.acknowledged + acks, lost: totals.lost + lost, unacknowledgedStored: totals.unacknowledgedStored + extra };
     // a turn is committed before its [DONE] leaves, so at most one per client (the one in flight at the kill) is stored without an acknowledgement
-    console.log(`kill -9 run ${run + 1}: ${KILL_CLIENTS} clients, ${acks} acknowledged turns, ${lost} lost, ${extra} stored but not acknowledged (in flight at the kill), integrity_check ${integrity}, restart ${restartMs.toFixed(0)} ms`);
+    console.log(
+      `kill -9 run ${run + 1}: ${KILL_CLIENTS} clients, ${acks} acknowledged turns, ${lost} lost, ${extra} stored but not acknowledged (in flight at the kill), integrity_check ${integrity}, restart ${restartMs.toFixed(0)} ms`,
+    );
   }
   console.log(`kill -9 total: ${totals.acknowledged} acknowledged turns over ${KILL_RUNS} runs, ${totals.lost} lost`);
 }
@@ -122,7 +132,8 @@ async function client(port, session, acknowledged, killed) {
         body: JSON.stringify({ model: "bench", stream: true, messages: [{ role: "user", content: `${session} turn ${turn}` }] }),
       });
       const text = await response.text();
-      if (response.status === 200 && text.endsWith("data: [DONE]\n\n") && !text.includes('"error"')) acknowledged.set(session, (acknowledged.get(session) ?? 0) + 1);
+      if (response.status === 200 && text.endsWith("data: [DONE]\n\n") && !text.includes('"error"'))
+        acknowledged.set(session, (acknowledged.get(session) ?? 0) + 1);
     } catch {
       return; // the gateway was killed mid-request
     }

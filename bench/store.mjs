@@ -64,10 +64,16 @@ try {
       const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
       for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile: bodyFor(target, mode), key: KEY, core: 1 });
       for (let i = 0; i < RUNS; i++) {
-        for (const target of targets) runs[target.name].push(await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyFor(target, mode), key: KEY, core: 1 }));
+        for (const target of targets)
+          runs[target.name].push(await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyFor(target, mode), key: KEY, core: 1 }));
       }
       const row = { mode, connections };
-      for (const target of targets) row[target.name] = { p50: median(runs[target.name].map((r) => r.p50)), p99: median(runs[target.name].map((r) => r.p99)), rps: median(runs[target.name].map((r) => r.rps)) };
+      for (const target of targets)
+        row[target.name] = {
+          p50: median(runs[target.name].map((r) => r.p50)),
+          p99: median(runs[target.name].map((r) => r.p99)),
+          rps: median(runs[target.name].map((r) => r.rps)),
+        };
       for (const name of ["sqlite", "postgres"]) {
         row[name].addedP50 = row[name].p50 - row.direct.p50;
         row[name].addedP99 = row[name].p99 - row.direct.p99;

@@ -34,9 +34,21 @@ const server = createServer((request, response) => {
     const id = `bench-${turn}`;
     const reasoning = Array.from({ length: reasoningChunks }, (_, i) => ` think${turn}.${i}`);
     const content = Array.from({ length: contentChunks }, (_, i) => ` word${turn}.${i}`);
-    const usage = { prompt_tokens: 100, completion_tokens: reasoningChunks + contentChunks, total_tokens: 100 + reasoningChunks + contentChunks, completion_tokens_details: { reasoning_tokens: reasoningChunks } };
+    const usage = {
+      prompt_tokens: 100,
+      completion_tokens: reasoningChunks + contentChunks,
+      total_tokens: 100 + reasoningChunks + contentChunks,
+      completion_tokens_details: { reasoning_tokens: reasoningChunks },
+    };
     if (!body.stream) {
-      const text = JSON.stringify({ id, object: "chat.completion", created: 1764661832, model: "bench-reasoner", choices: [{ index: 0, message: { role: "assistant", content: content.join(""), reasoning_content: reasoning.join("") }, finish_reason: "stop" }], usage });
+      const text = JSON.stringify({
+        id,
+        object: "chat.completion",
+        created: 1764661832,
+        model: "bench-reasoner",
+        choices: [{ index: 0, message: { role: "assistant", content: content.join(""), reasoning_content: reasoning.join("") }, finish_reason: "stop" }],
+        usage,
+      });
       response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
       return;
     }

@@ -41,7 +41,9 @@ if (!existsSync(join(root, "dist", "src", "cli", "main.js"))) {
 
 const home = mkdtempSync(join(tmpdir(), "carrierd-ws-bench-"));
 const routesPath = join(home, "routes.yaml");
-writeFileSync(routesPath, `version: 1
+writeFileSync(
+  routesPath,
+  `version: 1
 providers:
   demo: { plugin: demo }
 models:
@@ -49,7 +51,8 @@ models:
 carriers:
   - match: {}
     fields: [reasoning_content]
-`);
+`,
+);
 
 async function startGateway() {
   const pin = spawnSync("taskset", ["-c", "0", "true"]).status === 0 ? ["taskset", "-c", "0"] : [];
@@ -89,9 +92,11 @@ async function drive(port) {
   const durations = [];
   const deadline = now() + SECONDS * 1000;
   let index = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (now() < deadline) durations.push(await streamRequest(port, index++));
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (now() < deadline) durations.push(await streamRequest(port, index++));
+    }),
+  );
   return durations.sort((a, b) => a - b);
 }
 
@@ -116,10 +121,12 @@ async function subscriberWorker({ port, count }) {
     if (i % 100 === 99) await Promise.all(sockets.slice(-100).map((socket) => once(socket, "open")));
   }
   await Promise.all(sockets.map((socket) => (socket.readyState === WebSocket.OPEN ? undefined : once(socket, "open"))));
-  await Promise.all(sockets.map((socket) => {
-    socket.send(JSON.stringify({ type: "subscribe", sessions: ["*"] }));
-    return once(socket, "message");
-  }));
+  await Promise.all(
+    sockets.map((socket) => {
+      socket.send(JSON.stringify({ type: "subscribe", sessions: ["*"] }));
+      return once(socket, "message");
+    }),
+  );
   stats.recording = true;
   parentPort.postMessage({ ready: true });
   await once(parentPort, "message"); // "stop"
@@ -136,13 +143,15 @@ async function openSubscribers(port) {
   await Promise.all(workers.map((worker) => once(worker, "message")));
   return {
     async stop() {
-      const results = await Promise.all(workers.map(async (worker) => {
-        const done = once(worker, "message");
-        worker.postMessage("stop");
-        const [{ stats }] = await done;
-        await worker.terminate();
-        return stats;
-      }));
+      const results = await Promise.all(
+        workers.map(async (worker) => {
+          const done = once(worker, "message");
+          worker.postMessage("stop");
+          const [{ stats }] = await done;
+          await worker.terminate();
+          return stats;
+        }),
+      );
       const latencies = results.flatMap((stats) => Array.from(stats.latencies)).sort((a, b) => a - b);
       const sum = (name) => results.reduce((total, stats) => total + stats[name], 0);
       return { latencies, messages: sum("messages"), dropped: sum("dropped"), slowCloses: sum("slowCloses") };
@@ -161,7 +170,6 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-
 const gateway = await startGateway();
 try {
   console.log(`carrierd ws fan-out: ${SUBSCRIBERS} subscribers, ${CONCURRENCY} concurrent streams, demo paced at ${DELAY_MS} ms/token, ${SECONDS} s per phase`);
@@ -178,10 +186,18 @@ try {
   console.table({
     "requests, no subscribers": { count: baseline.length, p50: fmt(percentile(baseline, 50)), p99: fmt(percentile(baseline, 99)) },
     [`requests, ${SUBSCRIBERS} subscribers`]: { count: loaded.length, p50: fmt(percentile(loaded, 50)), p99: fmt(percentile(loaded, 99)) },
-    "event delivery latency": { count: latencies.length, p50: fmt(percentile(latencies, 50)), p90: fmt(percentile(latencies, 90)), p99: fmt(percentile(latencies, 99)), max: fmt(latencies.at(-1) ?? NaN) },
+    "event delivery latency": {
+      count: latencies.length,
+      p50: fmt(percentile(latencies, 50)),
+      p90: fmt(percentile(latencies, 90)),
+      p99: fmt(percentile(latencies, 99)),
+      max: fmt(latencies.at(-1) ?? NaN),
+    },
   });
   console.log(`deliveries: ${stats.messages} (${Math.round(stats.messages / SECONDS)}/s), dropped: ${stats.dropped}, closed 1013: ${stats.slowCloses}`);
-  console.log(`gateway CPU while loaded: ${((cpu / SECONDS) * 100).toFixed(0)}% of a core (${((cpu * 1e6) / Math.max(1, stats.messages)).toFixed(1)} µs per delivery), RSS ${rssBefore.toFixed(0)} → ${rssMiB(gateway.child.pid).toFixed(0)} MiB`);
+  console.log(
+    `gateway CPU while loaded: ${((cpu / SECONDS) * 100).toFixed(0)}% of a core (${((cpu * 1e6) / Math.max(1, stats.messages)).toFixed(1)} µs per delivery), RSS ${rssBefore.toFixed(0)} → ${rssMiB(gateway.child.pid).toFixed(0)} MiB`,
+  );
   console.log("latency = client receipt − the event's ts (1 ms resolution, same clock)");
 } finally {
   gateway.child.kill("SIGTERM");

@@ -44,7 +44,9 @@ export function importsOf(root, file) {
       from: file,
       line: ts.computeLineAndCharacterOfPosition(lineStarts, pos).line + 1,
       specifier: fileName,
-      to: relative(root, resolve(root, dirname(file), fileName)).split(sep).join("/"),
+      to: relative(root, resolve(root, dirname(file), fileName))
+        .split(sep)
+        .join("/"),
     }));
 }
 

@@ -12,6 +12,6 @@ export function classifyAnthropicError(status: number, body: string): string | u
   if (status < 400 || status > 499) return undefined;
   const match = EXTRA_INPUT.exec(body.replace(/\\"/g, '"'));
   if (!match) return undefined;
-  const segments = match[1]!.split(".").filter((segment) => segment && !/^\d+$/.test(segment));
+  const segments = match[1].split(".").filter((segment) => segment && !/^\d+$/.test(segment));
   return segments.at(-1);
 }

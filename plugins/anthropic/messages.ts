@@ -95,12 +95,12 @@ function imageBlock(part: JsonObject): JsonObject | undefined {
   const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
   if (typeof url !== "string") return undefined;
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return { type: "image", source: data ? { type: "base64", media_type: data[1]!, data: data[2]! } : { type: "url", url } };
+  return { type: "image", source: data ? { type: "base64", media_type: data[1], data: data[2] } : { type: "url", url } };
 }
 
 /** `file` parts holding a base64 PDF become document blocks. */
 function documentBlock(part: JsonObject): JsonObject | undefined {
   const fileData = readString(readObject(part.file)?.file_data);
   const data = fileData === undefined ? null : /^data:([^;,]+);base64,(.*)$/s.exec(fileData);
-  return data ? { type: "document", source: { type: "base64", media_type: data[1]!, data: data[2]! } } : undefined;
+  return data ? { type: "document", source: { type: "base64", media_type: data[1], data: data[2] } } : undefined;
 }

@@ -69,7 +69,7 @@ function applyThinking(body: JsonObject, call: UpstreamCall, requested: number, 
     const level = ADAPTIVE_EFFORT[effort];
     if (level) body.output_config = { ...(isObject(body.output_config) ? body.output_config : {}), effort: level };
   } else if (effort && THINKING_BUDGETS[effort] && thinking?.type !== "disabled") {
-    thinking = { ...thinking, type: "enabled", budget_tokens: THINKING_BUDGETS[effort]! };
+    thinking = { ...thinking, type: "enabled", budget_tokens: THINKING_BUDGETS[effort] };
   }
   if (!thinking) return;
   body.thinking = thinking;

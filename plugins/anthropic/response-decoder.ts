@@ -1,4 +1,14 @@
-import { type JsonObject, parseObject, readArray, readObject, readString, requireObject, type StreamPart, UnreadableChunkError, type Usage } from "../../src/plugins/plugin-api.js";
+import {
+  type JsonObject,
+  parseObject,
+  readArray,
+  readObject,
+  readString,
+  requireObject,
+  type StreamPart,
+  UnreadableChunkError,
+  type Usage,
+} from "../../src/plugins/plugin-api.js";
 import type { LayoutBlock } from "./content-layout.js";
 
 /**

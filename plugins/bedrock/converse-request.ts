@@ -1,10 +1,27 @@
-import { type ChatMessage, type ChatRequest, type Json, type JsonObject, parseToolArguments, readObject, readString, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import {
+  type ChatMessage,
+  type ChatRequest,
+  type Json,
+  type JsonObject,
+  parseToolArguments,
+  readObject,
+  readString,
+  textOf,
+  type UpstreamCall,
+} from "../../src/plugins/plugin-api.js";
 import { readLayout, rebuildTurn, type RedactedThinkingBlock, type ThinkingBlock } from "../anthropic/content-layout.js";
 import { THINKING_BUDGETS } from "../anthropic/request-body.js";
 import { replayPolicy, type ReplayPolicy } from "./replay-policy.js";
 
 /** Converse request keys a route may set through `models[].params`; already in place at the top level. */
-const NATIVE_KEYS = ["additionalModelRequestFields", "guardrailConfig", "performanceConfig", "promptVariables", "requestMetadata", "additionalModelResponseFieldPaths"];
+const NATIVE_KEYS = [
+  "additionalModelRequestFields",
+  "guardrailConfig",
+  "performanceConfig",
+  "promptVariables",
+  "requestMetadata",
+  "additionalModelResponseFieldPaths",
+];
 
 /**
  * The canonical request as a Converse / ConverseStream body (the model goes
@@ -93,7 +110,7 @@ function userBlocks(content: ChatMessage["content"]): JsonObject[] {
       const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
       const data = typeof url === "string" ? /^data:image\/([a-z]+);base64,(.*)$/s.exec(url) : null;
       // Converse takes image bytes only (base64 in JSON); a remote URL cannot be passed on
-      if (data) blocks.push({ image: { format: data[1] === "jpg" ? "jpeg" : data[1]!, source: { bytes: data[2]! } } });
+      if (data) blocks.push({ image: { format: data[1] === "jpg" ? "jpeg" : data[1], source: { bytes: data[2] } } });
     }
   }
   return blocks;
@@ -133,7 +150,7 @@ function applyThinking(body: JsonObject, call: UpstreamCall): void {
     delete extra.thinking;
     delete extra.reasoningConfig;
   } else if (effort && claude && THINKING_BUDGETS[effort]) {
-    extra.thinking = { type: "enabled", budget_tokens: THINKING_BUDGETS[effort]! };
+    extra.thinking = { type: "enabled", budget_tokens: THINKING_BUDGETS[effort] };
   } else if (effort && /nova/i.test(call.model)) {
     extra.reasoningConfig = { type: "enabled", maxReasoningEffort: effort === "minimal" ? "low" : effort === "xhigh" ? "high" : effort };
   }

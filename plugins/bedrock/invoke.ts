@@ -1,4 +1,13 @@
-import { IncompleteStreamError, type JsonObject, parseObject, type PluginContext, type StreamPart, type UpstreamCall, type UpstreamResult, shown } from "../../src/plugins/plugin-api.js";
+import {
+  IncompleteStreamError,
+  type JsonObject,
+  parseObject,
+  type PluginContext,
+  type StreamPart,
+  type UpstreamCall,
+  type UpstreamResult,
+  shown,
+} from "../../src/plugins/plugin-api.js";
 import { buildMessagesBody } from "../anthropic/request-body.js";
 import { AnthropicDecoder } from "../anthropic/response-decoder.js";
 import { buildConverseBody } from "./converse-request.js";
@@ -38,7 +47,8 @@ export async function invokeBedrock(call: UpstreamCall, context: PluginContext):
   let response = await post(call, url, JSON.stringify(body), accept);
   if (response.status >= 400) {
     const text = await response.body.text();
-    if (invoke || !refusesRedacted(response.status, text) || !JSON.stringify(body).includes('"redactedContent"')) return { ok: false, status: response.status, body: text };
+    if (invoke || !refusesRedacted(response.status, text) || !JSON.stringify(body).includes('"redactedContent"'))
+      return { ok: false, status: response.status, body: text };
     // some models and regions refuse redacted reasoning: resend once without it, as hermes-agent does
     context.log.warn({ model: call.model, status: response.status }, "Bedrock refused redacted reasoning; resending once without it");
     response = await post(call, url, JSON.stringify(buildConverseBody(stripped, { dropRedacted: true })), accept);

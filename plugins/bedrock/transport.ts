@@ -36,9 +36,20 @@ function authorise(call: UpstreamCall, url: URL, body: string, accept: string): 
   const headers: Record<string, string> = { "content-type": "application/json", accept };
   if (call.apiKey) return { ...headers, authorization: `Bearer ${call.apiKey}`, ...call.provider.headers };
   const credentials = credentialsFromEnv();
-  if (!credentials) throw new Error("bedrock: no AWS credentials; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or name a Bedrock API key in api_key_env");
+  if (!credentials)
+    throw new Error(
+      "bedrock: no AWS credentials; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or name a Bedrock API key in api_key_env",
+    );
   const signed = aws4.sign(
-    { host: url.host, path: url.pathname + url.search, method: "POST", service: "bedrock", region: regionFor(url.hostname), headers: { ...headers, ...call.provider.headers }, body },
+    {
+      host: url.host,
+      path: url.pathname + url.search,
+      method: "POST",
+      service: "bedrock",
+      region: regionFor(url.hostname),
+      headers: { ...headers, ...call.provider.headers },
+      body,
+    },
     credentials,
   );
   const out: Record<string, string> = {};
@@ -53,7 +64,12 @@ function authorise(call: UpstreamCall, url: URL, body: string, accept: string): 
 const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 32 });
 
 /** POSTs a signed request; the body of an error is read whole so the classifier can read it. */
-export async function post(call: UpstreamCall, url: URL, body: string, accept: string): Promise<{ status: number; body: AsyncIterable<Uint8Array> & { text(): Promise<string> } }> {
+export async function post(
+  call: UpstreamCall,
+  url: URL,
+  body: string,
+  accept: string,
+): Promise<{ status: number; body: AsyncIterable<Uint8Array> & { text(): Promise<string> } }> {
   const headers = authorise(call, url, body, accept);
   const response = await request(url, { method: "POST", headers, body, dispatcher: agent, signal: call.signal, headersTimeout: 300_000, bodyTimeout: 600_000 });
   return { status: response.statusCode, body: response.body };

@@ -1,4 +1,17 @@
-import { type ChatMessage, type HttpCodec, type JsonObject, parseObject, partsOf, readArray, readObject, readString, requireObject, type StreamPart, type UpstreamCall, shown } from "../../src/plugins/plugin-api.js";
+import {
+  type ChatMessage,
+  type HttpCodec,
+  type JsonObject,
+  parseObject,
+  partsOf,
+  readArray,
+  readObject,
+  readString,
+  requireObject,
+  type StreamPart,
+  type UpstreamCall,
+  shown,
+} from "../../src/plugins/plugin-api.js";
 import { firstChoice, openAICompatibleCodec } from "../openai-compatible/codec.js";
 
 /**

@@ -52,7 +52,15 @@ function usage(request: ChatRequest, reasoning: string, output: string): StreamP
   const prompt = request.messages.reduce((sum, message) => sum + wordCount(textOf(message)), 0);
   const reasoningTokens = wordCount(reasoning);
   const completion = reasoningTokens + wordCount(output);
-  return { type: "usage", usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, completion_tokens_details: { reasoning_tokens: reasoningTokens } } };
+  return {
+    type: "usage",
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      completion_tokens_details: { reasoning_tokens: reasoningTokens },
+    },
+  };
 }
 
 function firstTool(request: ChatRequest): { name: string; parameters: JsonObject | undefined } | undefined {
@@ -81,7 +89,7 @@ function evaluate(text: string): number | undefined {
   if (text.length > MAX_ARITHMETIC_INPUT) return undefined;
   const match = /(-?\d+(?:\.\d+)?(?:\s*[-+*/]\s*\(?\s*-?\d+(?:\.\d+)?\s*\)?)+)/.exec(text);
   if (!match) return undefined;
-  const expression = match[1]!;
+  const expression = match[1];
   if (!/^[\d\s.+\-*/()]+$/.test(expression)) return undefined;
   const value = calculate(expression);
   return value !== undefined && Number.isFinite(value) ? Math.round(value * 1e6) / 1e6 : undefined;
@@ -126,7 +134,7 @@ function calculate(expression: string): number | undefined {
 }
 
 function lastText(messages: ChatMessage[], role: ChatMessage["role"]): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === role) return textOf(messages[i]!);
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === role) return textOf(messages[i]);
   return "";
 }
 

@@ -16,7 +16,10 @@ export default definePlugin({
   native: { type: "gemini.native_assistant", schema },
   create(context) {
     const codec = createGeminiCodec((model, name) =>
-      context.log.info({ model, function: name, signature: SKIP_SIGNATURE }, "function call has no stored thought signature (history from elsewhere); sent the documented skip value"),
+      context.log.info(
+        { model, function: name, signature: SKIP_SIGNATURE },
+        "function call has no stored thought signature (history from elsewhere); sent the documented skip value",
+      ),
     );
     return {
       invoke: (call) => context.http.send(codec, call),

@@ -1,4 +1,14 @@
-import { type ChatMessage, isJsonObject, type Json, type JsonObject, parseToolArguments, readObject, sameJson, textOf, shown } from "../../src/plugins/plugin-api.js";
+import {
+  type ChatMessage,
+  isJsonObject,
+  type Json,
+  type JsonObject,
+  parseToolArguments,
+  readObject,
+  sameJson,
+  textOf,
+  shown,
+} from "../../src/plugins/plugin-api.js";
 
 /**
  * The Gemini native record: a model turn's parts in order, each with the
@@ -54,7 +64,9 @@ export function addPart(layout: LayoutPart[], part: LayoutPart): void {
  * back with `SKIP_SIGNATURE` instead of a signature it would refuse.
  */
 export function signedCall(id: string, nativeId: boolean, signature: string | undefined, args: JsonObject): LayoutPart {
-  return signature === undefined ? { type: "function_call", id, native_id: nativeId } : { type: "function_call", id, native_id: nativeId, thoughtSignature: signature, args };
+  return signature === undefined
+    ? { type: "function_call", id, native_id: nativeId }
+    : { type: "function_call", id, native_id: nativeId, thoughtSignature: signature, args };
 }
 
 /** The record read tolerantly: unknown parts are skipped. */
@@ -119,7 +131,7 @@ export function modelParts(message: ChatMessage, layout: LayoutPart[] | undefine
   }
   const functionCalls = parts.filter((part) => part.functionCall);
   if (needsSignature && functionCalls.length > 0 && !functionCalls.some((part) => typeof part.thoughtSignature === "string")) {
-    functionCalls[0]!.thoughtSignature = SKIP_SIGNATURE;
+    functionCalls[0].thoughtSignature = SKIP_SIGNATURE;
     onSkip(shown(readObject(functionCalls[0].functionCall)?.name));
   }
   return parts;

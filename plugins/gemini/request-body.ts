@@ -101,7 +101,11 @@ function applyThinking(config: JsonObject, call: UpstreamCall): void {
 type GeminiContent = { role: "user" | "model"; parts: JsonObject[] };
 
 /** OpenAI messages → `systemInstruction` parts + `contents`. */
-function convertMessages(messages: readonly ChatMessage[], needsSignature: boolean, log: { readonly skipped: (name: string) => void }): { system: JsonObject[]; contents: GeminiContent[] } {
+function convertMessages(
+  messages: readonly ChatMessage[],
+  needsSignature: boolean,
+  log: { readonly skipped: (name: string) => void },
+): { system: JsonObject[]; contents: GeminiContent[] } {
   const system: JsonObject[] = [];
   const contents: GeminiContent[] = [];
   const calls = new Map<string, { name: string; withId: boolean }>();
@@ -140,7 +144,7 @@ function userParts(content: ChatMessage["content"]): JsonObject[] {
       const url = typeof part.image_url === "string" ? part.image_url : readString(readObject(part.image_url)?.url);
       if (typeof url !== "string") continue;
       const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-      parts.push(data ? { inlineData: { mimeType: data[1]!, data: data[2]! } } : { fileData: { fileUri: url } });
+      parts.push(data ? { inlineData: { mimeType: data[1], data: data[2] } } : { fileData: { fileUri: url } });
     }
   }
   return parts;

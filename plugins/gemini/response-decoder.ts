@@ -75,7 +75,12 @@ function toUsage(usage: JsonObject): Usage {
   const prompt = num(usage.promptTokenCount);
   const thoughts = num(usage.thoughtsTokenCount);
   const completion = num(usage.candidatesTokenCount) + thoughts;
-  const result: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: num(usage.totalTokenCount) || prompt + completion, completion_tokens_details: { reasoning_tokens: thoughts } };
+  const result: Usage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: num(usage.totalTokenCount) || prompt + completion,
+    completion_tokens_details: { reasoning_tokens: thoughts },
+  };
   if (usage.cachedContentTokenCount !== undefined) result.prompt_tokens_details = { cached_tokens: num(usage.cachedContentTokenCount) };
   return result;
 }

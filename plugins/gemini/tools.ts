@@ -1,7 +1,24 @@
 import { type ChatRequest, type Json, type JsonObject, readObject, shown } from "../../src/plugins/plugin-api.js";
 
 /** The JSON Schema keywords Gemini's `Schema` (an OpenAPI 3.0 subset) knows; everything else is dropped. */
-const KEPT = ["description", "enum", "format", "nullable", "required", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "title", "propertyOrdering", "minProperties", "maxProperties"];
+const KEPT = [
+  "description",
+  "enum",
+  "format",
+  "nullable",
+  "required",
+  "minItems",
+  "maxItems",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "title",
+  "propertyOrdering",
+  "minProperties",
+  "maxProperties",
+];
 
 /**
  * JSON Schema → Gemini `Schema`, as Google's own SDKs convert it: upper-case

@@ -43,7 +43,7 @@ export function chunkReader(): (data: string) => ChunkView | undefined {
   const plainView: { fields: JsonObject; choice: undefined; plain: PlainDelta | undefined } = { fields: {}, choice: undefined, plain: undefined };
   return (data) => {
     for (let i = 0; i < whole.length; i++) {
-      const plain = readWhole(whole[i]!, data);
+      const plain = readWhole(whole[i], data);
       if (plain) {
         // the template that read this chunk is tried first next time: a stream's deltas come in runs (its reasoning, then its text)
         if (i > 0) whole.unshift(...whole.splice(i, 1));
@@ -110,7 +110,11 @@ interface WholeTemplate {
 }
 
 function inEnvelope(envelopePrefix: string, template: DeltaTemplate): WholeTemplate {
-  return { prefix: detached(envelopePrefix + template.before), suffix: detached(`${template.after}]}`), type: template.field === "content" ? "text-delta" : "reasoning-delta" };
+  return {
+    prefix: detached(envelopePrefix + template.before),
+    suffix: detached(`${template.after}]}`),
+    type: template.field === "content" ? "text-delta" : "reasoning-delta",
+  };
 }
 
 /**
@@ -121,7 +125,8 @@ function inEnvelope(envelopePrefix: string, template: DeltaTemplate): WholeTempl
  */
 function readWhole(template: WholeTemplate, data: string): PlainDelta | undefined {
   const { prefix, suffix } = template;
-  if (data.length < prefix.length + suffix.length || data.slice(0, prefix.length) !== prefix || data.slice(data.length - suffix.length) !== suffix) return undefined;
+  if (data.length < prefix.length + suffix.length || data.slice(0, prefix.length) !== prefix || data.slice(data.length - suffix.length) !== suffix)
+    return undefined;
   const text = data.slice(prefix.length, data.length - suffix.length);
   // a text kept for the whole turn must not keep the network read it came in (as a parse would not)
   return NOT_PLAIN.test(text) ? undefined : { type: template.type, text: detached(text) };
@@ -171,7 +176,8 @@ const MAX_PROVEN = 256;
 
 /** The envelope of a chunk with one choice and nothing after it, or undefined. */
 function learnEnvelope(data: string, chunk: JsonObject): { prefix: string; fields: JsonObject } | undefined {
-  if (!Array.isArray(chunk.choices) || chunk.choices.length !== 1 || chunk.error !== undefined || (chunk.usage !== undefined && chunk.usage !== null)) return undefined;
+  if (!Array.isArray(chunk.choices) || chunk.choices.length !== 1 || chunk.error !== undefined || (chunk.usage !== undefined && chunk.usage !== null))
+    return undefined;
   // a JSON string cannot hold an unescaped quote, so this is a key; the parse below proves it is a top-level one
   const at = data.indexOf(CHOICES);
   if (at < 1 || !data.endsWith("]}")) return undefined;

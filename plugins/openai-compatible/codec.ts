@@ -1,4 +1,16 @@
-import { chatBodyBytes, type HttpCodec, type JsonObject, readArray, readObject, readString, requireObject, requireObjects, type StreamPart, UnreadableChunkError, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import {
+  chatBodyBytes,
+  type HttpCodec,
+  type JsonObject,
+  readArray,
+  readObject,
+  readString,
+  requireObject,
+  requireObjects,
+  type StreamPart,
+  UnreadableChunkError,
+  type UpstreamCall,
+} from "../../src/plugins/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 import { applyRequestNames } from "./request-names.js";
@@ -15,9 +27,17 @@ const NOTHING: readonly StreamPart[] = [];
  */
 export const openAICompatibleCodec: HttpCodec = {
   buildRequest(call: UpstreamCall) {
-    const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...call.provider.headers };
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: call.stream ? "text/event-stream" : "application/json",
+      ...call.provider.headers,
+    };
     if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
-    return { url: `${call.provider.baseUrl}/chat/completions`, headers, body: chatBodyBytes(applyReasoningControls(applyRequestNames(call.body, call.dialect), call.reasoning, call.dialect)) };
+    return {
+      url: `${call.provider.baseUrl}/chat/completions`,
+      headers,
+      body: chatBodyBytes(applyReasoningControls(applyRequestNames(call.body, call.dialect), call.reasoning, call.dialect)),
+    };
   },
 
   decodeResponse(body: JsonObject): StreamPart[] {
@@ -32,7 +52,13 @@ export const openAICompatibleCodec: HttpCodec = {
       readArray(message.tool_calls)?.forEach((entry, position) => {
         const call = requireObject(entry, TOOL_CALL);
         const fn = readObject(call.function);
-        parts.push({ type: "tool-call-delta", index: position, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) ?? "" });
+        parts.push({
+          type: "tool-call-delta",
+          index: position,
+          id: readString(call.id),
+          name: readString(fn?.name),
+          arguments: readString(fn?.arguments) ?? "",
+        });
       });
     }
     const usage = usageOf(body);
@@ -75,7 +101,13 @@ export const openAICompatibleCodec: HttpCodec = {
             for (const entry of toolCalls) {
               const call = requireObject(entry, TOOL_CALL);
               const fn = readObject(call.function);
-              parts.push({ type: "tool-call-delta", index: typeof call.index === "number" ? call.index : 0, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) });
+              parts.push({
+                type: "tool-call-delta",
+                index: typeof call.index === "number" ? call.index : 0,
+                id: readString(call.id),
+                name: readString(fn?.name),
+                arguments: readString(fn?.arguments),
+              });
             }
           }
         }

@@ -12,7 +12,7 @@ export function applyReasoningControls(body: ChatRequest, controls: ReasoningCon
   const effort = controls.effort && controls.effort !== "none" ? controls.effort : undefined;
   if (!disabled && !effort && !("reasoning_effort" in body)) return body;
   const { reasoning_effort: _owned, ...rest } = body;
-  const out: ChatRequest = rest as ChatRequest;
+  const out: ChatRequest = rest;
 
   if (disabled) {
     switch (dialect.disable) {

@@ -26,7 +26,7 @@ export function applyRequestNames(body: ChatRequest, dialect: RequestDialect): C
 function withoutDeveloper(messages: ChatMessage[]): ChatMessage[] {
   let out: ChatMessage[] | undefined;
   for (let index = 0; index < messages.length; index++) {
-    const message = messages[index]!;
+    const message = messages[index];
     if (message.role !== "developer") continue;
     out ??= messages.slice();
     out[index] = { ...message, role: "system" };

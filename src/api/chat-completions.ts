@@ -5,6 +5,7 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
+import { requireModel, type Caller } from "../keys/caller.js";
 import { requireProviderKey } from "./provider-keys.js";
 import { noteModel } from "../logging/access-log.js";
 import { parseJsonBody, readBodyBytes } from "./read-body.js";
@@ -15,8 +16,15 @@ import { dataFrame, SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
 
 /** POST /v1/chat/completions, streaming and not (SPEC §7). */
-export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource): Promise<void> {
-  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes);
+export async function handleChatCompletions(
+  request: IncomingMessage,
+  response: ServerResponse,
+  chat: ChatService,
+  options: GatewayOptions,
+  routes: RouteSource,
+  caller: Caller,
+): Promise<void> {
+  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes, caller);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
@@ -34,9 +42,20 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
  * suspended with, and under load a history held that long is copied by
  * each young-generation GC.
  */
-async function startFromBody(request: IncomingMessage, response: ServerResponse, chat: ChatService, options: GatewayOptions, routes: RouteSource): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
+async function startFromBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  chat: ChatService,
+  options: GatewayOptions,
+  routes: RouteSource,
+  caller: Caller,
+): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
   const bytes = await readBodyBytes(request, options.bodyLimit);
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, (model) => requireProviderKey(routes.current, model, options.env));
+  const checkModel = (model: string) => {
+    requireModel(caller, model);
+    requireProviderKey(routes.current, model, options.env);
+  };
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel);
   return { run: await started, stream, includeUsage };
 }
 
@@ -46,6 +65,7 @@ function startParsed(
   response: ServerResponse,
   chat: ChatService,
   options: GatewayOptions,
+  keyHash: string,
   checkKey: (model: string) => void,
 ): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
@@ -54,7 +74,11 @@ function startParsed(
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-  return { started: startTurn(chat, body, response, { sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }), stream, includeUsage };
+  return {
+    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
+    stream,
+    includeUsage,
+  };
 }
 
 /** Its own scope: the closure keeps the bytes, not the parsed body. */

@@ -17,12 +17,13 @@ export function checkChatRules(request: ChatRequest): void {
 
 function checkTool(tool: JsonObject, index: number): void {
   const path = `tools[${index}]`;
-  if (tool.type !== "function") throw invalid(`Invalid value for '${path}.type': '${shown(tool.type)}'. carrierd serves only 'function' tools.`, `${path}.type`);
+  if (tool.type !== "function")
+    throw invalid(`Invalid value for '${path}.type': '${shown(tool.type)}'. carrierd serves only 'function' tools.`, `${path}.type`);
   const fn = tool.function;
   if (!fn || typeof fn !== "object" || Array.isArray(fn)) throw invalid(`Missing required parameter: '${path}.function'.`, `${path}.function`);
-  const name = (fn as JsonObject).name;
+  const name = fn.name;
   if (typeof name !== "string" || name === "") throw invalid(`Missing required parameter: '${path}.function.name'.`, `${path}.function.name`);
-  const parameters = (fn as JsonObject).parameters;
+  const parameters = fn.parameters;
   if (parameters !== undefined && (parameters === null || typeof parameters !== "object" || Array.isArray(parameters))) {
     throw invalid(`Invalid type for '${path}.function.parameters': expected an object.`, `${path}.function.parameters`);
   }
@@ -31,12 +32,16 @@ function checkTool(tool: JsonObject, index: number): void {
 function checkToolChoice(choice: unknown): void {
   if (typeof choice === "string") {
     if (choice === "none" || choice === "auto" || choice === "required") return;
-    throw invalid(`Invalid value for 'tool_choice': '${choice}'. Supported values are: 'none', 'auto' and 'required', or an object naming a function.`, "tool_choice");
+    throw invalid(
+      `Invalid value for 'tool_choice': '${choice}'. Supported values are: 'none', 'auto' and 'required', or an object naming a function.`,
+      "tool_choice",
+    );
   }
   const object = choice as JsonObject;
   if (object.type === "function") {
     const fn = object.function as JsonObject | undefined;
-    if (!fn || typeof fn !== "object" || typeof fn.name !== "string") throw invalid("Missing required parameter: 'tool_choice.function.name'.", "tool_choice.function.name");
+    if (!fn || typeof fn !== "object" || typeof fn.name !== "string")
+      throw invalid("Missing required parameter: 'tool_choice.function.name'.", "tool_choice.function.name");
     return;
   }
   if (object.type === "allowed_tools") return;
@@ -60,7 +65,11 @@ function checkMessages(messages: ChatRequest["messages"]): void {
     } else if (message.role === "tool") {
       const id = message.tool_call_id;
       if (id === undefined) throw invalid(`Missing required parameter: '${path}.tool_call_id'.`, `${path}.tool_call_id`);
-      if (!calls.has(id)) throw invalid(`Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'; no earlier assistant message made the call '${id}'.`, `${path}.tool_call_id`);
+      if (!calls.has(id))
+        throw invalid(
+          `Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'; no earlier assistant message made the call '${id}'.`,
+          `${path}.tool_call_id`,
+        );
     }
   });
 }

@@ -8,14 +8,15 @@ const CARRIERD_VERSION = "0.1.0";
  * GET /v1/models: the model ids a client can call. A glob entry
  * (`openrouter/*`) names no model of its own and is left out, as is a model
  * whose provider's key variable is unset (a model picker would offer it,
- * and every request would fail); `carrierd routes check` names those.
+ * and every request would fail); `carrierd routes check` names those. A
+ * key confined to some models (`--models`) is shown only those.
  */
-export function modelsBody(table: RouteTable, env: Readonly<Record<string, string | undefined>>): object {
+export function modelsBody(table: RouteTable, env: Readonly<Record<string, string | undefined>>, allowed: (model: string) => boolean = () => true): object {
   const created = Math.floor(Date.now() / 1000);
   const seen = new Set<string>();
   const data: object[] = [];
   for (const model of table.models) {
-    if (model.name.includes("*") || seen.has(model.name)) continue;
+    if (model.name.includes("*") || seen.has(model.name) || !allowed(model.name)) continue;
     seen.add(model.name); // the first entry of a name is the one requests resolve to
     const provider = table.providers.get(model.provider);
     if (!provider || missingKeyVariable(provider, env)) continue;

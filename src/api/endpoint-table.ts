@@ -1,10 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import type { Caller } from "../keys/caller.js";
+import type { KeyScope } from "../storage/keys.js";
 
 /** What a handler learns of its request beyond the request itself: the parsed URL and the path's `{name}` segments, decoded. */
 export interface EndpointCall {
   url: URL;
   params: Readonly<Record<string, string>>;
+  /** The key the request authenticated with; set on every row the server authenticates (`auth`). */
+  caller?: Caller;
 }
 
 export type EndpointHandler = (request: IncomingMessage, response: ServerResponse, call: EndpointCall) => Promise<void> | void;
@@ -18,8 +22,14 @@ export interface Endpoint {
   readonly method: string;
   /** The path; a `{name}` segment matches any one non-empty segment and reaches the handler in `params`. */
   readonly path: string;
-  /** Whether the request must carry the gateway's API key. */
+  /** Whether the server checks the request's key (and `scope`) before the handler; a row that checks its own (the WebSocket) says false. */
   readonly auth: boolean;
+  /**
+   * The scope a key needs here. On a row the server authenticates it is
+   * enforced before the handler (403 insufficient_scope); on one that
+   * authenticates itself, the row enforces it. Absent on probes only.
+   */
+  readonly scope?: KeyScope;
   /**
    * A probe (health, the browser's favicon) is answered before anything else
    * is read: no key, no `X-Session-Id` check, whatever the method.
@@ -44,7 +54,7 @@ interface Compiled {
   readonly segments: readonly Segment[];
 }
 
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /**
  * The endpoints in one table: a request finds its row by method and path,
@@ -66,7 +76,9 @@ export class EndpointTable {
         continue;
       }
       if (endpoint.upgrade) throw new Error(`${endpoint.path}: a row that takes WebSocket upgrades needs a plain path`);
-      const segments = endpoint.path.split("/").map((segment): Segment => (segment.startsWith("{") && segment.endsWith("}") ? { param: segment.slice(1, -1) } : { literal: segment }));
+      const segments = endpoint.path
+        .split("/")
+        .map((segment): Segment => (segment.startsWith("{") && segment.endsWith("}") ? { param: segment.slice(1, -1) } : { literal: segment }));
       this.patterns.push({ endpoint, segments });
     }
   }
@@ -104,8 +116,8 @@ function paramsOf(pattern: readonly Segment[], segments: string[]): Record<strin
   if (pattern.length !== segments.length) return undefined;
   let params: Record<string, string> | undefined;
   for (let index = 0; index < pattern.length; index++) {
-    const wanted = pattern[index]!;
-    const segment = segments[index]!;
+    const wanted = pattern[index];
+    const segment = segments[index];
     if ("literal" in wanted) {
       if (wanted.literal !== segment) return undefined;
       continue;

@@ -7,13 +7,20 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import { AccessLog } from "../logging/access-log.js";
 import type { Logger } from "../logging/logger.js";
-import { bearerToken, keyMatches } from "./auth.js";
+import type { Caller } from "../keys/caller.js";
+import type { KeyRing } from "../keys/key-ring.js";
+import type { KeyScope } from "../storage/keys.js";
+import { bearerToken } from "./auth.js";
 import { applyCors } from "./cors.js";
 import type { EndpointTable } from "./endpoint-table.js";
 import { sendError } from "./respond.js";
 
-/** One finished request, as metrics see it: `route` is the matched endpoint's path (or "unmatched"), never the raw URL. */
-export type ResponseListener = (record: { method: string; route: string; status: number }) => void;
+/**
+ * One finished request, as metrics see it: `route` is the matched
+ * endpoint's path (or "unmatched"), never the raw URL; `key` the name of
+ * the key it authenticated with ("" when none did).
+ */
+export type ResponseListener = (record: { method: string; route: string; status: number; key: string }) => void;
 
 /** The HTTP front door: CORS, auth, the endpoint table, and errors in OpenAI shape. */
 export class HttpServer {
@@ -26,6 +33,7 @@ export class HttpServer {
     private readonly endpoints: EndpointTable,
     private readonly log: Logger,
     bus: EventBus,
+    private readonly keys: KeyRing,
   ) {
     this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
@@ -41,7 +49,9 @@ export class HttpServer {
 
   async listen(): Promise<{ host: string; port: number; url: string }> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once("error", (error: NodeJS.ErrnoException) => reject(error.code === "EADDRINUSE" ? new PortInUseError(this.options.host, this.options.port, error) : error));
+      this.server.once("error", (error: NodeJS.ErrnoException) =>
+        reject(error.code === "EADDRINUSE" ? new PortInUseError(this.options.host, this.options.port, error) : error),
+      );
       this.server.listen(this.options.port, this.options.host, () => resolve());
     });
     const address = this.server.address() as AddressInfo;
@@ -61,6 +71,7 @@ export class HttpServer {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = performance.now();
     let route = "unmatched";
+    let caller: Caller | undefined;
     try {
       const url = targetOf(request);
       if (!url) throw new GatewayError("invalid_request", MALFORMED_TARGET);
@@ -71,12 +82,13 @@ export class HttpServer {
       if (applyCors(request, response, this.options.corsOrigins) === "answered") return;
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
       // an unknown path needs the key too: without it, nobody learns which paths exist
-      if (match.kind !== "found" || match.endpoint.auth) this.authenticate(request);
+      if (match.kind !== "found" || match.endpoint.auth) caller = this.authenticate(request, match.kind === "found" ? match.endpoint.scope : undefined);
       // a malformed X-Session-Id is a 400 on every route, whatever else names the session (SPEC §12.11)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
-      if (match.kind === "found") return await match.endpoint.handler(request, response, { url, params: match.params });
-      if (match.kind === "wrong-method") throw new GatewayError("method_not_allowed", `${method} is not allowed on ${url.pathname}`, null, { headers: { allow: match.allowed.join(", ") } });
+      if (match.kind === "found") return await match.endpoint.handler(request, response, { url, params: match.params, caller });
+      if (match.kind === "wrong-method")
+        throw new GatewayError("method_not_allowed", `${method} is not allowed on ${url.pathname}`, null, { headers: { allow: match.allowed.join(", ") } });
       throw new GatewayError("not_found", `no route for ${method} ${url.pathname}`);
     } catch (error) {
       if (!(error instanceof GatewayError)) this.log.error({ err: error, path: request.url }, "unexpected error while handling a request");
@@ -85,7 +97,7 @@ export class HttpServer {
     } finally {
       // a stream's handler returns when it ended, so the line has its whole duration
       this.accessLog.write(request, response, started);
-      if (this.responseListeners.size > 0) this.notifyResponse(request.method ?? "GET", route, response.statusCode);
+      if (this.responseListeners.size > 0) this.notifyResponse(request.method ?? "GET", route, response.statusCode, caller?.name ?? "");
     }
   }
 
@@ -99,8 +111,8 @@ export class HttpServer {
     else answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`));
   }
 
-  private notifyResponse(method: string, route: string, status: number): void {
-    const record = { method, route, status };
+  private notifyResponse(method: string, route: string, status: number, key: string): void {
+    const record = { method, route, status, key };
     for (const listener of this.responseListeners) {
       try {
         listener(record);
@@ -110,10 +122,14 @@ export class HttpServer {
     }
   }
 
-  private authenticate(request: IncomingMessage): void {
-    if (!keyMatches(bearerToken(request.headers), this.options.apiKey)) {
-      throw new GatewayError("invalid_api_key", "Invalid or missing API key. Send Authorization: Bearer <key> (the key is in $CARRIERD_HOME/api_key unless CARRIERD_API_KEY is set).");
+  /** The request's key, valid and holding `scope`; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */
+  private authenticate(request: IncomingMessage, scope: KeyScope | undefined): Caller {
+    const identified = this.keys.identify(bearerToken(request.headers));
+    if (!identified.ok) throw new GatewayError("invalid_api_key", REFUSED[identified.reason]);
+    if (scope !== undefined && !identified.caller.scopes.has(scope)) {
+      throw new GatewayError("insufficient_scope", `This key does not have the '${scope}' scope this endpoint needs (carrierd keys create --scope ${scope}).`);
     }
+    return identified.caller;
   }
 }
 
@@ -121,10 +137,21 @@ export class HttpServer {
 export class PortInUseError extends Error {
   readonly code = "EADDRINUSE";
   constructor(host: string, port: number, cause: unknown) {
-    super(`port ${port} on ${host} is already in use (another carrierd, or another server). Stop it, or choose another port with --port N or CARRIERD_PORT=N (0 picks a free one).`, { cause });
+    super(
+      `port ${port} on ${host} is already in use (another carrierd, or another server). Stop it, or choose another port with --port N or CARRIERD_PORT=N (0 picks a free one).`,
+      { cause },
+    );
     this.name = "PortInUseError";
   }
 }
+
+const REFUSED = {
+  missing:
+    "Missing API key. Send Authorization: Bearer <key> (the owner key is in $CARRIERD_HOME/api_key unless CARRIERD_API_KEY is set; `carrierd keys create` makes one per client).",
+  unknown: "Invalid API key.",
+  revoked: "This API key has been revoked.",
+  expired: "This API key has expired.",
+} as const;
 
 const MALFORMED_TARGET = "malformed HTTP request: the request target is not a URL path";
 
@@ -150,5 +177,7 @@ function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex): void {
 /** An answer written straight to the socket, where Node has no response object to give (unparseable requests, refused upgrades). */
 function answerOnSocket(socket: Duplex, status: number, reason: string, error: GatewayError): void {
   const body = JSON.stringify(toOpenAIError(error));
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -32,7 +32,7 @@ function sweep(): void {
   const now = Date.now();
   // backwards: forgetting a target moves the last one into its place
   for (let index = open.length - 1; index >= 0; index--) {
-    const target = open[index]!;
+    const target = open[index];
     if (!target.keepalive(now)) forget(target);
   }
 }

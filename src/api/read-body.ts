@@ -43,7 +43,9 @@ export function parseJsonBody(bytes: Buffer): unknown {
 }
 
 function decodeStream(request: IncomingMessage): Readable {
-  const encoding = String(request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  const encoding = String(request.headers["content-encoding"] ?? "identity")
+    .trim()
+    .toLowerCase();
   switch (encoding) {
     case "":
     case "identity":

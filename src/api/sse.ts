@@ -35,7 +35,12 @@ const EVENT = Buffer.from("event: ");
 const EVENT_DATA = Buffer.from("\ndata: ");
 const END_OF_EVENT = Buffer.from("\n\n");
 const KEEPALIVE = Buffer.from(": keepalive\n\n");
-const EVENT_STREAM_HEAD = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" };
+const EVENT_STREAM_HEAD = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
 
 /** Sends the head of an event stream, unless it went out already (FirstByteWait opens the stream early). */
 export function openEventStream(response: ServerResponse, headers: Record<string, string> = {}): void {

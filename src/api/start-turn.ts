@@ -31,7 +31,7 @@ export function startTurn(
   chat: ChatService,
   request: ChatRequest,
   response: ServerResponse,
-  context: { sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest; client?: StreamingClient },
+  context: { keyHash: string; sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest; client?: StreamingClient },
 ): Promise<TurnRun> {
   const cancellation = new Cancellation();
   response.on("close", () => {
@@ -39,13 +39,23 @@ export function startTurn(
   });
   const client = context.stream ? context.client : undefined;
   const options = client?.options;
-  const pace = options ? clientPace(response, options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES, (options.clientStallSeconds ?? DEFAULT_CLIENT_STALL_SECONDS) * 1000) : undefined;
+  const pace = options
+    ? clientPace(response, options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES, (options.clientStallSeconds ?? DEFAULT_CLIENT_STALL_SECONDS) * 1000)
+    : undefined;
   const onSession = (sessionId: string) => {
     if (!response.headersSent) response.setHeader("x-session-id", sessionId);
     noteUpstream(response, sessionId);
   };
   noteModel(response, request.model);
-  const started = chat.start(request, { sessionHeader: context.sessionHeader, stream: context.stream, cancellation, reread: context.reread, onSession, pace });
+  const started = chat.start(request, {
+    keyHash: context.keyHash,
+    sessionHeader: context.sessionHeader,
+    stream: context.stream,
+    cancellation,
+    reread: context.reread,
+    onSession,
+    pace,
+  });
   if (!client) return started;
   const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000);
   return started.then(
@@ -63,8 +73,10 @@ export function startTurn(
 /** What a turn that broke after it started becomes for the client. */
 export function asUpstreamFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
-  if (error instanceof IncompleteStreamError) return new GatewayError("upstream_stream_truncated", `${error.message}: the answer is incomplete`, null, { cause: error });
-  if (error instanceof UnreadableChunkError) return new GatewayError("upstream_stream_corrupt", `${error.message}: the answer is incomplete`, null, { cause: error });
+  if (error instanceof IncompleteStreamError)
+    return new GatewayError("upstream_stream_truncated", `${error.message}: the answer is incomplete`, null, { cause: error });
+  if (error instanceof UnreadableChunkError)
+    return new GatewayError("upstream_stream_corrupt", `${error.message}: the answer is incomplete`, null, { cause: error });
   if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
   return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
 }

@@ -36,7 +36,10 @@ function mostSpecific(errors: ErrorObject[]): ErrorObject | undefined {
   if (relevant.length === 0) return errors[0];
   const deepest = relevant.reduce((best, error) => (depth(error) > depth(best) ? error : best));
   if (deepest.keyword !== "type") return deepest;
-  const types = relevant.filter((error) => error.keyword === "type" && error.instancePath === deepest.instancePath).map((error) => (error.params as { type: string | string[] }).type).flat();
+  const types = relevant
+    .filter((error) => error.keyword === "type" && error.instancePath === deepest.instancePath)
+    .map((error) => (error.params as { type: string | string[] }).type)
+    .flat();
   return { ...deepest, message: `must be ${[...new Set(types)].join(" or ")}` };
 }
 

@@ -21,6 +21,14 @@ export const EVENT_TYPES = [
 
 export type GatewayEventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The data scope of the access key whose turn produced an event. A symbol
+ * key: the WebSocket hub filters by it, and JSON.stringify never writes it,
+ * so no subscriber learns which key an event belongs to. Events of no key
+ * (routes reloaded or rejected) do not carry it.
+ */
+export const EVENT_KEY: unique symbol = Symbol("carrierd.event-key");
+
 export interface GatewayEvent {
   type: GatewayEventType;
   session_id?: string;
@@ -29,6 +37,7 @@ export interface GatewayEvent {
   seq?: number;
   /** ISO-8601 time. */
   ts: string;
+  [EVENT_KEY]?: string;
   [key: string]: unknown;
 }
 

@@ -11,8 +11,8 @@ export function replayOptOut(request: ChatRequest): CarrierField[] {
   const replay = (request.model_options as { replay?: unknown } | undefined)?.replay;
   if (replay === undefined || replay === true) return [];
   if (replay === false) return [...CARRIER_FIELDS];
-  const omit = (replay as { omit?: unknown } | null)?.omit;
-  if (replay && typeof replay === "object" && !Array.isArray(replay) && Array.isArray(omit) && omit.every((field) => CARRIER_FIELDS.includes(field as CarrierField))) {
+  const omit = typeof replay === "object" && replay !== null && !Array.isArray(replay) && "omit" in replay ? replay.omit : undefined;
+  if (Array.isArray(omit) && omit.every((field) => CARRIER_FIELDS.includes(field as CarrierField))) {
     return omit as CarrierField[];
   }
   throw new GatewayError(

@@ -1,4 +1,4 @@
-import type { CarrierField, ChatMessage, Json, JsonObject } from "../plugins/contract.js";
+import type { CarrierField, ChatMessage, Json } from "../plugins/contract.js";
 import type { ReplaySource } from "../storage/turns.js";
 import { markRecurring } from "../plugins/chat-json.js";
 import { sameJson } from "../util/same-json.js";
@@ -154,7 +154,12 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
       delete edit().reasoning_details;
     }
   }
-  if (source?.nativeRecord && target.native && target.pluginHasNative && target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) {
+  if (
+    source?.nativeRecord &&
+    target.native &&
+    target.pluginHasNative &&
+    target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })
+  ) {
     edit().native_record = source.nativeRecord;
     fields.push("native_record");
   }
@@ -170,14 +175,18 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
 function storedDetails(source: ReplaySource | undefined, target: ReplayTarget): Json[] | undefined {
   const details = source?.reasoningDetails;
   if (!details || details.length === 0) return undefined;
-  if (details.some(isSignedOrEncrypted) && !target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })) return undefined;
+  if (
+    details.some(isSignedOrEncrypted) &&
+    !target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })
+  )
+    return undefined;
   return details;
 }
 
 /** OpenRouter-style detail objects: `reasoning.encrypted` (`data`) and signed `reasoning.text` (`signature`). */
 function isSignedOrEncrypted(detail: Json): boolean {
   if (!detail || typeof detail !== "object" || Array.isArray(detail)) return false;
-  const record = detail as JsonObject;
+  const record = detail;
   return (
     record.type === "reasoning.encrypted" ||
     (typeof record.signature === "string" && record.signature.length > 0) ||

@@ -1,4 +1,4 @@
-import type { Json, JsonObject, StreamPart, ToolCall, Usage } from "../plugins/contract.js";
+import type { JsonObject, StreamPart, ToolCall, Usage } from "../plugins/contract.js";
 
 /** A completed assistant turn as carrierd stores and replays it. */
 export interface AssistantTurn {
@@ -75,16 +75,18 @@ export class TurnAccumulator {
     // xAI via OpenRouter streams its `reasoning.encrypted` item under the same index as the
     // `reasoning.summary` before it: a fragment of another type starts a new element
     const existing =
-      index === undefined ? undefined : this.details.findLast((kept) => kept.index === index && (detail.type === undefined || kept.type === undefined || kept.type === detail.type));
+      index === undefined
+        ? undefined
+        : this.details.findLast((kept) => kept.index === index && (detail.type === undefined || kept.type === undefined || kept.type === detail.type));
     if (!existing) {
       this.details.push({ ...detail });
       return;
     }
     for (const [key, value] of Object.entries(detail)) {
       if ((key === "text" || key === "summary") && typeof value === "string" && typeof existing[key] === "string") {
-        existing[key] = (existing[key] as string) + value;
+        existing[key] = existing[key] + value;
       } else if (value !== null && value !== undefined && (existing[key] === undefined || existing[key] === null || existing[key] === "")) {
-        existing[key] = value as Json;
+        existing[key] = value;
       }
     }
   }

@@ -11,7 +11,6 @@ export interface RetryContext {
   readonly storage: Storage;
   readonly bus: EventBus;
   readonly log: Logger;
-  readonly keyHash: string;
 }
 
 /** The turn being called: its plan, and what a verdict about it names. */
@@ -20,6 +19,8 @@ export interface CallTarget {
   readonly plugin: ProviderPlugin;
   readonly policy: CarrierPolicy;
   readonly clientModel: string;
+  /** The data scope of the request's key, which a new session is filed under. */
+  readonly keyHash: string;
 }
 
 /** The upstream's answer, the fields the answered call carried, and when that call was sent. */
@@ -53,11 +54,14 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   const { key, sessionId } = plan;
   await recordRejection(
     { storage: context.storage, bus: context.bus, log: context.log },
-    { ...key, sessionId, keyHash: context.keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel: target.clientModel },
+    { ...key, sessionId, keyHash: target.keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel: target.clientModel },
   );
   effective = effective.filter((field) => !newlyRejected.includes(field));
   const retry = await plan.rebuild(effective);
-  context.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached }, "carriers attached (retry without rejected fields)");
+  context.log.debug(
+    { session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached },
+    "carriers attached (retry without rejected fields)",
+  );
   sentAt = performance.now();
   result = await plugin.invoke(retry.call);
   return { result, effective, sentAt };

@@ -3,13 +3,12 @@ import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
-import type { EventBus } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, type StreamItem, type StreamPart } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { routeNumber } from "../routes/route-table.js";
-import { keyScope } from "../sessions/key-scope.js";
 import type { Storage, TurnInFlight } from "../storage/storage.js";
 import type { Cancellation } from "../upstream/cancellation.js";
 import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-retry.js";
@@ -19,6 +18,8 @@ import { checkSessionId, newId } from "./session-id.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
+  /** The data scope of the request's key (Caller.keyHash): the session, its fingerprints and turns are filed under it. */
+  readonly keyHash: string;
   /** The client's X-Session-Id, when it sent one. */
   readonly sessionHeader: string | undefined;
   readonly stream: boolean;
@@ -70,8 +71,6 @@ export interface TurnRun {
  */
 @injectable()
 export class ChatService {
-  /** Fingerprint matching is scoped to the gateway's key (SPEC §4); hashed once, not per request. */
-  private readonly keyHash: string;
   private readonly planning: PlanningContext;
   private readonly retrying: RetryContext;
   /** Bound once: `start` continues with it, so no closure per request holds the request. */
@@ -85,9 +84,8 @@ export class ChatService {
     @inject(OPTIONS) options: GatewayOptions,
     @inject(STORAGE) private readonly storage: Storage,
   ) {
-    this.keyHash = keyScope(options.apiKey);
-    this.planning = { storage, registry: plugins.registry, keyHash: this.keyHash, env: options.env };
-    this.retrying = { storage, bus, log, keyHash: this.keyHash };
+    this.planning = { storage, registry: plugins.registry, env: options.env };
+    this.retrying = { storage, bus, log };
   }
 
   /**
@@ -110,9 +108,26 @@ export class ChatService {
     if (!plugin) throw new GatewayError("provider_not_configured", `plugin "${resolved.provider.plugin}" is not loaded`);
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
     const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
-    const plan = await planTurn(this.planning, request, { resolved, policy }, { explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession });
+    const plan = await planTurn(
+      this.planning,
+      request,
+      { resolved, policy },
+      { keyHash: context.keyHash, explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession },
+    );
     const { sessionId, key, match, effective } = plan;
-    if (this.log.isLevelEnabled("debug")) this.log.debug({ session_id: sessionId, provider: key.provider, model: key.model, route: routeNumber(policy), effective, matched: match.matched, attached: plan.first!.attached }, "carriers attached");
+    if (this.log.isLevelEnabled("debug"))
+      this.log.debug(
+        {
+          session_id: sessionId,
+          provider: key.provider,
+          model: key.model,
+          route: routeNumber(policy),
+          effective,
+          matched: match.matched,
+          attached: plan.first!.attached,
+        },
+        "carriers attached",
+      );
     return {
       plan,
       plugin,
@@ -121,7 +136,7 @@ export class ChatService {
       key,
       sessionId,
       parentTurnId: match.parentTurnId,
-      keyHash: this.keyHash,
+      keyHash: context.keyHash,
       turnId: newId("turn_"),
       clientModel: request.model,
       // the messages that asked for this turn: all a finished turn keeps of the request
@@ -133,7 +148,7 @@ export class ChatService {
 
   /** The upstream call (and its one retry), then the turn as it streams. */
   private async call(prepared: PreparedTurn): Promise<TurnRun> {
-    const { plugin, policy, key, sessionId, turnId, clientModel, reasoningEnabled } = prepared;
+    const { plugin, policy, key, sessionId, turnId, clientModel, reasoningEnabled, keyHash } = prepared;
     // running from its upstream call on: a turn that completes while another waits for its upstream is not alone
     const inFlight = this.storage.turns.begin();
     let outcome;
@@ -153,8 +168,15 @@ export class ChatService {
     const upstreamMs = performance.now() - outcome.sentAt;
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
-      this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields });
-    publish("turn.started", { model: clientModel, provider: key.provider, upstream_model: key.model, route: routeNumber(policy), fields: effective, upstream_ms: upstreamMs });
+      this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields, [EVENT_KEY]: keyHash });
+    publish("turn.started", {
+      model: clientModel,
+      provider: key.provider,
+      upstream_model: key.model,
+      route: routeNumber(policy),
+      fields: effective,
+      upstream_ms: upstreamMs,
+    });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
     return {
@@ -166,7 +188,9 @@ export class ChatService {
         inFlight.end();
         const turn = accumulator.finish();
         // durable with every carrier verbatim before the client is told the turn is done
-        await this.storage.turns.save(turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId)));
+        await this.storage.turns.save(
+          turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId)),
+        );
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
         for (const toolCall of turn.toolCalls) publish("tool_call", { id: toolCall.id, name: toolCall.function.name, arguments: toolCall.function.arguments });

@@ -11,12 +11,10 @@ import { rejectedIn, type VerdictKey } from "../verdicts/record-rejection.js";
 import { newId } from "./session-id.js";
 import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./upstream-request.js";
 
-/** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's key scope and environment. */
+/** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {
   readonly storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig" | "lookup">;
   readonly registry: PluginRegistry;
-  /** Fingerprint matching is scoped to the gateway's key (SPEC §4). */
-  readonly keyHash: string;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -27,6 +25,8 @@ export interface PlannedRoute {
 }
 
 export interface PlanOptions {
+  /** The data scope of the request's key: fingerprints match only turns filed under it (SPEC §4), never another key's. */
+  readonly keyHash: string;
   /** The client's X-Session-Id, checked already. */
   readonly explicit: string | undefined;
   readonly stream: boolean;
@@ -70,8 +70,8 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   // field verdicts could leave would replay them: the fields that remain are a subset of these.
   const wanted = policy.fields.filter((field) => !optOut.includes(field));
   const reading = readBeforeCall(storage, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
-  const match = await findSession(reading.turns, context.keyHash, request.messages, options.explicit);
-  const read = await reading.answer(context.keyHash);
+  const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit);
+  const read = await reading.answer(options.keyHash);
   const sessionId = match.sessionId ?? newId("sess_");
   options.onSession?.(sessionId);
   const rejected = rejectedIn(key, read.verdictFields, match.sessionId === undefined ? undefined : read.modelConfigs.get(match.sessionId));
@@ -104,7 +104,10 @@ function readBeforeCall(storage: PlanningContext["storage"], query: Omit<Request
   let read: Promise<RequestLookupAnswer> | undefined;
   const lookup = (keyHash: string, keys: readonly string[]) => (read = storage.lookup({ ...query, keyHash, keys }));
   return {
-    turns: { matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches, turnsAtPositions: (sessionId: string, positions: readonly number[]) => storage.turns.turnsAtPositions(sessionId, positions) },
+    turns: {
+      matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,
+      turnsAtPositions: (keyHash: string, sessionId: string, positions: readonly number[]) => storage.turns.turnsAtPositions(keyHash, sessionId, positions),
+    },
     /** The answer findSession's lookup got (or, had it asked none, one without keys). */
     answer: (keyHash: string) => read ?? lookup(keyHash, []),
   };
@@ -124,8 +127,13 @@ async function withRead(context: PlanningContext, match: SessionMatch, read: Rea
 }
 
 /** The matched turns' carriers for a set of fields: read only when a call with them can carry any. */
-function storedCarriers(context: PlanningContext, route: PlannedRoute, match: SessionMatch): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
-  return async (effective) => (wantsStoredCarriers(context.registry, route.resolved, route.policy, effective) ? context.storage.turns.replaySources(match.turnIds) : NO_SOURCES);
+function storedCarriers(
+  context: PlanningContext,
+  route: PlannedRoute,
+  match: SessionMatch,
+): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
+  return async (effective) =>
+    wantsStoredCarriers(context.registry, route.resolved, route.policy, effective) ? context.storage.turns.replaySources(match.turnIds) : NO_SOURCES;
 }
 
 /** Its own scope, so the closure holds the parser of the request and not the request. */

@@ -49,7 +49,13 @@ export function turnRecord(origin: TurnOrigin, turn: AssistantTurn, nativeRecord
 }
 
 /** The turn's native record when it passes its plugin's schema; otherwise the turn is stored without it, and that is logged. */
-export function checkedNativeRecord(registry: PluginRegistry, log: Logger, record: JsonObject | undefined, plugin: string, sessionId: string): JsonObject | undefined {
+export function checkedNativeRecord(
+  registry: PluginRegistry,
+  log: Logger,
+  record: JsonObject | undefined,
+  plugin: string,
+  sessionId: string,
+): JsonObject | undefined {
   if (!record) return undefined;
   const validate = registry.get(plugin)?.validateNative;
   const problem = validate ? validate(record) : "the plugin declares no native record type";

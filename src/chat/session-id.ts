@@ -30,4 +30,3 @@ export function newId(prefix: string): string {
   offset += RANDOM_BYTES;
   return `${prefix}${Date.now().toString(16).padStart(12, "0")}${random}`;
 }
-

@@ -20,7 +20,9 @@ export function waitForJournal(home: string | undefined, sessionId: string): boo
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let waited = 0; journalHoldsSession(file, sessionId); waited += POLL_MS) {
     if (waited >= WAIT_MS) {
-      console.error(`session ${sessionId} has a turn the gateway has not committed to state.db yet (${file}); retry in a moment, or start the gateway, which commits it first`);
+      console.error(
+        `session ${sessionId} has a turn the gateway has not committed to state.db yet (${file}); retry in a moment, or start the gateway, which commits it first`,
+      );
       process.exitCode = 1;
       return false;
     }

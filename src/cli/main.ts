@@ -2,6 +2,7 @@ import "reflect-metadata";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { gatewayCommand } from "./commands/gateway.js";
+import { keysCommand } from "./commands/keys.js";
 import { logsCommand } from "./commands/logs.js";
 import { pluginsCommand } from "./commands/plugins.js";
 import { routesCommand } from "./commands/routes.js";
@@ -16,8 +17,16 @@ export async function main(argv: string[]): Promise<void> {
     .scriptName("carrierd")
     .usage("$0 <command> [options]")
     .option("home", { type: "string", describe: "state dir (state.db, logs/, api_key); env CARRIERD_HOME, default ~/.carrierd", global: true })
-    .option("store", { type: "string", describe: "where state is kept: sqlite (in --home) or a postgres:// URL; env CARRIERD_STORE, default sqlite", global: true })
-    .option("store-pool-size", { type: "number", describe: "PostgreSQL connections this process opens at most; env CARRIERD_STORE_POOL_SIZE, default 4", global: true })
+    .option("store", {
+      type: "string",
+      describe: "where state is kept: sqlite (in --home) or a postgres:// URL; env CARRIERD_STORE, default sqlite",
+      global: true,
+    })
+    .option("store-pool-size", {
+      type: "number",
+      describe: "PostgreSQL connections this process opens at most; env CARRIERD_STORE_POOL_SIZE, default 4",
+      global: true,
+    })
     // every command, the gateway included, resolves its store through resolveStore, from the environment when no flag reaches it
     .middleware((argv) => {
       if (typeof argv.store === "string") process.env.CARRIERD_STORE = argv.store;
@@ -29,6 +38,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(logsCommand)
     .command(sessionsCommand)
     .command(verdictsCommand)
+    .command(keysCommand)
     .command(chatCommand)
     .command(storeCommand)
     .demandCommand(1, "name a command; see --help")

@@ -3,13 +3,12 @@ import type { ChatService } from "../chat/chat-service.js";
 import { newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
-import type { EventBus } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, ChatRequest } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { ResolvedModel } from "../routes/route-table.js";
 import type { RouteSource } from "../routes/route-source.js";
-import { keyScope } from "../sessions/key-scope.js";
 import type { Checkpoint } from "../storage/checkpoints.js";
 import type { Storage } from "../storage/storage.js";
 import { planCompaction, type Plan } from "./plan.js";
@@ -27,6 +26,8 @@ const SUMMARY_TIMEOUT_MS = 120_000;
 export interface CompactionRequest {
   /** The session the chain belongs to. */
   readonly sessionId: string | undefined;
+  /** The data scope of the request's key (its turns, the summary's scratch session, the checkpoint's session). */
+  readonly keyHash: string;
   /** The response this request continues; its chain's history is `history`. */
   readonly parentId: string | null;
   /** The chain's full stored history, oldest first. */
@@ -51,9 +52,6 @@ export interface CompactionRequest {
  */
 @injectable()
 export class Compactor {
-  /** The gateway key's session scope, as ChatService files turns under it. */
-  private readonly keyHash: string;
-
   constructor(
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
@@ -62,9 +60,7 @@ export class Compactor {
     @inject(EVENT_BUS) private readonly bus: EventBus,
     @inject(LOGGER) private readonly log: Logger,
     @inject(OPTIONS) private readonly options: GatewayOptions,
-  ) {
-    this.keyHash = keyScope(options.apiKey);
-  }
+  ) {}
 
   /** The chat request to send: under the checkpoint in force, compacted first when it would not fit. */
   async prepare(request: CompactionRequest): Promise<ChatRequest> {
@@ -78,14 +74,14 @@ export class Compactor {
     const resolved = table.resolveModel(built.model);
     if (!resolved || (!resolved.contextWindow && !request.force)) return built;
     const configured = resolved.contextWindow ? Math.floor(resolved.contextWindow * (resolved.compactAt ?? DEFAULT_COMPACT_AT)) : Number.POSITIVE_INFINITY;
-    const wire: WireContext = { table, registry: this.plugins.registry, storage: this.storage, keyHash: this.keyHash, env: this.options.env };
+    const wire: WireContext = { table, registry: this.plugins.registry, storage: this.storage, keyHash: request.keyHash, env: this.options.env };
     const before = await estimateWire(wire, built, resolved, sessionId);
     // forced: planned as if the history had just reached its budget, so about half of it stays (plan.ts AFTER_SHARE)
     const budget = request.force ? Math.min(configured, before.total) : configured;
     if (!request.force && before.total <= budget) return built;
 
     const offset = historyOffset(built, view);
-    const costs = view.map((_entry, index) => before.messages[offset + index]!);
+    const costs = view.map((_entry, index) => before.messages[offset + index]);
     const input = built.messages.slice(offset + view.length);
     const plan = planCompaction({
       roles: view.map((entry) => entry.message.role),
@@ -102,9 +98,18 @@ export class Compactor {
     let summary: string;
     try {
       const transcript = transcriptOf(view.slice(plan.head, plan.cut));
-      summary = await summarize(this.chat, this.storage.catalogue, { model: summarizer, transcript, maxTokens: plan.summaryCap, signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS) });
+      summary = await summarize(this.chat, this.storage.catalogue, {
+        keyHash: request.keyHash,
+        model: summarizer,
+        transcript,
+        maxTokens: plan.summaryCap,
+        signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS),
+      });
     } catch (error) {
-      this.log.warn({ session_id: sessionId, summarizer, err: { message: error instanceof Error ? error.message : String(error) } }, "compaction failed: the summariser gave no summary; the request goes on uncompacted");
+      this.log.warn(
+        { session_id: sessionId, summarizer, err: { message: error instanceof Error ? error.message : String(error) } },
+        "compaction failed: the summariser gave no summary; the request goes on uncompacted",
+      );
       return built;
     }
     summary = capSummary(summary, plan.summaryCap);
@@ -112,7 +117,7 @@ export class Compactor {
     const rebuilt = buildFrom(request, compacted);
     const after = await estimateWire(wire, rebuilt, resolved, sessionId);
     const checkpoint = await this.record({ request, resolved, view, plan, summary, summarizer, current, before, after, offset, sessionId, parentId });
-    this.report(checkpoint, { plan, current, before: before.total, after: after.total, budget, keptMessages: compacted.length });
+    this.report(checkpoint, request.keyHash, { plan, current, before: before.total, after: after.total, budget, keptMessages: compacted.length });
     return rebuilt;
   }
 
@@ -137,7 +142,7 @@ export class Compactor {
       if (turnId) turnIds.push(turnId);
     }
     // the session row may be gone (`sessions rm`) while the response chain lives on; the checkpoint needs it
-    await this.storage.catalogue.ensure(state.sessionId, this.keyHash, state.resolved.name);
+    await this.storage.catalogue.ensure(state.sessionId, state.request.keyHash, state.resolved.name);
     return this.storage.checkpoints.save(
       {
         id: newId("ckpt_"),
@@ -145,7 +150,7 @@ export class Compactor {
         anchorResponseId: state.parentId,
         headCount: plan.head,
         // the summary sits after the head, so the first kept message after it is a stored one
-        cutIndex: plan.cut < view.length ? view[plan.cut]!.index : state.request.history.length,
+        cutIndex: plan.cut < view.length ? view[plan.cut].index : state.request.history.length,
         summary: state.summary,
         summarizer: state.summarizer,
         summarizedMessages: plan.cut - plan.head,
@@ -157,7 +162,11 @@ export class Compactor {
   }
 
   /** One event and one log line: counts and sizes, never contents. */
-  private report(checkpoint: Checkpoint, facts: { plan: Plan; current: Checkpoint | undefined; before: number; after: number; budget: number; keptMessages: number }): void {
+  private report(
+    checkpoint: Checkpoint,
+    keyHash: string,
+    facts: { plan: Plan; current: Checkpoint | undefined; before: number; after: number; budget: number; keptMessages: number },
+  ): void {
     const fields = {
       session_id: checkpoint.sessionId,
       checkpoint_id: checkpoint.id,
@@ -172,7 +181,7 @@ export class Compactor {
       tokens_after: facts.after,
       budget: facts.budget,
     };
-    this.bus.publish({ type: "session.compacted", ...fields });
+    this.bus.publish({ type: "session.compacted", ...fields, [EVENT_KEY]: keyHash });
     if (facts.after > facts.budget) this.log.warn(fields, "session compacted, but the head and the newest messages alone exceed the budget");
     else this.log.info(fields, "session compacted");
   }
@@ -184,8 +193,9 @@ function buildFrom(request: CompactionRequest, view: readonly ViewEntry[]): Chat
 
 /** Where the history sits in the built request: `build` places the very message objects it was given. */
 function historyOffset(built: ChatRequest, view: readonly ViewEntry[]): number {
-  const offset = built.messages.indexOf(view[0]!.message);
-  if (offset < 0 || view.some((entry, index) => built.messages[offset + index] !== entry.message)) throw new Error("compaction: build() must place the history's messages in order");
+  const offset = built.messages.indexOf(view[0].message);
+  if (offset < 0 || view.some((entry, index) => built.messages[offset + index] !== entry.message))
+    throw new Error("compaction: build() must place the history's messages in order");
   return offset;
 }
 

@@ -51,7 +51,7 @@ export function planCompaction(input: PlanInput): Plan | { readonly reason: stri
   let cutTail = 0;
   let tail = 0;
   for (let index = length; index > head; index--) {
-    if (index < length) tail += costs[index]!;
+    if (index < length) tail += costs[index];
     if (cut !== undefined && tail > tailTarget) break;
     if (valid(index)) {
       cut = index;
@@ -64,6 +64,6 @@ export function planCompaction(input: PlanInput): Plan | { readonly reason: stri
 
 function sum(values: readonly number[], from: number, to: number): number {
   let total = 0;
-  for (let index = from; index < to; index++) total += values[index]!;
+  for (let index = from; index < to; index++) total += values[index];
   return total;
 }

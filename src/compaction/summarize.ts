@@ -49,7 +49,11 @@ export function transcriptOf(entries: readonly ViewEntry[]): string {
  * that session is removed once the summary is in hand — the checkpoint
  * keeps the summary, and `sessions list` keeps showing conversations only.
  */
-export async function summarize(chat: ChatService, sessions: Pick<SessionCatalogue, "remove">, options: { model: string; transcript: string; maxTokens: number; signal: AbortSignal }): Promise<string> {
+export async function summarize(
+  chat: ChatService,
+  sessions: Pick<SessionCatalogue, "remove">,
+  options: { keyHash: string; model: string; transcript: string; maxTokens: number; signal: AbortSignal },
+): Promise<string> {
   const run = await chat.start(
     {
       model: options.model,
@@ -62,7 +66,7 @@ export async function summarize(chat: ChatService, sessions: Pick<SessionCatalog
       // a summary needs no visible reasoning; upstreams that can skip it save the tokens
       model_options: { reasoning: { enabled: false } },
     },
-    { sessionHeader: undefined, stream: false, cancellation: Cancellation.of(options.signal) },
+    { keyHash: options.keyHash, sessionHeader: undefined, stream: false, cancellation: Cancellation.of(options.signal) },
   );
   let text = "";
   try {

@@ -8,6 +8,8 @@ import { priceRequest, type PricedRequest } from "./price.js";
 /** What estimating needs: what the chat service plans a turn with, and the route table the request is priced under. */
 export interface WireContext extends PlanningContext {
   readonly table: RouteTable;
+  /** The request's key scope: the estimate matches the session its turn will. */
+  readonly keyHash: string;
 }
 
 export interface WireEstimate extends PricedRequest {
@@ -25,6 +27,11 @@ export interface WireEstimate extends PricedRequest {
  */
 export async function estimateWire(context: WireContext, request: ChatRequest, resolved: ResolvedModel, sessionId: string): Promise<WireEstimate> {
   const policy = context.table.policyFor(resolved.provider, resolved.upstreamModel);
-  const plan = await planTurn(context, request, { resolved, policy }, { explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() });
+  const plan = await planTurn(
+    context,
+    request,
+    { resolved, policy },
+    { keyHash: context.keyHash, explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() },
+  );
   return { ...priceRequest(plan.first!.call.body), match: plan.match };
 }

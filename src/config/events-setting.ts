@@ -32,7 +32,8 @@ export function parseEventsSetting(value: string | undefined, env: Readonly<Reco
   } catch {
     throw new Error(`invalid events setting: ${redactUrl(text)} (use "local" or a redis:// URL)`);
   }
-  if (url.protocol !== "redis:" && url.protocol !== "rediss:") throw new Error(`invalid events setting: ${redactUrl(text)} (use "local" or a redis:// or rediss:// URL)`);
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:")
+    throw new Error(`invalid events setting: ${redactUrl(text)} (use "local" or a redis:// or rediss:// URL)`);
   const stream = env.CARRIERD_EVENTS_STREAM?.trim() || DEFAULT_EVENTS_STREAM;
   return {
     backend: "redis",

@@ -55,7 +55,10 @@ export function resolveHome(flag: string | undefined, env: Record<string, string
   return resolve(flag ?? env.CARRIERD_HOME ?? join(homedir(), ".carrierd"));
 }
 
-export function resolveOptions(flags: OptionFlags, env: Record<string, string | undefined> = process.env): Omit<GatewayOptions, "apiKey"> & { apiKey: string | undefined } {
+export function resolveOptions(
+  flags: OptionFlags,
+  env: Record<string, string | undefined> = process.env,
+): Omit<GatewayOptions, "apiKey"> & { apiKey: string | undefined } {
   const port = flags.port ?? (env.CARRIERD_PORT ? Number(env.CARRIERD_PORT) : DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port: ${String(flags.port ?? env.CARRIERD_PORT)}`);
   return {
@@ -83,7 +86,9 @@ export function resolveOptions(flags: OptionFlags, env: Record<string, string | 
 export function parseSize(value: string | undefined, what = "body limit"): number | undefined {
   if (value === undefined || value.trim() === "") return undefined;
   const match = /^\s*(\d+)\s*(b|k|kib|kb|m|mib|mb)?\s*$/i.exec(value);
-  const size = match ? Number(match[1]) * ({ k: 1024, kib: 1024, kb: 1024, m: 1024 ** 2, mib: 1024 ** 2, mb: 1024 ** 2 }[match[2]?.toLowerCase() ?? ""] ?? 1) : NaN;
+  const size = match
+    ? Number(match[1]) * ({ k: 1024, kib: 1024, kb: 1024, m: 1024 ** 2, mib: 1024 ** 2, mb: 1024 ** 2 }[match[2]?.toLowerCase() ?? ""] ?? 1)
+    : NaN;
   if (!Number.isSafeInteger(size) || size < 1) throw new Error(`invalid ${what}: ${value} (bytes, or a number with KiB/MiB)`);
   return size;
 }
@@ -103,5 +108,8 @@ function positiveSeconds(value: string | undefined, name: string): number | unde
 }
 
 function splitList(value: string | undefined, separator: string): string[] {
-  return (value ?? "").split(separator).map((item) => item.trim()).filter(Boolean);
+  return (value ?? "")
+    .split(separator)
+    .map((item) => item.trim())
+    .filter(Boolean);
 }

@@ -34,6 +34,8 @@ function tighten(path: string, mode: number, { tightened, problems }: { tightene
     chmodSync(path, mode);
     tightened.push(`${path} (was ${current.toString(8).padStart(4, "0")})`);
   } catch (error) {
-    problems.push(`${path} is mode ${current.toString(8).padStart(4, "0")} and could not be made ${mode.toString(8).padStart(4, "0")}: ${(error as Error).message}`);
+    problems.push(
+      `${path} is mode ${current.toString(8).padStart(4, "0")} and could not be made ${mode.toString(8).padStart(4, "0")}: ${(error as Error).message}`,
+    );
   }
 }

@@ -24,7 +24,8 @@ export function resolveStore(flags: StoreFlags, env: Record<string, string | und
     throw new Error(`invalid store URL: ${redactStoreUrl(value)}`);
   }
   const size = flags.storePoolSize ?? (env.CARRIERD_STORE_POOL_SIZE ? Number(env.CARRIERD_STORE_POOL_SIZE) : DEFAULT_STORE_POOL_SIZE);
-  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new Error(`invalid store pool size: ${String(flags.storePoolSize ?? env.CARRIERD_STORE_POOL_SIZE)} (a whole number of connections, 1 or more)`);
+  if (!Number.isInteger(size) || size < 1 || size > 1000)
+    throw new Error(`invalid store pool size: ${String(flags.storePoolSize ?? env.CARRIERD_STORE_POOL_SIZE)} (a whole number of connections, 1 or more)`);
   return { kind: "postgres", url: value, poolSize: size };
 }
 

@@ -17,3 +17,5 @@ export const EVENT_FEED = Symbol("EventFeed");
 export const METRICS = Symbol("GatewayMetrics");
 export const RESPONSES_API = Symbol("ResponsesApi");
 export const COMPACTOR = Symbol("Compactor");
+/** The access keys in memory (src/keys/key-ring.ts). */
+export const KEY_RING = Symbol("KeyRing");

@@ -31,7 +31,7 @@ function loadPage(): Page {
   if (!root) throw new GatewayError("internal_error", "dashboard page not found (src/dashboard/dashboard.html is missing from the install)");
   const html = readFileSync(join(root, PAGE_PATH), "utf8");
   // the only script allowed is the page's own inline one, pinned by its hash
-  const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => `'sha256-${createHash("sha256").update(match[1]!).digest("base64")}'`);
+  const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => `'sha256-${createHash("sha256").update(match[1]).digest("base64")}'`);
   const csp = [
     "default-src 'none'",
     `script-src ${scripts.join(" ")}`,

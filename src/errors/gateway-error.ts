@@ -13,6 +13,8 @@ const ERROR_TABLE = {
   invalid_session_id: { status: 400, type: "invalid_request_error" },
   invalid_api_key: { status: 401, type: "authentication_error" },
   origin_not_allowed: { status: 403, type: "permission_error" },
+  // a valid access key without the scope the endpoint needs (chat, events, admin)
+  insufficient_scope: { status: 403, type: "permission_error" },
   not_found: { status: 404, type: "invalid_request_error" },
   model_not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },

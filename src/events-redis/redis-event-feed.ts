@@ -53,14 +53,23 @@ export async function openRedisFeed(setting: RedisSetting, bus: EventBus, log: L
   let waited: NodeJS.Timeout | undefined;
   await Promise.race([reader.started, new Promise<void>((resolve) => (waited = setTimeout(resolve, START_WAIT_MS)))]);
   clearTimeout(waited);
-  log.info({ events: setting.displayUrl, stream: setting.stream, max_length: setting.maxLength, instance }, `events: shared through the Redis stream ${setting.stream} at ${setting.displayUrl}`);
+  log.info(
+    { events: setting.displayUrl, stream: setting.stream, max_length: setting.maxLength, instance },
+    `events: shared through the Redis stream ${setting.stream} at ${setting.displayUrl}`,
+  );
 
   return {
     listen: (listener) => reader.listen(listener),
     replay: (lastId, sink) => replayAfter(writer, setting.stream, lastId, sink),
     health(): FeedHealth {
-      if (writer.status !== "ready") return { backend: "redis", status: "degraded", reason: `cannot write events to Redis (connection ${writer.status}); they are dropped and counted` };
-      if (!reader.healthy) return { backend: "redis", status: "degraded", reason: `cannot read the event stream (connection ${readerConnection.status}); subscribers here get no events until it is back` };
+      if (writer.status !== "ready")
+        return { backend: "redis", status: "degraded", reason: `cannot write events to Redis (connection ${writer.status}); they are dropped and counted` };
+      if (!reader.healthy)
+        return {
+          backend: "redis",
+          status: "degraded",
+          reason: `cannot read the event stream (connection ${readerConnection.status}); subscribers here get no events until it is back`,
+        };
       if (!publisher.writing) return { backend: "redis", status: "degraded", reason: "events are being dropped: Redis does not keep up with the writes" };
       return { backend: "redis", status: "ok" };
     },

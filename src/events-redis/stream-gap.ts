@@ -28,7 +28,12 @@ export async function gapAfter(redis: Redis, key: string, lastId: string): Promi
   const info = await streamInfo(redis, key);
   const lost = (): StreamGap => ({
     from: "0-0",
-    notice: { type: "gap", reason: "trimmed", after_event_id: lastId, message: `events after ${lastId} may be missing: the event stream never held that id (Redis lost the stream, e.g. it restarted without it); what the stream holds now follows` },
+    notice: {
+      type: "gap",
+      reason: "trimmed",
+      after_event_id: lastId,
+      message: `events after ${lastId} may be missing: the event stream never held that id (Redis lost the stream, e.g. it restarted without it); what the stream holds now follows`,
+    },
   });
   if (!info || compareEventIds(lastId, info.lastGenerated) > 0) return lost();
   if (info.firstEntry === undefined || compareEventIds(lastId, info.firstEntry) >= 0) return undefined;
@@ -36,7 +41,13 @@ export async function gapAfter(redis: Redis, key: string, lastId: string): Promi
   if (held.length > 0) return undefined;
   return {
     from: lastId,
-    notice: { type: "gap", reason: "trimmed", after_event_id: lastId, first_event_id: info.firstEntry, message: `events after ${lastId} were trimmed from the event stream (it keeps about its newest CARRIERD_EVENTS_MAXLEN entries); the oldest it still holds follow` },
+    notice: {
+      type: "gap",
+      reason: "trimmed",
+      after_event_id: lastId,
+      first_event_id: info.firstEntry,
+      message: `events after ${lastId} were trimmed from the event stream (it keeps about its newest CARRIERD_EVENTS_MAXLEN entries); the oldest it still holds follow`,
+    },
   };
 }
 

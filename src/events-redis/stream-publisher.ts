@@ -105,7 +105,10 @@ export class StreamPublisher {
       return;
     }
     this.outage = { since: new Date().toISOString(), dropped: count, reason };
-    this.log.warn({ reason, status: this.redis.status, err: error }, `events: cannot write to the Redis stream (${reason}); dropping events until it works again`);
+    this.log.warn(
+      { reason, status: this.redis.status, err: error },
+      `events: cannot write to the Redis stream (${reason}); dropping events until it works again`,
+    );
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import type { HubEvent } from "../events/event-feed.js";
 import type { Logger } from "../logging/logger.js";
 import { gapAfter } from "./stream-gap.js";
-import { entryId, gapEvent, hubEventsOf, type RawEntry } from "./stream-entry.js";
+import { entryId, gapEvent, hubEventsOf } from "./stream-entry.js";
 
 /** Entries per XREAD (each a flush of up to 256 events); after a full batch the reader checks for a gap before its next read. */
 const READ_COUNT = 100;
@@ -64,11 +64,10 @@ export class StreamReader {
         if (this.lastId === undefined) {
           this.lastId = await this.newestId();
           this.positioned?.();
-        }
-        else if (this.failing || this.behind) await this.checkGap(this.lastId);
+        } else if (this.failing || this.behind) await this.checkGap(this.lastId);
         if (this.failing) this.log.info({ stream: this.stream }, "events: reading the Redis stream again");
         this.failing = false;
-        const reply = (await this.redis.xreadBuffer("COUNT", READ_COUNT, "BLOCK", BLOCK_MS, "STREAMS", this.stream, this.lastId)) as [Buffer, RawEntry[]][] | null;
+        const reply = await this.redis.xreadBuffer("COUNT", READ_COUNT, "BLOCK", BLOCK_MS, "STREAMS", this.stream, this.lastId);
         const entries = reply?.[0]?.[1] ?? [];
         for (const entry of entries) {
           this.lastId = entryId(entry);
@@ -78,7 +77,11 @@ export class StreamReader {
         this.behind = entries.length === READ_COUNT;
       } catch (error) {
         if (!this.running) return;
-        if (!this.failing) this.log.warn({ err: error, stream: this.stream }, "events: cannot read the Redis stream; subscribers get other instances' events again once it is back");
+        if (!this.failing)
+          this.log.warn(
+            { err: error, stream: this.stream },
+            "events: cannot read the Redis stream; subscribers get other instances' events again once it is back",
+          );
         this.failing = true;
         if (this.redis.status === "ready") await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
       }

@@ -1,19 +1,23 @@
 import type { Duplex } from "node:stream";
 import type { RawData, WebSocket } from "ws";
 import type { Logger } from "../logging/logger.js";
-import { keyMatches } from "../api/auth.js";
+import { seesEventsOf, type Caller } from "../keys/caller.js";
+import type { Identification } from "../keys/key-ring.js";
 import { EventFilter } from "./event-filter.js";
+import { EVENT_KEY } from "../bus/event-bus.js";
 import { compareEventIds, CONTROL, EVENT_ID, type HubEvent } from "./event-feed.js";
 import type { HubLimits } from "./hub-limits.js";
 
-/** Close codes of the event stream. 4401 mirrors HTTP 401; 1013 is "try again later". */
+/** Close codes of the event stream. 4401 and 4403 mirror HTTP 401 and 403; 1013 is "try again later". */
 const CLOSE_UNAUTHORIZED = 4401;
+const CLOSE_FORBIDDEN = 4403;
 const CLOSE_TOO_SLOW = 1013;
 
 export interface ConnectionHooks {
   /** The upgraded TCP socket under `ws`; the hub corks it to batch writes. */
   readonly socket: Duplex;
-  readonly apiKey: string;
+  /** The caller a key stands for (the gateway's key ring). */
+  identify(key: string): Identification;
   readonly limits: HubLimits;
   readonly log: Logger;
   /** Called once, when the connection is authenticated (by header or by its auth message). */
@@ -35,6 +39,8 @@ export interface ConnectionHooks {
  */
 export class EventConnection {
   private authenticated = false;
+  /** The key it authenticated with: it sees the events of the keys that key is granted. */
+  private authenticatedAs: Caller | undefined;
   private filter = EventFilter.all;
   private dropped = 0;
   private alive = true;
@@ -59,13 +65,22 @@ export class EventConnection {
   }
 
   /** Authenticated by the upgrade's header, or given `authTimeoutMs` to send its auth message. */
-  start(authenticatedByHeader: boolean): void {
-    if (authenticatedByHeader) this.authenticate();
+  start(caller: Caller | undefined): void {
+    if (caller) this.authenticate(caller);
     else this.authTimer = setTimeout(() => this.refuse("no auth message in time"), this.hooks.limits.authTimeoutMs);
   }
 
   get socket(): Duplex {
     return this.hooks.socket;
+  }
+
+  get caller(): Caller | undefined {
+    return this.authenticatedAs;
+  }
+
+  /** Its key was revoked, rotated or expired: closed with 4401; nothing more is delivered. */
+  revoke(): void {
+    this.refuse("the key was revoked, rotated or expired");
   }
 
   /** Hands a serialised event to the socket, or drops it when the peer is behind. True when something was written. */
@@ -129,7 +144,7 @@ export class EventConnection {
 
   private send(event: HubEvent, payload: () => Buffer): boolean {
     if (!this.authenticated || this.ws.readyState !== this.ws.OPEN) return false;
-    if (!event[CONTROL] && !this.filter.matches(event)) return false;
+    if (!event[CONTROL] && (!this.filter.matches(event) || !seesEventsOf(this.authenticatedAs!, event[EVENT_KEY]))) return false;
     if (this.ws.bufferedAmount > this.hooks.limits.maxBufferedBytes) {
       this.dropped++;
       this.hooks.onDropped(1);
@@ -188,11 +203,13 @@ export class EventConnection {
     if (!this.authenticated) {
       // before auth, anything but the right key ends the connection: nothing is said to an unknown peer
       const key = message?.type === "auth" ? message.key : undefined;
-      if (typeof key === "string" && keyMatches(key, this.hooks.apiKey)) this.authenticate();
+      const identified = typeof key === "string" ? this.hooks.identify(key) : undefined;
+      if (identified?.ok && identified.caller.scopes.has("events")) this.authenticate(identified.caller);
+      else if (identified?.ok) this.refuse("this key does not have the events scope", CLOSE_FORBIDDEN);
       else this.refuse(message?.type === "auth" ? "wrong key" : "the first message must be an auth message");
       return;
     }
-    if (!message) return this.reply({ type: "error", code: "invalid_message", message: "messages are JSON objects with a \"type\"" });
+    if (!message) return this.reply({ type: "error", code: "invalid_message", message: 'messages are JSON objects with a "type"' });
     switch (message.type) {
       case "subscribe": {
         const filter = EventFilter.parse(message.sessions, message.events);
@@ -209,34 +226,43 @@ export class EventConnection {
       }
       case "auth":
         // already authenticated (by header or an earlier message); a different key is still a wrong key
-        if (typeof message.key !== "string" || !keyMatches(message.key, this.hooks.apiKey)) this.refuse("wrong key");
+        if (typeof message.key !== "string") return this.refuse("wrong key");
+        {
+          const identified = this.hooks.identify(message.key);
+          if (!identified.ok || identified.caller.name !== this.authenticatedAs!.name) this.refuse("wrong key");
+        }
         return;
       case "ping":
         return this.reply({ type: "pong" });
       default:
-        return this.reply({ type: "error", code: "unknown_message", message: `unknown message type ${JSON.stringify(String(message.type).slice(0, 64))}; send "subscribe" or "ping"` });
+        return this.reply({
+          type: "error",
+          code: "unknown_message",
+          message: `unknown message type ${JSON.stringify(String(message.type).slice(0, 64))}; send "subscribe" or "ping"`,
+        });
     }
   }
 
   private resumeProblem(lastEventId: unknown): string | undefined {
     if (lastEventId === undefined || lastEventId === null) return undefined;
     if (!this.hooks.resumable) return "last_event_id: this gateway's events are local and carry no ids (resuming needs events: redis://…)";
-    if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return "last_event_id must be an event_id this stream sent (\"<ms>-<seq>:<index>\")";
+    if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return 'last_event_id must be an event_id this stream sent ("<ms>-<seq>:<index>")';
     if (this.held) return "last_event_id: a resume is already running on this connection";
     return undefined;
   }
 
-  private authenticate(): void {
+  private authenticate(caller: Caller): void {
     if (this.authTimer) clearTimeout(this.authTimer);
     this.authTimer = undefined;
     this.authenticated = true;
+    this.authenticatedAs = caller;
     this.hooks.onAuthenticated(this);
   }
 
-  private refuse(reason: string): void {
+  private refuse(reason: string, code = CLOSE_UNAUTHORIZED): void {
     this.authenticated = false;
     this.hooks.log.info({ reason }, "event stream connection refused");
-    this.close(CLOSE_UNAUTHORIZED, `unauthorized: ${reason}`);
+    this.close(code, `${code === CLOSE_FORBIDDEN ? "forbidden" : "unauthorized"}: ${reason}`);
   }
 
   private reply(body: object): void {

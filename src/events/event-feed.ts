@@ -1,4 +1,4 @@
-import type { EventBus, GatewayEvent } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 
 /**
  * The JSON text of an event that arrived from a shared stream, id included,
@@ -17,6 +17,8 @@ export interface HubEvent {
   readonly event_id?: string;
   readonly [WIRE_TEXT]?: Buffer;
   readonly [CONTROL]?: true;
+  /** The data scope of the access key whose turn produced it (see EVENT_KEY); absent for events of no key. */
+  readonly [EVENT_KEY]?: string;
 }
 
 /** `{"type":"gap",…}`: events a subscriber can no longer get (schemas/events/control/gap.schema.json). */
@@ -76,7 +78,7 @@ export interface EventFeed {
 /** The default feed: the gateway's own bus, events without ids. */
 export function localFeed(bus: EventBus): EventFeed {
   return {
-    listen: (listener) => bus.subscribe(listener as (event: GatewayEvent) => void),
+    listen: (listener) => bus.subscribe(listener),
     health: () => ({ backend: "local", status: "ok" }),
     dropped: () => ({}),
     describe: () => ({ backend: "local" }),
@@ -97,7 +99,12 @@ export function compareEventIds(a: string, b: string): number {
   const [bEntry = "", bIndex] = b.split(":");
   const [aMs = "", aSeq = ""] = aEntry.split("-");
   const [bMs = "", bSeq = ""] = bEntry.split("-");
-  return compareDigits(aMs, bMs) || compareDigits(aSeq, bSeq) || (aIndex === undefined ? Infinity : Number(aIndex)) - (bIndex === undefined ? Infinity : Number(bIndex)) || 0;
+  return (
+    compareDigits(aMs, bMs) ||
+    compareDigits(aSeq, bSeq) ||
+    (aIndex === undefined ? Infinity : Number(aIndex)) - (bIndex === undefined ? Infinity : Number(bIndex)) ||
+    0
+  );
 }
 
 /** The stream entry an event id belongs to. */

@@ -49,5 +49,5 @@ export class EventFilter {
 function stringList(value: unknown, name: string): { values: string[] } | { error: string } {
   if (value === undefined || value === null) return { values: [] };
   if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) return { error: `${name} must be an array of strings` };
-  return { values: value as string[] };
+  return { values: value };
 }

@@ -2,7 +2,8 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { inject, injectable } from "tsyringe";
 import { WebSocketServer } from "ws";
-import { EVENT_FEED, LOGGER, OPTIONS } from "../container/tokens.js";
+import { EVENT_FEED, KEY_RING, LOGGER, OPTIONS } from "../container/tokens.js";
+import type { KeyRing } from "../keys/key-ring.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import { EventConnection } from "./event-connection.js";
@@ -37,9 +38,21 @@ export class EventHub {
     @inject(EVENT_FEED) private readonly feed: EventFeed,
     @inject(OPTIONS) private readonly options: GatewayOptions,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(KEY_RING) private readonly keys: KeyRing,
   ) {
     this.limits = hubLimitsFromEnv(options.env);
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: this.limits.maxPayloadBytes });
+    this.stopWatchingKeys = keys.onChange(() => this.closeInvalid());
+  }
+
+  private readonly stopWatchingKeys: () => void;
+
+  /** A key revoked, rotated or expired since its connection authenticated: the connection is closed with 4401 at once. */
+  private closeInvalid(): void {
+    for (const connection of this.subscribers) {
+      const caller = connection.caller;
+      if (caller && !this.keys.stillValid(caller)) connection.revoke();
+    }
   }
 
   /** Authenticated connections. */
@@ -67,6 +80,7 @@ export class EventHub {
   /** Closes every connection (1001, going away) so the HTTP server can close. */
   close(): void {
     this.closing = true;
+    this.stopWatchingKeys();
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     if (this.heartbeat) clearInterval(this.heartbeat);
@@ -84,40 +98,38 @@ export class EventHub {
       socket.destroy();
       return;
     }
-    const decision = checkUpgrade(request, this.options.apiKey, this.options.corsOrigins);
+    const identify = (token: string | undefined) => this.keys.identify(token);
+    const decision = checkUpgrade(request, identify, this.options.corsOrigins);
     if (!decision.accept) {
-      refuseUpgrade(socket, decision.status, decision.message);
+      refuseUpgrade(socket, decision.status, decision.code, decision.message);
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection: EventConnection = new EventConnection(
-        ws,
-        {
-          socket,
-          apiKey: this.options.apiKey,
-          limits: this.limits,
-          log: this.log,
-          resumable: this.feed.replay !== undefined,
-          onResume: (resuming, lastEventId) => this.resume(resuming, lastEventId),
-          onAuthenticated: (authenticated) => {
-            this.pending.delete(authenticated);
-            this.subscribers.add(authenticated);
-            this.unsubscribe ??= this.feed.listen((event) => this.enqueue(event));
-          },
-          onDropped: (count) => (this.droppedTotal += count),
-          onTooSlow: () => this.slowClosedTotal++,
-          onClosed: (closed) => {
-            this.pending.delete(closed);
-            this.subscribers.delete(closed);
-            if (this.subscribers.size === 0) {
-              this.unsubscribe?.();
-              this.unsubscribe = undefined;
-            }
-          },
+      const connection: EventConnection = new EventConnection(ws, {
+        socket,
+        identify,
+        limits: this.limits,
+        log: this.log,
+        resumable: this.feed.replay !== undefined,
+        onResume: (resuming, lastEventId) => this.resume(resuming, lastEventId),
+        onAuthenticated: (authenticated) => {
+          this.pending.delete(authenticated);
+          this.subscribers.add(authenticated);
+          this.unsubscribe ??= this.feed.listen((event) => this.enqueue(event));
         },
-      );
+        onDropped: (count) => (this.droppedTotal += count),
+        onTooSlow: () => this.slowClosedTotal++,
+        onClosed: (closed) => {
+          this.pending.delete(closed);
+          this.subscribers.delete(closed);
+          if (this.subscribers.size === 0) {
+            this.unsubscribe?.();
+            this.unsubscribe = undefined;
+          }
+        },
+      });
       this.pending.add(connection);
-      connection.start(decision.authenticatedByHeader);
+      connection.start(decision.caller);
     });
   }
 
@@ -140,11 +152,17 @@ export class EventHub {
     const announce = (notice: GapNotice) => connection.deliverReplayed(controlMessage(notice), Buffer.from(JSON.stringify(notice)));
     replay(lastEventId, sink).then(
       ({ cursor }) => {
-        if (!connection.endResume(cursor)) announce({ type: "gap", reason: "behind", message: "more live events arrived while resuming than this connection could hold; some were skipped" });
+        if (!connection.endResume(cursor))
+          announce({ type: "gap", reason: "behind", message: "more live events arrived while resuming than this connection could hold; some were skipped" });
       },
       (error: unknown) => {
         this.log.warn({ err: error }, "could not read the event stream to resume a subscriber");
-        announce({ type: "gap", reason: "unavailable", after_event_id: lastEventId, message: "the events after last_event_id could not be read (the event stream is unreachable); live events follow" });
+        announce({
+          type: "gap",
+          reason: "unavailable",
+          after_event_id: lastEventId,
+          message: "the events after last_event_id could not be read (the event stream is unreachable); live events follow",
+        });
         connection.endResume(lastEventId);
       },
     );
@@ -190,8 +208,10 @@ function controlMessage(notice: GapNotice): HubEvent {
   return { type: notice.type, [CONTROL]: true };
 }
 
-function refuseUpgrade(socket: Duplex, status: 401 | 403, message: string): void {
+function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message: string): void {
   const reason = { 401: "Unauthorized", 403: "Forbidden" }[status];
-  const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code: status === 401 ? "invalid_api_key" : "origin_not_allowed" } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code } });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

@@ -1,29 +1,40 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { bearerToken, keyMatches } from "../api/auth.js";
+import { bearerToken } from "../api/auth.js";
 import { sendJson } from "../api/respond.js";
+import type { Caller } from "../keys/caller.js";
+import type { Identification } from "../keys/key-ring.js";
 
 export const EVENTS_PATH = "/v1/events";
 
 export type UpgradeDecision =
-  | { accept: true; authenticatedByHeader: boolean }
-  | { accept: false; status: 401 | 403; message: string };
+  /** `caller` when the header authenticated it; without one the connection must authenticate by message. */
+  | { accept: true; caller: Caller | undefined }
+  | { accept: false; status: 401 | 403; code: "invalid_api_key" | "insufficient_scope" | "origin_not_allowed"; message: string };
 
 /**
  * Decides an upgrade request on `GET /v1/events` before the WebSocket
  * handshake (SPEC §12.10); upgrades elsewhere never reach it.
  * Browsers always send `Origin`: it must be on the CORS allowlist or be the
  * gateway's own origin (the built-in dashboard). A wrong key in the header is
- * refused with 401; no header at all is let through to authenticate by
- * message, since browsers cannot set headers on a WebSocket.
+ * refused with 401, a key without the `events` scope with 403; no header
+ * at all is let through to authenticate by message, since browsers cannot
+ * set headers on a WebSocket.
  */
-export function checkUpgrade(request: IncomingMessage, apiKey: string, corsOrigins: readonly string[]): UpgradeDecision {
+export function checkUpgrade(
+  request: IncomingMessage,
+  identify: (token: string | undefined) => Identification,
+  corsOrigins: readonly string[],
+): UpgradeDecision {
   const origin = request.headers.origin;
   if (typeof origin === "string" && !originAllowed(origin, request.headers.host, corsOrigins)) {
-    return { accept: false, status: 403, message: "origin not allowed" };
+    return { accept: false, status: 403, code: "origin_not_allowed", message: "origin not allowed" };
   }
-  if (request.headers.authorization === undefined) return { accept: true, authenticatedByHeader: false };
-  if (!keyMatches(bearerToken(request.headers), apiKey)) return { accept: false, status: 401, message: "Invalid API key" };
-  return { accept: true, authenticatedByHeader: true };
+  if (request.headers.authorization === undefined) return { accept: true, caller: undefined };
+  const identified = identify(bearerToken(request.headers));
+  if (!identified.ok) return { accept: false, status: 401, code: "invalid_api_key", message: "Invalid API key" };
+  if (!identified.caller.scopes.has("events"))
+    return { accept: false, status: 403, code: "insufficient_scope", message: "This key does not have the 'events' scope /v1/events needs." };
+  return { accept: true, caller: identified.caller };
 }
 
 function originAllowed(origin: string, host: string | undefined, allowlist: readonly string[]): boolean {
@@ -38,5 +49,17 @@ function originAllowed(origin: string, host: string | undefined, allowlist: read
 
 /** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
 export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
-  sendJson(response, 426, { error: { message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket", type: "invalid_request_error", param: null, code: "upgrade_required" } }, { upgrade: "websocket" });
+  sendJson(
+    response,
+    426,
+    {
+      error: {
+        message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket",
+        type: "invalid_request_error",
+        param: null,
+        code: "upgrade_required",
+      },
+    },
+    { upgrade: "websocket" },
+  );
 }

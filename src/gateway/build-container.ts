@@ -7,7 +7,8 @@ import { EventHub } from "../events/event-hub.js";
 import { localFeed } from "../events/event-feed.js";
 import { openRedisFeed } from "../events-redis/redis-event-feed.js";
 import { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { EVENT_FEED, EVENT_HUB, METRICS } from "../container/tokens.js";
+import { EVENT_FEED, EVENT_HUB, KEY_RING, METRICS } from "../container/tokens.js";
+import { KeyRing } from "../keys/key-ring.js";
 import type { Logger } from "../logging/logger.js";
 import { PluginHost } from "../plugins/plugin-host.js";
 import { PluginRegistry } from "../plugins/plugin-registry.js";
@@ -40,7 +41,10 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const loaded = await loadRoutesFile(options.routesPath, { knownPlugins: registry.names });
   if (!loaded.ok) throw new RoutesInvalidError(loaded.problems.map(formatProblem));
   const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
-  const storage = await openStorage(options.store, { home: options.home, gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes } });
+  const storage = await openStorage(options.store, {
+    home: options.home,
+    gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes },
+  });
 
   container.register(OPTIONS, { useValue: options });
   container.register(LOGGER, { useValue: log });
@@ -48,6 +52,9 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(PLUGIN_REGISTRY, { useValue: registry });
   container.register(UPSTREAM_HTTP, { useValue: http });
   container.register(STORAGE, { useValue: storage });
+  const keys = new KeyRing(storage.keys, options.apiKey, log);
+  await keys.start();
+  container.register(KEY_RING, { useValue: keys });
   const routeSource = new RouteSource(loaded.table, registry.names, bus, log);
   container.register(ROUTE_SOURCE, { useValue: routeSource });
   clearVerdictsOnRouteEdit(routeSource, storage, log);

@@ -1,7 +1,7 @@
 import type { DependencyContainer } from "tsyringe";
 import { handleChatCompletions } from "../api/chat-completions.js";
 import { capabilitiesBody, modelsBody } from "../api/discovery.js";
-import type { Endpoint } from "../api/endpoint-table.js";
+import type { Endpoint, EndpointCall } from "../api/endpoint-table.js";
 import { sendJson } from "../api/respond.js";
 import { storeHealth } from "../api/store-health.js";
 import type { ChatService } from "../chat/chat-service.js";
@@ -11,6 +11,7 @@ import { serveDashboard } from "../dashboard/serve-dashboard.js";
 import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
 import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
+import { mayUseModel, type Caller } from "../keys/caller.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { serveMetrics } from "../metrics/serve-metrics.js";
 import type { ResponsesApi } from "../responses/responses-api.js";
@@ -18,11 +19,12 @@ import type { RouteSource } from "../routes/route-source.js";
 import type { Storage } from "../storage/storage.js";
 
 /**
- * Every endpoint of the gateway, in one table: method, path, whether it needs
- * the API key, and its handler. The HTTP server serves this table and
- * nothing else; a 404 or 405 is what the table does not hold. A plain path
- * wins over a `{name}` one that also fits (`POST /v1/responses/compact` is
- * not a response id).
+ * Every endpoint of the gateway, in one table: method, path, whether the
+ * server checks the key, the scope a key needs (docs/operators.md, "Access
+ * keys"), and its handler. The HTTP server serves this table and nothing
+ * else; a 404 or 405 is what the table does not hold. A plain path wins
+ * over a `{name}` one that also fits (`POST /v1/responses/compact` is not a
+ * response id).
  */
 export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const options = container.resolve<GatewayOptions>(OPTIONS);
@@ -48,23 +50,101 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
     { method: "*", path: "/health", auth: false, probe: true, handler: alive },
     { method: "*", path: "/v1/health", auth: false, probe: true, handler: alive },
     // browsers ask for it on every page of the dashboard; without a key it would be a 401 in their console
-    { method: "*", path: "/favicon.ico", auth: false, probe: true, handler: (_request, response) => void response.writeHead(204, { "cache-control": "public, max-age=86400" }).end() },
+    {
+      method: "*",
+      path: "/favicon.ico",
+      auth: false,
+      probe: true,
+      handler: (_request, response) => void response.writeHead(204, { "cache-control": "public, max-age=86400" }).end(),
+    },
 
-    { method: "POST", path: "/v1/chat/completions", auth: true, handler: (request, response) => handleChatCompletions(request, response, chat, options, routes) },
-    { method: "GET", path: "/v1/models", auth: true, handler: (_request, response) => sendJson(response, 200, modelsBody(routes.current, options.env)) },
-    { method: "GET", path: "/v1/capabilities", auth: true, handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store, events.describe())) },
+    {
+      method: "POST",
+      path: "/v1/chat/completions",
+      auth: true,
+      scope: "chat",
+      handler: (request, response, call) => handleChatCompletions(request, response, chat, options, routes, callerOf(call)),
+    },
+    {
+      method: "GET",
+      path: "/v1/models",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) =>
+        sendJson(
+          response,
+          200,
+          modelsBody(routes.current, options.env, (model) => mayUseModel(callerOf(call), model)),
+        ),
+    },
+    {
+      method: "GET",
+      path: "/v1/capabilities",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response) => sendJson(response, 200, capabilitiesBody(routes.current, options.store, events.describe())),
+    },
 
-    { method: "POST", path: "/v1/responses", auth: true, handler: (request, response) => responses.create(request, response) },
-    { method: "POST", path: "/v1/responses/compact", auth: true, handler: (request, response) => responses.compact(request, response) },
-    { method: "GET", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.get(params.id!, response) },
-    { method: "DELETE", path: "/v1/responses/{id}", auth: true, handler: (_request, response, { params }) => responses.delete(params.id!, response) },
-    { method: "GET", path: "/v1/responses/{id}/input_items", auth: true, handler: (_request, response, { url, params }) => responses.inputItems(params.id!, url.searchParams, response) },
-    { method: "POST", path: "/v1/responses/{id}/cancel", auth: true, handler: (_request, _response, { params }) => responses.cancel(params.id!) },
+    {
+      method: "POST",
+      path: "/v1/responses",
+      auth: true,
+      scope: "chat",
+      handler: (request, response, call) => responses.create(request, response, callerOf(call)),
+    },
+    {
+      method: "POST",
+      path: "/v1/responses/compact",
+      auth: true,
+      scope: "chat",
+      handler: (request, response, call) => responses.compact(request, response, callerOf(call)),
+    },
+    {
+      method: "GET",
+      path: "/v1/responses/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => responses.get(call.params.id, response, callerOf(call)),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/responses/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => responses.delete(call.params.id, response, callerOf(call)),
+    },
+    {
+      method: "GET",
+      path: "/v1/responses/{id}/input_items",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => responses.inputItems(call.params.id, call.url.searchParams, response, callerOf(call)),
+    },
+    {
+      method: "POST",
+      path: "/v1/responses/{id}/cancel",
+      auth: true,
+      scope: "chat",
+      handler: (_request, _response, call) => responses.cancel(call.params.id, callerOf(call)),
+    },
 
-    // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one)
-    { method: "GET", path: EVENTS_PATH, auth: false, handler: answerPlainGet, upgrade: (request, socket, head) => hub.upgrade(request, socket, head) },
-    // the page asks for the key and sends it over the WebSocket
-    { method: "GET", path: "/dashboard", auth: false, handler: serveDashboard },
-    { method: "GET", path: "/metrics", auth: true, handler: (_request, response) => serveMetrics(metrics, response) },
+    // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one) and checks the scope
+    {
+      method: "GET",
+      path: EVENTS_PATH,
+      auth: false,
+      scope: "events",
+      handler: answerPlainGet,
+      upgrade: (request, socket, head) => hub.upgrade(request, socket, head),
+    },
+    // the page holds nothing: it asks for a key and sends it over the WebSocket, where the scope is checked
+    { method: "GET", path: "/dashboard", auth: false, scope: "events", handler: serveDashboard },
+    { method: "GET", path: "/metrics", auth: true, scope: "admin", handler: (_request, response) => serveMetrics(metrics, response) },
   ];
+}
+
+/** The caller of a row the server authenticated (`auth: true`): always set there. */
+function callerOf(call: EndpointCall): Caller {
+  if (!call.caller) throw new Error("an authenticated endpoint was called without a caller");
+  return call.caller;
 }

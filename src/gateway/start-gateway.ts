@@ -4,7 +4,8 @@ import { HttpServer } from "../api/http-server.js";
 import type { EventBus } from "../bus/event-bus.js";
 import { buildContainer } from "./build-container.js";
 import { gatewayEndpoints } from "./endpoints.js";
-import { EVENT_BUS, EVENT_FEED, EVENT_HUB, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+import type { KeyRing } from "../keys/key-ring.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import type { RouteSource } from "../routes/route-source.js";
@@ -37,7 +38,8 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   registerSecret(options.apiKey);
   registerKeys(routes.current);
   routes.onReload((next) => registerKeys(next));
-  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, container.resolve<EventBus>(EVENT_BUS));
+  const keys = container.resolve<KeyRing>(KEY_RING);
+  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, container.resolve<EventBus>(EVENT_BUS), keys);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
   const hub = container.resolve<EventHub>(EVENT_HUB);
@@ -58,6 +60,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       await routes.close();
       await container.resolve<EventFeed>(EVENT_FEED).close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
+      await keys.close(); // its last request counts go to the store before it closes
       await container.resolve<Storage>(STORAGE).close();
     },
   };

@@ -60,7 +60,7 @@ export class AccessLog {
   }
 
   write(request: IncomingMessage, response: ServerResponse, started: number): void {
-    const path = (request.url ?? "/").split("?")[0]!;
+    const path = (request.url ?? "/").split("?")[0];
     const quiet = QUIET_PATHS.has(path);
     if (!this.log.isLevelEnabled(quiet ? "debug" : "info")) return;
     const found = facts.get(response) ?? {};

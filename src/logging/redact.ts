@@ -12,12 +12,14 @@ export const CENSOR = "[redacted]";
  * (`Authorization`, `x-api-key`), options (`apiKey`), and environment
  * variables (`DEEPSEEK_API_KEY`, `AWS_SECRET_ACCESS_KEY`) when a whole env is logged.
  */
-const SECRET_KEY = /^(authorization|proxy-authorization|cookie|set-cookie|key|secret|password|token)$|(^|[-_])(api[-_]?key|apikey|access[-_]?key|secret|password|(access|refresh|session|security|auth|bearer|id)[-_]?token)$|apiKey$/i;
+const SECRET_KEY =
+  /^(authorization|proxy-authorization|cookie|set-cookie|key|secret|password|token)$|(^|[-_])(api[-_]?key|apikey|access[-_]?key|secret|password|(access|refresh|session|security|auth|bearer|id)[-_]?token)$|apiKey$/i;
 const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
 /** A secret in a URL's query string (`?api_key=…`, Gemini's `?key=…`, `&access_token=…`) or a form body. */
-const QUERY_SECRET = /([?&;](?:api[-_]?key|apikey|key|token|access[-_]?token|auth|password|secret|signature|x-amz-signature|x-amz-security-token)=)[^&#\s"']+/gi;
-/** Provider key shapes that stand out in free text, e.g. an upstream's "Incorrect API key provided: sk-…". */
-const KEY_SHAPES = /\b(?:sk|rk)-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}|\bgh[pousr]_[A-Za-z0-9]{30,}/g;
+const QUERY_SECRET =
+  /([?&;](?:api[-_]?key|apikey|key|token|access[-_]?token|auth|password|secret|signature|x-amz-signature|x-amz-security-token)=)[^&#\s"']+/gi;
+/** Provider key shapes that stand out in free text, e.g. an upstream's "Incorrect API key provided: sk-…"; and carrierd's own access keys (`ck_`). */
+const KEY_SHAPES = /\b(?:sk|rk)-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}|\bgh[pousr]_[A-Za-z0-9]{30,}|\bck_[A-Za-z0-9_-]{40,}/g;
 /** Values known to be secrets (the gateway key, each provider's key): masked wherever they appear, whatever their shape. */
 const knownSecrets = new Set<string>();
 /** Shorter values are not masked by value: too likely to occur in ordinary text. */

@@ -1,9 +1,10 @@
 import { inject, injectable } from "tsyringe";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from "prom-client";
-import { EVENT_BUS, EVENT_FEED, EVENT_HUB } from "../container/tokens.js";
+import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING } from "../container/tokens.js";
 import type { EventFeed } from "../events/event-feed.js";
-import type { EventBus, GatewayEvent, GatewayEventType } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus, type GatewayEvent, type GatewayEventType } from "../bus/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
+import type { KeyRing } from "../keys/key-ring.js";
 import { shown } from "../util/shown.js";
 
 /** What http-server reports per finished request. */
@@ -12,6 +13,8 @@ export interface RequestRecord {
   /** The matched route's path, never the raw URL (bounded label values). */
   route: string;
   status: number;
+  /** The name of the key the request authenticated with; "" when none did. */
+  key: string;
 }
 
 const MAX_OPEN_TURNS = 10_000;
@@ -34,7 +37,8 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 @injectable()
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"method" | "route" | "status">;
+  private readonly requests: Counter<"method" | "route" | "status" | "key">;
+  private readonly tokens: Counter<"key" | "kind">;
   private readonly upstreamLatency: Histogram<"provider">;
   private readonly firstReasoning: Histogram<"provider">;
   private readonly turnDuration: Histogram<"provider" | "outcome">;
@@ -66,18 +70,97 @@ export class GatewayMetrics {
   private readonly unsubscribe: () => void;
   private readonly stopWatchingReasoning: () => void;
 
-  constructor(@inject(EVENT_BUS) private readonly bus: EventBus, @inject(EVENT_HUB) hub: EventHub, @inject(EVENT_FEED) feed?: EventFeed) {
+  constructor(
+    @inject(EVENT_BUS) private readonly bus: EventBus,
+    @inject(EVENT_HUB) hub: EventHub,
+    @inject(KEY_RING) private readonly keys: KeyRing,
+    @inject(EVENT_FEED) feed?: EventFeed,
+  ) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: "carrierd_http_requests_total", help: "HTTP requests by method, route and status", labelNames: ["method", "route", "status"], registers, collect: this.fold });
-    this.upstreamLatency = new Histogram({ name: "carrierd_upstream_latency_seconds", help: "Time from sending a request upstream until the upstream answered (response headers)", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
-    this.firstReasoning = new Histogram({ name: "carrierd_time_to_first_reasoning_token_seconds", help: "Time from sending a request upstream until its first reasoning token", labelNames: ["provider"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
-    this.turnDuration = new Histogram({ name: "carrierd_turn_duration_seconds", help: "Time from sending a request upstream to the end of its turn", labelNames: ["provider", "outcome"], buckets: LATENCY_BUCKETS, registers, collect: this.fold });
-    this.retries = new Counter({ name: "carrierd_upstream_retries_total", help: "Requests retried upstream without a field the upstream rejected (SPEC §6)", labelNames: ["provider"], registers, collect: this.fold });
-    this.verdicts = new Counter({ name: "carrierd_verdicts_recorded_total", help: "Unknown-field verdicts recorded, by provider and field", labelNames: ["provider", "field"], registers, collect: this.fold });
-    this.reloads = new Counter({ name: "carrierd_route_reloads_total", help: "routes.yaml reloads, by result (reloaded, rejected)", labelNames: ["result"], registers });
-    new Gauge({ name: "carrierd_websocket_subscribers", help: "Authenticated WebSocket event stream connections", registers, collect() { this.set(hub.subscriberCount); } });
-    new Counter({ name: "carrierd_websocket_dropped_events_total", help: "Events not sent to a WebSocket subscriber because it was behind", registers, collect() { this.reset(); this.inc(hub.droppedEvents); } });
-    new Counter({ name: "carrierd_websocket_slow_closes_total", help: "WebSocket subscribers closed with 1013 because they stayed behind", registers, collect() { this.reset(); this.inc(hub.slowClosed); } });
+    this.requests = new Counter({
+      name: "carrierd_http_requests_total",
+      help: "HTTP requests by method, route, status and access key name",
+      labelNames: ["method", "route", "status", "key"],
+      registers,
+      collect: this.fold,
+    });
+    this.tokens = new Counter({
+      name: "carrierd_tokens_total",
+      help: "Tokens of completed turns as the upstream reported them, by access key name and kind (prompt, completion)",
+      labelNames: ["key", "kind"],
+      registers,
+      collect: this.fold,
+    });
+    this.upstreamLatency = new Histogram({
+      name: "carrierd_upstream_latency_seconds",
+      help: "Time from sending a request upstream until the upstream answered (response headers)",
+      labelNames: ["provider"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+      collect: this.fold,
+    });
+    this.firstReasoning = new Histogram({
+      name: "carrierd_time_to_first_reasoning_token_seconds",
+      help: "Time from sending a request upstream until its first reasoning token",
+      labelNames: ["provider"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+      collect: this.fold,
+    });
+    this.turnDuration = new Histogram({
+      name: "carrierd_turn_duration_seconds",
+      help: "Time from sending a request upstream to the end of its turn",
+      labelNames: ["provider", "outcome"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+      collect: this.fold,
+    });
+    this.retries = new Counter({
+      name: "carrierd_upstream_retries_total",
+      help: "Requests retried upstream without a field the upstream rejected (SPEC §6)",
+      labelNames: ["provider"],
+      registers,
+      collect: this.fold,
+    });
+    this.verdicts = new Counter({
+      name: "carrierd_verdicts_recorded_total",
+      help: "Unknown-field verdicts recorded, by provider and field",
+      labelNames: ["provider", "field"],
+      registers,
+      collect: this.fold,
+    });
+    this.reloads = new Counter({
+      name: "carrierd_route_reloads_total",
+      help: "routes.yaml reloads, by result (reloaded, rejected)",
+      labelNames: ["result"],
+      registers,
+    });
+    new Gauge({
+      name: "carrierd_websocket_subscribers",
+      help: "Authenticated WebSocket event stream connections",
+      registers,
+      collect() {
+        this.set(hub.subscriberCount);
+      },
+    });
+    new Counter({
+      name: "carrierd_websocket_dropped_events_total",
+      help: "Events not sent to a WebSocket subscriber because it was behind",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(hub.droppedEvents);
+      },
+    });
+    new Counter({
+      name: "carrierd_websocket_slow_closes_total",
+      help: "WebSocket subscribers closed with 1013 because they stayed behind",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(hub.slowClosed);
+      },
+    });
     new Counter({
       name: "carrierd_events_dropped_total",
       help: "Events this instance could not write to the shared event stream (events: redis), by reason: disconnected, queue_full, write_failed",
@@ -97,7 +180,7 @@ export class GatewayMetrics {
 
   /** Called by the HTTP server when a response has finished. */
   recordRequest(record: RequestRecord): void {
-    this.later(this.requests, { method: record.method, route: record.route, status: String(record.status) }, 1);
+    this.later(this.requests, { method: record.method, route: record.route, status: String(record.status), key: record.key }, 1);
   }
 
   /** The text exposition. Process metrics are registered on the first scrape, so gateways nobody scrapes (tests) run no sampling timers. */
@@ -140,8 +223,10 @@ export class GatewayMetrics {
         return;
       }
       case "turn.completed":
+        this.countTokens(event);
+        return this.endTurn(event, "completed");
       case "turn.failed":
-        return this.endTurn(event, event.type === "turn.completed" ? "completed" : "failed");
+        return this.endTurn(event, "failed");
       case "verdict.recorded": {
         const provider = shown(event.provider ?? "unknown");
         const fields = Array.isArray(event.fields) ? event.fields : [event.field];
@@ -156,6 +241,16 @@ export class GatewayMetrics {
     }
   }
 
+  private countTokens(event: GatewayEvent): void {
+    const usage = event.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+    if (!usage) return;
+    const keyHash = event[EVENT_KEY];
+    const key = (keyHash !== undefined ? this.keys.nameOf(keyHash) : undefined) ?? "";
+    if (typeof usage.prompt_tokens === "number" && usage.prompt_tokens > 0) this.later(this.tokens, { key, kind: "prompt" }, usage.prompt_tokens);
+    if (typeof usage.completion_tokens === "number" && usage.completion_tokens > 0)
+      this.later(this.tokens, { key, kind: "completion" }, usage.completion_tokens);
+  }
+
   private endTurn(event: GatewayEvent, outcome: "completed" | "failed"): void {
     if (typeof event.turn_id !== "string") return;
     const turn = this.forget(event.turn_id);
@@ -165,7 +260,7 @@ export class GatewayMetrics {
 
   /** A histogram's observation or a counter's increment, folded in by `fold`. */
   private later<L extends string>(metric: Histogram<L> | Counter<L>, labels: LabelValues<L>, value: number): void {
-    this.pending.push(metric as Histogram<string> | Counter<string>, labels, value);
+    this.pending.push(metric, labels, value);
     this.foldScheduled ??= setImmediate(this.fold);
   }
 

@@ -67,7 +67,8 @@ export class PluginRegistry {
         log?.warn({ folder }, "plugin folder has no entry module (index.js); skipped");
         continue;
       }
-      if (registry.plugins.has(loaded.definition.name)) log?.info({ plugin: loaded.definition.name, folder }, "plugin overrides an earlier one of the same name");
+      if (registry.plugins.has(loaded.definition.name))
+        log?.info({ plugin: loaded.definition.name, folder }, "plugin overrides an earlier one of the same name");
       registry.plugins.set(loaded.definition.name, loaded);
     }
     return registry;
@@ -122,8 +123,13 @@ function checkDefinition(folderName: string, value: unknown): PluginDefinition {
   if (typeof definition.name !== "string" || definition.name.length === 0) throw new PluginLoadError(folderName, "definition has no name");
   const version = definition.apiVersion;
   if (typeof version !== "number" || !Number.isInteger(version) || version < SUPPORTED_PLUGIN_API.oldest || version > SUPPORTED_PLUGIN_API.newest) {
-    const supported = SUPPORTED_PLUGIN_API.oldest === SUPPORTED_PLUGIN_API.newest ? String(SUPPORTED_PLUGIN_API.newest) : `${String(SUPPORTED_PLUGIN_API.oldest)}–${String(SUPPORTED_PLUGIN_API.newest)}`;
-    throw new PluginLoadError(definition.name, `written for plugin API ${String(version)}, this carrierd speaks ${supported}`, { code: "plugin_api_unsupported" });
+    const supported =
+      SUPPORTED_PLUGIN_API.oldest === SUPPORTED_PLUGIN_API.newest
+        ? String(SUPPORTED_PLUGIN_API.newest)
+        : `${String(SUPPORTED_PLUGIN_API.oldest)}–${String(SUPPORTED_PLUGIN_API.newest)}`;
+    throw new PluginLoadError(definition.name, `written for plugin API ${String(version)}, this carrierd speaks ${supported}`, {
+      code: "plugin_api_unsupported",
+    });
   }
   if (typeof definition.create !== "function") throw new PluginLoadError(definition.name, "definition has no create() factory");
   if (definition.native && (typeof definition.native.type !== "string" || typeof definition.native.schema !== "object")) {

@@ -45,7 +45,11 @@ export function convertInput(input: string | unknown[], resolve: ItemResolver): 
           // a developer message stays one: the plugin spells it as its upstream reads it
           messages.push({ role, content: userContent(item.content, `${path}.content`) });
         } else {
-          throw new GatewayError("invalid_request", `Invalid value for '${path}.role': must be one of 'user', 'assistant', 'system', 'developer'.`, `${path}.role`);
+          throw new GatewayError(
+            "invalid_request",
+            `Invalid value for '${path}.role': must be one of 'user', 'assistant', 'system', 'developer'.`,
+            `${path}.role`,
+          );
         }
         break;
       }
@@ -83,7 +87,8 @@ function addReasoning(message: ChatMessage, item: JsonObject, path: string): voi
   for (const list of [item.summary, item.content]) {
     if (list === undefined || list === null) continue;
     if (!Array.isArray(list)) throw new GatewayError("invalid_request", `Invalid type for '${path}.summary': expected an array.`, `${path}.summary`);
-    for (const part of list) if (part && typeof part === "object" && typeof (part as JsonObject).text === "string") texts.push((part as JsonObject).text as string);
+    for (const part of list)
+      if (part && typeof part === "object" && typeof (part as JsonObject).text === "string") texts.push((part as JsonObject).text as string);
   }
   const text = texts.join("\n\n");
   if (text) message.reasoning_content = message.reasoning_content ? `${message.reasoning_content}\n\n${text}` : text;
@@ -111,17 +116,27 @@ function contentParts(content: unknown[], path: string): JsonObject[] {
         return { type: "text", text: requireString(part.text, `${path}[${index}].text`) };
       case "input_image": {
         const url = typeof part.image_url === "string" ? part.image_url : undefined;
-        if (!url) throw new GatewayError("invalid_request", `'${path}[${index}]': only input_image parts with an image_url are supported.`, `${path}[${index}].image_url`);
+        if (!url)
+          throw new GatewayError(
+            "invalid_request",
+            `'${path}[${index}]': only input_image parts with an image_url are supported.`,
+            `${path}[${index}].image_url`,
+          );
         return { type: "image_url", image_url: part.detail ? { url, detail: part.detail } : { url } };
       }
       case "input_file": {
-        if (typeof part.file_data !== "string") throw new GatewayError("invalid_request", `'${path}[${index}]': only input_file parts with file_data are supported.`, `${path}[${index}].file_data`);
+        if (typeof part.file_data !== "string")
+          throw new GatewayError("invalid_request", `'${path}[${index}]': only input_file parts with file_data are supported.`, `${path}[${index}].file_data`);
         const file: { [key: string]: Json } = { file_data: part.file_data };
         if (typeof part.filename === "string") file.filename = part.filename;
         return { type: "file", file };
       }
       default:
-        throw new GatewayError("invalid_request", `Invalid value for '${path}[${index}].type': unsupported content part type '${shown(part.type)}'.`, `${path}[${index}].type`);
+        throw new GatewayError(
+          "invalid_request",
+          `Invalid value for '${path}[${index}].type': unsupported content part type '${shown(part.type)}'.`,
+          `${path}[${index}].type`,
+        );
     }
   });
 }
@@ -134,19 +149,27 @@ function assistantText(content: unknown, path: string): string {
       const part = asObject(raw, `${path}[${index}]`);
       if (part.type === "output_text" || part.type === "input_text") return requireString(part.text, `${path}[${index}].text`);
       if (part.type === "refusal") return typeof part.refusal === "string" ? part.refusal : "";
-      throw new GatewayError("invalid_request", `Invalid value for '${path}[${index}].type': unsupported content part type '${shown(part.type)}'.`, `${path}[${index}].type`);
+      throw new GatewayError(
+        "invalid_request",
+        `Invalid value for '${path}[${index}].type': unsupported content part type '${shown(part.type)}'.`,
+        `${path}[${index}].type`,
+      );
     })
     .join("");
 }
 
 function toolOutput(output: unknown, path: string): string {
   if (typeof output === "string") return output;
-  if (Array.isArray(output)) return output.map((part) => (part && typeof part === "object" && typeof (part as JsonObject).text === "string" ? ((part as JsonObject).text as string) : "")).join("");
+  if (Array.isArray(output))
+    return output
+      .map((part) => (part && typeof part === "object" && typeof (part as JsonObject).text === "string" ? ((part as JsonObject).text as string) : ""))
+      .join("");
   throw new GatewayError("invalid_request", `Invalid type for '${path}': expected a string or an array of content parts.`, path);
 }
 
 function asObject(value: unknown, path: string): JsonObject {
-  if (!value || typeof value !== "object" || Array.isArray(value)) throw new GatewayError("invalid_request", `Invalid type for '${path}': expected an object.`, path);
+  if (!value || typeof value !== "object" || Array.isArray(value))
+    throw new GatewayError("invalid_request", `Invalid type for '${path}': expected an object.`, path);
   return value as JsonObject;
 }
 

@@ -1,6 +1,6 @@
 import { newId } from "../chat/session-id.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { Json, JsonObject } from "../plugins/contract.js";
+import type { JsonObject } from "../plugins/contract.js";
 import { shown } from "../util/shown.js";
 
 /** Item id prefixes by type, as OpenAI numbers the items it stores. */
@@ -22,7 +22,10 @@ export function inputItemsOf(input: string | unknown[], resolve: (id: string) =>
     const listed: JsonObject = { ...item, type, id: typeof item.id === "string" ? item.id : newId(PREFIX[type] ?? "item_") };
     if (type === "message") {
       listed.status = typeof item.status === "string" ? item.status : "completed";
-      listed.content = typeof item.content === "string" ? [{ type: item.role === "assistant" ? "output_text" : "input_text", text: item.content, ...(item.role === "assistant" ? { annotations: [] } : {}) }] : ((item.content as JsonObject[]).map(part) as Json[]);
+      listed.content =
+        typeof item.content === "string"
+          ? [{ type: item.role === "assistant" ? "output_text" : "input_text", text: item.content, ...(item.role === "assistant" ? { annotations: [] } : {}) }]
+          : (item.content as JsonObject[]).map(part);
     } else if (type === "function_call" || type === "function_call_output") {
       listed.status = typeof item.status === "string" ? item.status : "completed";
     } else if (type === "reasoning") {
@@ -53,10 +56,12 @@ export interface ItemPage {
 /** One page of a response's input items, as OpenAI pages them: `order` (default `desc`), `after` an item id, `limit` 1–100 (default 20). */
 export function pageOf(items: readonly JsonObject[], query: URLSearchParams): ItemPage {
   const order = query.get("order") ?? "desc";
-  if (order !== "asc" && order !== "desc") throw new GatewayError("invalid_request", `Invalid value for 'order': '${order}'. Supported values are: 'asc' and 'desc'.`, "order");
+  if (order !== "asc" && order !== "desc")
+    throw new GatewayError("invalid_request", `Invalid value for 'order': '${order}'. Supported values are: 'asc' and 'desc'.`, "order");
   const limitText = query.get("limit") ?? "20";
   const limit = Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError("invalid_request", `Invalid 'limit': '${limitText}'. Expected an integer from 1 to 100.`, "limit");
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new GatewayError("invalid_request", `Invalid 'limit': '${limitText}'. Expected an integer from 1 to 100.`, "limit");
   const ordered = order === "asc" ? items : [...items].reverse();
   const after = query.get("after");
   let start = 0;
@@ -66,5 +71,11 @@ export function pageOf(items: readonly JsonObject[], query: URLSearchParams): It
     start = index + 1;
   }
   const data = ordered.slice(start, start + limit);
-  return { object: "list", data, first_id: (data[0]?.id as string | undefined) ?? null, last_id: (data[data.length - 1]?.id as string | undefined) ?? null, has_more: start + limit < ordered.length };
+  return {
+    object: "list",
+    data,
+    first_id: (data[0]?.id as string | undefined) ?? null,
+    last_id: (data[data.length - 1]?.id as string | undefined) ?? null,
+    has_more: start + limit < ordered.length,
+  };
 }

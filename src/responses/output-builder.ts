@@ -101,7 +101,15 @@ export class OutputBuilder {
     this.close();
     const id = newId("fc_");
     const index = this.entries.length;
-    const entry: Extract<Entry, { kind: "function" }> = { kind: "function", id, index, callId: part.id ?? newId("call_"), name: part.name ?? "", arguments: "", head: `"item_id":"${id}","output_index":${index}` };
+    const entry: Extract<Entry, { kind: "function" }> = {
+      kind: "function",
+      id,
+      index,
+      callId: part.id ?? newId("call_"),
+      name: part.name ?? "",
+      arguments: "",
+      head: `"item_id":"${id}","output_index":${index}`,
+    };
     this.calls.set(part.index, entry);
     this.start(entry);
     if (part.arguments) {

@@ -57,14 +57,21 @@ export function toChatRequest(body: ResponsesRequest, history: readonly ChatMess
   const format = body.text?.format ? responseFormat(body.text.format) : undefined;
   if (format) request.response_format = format;
   const effort = body.model_options?.reasoning?.effort ?? body.reasoning?.effort ?? undefined;
-  if (body.model_options || effort) request.model_options = { ...body.model_options, reasoning: { ...body.model_options?.reasoning, ...(effort ? { effort } : {}) } };
+  if (body.model_options || effort)
+    request.model_options = { ...body.model_options, reasoning: { ...body.model_options?.reasoning, ...(effort ? { effort } : {}) } };
   return request;
 }
 
 /** Responses function tools are flat; chat nests them under `function`. Hosted tools have no chat equivalent. */
 function chatTool(tool: JsonObject, index: number): JsonObject {
-  if (tool.type !== "function") throw new GatewayError("invalid_request", `Tools of type '${shown(tool.type)}' are not supported by carrierd; only 'function' tools are.`, `tools[${index}].type`);
-  if (typeof tool.name !== "string" || !tool.name) throw new GatewayError("invalid_request", `Missing required parameter: 'tools[${index}].name'.`, `tools[${index}].name`);
+  if (tool.type !== "function")
+    throw new GatewayError(
+      "invalid_request",
+      `Tools of type '${shown(tool.type)}' are not supported by carrierd; only 'function' tools are.`,
+      `tools[${index}].type`,
+    );
+  if (typeof tool.name !== "string" || !tool.name)
+    throw new GatewayError("invalid_request", `Missing required parameter: 'tools[${index}].name'.`, `tools[${index}].name`);
   const fn: JsonObject = { name: tool.name };
   if (typeof tool.description === "string") fn.description = tool.description;
   if (tool.parameters && typeof tool.parameters === "object") fn.parameters = tool.parameters;

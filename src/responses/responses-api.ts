@@ -26,7 +26,9 @@ import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
 import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./response-object.js";
+import type { StoredResponse } from "../storage/responses.js";
 import type { ResponseStorage, Storage } from "../storage/storage.js";
+import { owns, requireModel, type Caller } from "../keys/caller.js";
 import { shown } from "../util/shown.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
@@ -59,6 +61,8 @@ interface Continuation {
   readonly inputItems: JsonObject[];
   readonly sessionHeader: string | undefined;
   readonly conversationId: string | null;
+  /** The data scope of the request's key, which the new response is filed under. */
+  readonly keyHash: string;
 }
 
 /** POST/GET/DELETE /v1/responses (SPEC §7), on top of the chat path every plugin serves. */
@@ -77,22 +81,39 @@ export class ResponsesApi {
     this.store = storage.responses;
   }
 
-  async create(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));
     noteModel(response, body.model);
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
+    requireModel(caller, body.model);
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
-    const continuation = await this.continuation(body, typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined);
+    const continuation = await this.continuation(
+      body,
+      typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined,
+      caller,
+    );
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
     const chatRequest = await this.compactor.prepare({
+      keyHash: caller.keyHash,
       sessionId: continuation.sessionHeader,
       parentId: continuation.parentId,
       history: continuation.history,
       build: (history) => toChatRequest(body, history, continuation.input, stream),
     });
-    const run = await startTurn(this.chat, chatRequest, response, { sessionHeader: continuation.sessionHeader, stream, client: { options: this.options, failureFrame: responsesFailureFrame } });
-    const identity: ResponseIdentity = { id: newId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: run.model, request: body, conversationId: continuation.conversationId };
+    const run = await startTurn(this.chat, chatRequest, response, {
+      keyHash: caller.keyHash,
+      sessionHeader: continuation.sessionHeader,
+      stream,
+      client: { options: this.options, failureFrame: responsesFailureFrame },
+    });
+    const identity: ResponseIdentity = {
+      id: newId("resp_"),
+      createdAt: Math.floor(Date.now() / 1000),
+      model: run.model,
+      request: body,
+      conversationId: continuation.conversationId,
+    };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);
   }
@@ -104,32 +125,46 @@ export class ResponsesApi {
    * kept — and the window as it will go upstream is returned. A request that
    * continues the chain with `previous_response_id` goes under it.
    */
-  async compact(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async compact(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
-    if (!this.routes.current.resolveModel(body.model)) throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
+    requireModel(caller, body.model);
+    if (!this.routes.current.resolveModel(body.model))
+      throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
     requireProviderKey(this.routes.current, body.model, this.options.env);
-    const previous = await this.store.get(body.previous_response_id);
+    const previous = await this.owned(body.previous_response_id, caller);
     if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
     const compacted = await this.compactor.prepare({
+      keyHash: caller.keyHash,
       sessionId: previous.sessionId,
       parentId: previous.id,
       history: await this.store.history(previous.id),
       force: true,
       build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
     });
-    const usage = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
-    sendJson(response, 200, { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage }, { "x-session-id": previous.sessionId });
+    const usage = {
+      input_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 0,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    };
+    sendJson(
+      response,
+      200,
+      { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage },
+      { "x-session-id": previous.sessionId },
+    );
   }
 
-  async get(id: string, response: ServerResponse): Promise<void> {
-    const stored = await this.store.get(id);
+  async get(id: string, response: ServerResponse, caller: Caller): Promise<void> {
+    const stored = await this.owned(id, caller);
     if (!stored) throw responseNotFound(id);
     sendJson(response, 200, stored.body, { "x-session-id": stored.sessionId });
   }
 
   /** GET /v1/responses/{id}/input_items: the items this response was asked with, paged as OpenAI pages them. */
-  async inputItems(id: string, query: URLSearchParams, response: ServerResponse): Promise<void> {
-    const stored = await this.store.get(id);
+  async inputItems(id: string, query: URLSearchParams, response: ServerResponse, caller: Caller): Promise<void> {
+    const stored = await this.owned(id, caller);
     const items = stored ? await this.store.inputItems(id) : undefined;
     if (!stored || !items) throw responseNotFound(id);
     sendJson(response, 200, pageOf(items, query), { "x-session-id": stored.sessionId });
@@ -142,13 +177,17 @@ export class ResponsesApi {
    * a response in flight by closing its request; the upstream call is
    * aborted at once.
    */
-  async cancel(id: string): Promise<never> {
-    if (!(await this.store.get(id))) throw responseNotFound(id);
-    throw new GatewayError("invalid_request", "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.", "response_id");
+  async cancel(id: string, caller: Caller): Promise<never> {
+    if (!(await this.owned(id, caller))) throw responseNotFound(id);
+    throw new GatewayError(
+      "invalid_request",
+      "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.",
+      "response_id",
+    );
   }
 
-  async delete(id: string, response: ServerResponse): Promise<void> {
-    const stored = await this.store.get(id);
+  async delete(id: string, response: ServerResponse, caller: Caller): Promise<void> {
+    const stored = await this.owned(id, caller);
     if (!stored || !(await this.store.delete(id))) throw responseNotFound(id);
     sendJson(response, 200, { id, object: "response", deleted: true }, { "x-session-id": stored.sessionId });
   }
@@ -158,7 +197,13 @@ export class ResponsesApi {
    * `previous_response_id` or `conversation` first, then the client's
    * X-Session-Id, then the session of the stored items its input references.
    */
-  private async continuation(body: ResponsesRequest, header: string | undefined): Promise<Continuation> {
+  /** A stored response, when it is the caller's: another key's is answered as absent (404, so ids do not leak). */
+  private async owned(id: string, caller: Caller): Promise<StoredResponse | undefined> {
+    const stored = await this.store.get(id);
+    return stored && owns(caller, stored.keyHash) ? stored : undefined;
+  }
+
+  private async continuation(body: ResponsesRequest, header: string | undefined, caller: Caller): Promise<Continuation> {
     // checked wherever it appears, even when previous_response_id or conversation decides the session (SPEC §12.11)
     sessionOf(header);
     if (body.previous_response_id && body.conversation) {
@@ -169,25 +214,51 @@ export class ResponsesApi {
     // the items the input references, read first: the conversion that checks and resolves them is synchronous
     for (const id of referencedIds(body.input)) {
       const found = await this.store.item(id);
-      if (!found) continue;
+      if (!found || !owns(caller, found.keyHash)) continue;
       referencedSession = found.sessionId;
       referenced.set(id, found.item);
     }
     const input = convertInput(body.input, (id) => referenced.get(id));
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     if (body.previous_response_id) {
-      const previous = await this.store.get(body.previous_response_id);
+      const previous = await this.owned(body.previous_response_id, caller);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { parentId: previous.id, history: await this.store.history(previous.id), input, inputItems, sessionHeader: previous.sessionId, conversationId: null };
+      return {
+        parentId: previous.id,
+        history: await this.store.history(previous.id),
+        input,
+        inputItems,
+        sessionHeader: previous.sessionId,
+        conversationId: null,
+        keyHash: caller.keyHash,
+      };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
       const conversation = await this.store.conversation(id);
+      // another key's conversation of this name is not continued, nor is its name taken over
+      if (conversation && !owns(caller, conversation.keyHash)) throw new GatewayError("not_found", `Conversation with id '${id}' not found.`, "conversation");
       const parentId = conversation?.lastResponseId ?? null;
-      return { parentId, history: parentId ? await this.store.history(parentId) : [], input, inputItems, sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession, conversationId: id };
+      return {
+        parentId,
+        history: parentId ? await this.store.history(parentId) : [],
+        input,
+        inputItems,
+        sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession,
+        conversationId: id,
+        keyHash: caller.keyHash,
+      };
     }
-    return { parentId: null, history: [], input, inputItems, sessionHeader: sessionOf(header) ?? referencedSession, conversationId: null };
+    return {
+      parentId: null,
+      history: [],
+      input,
+      inputItems,
+      sessionHeader: sessionOf(header) ?? referencedSession,
+      conversationId: null,
+      keyHash: caller.keyHash,
+    };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
@@ -228,7 +299,9 @@ export class ResponsesApi {
       const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
       // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
       events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
-      events.emit("response.failed", { response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }) });
+      events.emit("response.failed", {
+        response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }),
+      });
     }
     events.end();
   }
@@ -244,7 +317,18 @@ export class ResponsesApi {
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items)];
-      const record = { id: identity.id, parentId: continuation.parentId, sessionId: run.sessionId, model: identity.model, createdAt: identity.createdAt, conversationId: identity.conversationId, messages, body: retrievable ? body : null, inputItems: continuation.inputItems };
+      const record = {
+        id: identity.id,
+        parentId: continuation.parentId,
+        sessionId: run.sessionId,
+        keyHash: continuation.keyHash,
+        model: identity.model,
+        createdAt: identity.createdAt,
+        conversationId: identity.conversationId,
+        messages,
+        body: retrievable ? body : null,
+        inputItems: continuation.inputItems,
+      };
       await this.store.save(record, items);
     }
     return body;
@@ -259,7 +343,12 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage
   const calls = items.filter((item) => item.type === "function_call");
   const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
   if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
-  if (calls.length > 0) message.tool_calls = calls.map((item) => ({ id: shown(item.call_id), type: "function" as const, function: { name: shown(item.name), arguments: shown(item.arguments) } }));
+  if (calls.length > 0)
+    message.tool_calls = calls.map((item) => ({
+      id: shown(item.call_id),
+      type: "function" as const,
+      function: { name: shown(item.name), arguments: shown(item.arguments) },
+    }));
   return message;
 }
 
@@ -276,7 +365,8 @@ function referencedIds(input: string | unknown[]): string[] {
   if (typeof input === "string") return [];
   const ids: string[] = [];
   for (const item of input) {
-    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string") ids.push((item as JsonObject).id as string);
+    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string")
+      ids.push((item as JsonObject).id as string);
   }
   return ids;
 }

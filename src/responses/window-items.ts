@@ -13,14 +13,30 @@ export function windowItems(messages: readonly ChatMessage[]): JsonObject[] {
   for (const message of messages) {
     switch (message.role) {
       case "assistant": {
-        if (message.reasoning_content) items.push({ type: "reasoning", id: newId("rs_"), summary: [{ type: "summary_text", text: message.reasoning_content }] });
+        if (message.reasoning_content)
+          items.push({ type: "reasoning", id: newId("rs_"), summary: [{ type: "summary_text", text: message.reasoning_content }] });
         const text = typeof message.content === "string" ? message.content : textOf(message.content);
-        if (text) items.push({ type: "message", id: newId("msg_"), status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] });
-        for (const call of message.tool_calls ?? []) items.push({ type: "function_call", id: newId("fc_"), status: "completed", call_id: call.id, name: call.function.name, arguments: call.function.arguments });
+        if (text)
+          items.push({ type: "message", id: newId("msg_"), status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] });
+        for (const call of message.tool_calls ?? [])
+          items.push({
+            type: "function_call",
+            id: newId("fc_"),
+            status: "completed",
+            call_id: call.id,
+            name: call.function.name,
+            arguments: call.function.arguments,
+          });
         break;
       }
       case "tool":
-        items.push({ type: "function_call_output", id: newId("fco_"), status: "completed", call_id: message.tool_call_id ?? "", output: typeof message.content === "string" ? message.content : textOf(message.content) });
+        items.push({
+          type: "function_call_output",
+          id: newId("fco_"),
+          status: "completed",
+          call_id: message.tool_call_id ?? "",
+          output: typeof message.content === "string" ? message.content : textOf(message.content),
+        });
         break;
       default:
         items.push({ type: "message", id: newId("msg_"), status: "completed", role: message.role, content: inputParts(message.content) });

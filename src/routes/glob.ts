@@ -5,7 +5,10 @@ export function globMatches(pattern: string, value: string): boolean {
   if (!pattern.includes("*")) return pattern === value;
   let regex = cache.get(pattern);
   if (!regex) {
-    const source = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
+    const source = pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
     regex = new RegExp(`^${source}$`);
     cache.set(pattern, regex);
   }

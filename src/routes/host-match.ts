@@ -37,8 +37,8 @@ function ipv4Mapped(host: string): string | undefined {
   const match = /^::ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(host);
   if (!match) return undefined;
   if (match[1]) return match[1];
-  const high = parseInt(match[2]!, 16);
-  const low = parseInt(match[3]!, 16);
+  const high = parseInt(match[2], 16);
+  const low = parseInt(match[3], 16);
   return [high >> 8, high & 255, low >> 8, low & 255].join(".");
 }
 

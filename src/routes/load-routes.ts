@@ -57,24 +57,32 @@ export function checkRoutes(text: string, file: string, options: LoadOptions): C
   if (!parsed.ok) return { ok: false, problems: parsed.errors.map((error) => at(error.offset, error.message)) };
   const { document, data } = parsed;
   if (!validate(data)) {
-    const problems = (validate.errors ?? []).filter(isUseful).slice(0, MAX_PROBLEMS).map((error) => at(locate(document, error), describe(error)));
+    const problems = (validate.errors ?? [])
+      .filter(isUseful)
+      .slice(0, MAX_PROBLEMS)
+      .map((error) => at(locate(document, error), describe(error)));
     return { ok: false, problems: dedupe(problems) };
   }
   const problems: RouteProblem[] = [];
   for (const [id, provider] of Object.entries(data.providers)) {
     if (!options.knownPlugins.has(provider.plugin) && problems.length < MAX_PROBLEMS) {
       const known = [...options.knownPlugins].sort().join(", ");
-      problems.push(at(offsetOf(document, `/providers/${id}/plugin`), `provider "${id}" names plugin "${provider.plugin}", which is not loaded (loaded: ${known})`));
+      problems.push(
+        at(offsetOf(document, `/providers/${id}/plugin`), `provider "${id}" names plugin "${provider.plugin}", which is not loaded (loaded: ${known})`),
+      );
     }
   }
   data.models.forEach((model, index) => {
     if (!(model.provider in data.providers) && problems.length < MAX_PROBLEMS) {
-      problems.push(at(offsetOf(document, `/models/${index}/provider`), `model "${model.name}" names provider "${model.provider}", which routes.yaml does not define`));
+      problems.push(
+        at(offsetOf(document, `/models/${index}/provider`), `model "${model.name}" names provider "${model.provider}", which routes.yaml does not define`),
+      );
     }
   });
   data.model_family?.strip.forEach((pattern, index) => {
     const invalid = regexProblem(pattern);
-    if (invalid && problems.length < MAX_PROBLEMS) problems.push(at(offsetOf(document, `/model_family/strip/${index}`), `model_family.strip.${index}: ${invalid}`));
+    if (invalid && problems.length < MAX_PROBLEMS)
+      problems.push(at(offsetOf(document, `/model_family/strip/${index}`), `model_family.strip.${index}: ${invalid}`));
   });
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, data, revision: revisionOf(text) };
@@ -132,7 +140,10 @@ function locate(document: Document, error: ErrorObject): number {
 }
 
 function pathOf(pointer: string): string[] {
-  return pointer.split("/").slice(1).map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
 /** Start offset of the YAML node at a JSON pointer, or of its nearest existing parent. */

@@ -15,8 +15,7 @@ export interface YamlError {
 }
 
 export type ParsedYaml =
-  | { ok: true; lineCounter: LineCounter; document: Document; data: unknown }
-  | { ok: false; lineCounter: LineCounter; errors: YamlError[] };
+  { ok: true; lineCounter: LineCounter; document: Document; data: unknown } | { ok: false; lineCounter: LineCounter; errors: YamlError[] };
 
 /**
  * `parseDocument` + `toJS`, with the two resource limits checked where they
@@ -33,12 +32,16 @@ export function parseYamlWithLimits(text: string): ParsedYaml {
   }
   const composer = new Composer({ uniqueKeys: true, prettyErrors: false });
   const documents = [...composer.compose(tokens, true, text.length)];
-  const document = documents[0]!;
+  const document = documents[0];
   if (documents.length > 1) {
-    return { ok: false, lineCounter, errors: [{ offset: documents[1]!.range[0], message: "more than one YAML document (a second `---`); a route table is one" }] };
+    return {
+      ok: false,
+      lineCounter,
+      errors: [{ offset: documents[1].range[0], message: "more than one YAML document (a second `---`); a route table is one" }],
+    };
   }
   if (document.errors.length > 0) {
-    return { ok: false, lineCounter, errors: document.errors.slice(0, 20).map((error) => ({ offset: error.pos[0], message: error.message.split("\n")[0]! })) };
+    return { ok: false, lineCounter, errors: document.errors.slice(0, 20).map((error) => ({ offset: error.pos[0], message: error.message.split("\n")[0] })) };
   }
   try {
     return { ok: true, lineCounter, document, data: document.toJS({ maxAliasCount: MAX_ALIAS_EXPANSIONS }) as unknown };
@@ -85,4 +88,3 @@ function firstAlias(document: Document): Alias | undefined {
   }
   return first;
 }
-

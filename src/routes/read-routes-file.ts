@@ -9,9 +9,7 @@ import { open } from "node:fs/promises";
 export const MAX_ROUTES_BYTES = 1024 * 1024;
 
 /** What was at the path: its text and what it looked like, or why it cannot be a route table. */
-export type RoutesRead =
-  | { ok: true; text: string; size: number; mtimeMs: number; ino: number }
-  | { ok: false; code: string; message: string };
+export type RoutesRead = { ok: true; text: string; size: number; mtimeMs: number; ino: number } | { ok: false; code: string; message: string };
 
 /**
  * Reads the route table at `path` without ever blocking on what is there.

@@ -39,7 +39,7 @@ export function resolveDialect(fileRoutes: readonly DialectRoute[], provider: Pr
   let missing = KEYS.length;
   const consult = (routes: readonly DialectRoute[], list: "dialects" | "shipped") => {
     for (let index = 0; index < routes.length && missing > 0; index++) {
-      const route = routes[index]!;
+      const route = routes[index];
       if (!routeMatches(route.match, provider, upstreamModel)) continue;
       for (const [key, fileKey] of KEYS) {
         const value = route[fileKey];

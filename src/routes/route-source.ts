@@ -150,7 +150,10 @@ export class RouteSource {
 
   private reject(path: string, problems: RouteProblem[], reason: string): void {
     const errors = problems.map(formatProblem);
-    this.log.error({ file: path, errors, reason, revision_in_force: this.table.revision }, `routes rejected, keeping revision ${this.table.revision}: ${errors[0]}`);
+    this.log.error(
+      { file: path, errors, reason, revision_in_force: this.table.revision },
+      `routes rejected, keeping revision ${this.table.revision}: ${errors[0]}`,
+    );
     this.bus.publish({ type: "routes.rejected", file: path, errors: problems, revision_in_force: this.table.revision });
   }
 

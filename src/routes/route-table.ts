@@ -1,5 +1,13 @@
 import { ModelFamily } from "../carriers/model-family.js";
-import { DEFAULT_DEADLINES, type CarrierField, type CarrierPolicy, type JsonObject, type ProviderConfig, type RequestDialect, type UpstreamDeadlines } from "../plugins/contract.js";
+import {
+  DEFAULT_DEADLINES,
+  type CarrierField,
+  type CarrierPolicy,
+  type JsonObject,
+  type ProviderConfig,
+  type RequestDialect,
+  type UpstreamDeadlines,
+} from "../plugins/contract.js";
 import { globCapture, globMatches } from "./glob.js";
 import { hostOf, isLocalHost } from "./host-match.js";
 import { resolveDialect, type DialectRoute, type ResolvedDialect } from "./request-dialect.js";
@@ -119,7 +127,17 @@ export class RouteTable {
       if (!provider) continue;
       const upstreamModel = entry.model ?? globCapture(entry.name, name) ?? name;
       const { dialect } = this.dialectFor(provider, upstreamModel);
-      return { name, provider, upstreamModel, params: entry.params, contextWindow: entry.context_window, compactAt: entry.compact_at, summarizer: entry.summarizer, dialect, family: this.family };
+      return {
+        name,
+        provider,
+        upstreamModel,
+        params: entry.params,
+        contextWindow: entry.context_window,
+        compactAt: entry.compact_at,
+        summarizer: entry.summarizer,
+        dialect,
+        family: this.family,
+      };
     }
     return undefined;
   }
@@ -148,7 +166,7 @@ export class RouteTable {
       const fields = isLocalHost(provider.host) ? FALLBACK_LOCAL : FALLBACK_REMOTE;
       return { fields, mustEcho: false, requestExtra: undefined, native: true, replay: undefined, routeIndex: -1 };
     }
-    const route = this.carriers[index]!;
+    const route = this.carriers[index];
     return {
       fields: route.fields,
       mustEcho: route.must_echo ?? false,

@@ -29,4 +29,9 @@ export const SHIPPED_DIALECTS: readonly Readonly<DialectRoute>[] = [
  * `system` and the limit as `max_tokens`, which DeepSeek, Kimi, GLM,
  * OpenRouter, Mistral and local servers all read.
  */
-export const FALLBACK_DIALECT: RequestDialect = Object.freeze({ effort: "reasoning_effort", disable: "none", developerRole: "system", tokenLimit: "max_tokens" });
+export const FALLBACK_DIALECT: RequestDialect = Object.freeze({
+  effort: "reasoning_effort",
+  disable: "none",
+  developerRole: "system",
+  tokenLimit: "max_tokens",
+});

@@ -18,7 +18,7 @@ export function chooseSession(candidates: readonly (readonly FingerprintMatch[])
   const counts = new Map<string, number>();
   for (const found of candidates) {
     for (let index = 0; index < found.length; index++) {
-      const session = found[index]!.session_id;
+      const session = found[index].session_id;
       // a session counts once per message, however many of its turns look like it
       if (found.findIndex((match) => match.session_id === session) === index) counts.set(session, (counts.get(session) ?? 0) + 1);
     }
@@ -26,7 +26,7 @@ export function chooseSession(candidates: readonly (readonly FingerprintMatch[])
   if (counts.size <= 1) return counts.keys().next().value;
   const most = Math.max(...counts.values());
   for (let ordinal = candidates.length - 1; ordinal >= 0; ordinal--) {
-    for (const match of candidates[ordinal]!) if (counts.get(match.session_id) === most) return match.session_id;
+    for (const match of candidates[ordinal]) if (counts.get(match.session_id) === most) return match.session_id;
   }
   return undefined;
 }

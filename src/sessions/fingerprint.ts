@@ -82,7 +82,7 @@ export function normalisedText(content: ChatMessage["content"]): string {
 }
 
 function byId(a: readonly string[], b: readonly string[]): number {
-  return a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0;
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }
 
 /** Parsed and re-serialised with sorted keys (`""` and blank are `{}`, as clients send them); arguments that are not JSON compare as trimmed text. */
@@ -98,7 +98,7 @@ function canonicalArguments(argumentsText: string | undefined): string {
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value && typeof value === "object") {
-    const entries = Object.keys(value as object)
+    const entries = Object.keys(value)
       .sort()
       .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
     return `{${entries.join(",")}}`;

@@ -12,17 +12,17 @@ export function historyOf(turns: readonly StoredTurn[], prompts: readonly ChatMe
   if (turns.length === 0) return [];
   const byId = new Map(turns.map((turn, index) => [turn.id, index]));
   const chain: number[] = [];
-  for (let index: number | undefined = turns.length - 1; index !== undefined && !chain.includes(index); ) {
+  for (let index: number | undefined = turns.length - 1; index !== undefined && !chain.includes(index);) {
     chain.unshift(index);
-    const parent: string | null = turns[index]!.parentTurnId;
+    const parent: string | null = turns[index].parentTurnId;
     index = parent === null ? undefined : byId.get(parent);
   }
   // a chain that does not reach turn 1 (parents lost by an older writer) falls back to positions
   const order = chain[0] === 0 ? chain : turns.map((_turn, index) => index);
   const messages: ChatMessage[] = [];
   for (const index of order) {
-    const turn = turns[index]!;
-    messages.push(...prompts[index]!);
+    const turn = turns[index];
+    messages.push(...prompts[index]);
     const assistant: ChatMessage = { role: "assistant", content: turn.content.length > 0 || turn.toolCalls.length === 0 ? turn.content : null };
     if (turn.toolCalls.length > 0) assistant.tool_calls = turn.toolCalls;
     messages.push(assistant);

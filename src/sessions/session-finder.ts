@@ -44,7 +44,12 @@ export interface SessionMatch {
  * message's position (a client that re-renders a turn's text still gets its
  * reasoning back), else the most recent identical turn under the key.
  */
-export async function findSession(turns: Pick<TurnStorage, "matchesFor" | "turnsAtPositions">, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): Promise<SessionMatch> {
+export async function findSession(
+  turns: Pick<TurnStorage, "matchesFor" | "turnsAtPositions">,
+  keyHash: string,
+  messages: readonly ChatMessage[],
+  explicit: string | undefined,
+): Promise<SessionMatch> {
   const assistantIndexes: number[] = [];
   const keys: TurnKeys[] = [];
   const lookup: string[] = [];
@@ -59,14 +64,16 @@ export async function findSession(turns: Pick<TurnStorage, "matchesFor" | "turns
   const byKey = await turns.matchesFor(keyHash, lookup);
   // per assistant message, in order: its stored matches, most recent first; by ids alone after those by fingerprint
   const byFingerprint = keys.map((turnKeys) => byKey.get(turnKeys.fingerprint) ?? NONE);
-  const candidates = keys.map((turnKeys, ordinal) => withCallMatches(byFingerprint[ordinal]!, turnKeys.callKey === undefined ? undefined : byKey.get(turnKeys.callKey)));
+  const candidates = keys.map((turnKeys, ordinal) =>
+    withCallMatches(byFingerprint[ordinal], turnKeys.callKey === undefined ? undefined : byKey.get(turnKeys.callKey)),
+  );
 
   const sessionId = explicit ?? chooseSession(candidates);
   const chosen: (FingerprintMatch | undefined)[] = [];
   const used = new Set<string>();
   let previous: FingerprintMatch | undefined;
   for (let ordinal = 0; ordinal < candidates.length; ordinal++) {
-    const match = sessionId === undefined ? undefined : chooseTurn(candidates[ordinal]!, sessionId, previous, ordinal, used);
+    const match = sessionId === undefined ? undefined : chooseTurn(candidates[ordinal], sessionId, previous, ordinal, used);
     chosen.push(match);
     if (match) {
       used.add(match.id);
@@ -76,18 +83,18 @@ export async function findSession(turns: Pick<TurnStorage, "matchesFor" | "turns
 
   // the k-th assistant message is turn k of the explicit session: one query for every message its keys did not place
   const unplaced = explicit === undefined ? [] : chosen.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
-  const byPosition = unplaced.length > 0 ? await turns.turnsAtPositions(explicit!, unplaced) : undefined;
+  const byPosition = unplaced.length > 0 ? await turns.turnsAtPositions(keyHash, explicit!, unplaced) : undefined;
 
   const matched: MatchCounts = { assistant: assistantIndexes.length, fingerprint: 0, ids: 0, position: 0, elsewhere: 0 };
   const turnIds = new Map<number, string>();
   assistantIndexes.forEach((index, ordinal) => {
     let turn = chosen[ordinal];
     if (turn) {
-      if (byFingerprint[ordinal]!.includes(turn)) matched.fingerprint++;
+      if (byFingerprint[ordinal].includes(turn)) matched.fingerprint++;
       else matched.ids++;
     } else if ((turn = byPosition?.get(ordinal + 1))) {
       matched.position++;
-    } else if ((turn = candidates[ordinal]![0])) {
+    } else if ((turn = candidates[ordinal][0])) {
       // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text
       matched.elsewhere++;
     }

@@ -16,19 +16,78 @@ const TABLES = [
   { name: "sessions", columns: ["id", "key_hash", "model", "parent_id", "model_config", "created_at", "updated_at"], order: "rowid" },
   {
     name: "turns",
-    columns: ["seq", "id", "session_id", "position", "parent_turn_id", "model", "plugin", "provider", "host", "upstream_model", "prompt", "content", "tool_calls", "reasoning_text",
-      "reasoning_details", "native_record", "usage", "finish_reason", "upstream_id", "created_at", "key_hash", "fingerprint", "call_key", "active"],
+    columns: [
+      "seq",
+      "id",
+      "session_id",
+      "position",
+      "parent_turn_id",
+      "model",
+      "plugin",
+      "provider",
+      "host",
+      "upstream_model",
+      "prompt",
+      "content",
+      "tool_calls",
+      "reasoning_text",
+      "reasoning_details",
+      "native_record",
+      "usage",
+      "finish_reason",
+      "upstream_id",
+      "created_at",
+      "key_hash",
+      "fingerprint",
+      "call_key",
+      "active",
+    ],
     order: "seq",
   },
   { name: "verdicts", columns: ["provider", "host", "model", "field", "status", "message", "recorded_at"], order: "rowid" },
-  { name: "responses", columns: ["id", "parent_id", "session_id", "model", "created_at", "conversation_id", "messages", "body", "input_items"], order: "rowid" },
+  {
+    name: "responses",
+    columns: ["id", "parent_id", "session_id", "model", "created_at", "conversation_id", "messages", "body", "input_items", "key_hash"],
+    order: "rowid",
+  },
   { name: "response_items", columns: ["id", "response_id", "item"], order: "rowid" },
-  { name: "response_conversations", columns: ["id", "session_id", "last_response_id", "created_at", "updated_at"], order: "rowid" },
+  { name: "response_conversations", columns: ["id", "session_id", "last_response_id", "created_at", "updated_at", "key_hash"], order: "rowid" },
   {
     name: "compaction_checkpoints",
-    columns: ["id", "session_id", "anchor_response_id", "head_count", "cut_index", "summary", "summarizer", "summarized_messages", "archived_turns", "archived_through", "tokens_before",
-      "tokens_after", "created_at"],
+    columns: [
+      "id",
+      "session_id",
+      "anchor_response_id",
+      "head_count",
+      "cut_index",
+      "summary",
+      "summarizer",
+      "summarized_messages",
+      "archived_turns",
+      "archived_through",
+      "tokens_before",
+      "tokens_after",
+      "created_at",
+    ],
     order: "rowid",
+  },
+  {
+    name: "access_keys",
+    columns: [
+      "name",
+      "secret_hash",
+      "data_scope",
+      "scopes",
+      "models",
+      "events_of",
+      "created_at",
+      "expires_at",
+      "revoked_at",
+      "rotated_at",
+      "last_used_at",
+      "requests",
+    ],
+    order: "created_at, name",
   },
 ] as const;
 
@@ -55,7 +114,10 @@ export async function copySqliteToPostgres(source: Db, target: Sql): Promise<Cop
     for (const table of TABLES) {
       const insert = `INSERT INTO ${table.name} (${table.columns.join(", ")}) VALUES (${table.columns.map((_, index) => `$${index + 1}`).join(", ")})`;
       let copied = 0;
-      for (const row of source.prepare(`SELECT ${table.columns.join(", ")} FROM ${table.name} ORDER BY ${table.order}`).raw().iterate() as IterableIterator<unknown[]>) {
+      for (const row of source
+        .prepare(`SELECT ${table.columns.join(", ")} FROM ${table.name} ORDER BY ${table.order}`)
+        .raw()
+        .iterate() as IterableIterator<unknown[]>) {
         await run(tx, insert, row);
         copied++;
       }

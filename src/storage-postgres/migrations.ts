@@ -131,6 +131,33 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX compaction_checkpoints_anchor ON compaction_checkpoints (anchor_response_id);
     `,
   },
+  {
+    version: 2,
+    name: "access keys; responses and conversations belong to the key that created them",
+    sql: `
+      -- only a hash of each secret; times in epoch milliseconds. key_revision is bumped by every create, revoke and
+      -- rotate, and polled by every gateway (usage counts do not bump it)
+      CREATE TABLE access_keys (
+        name         text PRIMARY KEY,
+        secret_hash  text NOT NULL UNIQUE,
+        data_scope   text NOT NULL,
+        scopes       text NOT NULL,
+        models       text NOT NULL,
+        events_of    text NOT NULL,
+        created_at   bigint NOT NULL,
+        expires_at   bigint,
+        revoked_at   bigint,
+        rotated_at   bigint,
+        last_used_at bigint,
+        requests     bigint NOT NULL DEFAULT 0
+      );
+      CREATE TABLE key_revision (id integer PRIMARY KEY CHECK (id = 1), revision bigint NOT NULL);
+      INSERT INTO key_revision (id, revision) VALUES (1, 0);
+      -- the data scope of the creating key; NULL on rows from before: the owner key's
+      ALTER TABLE responses ADD COLUMN key_hash text;
+      ALTER TABLE response_conversations ADD COLUMN key_hash text;
+    `,
+  },
 ];
 
 // any constant both sides agree on: pg_advisory_xact_lock takes a bigint key; this one is "carrierd" in ASCII
@@ -146,7 +173,9 @@ const MIGRATION_LOCK = 7161674946551230052n; // 0x6361727269657264
 export async function migrate(sql: Sql, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number[]> {
   return transaction(sql, async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await tx.query(`CREATE TABLE IF NOT EXISTS carrierd_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS carrierd_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const applied = new Set((await tx.query<{ version: number }>(`SELECT version FROM carrierd_migrations`)).rows.map((row) => row.version));
     const ran: number[] = [];
     for (const migration of migrations) {

@@ -55,8 +55,19 @@ export class PgCatalogue implements SessionCatalogue {
   }
 
   async list(limit: number): Promise<SessionSummary[]> {
-    const rows = await run<{ id: string; model: string | null; parent_id: string | null; turns: number; created_at: string; updated_at: string }>(this.sql, LIST_SESSIONS, [limit]);
-    return rows.map((row) => ({ id: row.id, model: row.model, parentId: row.parent_id, turns: row.turns, createdAt: row.created_at, updatedAt: row.updated_at }));
+    const rows = await run<{ id: string; model: string | null; parent_id: string | null; turns: number; created_at: string; updated_at: string }>(
+      this.sql,
+      LIST_SESSIONS,
+      [limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      model: row.model,
+      parentId: row.parent_id,
+      turns: row.turns,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }));
   }
 
   async show(sessionId: string): Promise<SessionDetail | undefined> {

@@ -53,7 +53,7 @@ export class PgCheckpoints implements CheckpointStorage {
       await run(tx, ARCHIVE_TURNS, [checkpoint.sessionId, [...archive.turnIds]]);
       const [archived] = await run<{ count: number; through: number | null }>(tx, ARCHIVED, [checkpoint.sessionId]);
       if (archive.supersedes) await run(tx, DELETE, [archive.supersedes.id]);
-      const stored: Checkpoint = { ...checkpoint, archivedTurns: archived!.count, archivedThrough: archived!.through, createdAt: new Date().toISOString() };
+      const stored: Checkpoint = { ...checkpoint, archivedTurns: archived.count, archivedThrough: archived.through, createdAt: new Date().toISOString() };
       await insertCheckpoint(tx, stored);
       return stored;
     });

@@ -4,12 +4,12 @@ import type { ResponseStorage } from "../storage/storage.js";
 import type { Sql } from "./connection.js";
 import { run, transaction } from "./run.js";
 
-const INSERT = `INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body, input_items) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+const INSERT = `INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body, input_items, key_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
 const INSERT_ITEM = `INSERT INTO response_items (id, response_id, item) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET response_id = excluded.response_id, item = excluded.item`;
 const UPSERT_CONVERSATION = `
-  INSERT INTO response_conversations (id, session_id, last_response_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+  INSERT INTO response_conversations (id, session_id, last_response_id, created_at, updated_at, key_hash) VALUES ($1, $2, $3, $4, $4, $5)
   ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`;
-const GET = `SELECT id, session_id, body FROM responses WHERE id = $1 AND body IS NOT NULL`;
+const GET = `SELECT id, session_id, key_hash, body FROM responses WHERE id = $1 AND body IS NOT NULL`;
 // oldest first: walk the parent links up from the given response
 const HISTORY = `
   WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
@@ -34,8 +34,8 @@ const UNNEEDED = `
      AND NOT EXISTS (SELECT 1 FROM responses c WHERE c.parent_id = r.id)
      AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`;
 const REMOVE = `DELETE FROM responses WHERE id = $1`;
-const ITEM = `SELECT i.item, r.session_id FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = $1`;
-const CONVERSATION = `SELECT id, session_id, last_response_id FROM response_conversations WHERE id = $1`;
+const ITEM = `SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = $1`;
+const CONVERSATION = `SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = $1`;
 
 /**
  * The Responses API's chained responses and conversations in PostgreSQL.
@@ -49,7 +49,18 @@ export class PgResponses implements ResponseStorage {
   async save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
     const inputItems = record.body !== null && record.inputItems ? JSON.stringify(record.inputItems) : null;
     const body = record.body === null ? null : JSON.stringify(record.body);
-    const values = [record.id, record.parentId, record.sessionId, record.model, record.createdAt, record.conversationId, JSON.stringify(record.messages), body, inputItems];
+    const values = [
+      record.id,
+      record.parentId,
+      record.sessionId,
+      record.model,
+      record.createdAt,
+      record.conversationId,
+      JSON.stringify(record.messages),
+      body,
+      inputItems,
+      record.keyHash,
+    ];
     const kept = record.body === null ? [] : items.filter((item) => typeof item.id === "string");
     if (kept.length === 0 && !record.conversationId) {
       await run(this.sql, INSERT, values);
@@ -58,13 +69,13 @@ export class PgResponses implements ResponseStorage {
     await transaction(this.sql, async (tx) => {
       await run(tx, INSERT, values);
       for (const item of kept) await run(tx, INSERT_ITEM, [item.id, record.id, JSON.stringify(item)]);
-      if (record.conversationId) await run(tx, UPSERT_CONVERSATION, [record.conversationId, record.sessionId, record.id, Date.now()]);
+      if (record.conversationId) await run(tx, UPSERT_CONVERSATION, [record.conversationId, record.sessionId, record.id, Date.now(), record.keyHash]);
     });
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
-    const [row] = await run<{ id: string; session_id: string; body: string }>(this.sql, GET, [id]);
-    return row ? { id: row.id, sessionId: row.session_id, body: JSON.parse(row.body) as JsonObject } : undefined;
+    const [row] = await run<{ id: string; session_id: string; key_hash: string | null; body: string }>(this.sql, GET, [id]);
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject } : undefined;
   }
 
   async inputItems(id: string): Promise<JsonObject[] | undefined> {
@@ -97,12 +108,12 @@ export class PgResponses implements ResponseStorage {
   }
 
   async item(id: string): Promise<StoredItem | undefined> {
-    const [row] = await run<{ item: string; session_id: string }>(this.sql, ITEM, [id]);
-    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id } : undefined;
+    const [row] = await run<{ item: string; session_id: string; key_hash: string | null }>(this.sql, ITEM, [id]);
+    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
   }
 
   async conversation(id: string): Promise<StoredConversation | undefined> {
-    const [row] = await run<{ id: string; session_id: string; last_response_id: string }>(this.sql, CONVERSATION, [id]);
-    return row ? { id: row.id, sessionId: row.session_id, lastResponseId: row.last_response_id } : undefined;
+    const [row] = await run<{ id: string; session_id: string; key_hash: string | null; last_response_id: string }>(this.sql, CONVERSATION, [id]);
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id } : undefined;
   }
 }

@@ -22,7 +22,7 @@ const KEY_MATCHES = `
                          WHERE f.key_hash = $1 AND f.call_key = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
   ORDER BY 2 DESC`;
 const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ANY($1::text[])`;
-const TURNS_AT_POSITIONS = `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = $1 AND position = ANY($2::int[])`;
+const TURNS_AT_POSITIONS = `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = $1 AND key_hash = $2 AND position = ANY($3::int[])`;
 // the session row is created with its first turn, or locked and its position counter moved on: one statement, one
 // implicit transaction, so the turn is committed (and read by every instance) when it resolves
 const INSERT_TURN = `
@@ -53,7 +53,11 @@ export class PgTurns implements TurnStorage {
     const unique = [...new Set(keys)];
     const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
     const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
-    const rows = await run<{ key: string; id: string; session_id: string; parent_turn_id: string | null }>(this.sql, KEY_MATCHES, [keyHash, fingerprints, callKeys]);
+    const rows = await run<{ key: string; id: string; session_id: string; parent_turn_id: string | null }>(this.sql, KEY_MATCHES, [
+      keyHash,
+      fingerprints,
+      callKeys,
+    ]);
     for (const row of rows) {
       const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
       const list = found.get(row.key);
@@ -75,9 +79,13 @@ export class PgTurns implements TurnStorage {
     return found;
   }
 
-  async turnsAtPositions(sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
+  async turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
     if (positions.length === 0) return new Map();
-    const rows = await run<{ id: string; session_id: string; position: number; parent_turn_id: string | null }>(this.sql, TURNS_AT_POSITIONS, [sessionId, positions]);
+    const rows = await run<{ id: string; session_id: string; position: number; parent_turn_id: string | null }>(this.sql, TURNS_AT_POSITIONS, [
+      sessionId,
+      keyHash,
+      positions,
+    ]);
     return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
   }
 

@@ -1,9 +1,19 @@
-import type { CheckpointStorage, ResponseStorage, SessionCatalogue, SessionConfigStorage, Storage, TurnStorage, VerdictStorage } from "../storage/storage.js";
+import type {
+  CheckpointStorage,
+  KeyStorage,
+  ResponseStorage,
+  SessionCatalogue,
+  SessionConfigStorage,
+  Storage,
+  TurnStorage,
+  VerdictStorage,
+} from "../storage/storage.js";
 import { DEFAULT_STORE_POOL_SIZE, redactStoreUrl } from "../config/store-choice.js";
 import { connect, type Sql } from "./connection.js";
 import { migrate } from "./migrations.js";
 import { PgCatalogue } from "./pg-catalogue.js";
 import { PgCheckpoints } from "./pg-checkpoints.js";
+import { PgKeys } from "./pg-keys.js";
 import { PgResponses } from "./pg-responses.js";
 import { PgSessionConfig } from "./pg-session-config.js";
 import { PgTurns } from "./pg-turns.js";
@@ -43,6 +53,7 @@ export class PostgresStorage implements Storage {
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
+  readonly keys: KeyStorage;
   private closed = false;
 
   constructor(readonly sql: Sql) {
@@ -52,6 +63,7 @@ export class PostgresStorage implements Storage {
     this.verdicts = new PgVerdicts(sql);
     this.responses = new PgResponses(sql);
     this.checkpoints = new PgCheckpoints(sql);
+    this.keys = new PgKeys(sql);
   }
 
   /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */

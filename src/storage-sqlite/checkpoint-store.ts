@@ -59,8 +59,12 @@ export class CheckpointStore {
   save(checkpoint: NewCheckpoint, archive: CheckpointArchive): Checkpoint {
     this.settle();
     return this.db.transaction(() => {
-      this.db.prepare(`UPDATE turns SET active = 0 WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))`).run(checkpoint.sessionId, JSON.stringify(archive.turnIds));
-      const archived = this.db.prepare(`SELECT COUNT(*) AS count, MAX(position) AS through FROM turns WHERE session_id = ? AND active = 0`).get(checkpoint.sessionId) as { count: number; through: number | null };
+      this.db
+        .prepare(`UPDATE turns SET active = 0 WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))`)
+        .run(checkpoint.sessionId, JSON.stringify(archive.turnIds));
+      const archived = this.db
+        .prepare(`SELECT COUNT(*) AS count, MAX(position) AS through FROM turns WHERE session_id = ? AND active = 0`)
+        .get(checkpoint.sessionId) as { count: number; through: number | null };
       if (archive.supersedes) this.db.prepare(`DELETE FROM compaction_checkpoints WHERE id = ?`).run(archive.supersedes.id);
       const stored: Checkpoint = { ...checkpoint, archivedTurns: archived.count, archivedThrough: archived.through, createdAt: new Date().toISOString() };
       this.insert(stored);
@@ -70,12 +74,16 @@ export class CheckpointStore {
 
   /** A session's checkpoints, oldest first. */
   list(sessionId: string): Checkpoint[] {
-    return (this.db.prepare(`SELECT * FROM compaction_checkpoints WHERE session_id = ? ORDER BY created_at, rowid`).all(sessionId) as CheckpointRow[]).map(toCheckpoint);
+    return (this.db.prepare(`SELECT * FROM compaction_checkpoints WHERE session_id = ? ORDER BY created_at, rowid`).all(sessionId) as CheckpointRow[]).map(
+      toCheckpoint,
+    );
   }
 
   /** Positions of a session's inactive (summarised) turns. */
   archivedPositions(sessionId: string): Set<number> {
-    return new Set((this.db.prepare(`SELECT position FROM turns WHERE session_id = ? AND active = 0`).all(sessionId) as { position: number }[]).map((row) => row.position));
+    return new Set(
+      (this.db.prepare(`SELECT position FROM turns WHERE session_id = ? AND active = 0`).all(sessionId) as { position: number }[]).map((row) => row.position),
+    );
   }
 
   insert(checkpoint: Checkpoint): void {

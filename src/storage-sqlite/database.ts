@@ -68,8 +68,10 @@ export function openDatabase(file: string, migrations: readonly Migration[]): Db
         if (migration.foreignKeysOff) {
           const broken = db.pragma("foreign_key_check") as { table: string; rowid: number; parent: string }[];
           if (broken.length > 0) {
-            const first = broken[0]!;
-            throw new Error(`migration ${migration.version} (${migration.name}) broke ${broken.length} foreign key(s), first: ${first.table} rowid ${first.rowid} → ${first.parent}`);
+            const first = broken[0];
+            throw new Error(
+              `migration ${migration.version} (${migration.name}) broke ${broken.length} foreign key(s), first: ${first.table} rowid ${first.rowid} → ${first.parent}`,
+            );
           }
         }
         record.run(migration.version, migration.name, new Date().toISOString());

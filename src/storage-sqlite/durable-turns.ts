@@ -195,7 +195,7 @@ export class DurableTurns {
       return 0;
     }
     this.settle();
-    return this.commit([turn])[0]!;
+    return this.commit([turn])[0];
   }
 
   /**

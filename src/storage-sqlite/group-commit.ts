@@ -51,6 +51,6 @@ export class GroupCommit<T, R> {
       }
       return;
     }
-    batch.forEach(({ resolve }, index) => resolve(results[index]!));
+    batch.forEach(({ resolve }, index) => resolve(results[index]));
   };
 }

@@ -15,7 +15,7 @@ export class ReplayReads {
   private readonly statements: {
     keyMatchesMany: Statement<[{ fingerprints: string; callKeys: string; keyHash: string }]>; // the two kinds of key as JSON arrays
     replaySources: Statement<[string]>;
-    turnsAtPositions: Statement<[string, string]>;
+    turnsAtPositions: Statement<[string, string, string]>;
   };
 
   constructor(
@@ -40,7 +40,9 @@ export class ReplayReads {
       replaySources: db.prepare(
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
-      turnsAtPositions: db.prepare(`SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND position IN (SELECT value FROM json_each(?))`),
+      turnsAtPositions: db.prepare(
+        `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND key_hash = ? AND position IN (SELECT value FROM json_each(?))`,
+      ),
     };
   }
 
@@ -66,7 +68,12 @@ export class ReplayReads {
     const read = new Map<string, FingerprintMatch[]>(missed.map((key) => [key, []]));
     const fingerprints = missed.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
     const callKeys = fingerprints.length === missed.length ? [] : missed.filter((key) => key.startsWith(CALL_KEY_PREFIX));
-    const rows = this.statements.keyMatchesMany.all({ fingerprints: JSON.stringify(fingerprints), callKeys: JSON.stringify(callKeys), keyHash }) as { key: string; id: string; session_id: string; parent_turn_id: string | null }[];
+    const rows = this.statements.keyMatchesMany.all({ fingerprints: JSON.stringify(fingerprints), callKeys: JSON.stringify(callKeys), keyHash }) as {
+      key: string;
+      id: string;
+      session_id: string;
+      parent_turn_id: string | null;
+    }[];
     for (const row of rows) read.get(row.key)?.push({ id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id });
     for (const [key, list] of read) {
       this.cache.rememberMatches(keyHash, key, list); // a miss is remembered too: a new conversation asks again next turn
@@ -107,9 +114,14 @@ export class ReplayReads {
   }
 
   /** The session's turns at these positions, in one query. */
-  turnsAtPositions(sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
+  turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
     this.settle();
-    const rows = this.statements.turnsAtPositions.all(sessionId, JSON.stringify(positions)) as { id: string; session_id: string; position: number; parent_turn_id: string | null }[];
+    const rows = this.statements.turnsAtPositions.all(sessionId, keyHash, JSON.stringify(positions)) as {
+      id: string;
+      session_id: string;
+      position: number;
+      parent_turn_id: string | null;
+    }[];
     return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
   }
 }

@@ -20,10 +20,14 @@ function record(id: string, parentId: string | null, text: string, extra: Partia
     id,
     parentId,
     sessionId: "sess_1",
+    keyHash: "key-a",
     model: "demo",
     createdAt: 1,
     conversationId: null,
-    messages: [{ role: "user", content: text }, { role: "assistant", content: `re: ${text}` }],
+    messages: [
+      { role: "user", content: text },
+      { role: "assistant", content: `re: ${text}` },
+    ],
     body: { id, object: "response" },
     ...extra,
   };
@@ -55,7 +59,7 @@ test("an unretrievable conversation link is kept, and the conversation points at
   store.save(record("r1", null, "a", { conversationId: "conv_x", body: null }), [{ id: "msg_1" }]);
   expect(store.get("r1")).toBeUndefined();
   expect(store.item("msg_1")).toBeUndefined();
-  expect(store.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_1", lastResponseId: "r1" });
+  expect(store.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_1", keyHash: "key-a", lastResponseId: "r1" });
   store.save(record("r2", "r1", "b", { conversationId: "conv_x" }), []);
   expect(store.conversation("conv_x")!.lastResponseId).toBe("r2");
   expect(store.history("r2")).toHaveLength(4);
@@ -63,7 +67,13 @@ test("an unretrievable conversation link is kept, and the conversation points at
 
 test("migration 101 replaces the development schema 100 of an existing state.db", () => {
   const file = join(mkdtempSync(join(tmpdir(), "carrierd-responses-")), "state.db");
-  openDatabase(file, [{ version: 100, name: "responses", sql: "CREATE TABLE responses (id TEXT PRIMARY KEY, messages TEXT NOT NULL); CREATE TABLE response_items (id TEXT); CREATE TABLE response_conversations (id TEXT)" }]).close();
+  openDatabase(file, [
+    {
+      version: 100,
+      name: "responses",
+      sql: "CREATE TABLE responses (id TEXT PRIMARY KEY, messages TEXT NOT NULL); CREATE TABLE response_items (id TEXT); CREATE TABLE response_conversations (id TEXT)",
+    },
+  ]).close();
   const upgraded = openDatabase(file, RESPONSES_MIGRATIONS);
   new ResponseStore(upgraded).save(record("r1", null, "a"), []);
   expect(new ResponseStore(upgraded).history("r1")).toHaveLength(2);

@@ -18,10 +18,10 @@ export class ResponseStore {
   constructor(private readonly db: Db) {
     this.statements = {
       insert: db.prepare(
-        "INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body, input_items) VALUES (@id, @parentId, @sessionId, @model, @createdAt, @conversationId, @messages, @body, @inputItems)",
+        "INSERT INTO responses (id, parent_id, session_id, key_hash, model, created_at, conversation_id, messages, body, input_items) VALUES (@id, @parentId, @sessionId, @keyHash, @model, @createdAt, @conversationId, @messages, @body, @inputItems)",
       ),
       insertItem: db.prepare("INSERT OR REPLACE INTO response_items (id, response_id, item) VALUES (?, ?, ?)"),
-      get: db.prepare("SELECT id, session_id, body FROM responses WHERE id = ? AND body IS NOT NULL"),
+      get: db.prepare("SELECT id, session_id, key_hash, body FROM responses WHERE id = ? AND body IS NOT NULL"),
       // oldest first: walk the parent links up from the given response
       history: db.prepare(`
         WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
@@ -47,10 +47,10 @@ export class ResponseStore {
            AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`,
       ),
       remove: db.prepare("DELETE FROM responses WHERE id = ?"),
-      item: db.prepare("SELECT i.item, r.session_id FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
-      conversation: db.prepare("SELECT id, session_id, last_response_id FROM response_conversations WHERE id = ?"),
+      item: db.prepare("SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
+      conversation: db.prepare("SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = ?"),
       upsertConversation: db.prepare(
-        `INSERT INTO response_conversations (id, session_id, last_response_id, created_at, updated_at) VALUES (@id, @sessionId, @lastResponseId, @now, @now)
+        `INSERT INTO response_conversations (id, session_id, key_hash, last_response_id, created_at, updated_at) VALUES (@id, @sessionId, @keyHash, @lastResponseId, @now, @now)
          ON CONFLICT(id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`,
       ),
     };
@@ -75,14 +75,27 @@ export class ResponseStore {
 
   private write(record: ResponseRecord, items: readonly JsonObject[]): void {
     const inputItems = record.body !== null && record.inputItems ? JSON.stringify(record.inputItems) : null;
-    this.statements.insert.run({ ...record, messages: JSON.stringify(record.messages), body: record.body === null ? null : JSON.stringify(record.body), inputItems });
-    if (record.body !== null) for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
-    if (record.conversationId) this.statements.upsertConversation.run({ id: record.conversationId, sessionId: record.sessionId, lastResponseId: record.id, now: Date.now() });
+    this.statements.insert.run({
+      ...record,
+      messages: JSON.stringify(record.messages),
+      body: record.body === null ? null : JSON.stringify(record.body),
+      inputItems,
+    });
+    if (record.body !== null)
+      for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
+    if (record.conversationId)
+      this.statements.upsertConversation.run({
+        id: record.conversationId,
+        sessionId: record.sessionId,
+        keyHash: record.keyHash,
+        lastResponseId: record.id,
+        now: Date.now(),
+      });
   }
 
   get(id: string): StoredResponse | undefined {
-    const row = this.statements.get.get(id) as { id: string; session_id: string; body: string } | undefined;
-    return row ? { id: row.id, sessionId: row.session_id, body: JSON.parse(row.body) as JsonObject } : undefined;
+    const row = this.statements.get.get(id) as { id: string; session_id: string; key_hash: string | null; body: string } | undefined;
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject } : undefined;
   }
 
   /** The input items of a retrievable response (empty for one stored before they were kept); undefined when it is not retrievable. */
@@ -125,12 +138,12 @@ export class ResponseStore {
   }
 
   item(id: string): StoredItem | undefined {
-    const row = this.statements.item.get(id) as { item: string; session_id: string } | undefined;
-    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id } : undefined;
+    const row = this.statements.item.get(id) as { item: string; session_id: string; key_hash: string | null } | undefined;
+    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
   }
 
   conversation(id: string): StoredConversation | undefined {
-    const row = this.statements.conversation.get(id) as { id: string; session_id: string; last_response_id: string } | undefined;
-    return row ? { id: row.id, sessionId: row.session_id, lastResponseId: row.last_response_id } : undefined;
+    const row = this.statements.conversation.get(id) as { id: string; session_id: string; key_hash: string | null; last_response_id: string } | undefined;
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id } : undefined;
   }
 }

@@ -53,4 +53,10 @@ export const RESPONSES_MIGRATIONS: readonly Migration[] = [
     // GET /v1/responses/{id}/input_items lists the items as the request gave them; rows from before stay without (an empty list)
     sql: "ALTER TABLE responses ADD COLUMN input_items TEXT;",
   },
+  {
+    version: 103,
+    name: "responses and conversations belong to the key that created them",
+    // the data scope of the access key (NULL on rows from before: the owner key's, which made every one of them)
+    sql: "ALTER TABLE responses ADD COLUMN key_hash TEXT; ALTER TABLE response_conversations ADD COLUMN key_hash TEXT;",
+  },
 ];

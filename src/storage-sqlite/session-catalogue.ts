@@ -38,7 +38,9 @@ export class SessionCatalogueSql {
   ) {
     this.statements = {
       sessionExists: db.prepare(`SELECT 1 FROM sessions WHERE id = ?`),
-      insertSession: db.prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      insertSession: db.prepare(
+        `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
       // a session's last activity and model are its newest turn's (see TurnWrites.writeTurn), or the row's own for a session without turns
       listSessions: db.prepare(
         `SELECT s.id, COALESCE(last.model, s.model) AS model, s.parent_id, s.created_at, MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
@@ -70,7 +72,16 @@ export class SessionCatalogueSql {
 
   list(limit: number): SessionSummary[] {
     this.settle();
-    return (this.statements.listSessions.all(limit) as { id: string; model: string | null; parent_id: string | null; turns: number; created_at: string; updated_at: string }[]).map((row) => ({
+    return (
+      this.statements.listSessions.all(limit) as {
+        id: string;
+        model: string | null;
+        parent_id: string | null;
+        turns: number;
+        created_at: string;
+        updated_at: string;
+      }[]
+    ).map((row) => ({
       id: row.id,
       model: row.model,
       parentId: row.parent_id,
@@ -132,7 +143,9 @@ export class SessionCatalogueSql {
       if (!newest || newest.archivedThrough === null || limit <= newest.archivedThrough) {
         // parents follow positions in the copy: turn N's parent is turn N-1
         this.db
-          .prepare(`UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = ?`)
+          .prepare(
+            `UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = ?`,
+          )
           .run(newId);
         return { id: newId, turns, checkpoint: undefined };
       }

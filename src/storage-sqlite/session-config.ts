@@ -55,7 +55,10 @@ export class SessionConfigSql {
         const config = parseJson<SessionModelConfig>(row.model_config) ?? {};
         const before = JSON.stringify(config.rejected_carriers ?? []);
         config.rejected_carriers = (config.rejected_carriers ?? [])
-          .map(([provider, host, model, fields]) => [provider, host, model, fields.filter((field) => !predicate(provider, host, model, field))] as [string, string, string, string[]])
+          .map(
+            ([provider, host, model, fields]) =>
+              [provider, host, model, fields.filter((field) => !predicate(provider, host, model, field))] as [string, string, string, string[]],
+          )
           .filter((entry) => entry[3].length > 0);
         if (JSON.stringify(config.rejected_carriers) !== before) {
           this.statements.setModelConfig.run(JSON.stringify(config), row.id);

@@ -113,7 +113,9 @@ function refingerprintTurns(db: Db): string {
       return []; // a column no writer of this store produces: the turn is fingerprinted by its text
     }
   };
-  db.function("carrierd_fingerprint_v4", { deterministic: true }, (content, toolCalls) => fingerprintOf(typeof content === "string" ? content : "", calls(toolCalls)));
+  db.function("carrierd_fingerprint_v4", { deterministic: true }, (content, toolCalls) =>
+    fingerprintOf(typeof content === "string" ? content : "", calls(toolCalls)),
+  );
   db.function("carrierd_call_key_v4", { deterministic: true }, (toolCalls) => callKeyOf(calls(toolCalls)) ?? null);
   return `
     ALTER TABLE turns ADD COLUMN call_key TEXT;
@@ -156,9 +158,15 @@ function turnsWithFingerprint(db: Db): string {
   }
   const twice = db.prepare("SELECT turn_seq FROM fingerprints GROUP BY turn_seq HAVING COUNT(*) > 1 LIMIT 1").pluck().get();
   if (twice !== undefined) throw new Error(`migration 3: turn seq ${shown(twice)} has more than one fingerprint; a turn can hold only one`);
-  const kept = db.prepare("SELECT sql FROM sqlite_schema WHERE tbl_name = 'turns' AND type IN ('index', 'trigger') AND sql IS NOT NULL").pluck().all() as string[];
+  const kept = db
+    .prepare("SELECT sql FROM sqlite_schema WHERE tbl_name = 'turns' AND type IN ('index', 'trigger') AND sql IS NOT NULL")
+    .pluck()
+    .all() as string[];
   const names = added.map((column) => quote(column.name));
-  const declarations = added.map((column) => `${quote(column.name)} ${column.type}${column.notnull ? " NOT NULL" : ""}${column.dflt_value === null ? "" : ` DEFAULT (${column.dflt_value})`}`);
+  const declarations = added.map(
+    (column) =>
+      `${quote(column.name)} ${column.type}${column.notnull ? " NOT NULL" : ""}${column.dflt_value === null ? "" : ` DEFAULT (${column.dflt_value})`}`,
+  );
   const copied = TURN_COLUMNS.filter((name) => name !== "key_hash" && name !== "fingerprint");
   return `
     CREATE TABLE turns_new (
@@ -205,8 +213,28 @@ function turnsWithFingerprint(db: Db): string {
 
 /** The columns of `turns` as migration 3 declares them (the fingerprint included). */
 const TURN_COLUMNS: readonly string[] = [
-  "seq", "id", "session_id", "position", "parent_turn_id", "model", "plugin", "provider", "host", "upstream_model", "prompt", "content", "tool_calls",
-  "reasoning_text", "reasoning_details", "native_record", "usage", "finish_reason", "upstream_id", "created_at", "key_hash", "fingerprint",
+  "seq",
+  "id",
+  "session_id",
+  "position",
+  "parent_turn_id",
+  "model",
+  "plugin",
+  "provider",
+  "host",
+  "upstream_model",
+  "prompt",
+  "content",
+  "tool_calls",
+  "reasoning_text",
+  "reasoning_details",
+  "native_record",
+  "usage",
+  "finish_reason",
+  "upstream_id",
+  "created_at",
+  "key_hash",
+  "fingerprint",
 ];
 
 function quote(name: string): string {

@@ -1,13 +1,25 @@
 import type { CarrierField, ChatMessage, JsonObject } from "../plugins/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "../storage/checkpoints.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../storage/responses.js";
-import type { CheckpointStorage, ResponseStorage, SessionCatalogue, SessionConfigStorage, Storage, TurnInFlight, TurnStorage, VerdictStorage } from "../storage/storage.js";
+import type { KeyUse, NewKey, StoredKey } from "../storage/keys.js";
+import type {
+  CheckpointStorage,
+  KeyStorage,
+  ResponseStorage,
+  SessionCatalogue,
+  SessionConfigStorage,
+  Storage,
+  TurnInFlight,
+  TurnStorage,
+  VerdictStorage,
+} from "../storage/storage.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
 import { lookupByParts, type RequestLookup, type RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";
 import { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
+import { KeyStore } from "./key-store.js";
 import { ReplayCache } from "./replay-cache.js";
 import { ReplayReads } from "./replay-reads.js";
 import { ResponseStore } from "./response-store.js";
@@ -34,6 +46,7 @@ export class SqliteStorage implements Storage {
   readonly verdictStore: VerdictStore;
   readonly responseStore: ResponseStore;
   readonly checkpointStore: CheckpointStore;
+  readonly keyStore: KeyStore;
 
   readonly turns: TurnStorage;
   readonly catalogue: SessionCatalogue;
@@ -41,6 +54,7 @@ export class SqliteStorage implements Storage {
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
+  readonly keys: KeyStorage;
   private closed = false;
 
   constructor(
@@ -63,6 +77,8 @@ export class SqliteStorage implements Storage {
     this.verdicts = new SqliteVerdicts(this.verdictStore);
     this.responses = new SqliteResponses(this.responseStore);
     this.checkpoints = new SqliteCheckpoints(this.checkpointStore);
+    this.keyStore = new KeyStore(db);
+    this.keys = new SqliteKeys(this.keyStore);
   }
 
   /** From the parts: every one of them is answered in this process. */
@@ -98,8 +114,8 @@ class SqliteTurns implements TurnStorage {
     return this.reads.replaySources(turnIds);
   }
 
-  async turnsAtPositions(sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
-    return this.reads.turnsAtPositions(sessionId, positions);
+  async turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
+    return this.reads.turnsAtPositions(keyHash, sessionId, positions);
   }
 
   begin(): TurnInFlight {
@@ -232,5 +248,33 @@ class SqliteCheckpoints implements CheckpointStorage {
 
   async archivedPositions(sessionId: string): Promise<Set<number>> {
     return this.store.archivedPositions(sessionId);
+  }
+}
+
+class SqliteKeys implements KeyStorage {
+  constructor(private readonly store: KeyStore) {}
+
+  async revision(): Promise<number> {
+    return this.store.revision();
+  }
+
+  async list(): Promise<StoredKey[]> {
+    return this.store.list();
+  }
+
+  async create(key: NewKey): Promise<StoredKey> {
+    return this.store.create(key);
+  }
+
+  async revoke(name: string): Promise<boolean> {
+    return this.store.revoke(name);
+  }
+
+  async rotate(name: string, secretHash: string): Promise<boolean> {
+    return this.store.rotate(name, secretHash);
+  }
+
+  async recordUse(uses: readonly KeyUse[]): Promise<void> {
+    this.store.recordUse(uses);
   }
 }

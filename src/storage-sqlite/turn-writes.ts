@@ -50,7 +50,9 @@ export class TurnWrites {
     this.writeTurns = db.transaction((turns: readonly NewTurn[], createdAt: string | undefined) => turns.map((turn) => this.writeTurn(turn, createdAt)));
     this.statements = {
       turnExists: db.prepare(`SELECT 1 FROM turns WHERE id = ?`),
-      insertSession: db.prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      insertSession: db.prepare(
+        `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
       insertTurn: db.prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
                             reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key)
@@ -66,7 +68,14 @@ export class TurnWrites {
     write: (turns, remember, createdAt) => this.commitTurns(turns, remember, createdAt),
     stored: (id) => this.statements.turnExists.get(id) !== undefined,
     remember: (turn) =>
-      this.remember(turn, carrierSize(turn.reasoningText, turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null, turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null)),
+      this.remember(
+        turn,
+        carrierSize(
+          turn.reasoningText,
+          turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
+          turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
+        ),
+      ),
     recover: (turns) => this.recoverTurns(turns),
   };
 
@@ -98,7 +107,7 @@ export class TurnWrites {
   /** Writes the turn (and its session if new) now, in one transaction; returns its position. For seeding and backend tests. */
   saveNow(turn: NewTurn, createdAt?: string): number {
     this.settle();
-    return this.durable.commit([turn], createdAt)[0]!;
+    return this.durable.commit([turn], createdAt)[0];
   }
 
   /** Commits what a previous process journaled but did not commit, before this one serves (see DurableTurns.recover). */
@@ -133,7 +142,7 @@ export class TurnWrites {
     this.cache.validateOwnConnection();
     const written = this.writeTurns(turns, createdAt);
     turns.forEach((turn, index) => {
-      if (remember(turn)) this.remember(turn, written[index]!.size);
+      if (remember(turn)) this.remember(turn, written[index].size);
     });
     this.cache.acknowledgeOwnWrite();
     return written.map(({ position }) => position);

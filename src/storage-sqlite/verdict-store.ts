@@ -32,7 +32,9 @@ export class VerdictStore {
 
   /** The fields rejected for this (provider, host, model). */
   fieldsFor(provider: string, host: string, model: string): readonly CarrierField[] {
-    return this.cached.get(`${provider}\u0000${host}\u0000${model}`, () => (this.fieldsStatement.all(provider, host, model) as { field: CarrierField }[]).map((row) => row.field));
+    return this.cached.get(`${provider}\u0000${host}\u0000${model}`, () =>
+      (this.fieldsStatement.all(provider, host, model) as { field: CarrierField }[]).map((row) => row.field),
+    );
   }
 
   record(verdict: Omit<Verdict, "recorded_at">): Verdict {

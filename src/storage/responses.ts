@@ -6,6 +6,8 @@ export interface ResponseRecord {
   /** The response this one continued (`previous_response_id`, or the conversation's last response). */
   readonly parentId: string | null;
   readonly sessionId: string;
+  /** The data scope of the access key that created it: only that key (and the owner key) reads or continues it. */
+  readonly keyHash: string;
   readonly model: string;
   readonly createdAt: number;
   readonly conversationId: string | null;
@@ -21,12 +23,16 @@ export interface ResponseRecord {
 export interface StoredResponse {
   readonly id: string;
   readonly sessionId: string;
+  /** Null on a row stored before responses had an owner: the owner key's. */
+  readonly keyHash: string | null;
   readonly body: JsonObject;
 }
 
 export interface StoredConversation {
   readonly id: string;
   readonly sessionId: string;
+  /** The key that created the conversation (null: from before, the owner key's). */
+  readonly keyHash: string | null;
   readonly lastResponseId: string;
 }
 
@@ -34,4 +40,5 @@ export interface StoredConversation {
 export interface StoredItem {
   readonly item: JsonObject;
   readonly sessionId: string;
+  readonly keyHash: string | null;
 }

@@ -1,6 +1,7 @@
 import type { CarrierField, ChatMessage, JsonObject } from "../plugins/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
+import type { KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
 import type { Verdict } from "./verdicts.js";
@@ -33,6 +34,7 @@ export interface Storage {
    * operation would answer, so nothing here is a cache.
    */
   lookup(query: RequestLookup): Promise<RequestLookupAnswer>;
+  readonly keys: KeyStorage;
   /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
   committed(): Promise<void>;
   /**
@@ -54,8 +56,8 @@ export interface TurnStorage {
   matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>>;
   /** The carriers of these turns, under the caller's keys (a request's message indexes); turns not found are absent. */
   replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>>;
-  /** The session's turns at these positions (1-based). */
-  turnsAtPositions(sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>>;
+  /** The session's turns at these positions (1-based) filed under this key's hash: an X-Session-Id never reaches another key's turns. */
+  turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>>;
   /**
    * A turn starts its upstream call. Until its `end`, a turn completing
    * beside it is not alone: the storage uses that to decide how to make the
@@ -147,4 +149,24 @@ export interface CheckpointStorage {
   list(sessionId: string): Promise<Checkpoint[]>;
   /** Positions of a session's archived (summarised) turns. */
   archivedPositions(sessionId: string): Promise<Set<number>>;
+}
+
+/**
+ * Access keys (docs/operators.md, "Access keys"). Every gateway on the
+ * state keeps them in memory and polls `revision` to learn of a create,
+ * revoke or rotate made anywhere (a CLI command, another instance).
+ */
+export interface KeyStorage {
+  /** Changes whenever a key is created, revoked or rotated; not on usage. Cheap: polled several times a second. */
+  revision(): Promise<number>;
+  /** Every key, revoked and expired ones included, oldest first. */
+  list(): Promise<StoredKey[]>;
+  /** Throws KeyExistsError when a key of that name exists, revoked or not. */
+  create(key: NewKey): Promise<StoredKey>;
+  /** False when no live key has that name. */
+  revoke(name: string): Promise<boolean>;
+  /** Replaces the secret's hash, keeping name, scopes and owner scope; false when no live key has that name. */
+  rotate(name: string, secretHash: string): Promise<boolean>;
+  /** Adds request counts and moves last-used times forward; does not change the revision. */
+  recordUse(uses: readonly KeyUse[]): Promise<void>;
 }

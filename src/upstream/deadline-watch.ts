@@ -49,7 +49,7 @@ export function passedDeadline(exchange: Watched, now: number): DeadlineName | u
 function sweep(): void {
   const now = performance.now();
   for (let index = open.length - 1; index >= 0; index--) {
-    const exchange = open[index]!;
+    const exchange = open[index];
     const passed = passedDeadline(exchange, now);
     if (passed) {
       forget(exchange);

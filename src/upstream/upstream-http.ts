@@ -2,7 +2,17 @@ import { createParser, type EventSourceMessage, type EventSourceParser } from "e
 import { StringDecoder } from "node:string_decoder";
 import { Agent, type Dispatcher } from "undici";
 import { GatewayError } from "../errors/gateway-error.js";
-import { DEFAULT_DEADLINES, UnreadableChunkError, type HttpCodec, type JsonObject, type StreamItem, type StreamPart, type UpstreamCall, type UpstreamDeadlines, type UpstreamResult } from "../plugins/contract.js";
+import {
+  DEFAULT_DEADLINES,
+  UnreadableChunkError,
+  type HttpCodec,
+  type JsonObject,
+  type StreamItem,
+  type StreamPart,
+  type UpstreamCall,
+  type UpstreamDeadlines,
+  type UpstreamResult,
+} from "../plugins/contract.js";
 import { parseObject } from "../plugins/json-readers.js";
 import { BatchQueue, type Backpressure } from "./batch-queue.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
@@ -38,9 +48,25 @@ export class UpstreamHttp {
     const { origin, path } = this.target(wire.url);
     const deadlines = call.provider.deadlines ?? DEFAULT_DEADLINES;
     return new Promise((resolve, reject) => {
-      const exchange = new Exchange(codec, { provider: call.provider.id, stream: call.stream, cancellation: cancellationOf(call), deadlines, streamBuffer: this.streamBuffer }, resolve, reject);
+      const exchange = new Exchange(
+        codec,
+        { provider: call.provider.id, stream: call.stream, cancellation: cancellationOf(call), deadlines, streamBuffer: this.streamBuffer },
+        resolve,
+        reject,
+      );
       // undici's own timers are a backstop behind the deadline watch (which also knows when carrierd itself paused the stream)
-      this.agent.dispatch({ origin, path, method: "POST", headers: wire.headers, body: wire.body, headersTimeout: deadlines.firstByteMs + 1_000, bodyTimeout: deadlines.idleMs + 1_000 }, exchange);
+      this.agent.dispatch(
+        {
+          origin,
+          path,
+          method: "POST",
+          headers: wire.headers,
+          body: wire.body,
+          headersTimeout: deadlines.firstByteMs + 1_000,
+          bodyTimeout: deadlines.idleMs + 1_000,
+        },
+        exchange,
+      );
     });
   }
 
@@ -172,8 +198,10 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
       if (this.stream) this.stream.fail(timeout);
       else this.fail(timeout);
     } else if (this.stream) this.stream.fail(error.name === "AbortError" ? error : interrupted(this.call.provider, error));
-    else if (error.name === "AbortError") this.fail(new GatewayError("client_closed_request", "the client closed the request before the upstream answered", null, { cause: error }));
-    else if (this.status !== 0) this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider} failed mid-answer: ${error.message}`, null, { status: 502, cause: error }));
+    else if (error.name === "AbortError")
+      this.fail(new GatewayError("client_closed_request", "the client closed the request before the upstream answered", null, { cause: error }));
+    else if (this.status !== 0)
+      this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider} failed mid-answer: ${error.message}`, null, { status: 502, cause: error }));
     else this.fail(new GatewayError("upstream_unreachable", `upstream ${this.call.provider} is unreachable: ${error.message}`, null, { cause: error }));
   }
 
@@ -181,8 +209,10 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
   private asTimeout(error: Error): GatewayError | undefined {
     if (error instanceof GatewayError) return error;
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "UND_ERR_HEADERS_TIMEOUT") return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, "first_byte", this.deadlines), null, { cause: error });
-    if (code === "UND_ERR_BODY_TIMEOUT") return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, "idle", this.deadlines), null, { cause: error });
+    if (code === "UND_ERR_HEADERS_TIMEOUT")
+      return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, "first_byte", this.deadlines), null, { cause: error });
+    if (code === "UND_ERR_BODY_TIMEOUT")
+      return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, "idle", this.deadlines), null, { cause: error });
     return undefined;
   }
 
@@ -269,7 +299,12 @@ class SseDecoding {
     if (!this.failure) this.parser.feed(this.text.end());
     if (!this.failure && !this.terminated) {
       // a clean end without the stream's terminal marker: the answer was cut off, and must not pass for a whole one
-      this.failure = { error: new GatewayError("upstream_stream_truncated", `upstream ${this.provider} ended its stream without a finish reason or [DONE]: the answer is incomplete`) };
+      this.failure = {
+        error: new GatewayError(
+          "upstream_stream_truncated",
+          `upstream ${this.provider} ended its stream without a finish reason or [DONE]: the answer is incomplete`,
+        ),
+      };
     }
     if (this.pending.length > 0) this.batches.push(this.pending, this.unpushedBytes);
     this.pending = [];
@@ -298,12 +333,19 @@ class SseDecoding {
 
 /** An unreadable event, as the client is told it. */
 function corrupt(provider: string, error: UnreadableChunkError): GatewayError {
-  return new GatewayError("upstream_stream_corrupt", `upstream ${provider} sent a stream that cannot be read (${error.message}): the answer is incomplete`, null, { cause: error });
+  return new GatewayError(
+    "upstream_stream_corrupt",
+    `upstream ${provider} sent a stream that cannot be read (${error.message}): the answer is incomplete`,
+    null,
+    { cause: error },
+  );
 }
 
 /** The connection broke mid-stream. */
 function interrupted(provider: string, error: Error): GatewayError {
-  return new GatewayError("upstream_stream_interrupted", `upstream ${provider} broke off its stream: ${error.message}; the answer is incomplete`, null, { cause: error });
+  return new GatewayError("upstream_stream_interrupted", `upstream ${provider} broke off its stream: ${error.message}; the answer is incomplete`, null, {
+    cause: error,
+  });
 }
 
 function isPart(item: StreamItem): item is StreamPart {

@@ -6,7 +6,7 @@ export function deepMerge<T extends Record<string, unknown>>(base: T, patch: Jso
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(patch)) {
     const current = out[key];
-    out[key] = isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value as JsonObject) : value;
+    out[key] = isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value;
   }
   return out as T;
 }
@@ -18,7 +18,7 @@ export function mergeDefaults<T extends Record<string, unknown>>(base: T, defaul
   for (const [key, value] of Object.entries(defaults)) {
     const current = out[key];
     if (current === undefined) out[key] = value;
-    else if (isPlainObject(current) && isPlainObject(value)) out[key] = mergeDefaults(current, value as JsonObject);
+    else if (isPlainObject(current) && isPlainObject(value)) out[key] = mergeDefaults(current, value);
   }
   return out as T;
 }

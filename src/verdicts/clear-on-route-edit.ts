@@ -14,7 +14,9 @@ import type { Verdict } from "../storage/verdicts.js";
  */
 export function clearVerdictsOnRouteEdit(routes: RouteSource, storage: Pick<Storage, "verdicts" | "sessionConfig">, log: Logger): () => void {
   return routes.onReload((next, previous) => {
-    clearCovered(storage, next, previous, log).catch((error: unknown) => log.error({ err: error, revision: next.revision }, "verdicts covered by the routes.yaml edit could not be cleared"));
+    clearCovered(storage, next, previous, log).catch((error: unknown) =>
+      log.error({ err: error, revision: next.revision }, "verdicts covered by the routes.yaml edit could not be cleared"),
+    );
   });
 }
 

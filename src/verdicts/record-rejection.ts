@@ -1,4 +1,4 @@
-import type { EventBus } from "../bus/event-bus.js";
+import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { CarrierField } from "../plugins/contract.js";
 import type { Storage } from "../storage/storage.js";
@@ -49,7 +49,10 @@ export async function recordRejection(
   const { storage } = services;
   const message = upstreamError(rejection.status, rejection.body).message;
   const recorded: Verdict[] = [];
-  for (const field of rejection.fields) recorded.push(await storage.verdicts.record({ provider: rejection.provider, host: rejection.host, model: rejection.model, field, status: rejection.status, message }));
+  for (const field of rejection.fields)
+    recorded.push(
+      await storage.verdicts.record({ provider: rejection.provider, host: rejection.host, model: rejection.model, field, status: rejection.status, message }),
+    );
   await storage.catalogue.ensure(rejection.sessionId, rejection.keyHash, rejection.clientModel);
   await storage.sessionConfig.patchModelConfig(rejection.sessionId, (config) => {
     const all = config.rejected_carriers ?? [];
@@ -59,10 +62,19 @@ export async function recordRejection(
     return { ...config, rejected_carriers: [...entries, [rejection.provider, rejection.host, rejection.model, fields]] };
   });
   services.log.warn(
-    { provider: rejection.provider, host: rejection.host, model: rejection.model, fields: rejection.fields, status: rejection.status, upstream_message: message, session_id: rejection.sessionId },
+    {
+      provider: rejection.provider,
+      host: rejection.host,
+      model: rejection.model,
+      fields: rejection.fields,
+      status: rejection.status,
+      upstream_message: message,
+      session_id: rejection.sessionId,
+    },
     `verdict recorded: ${rejection.provider} (${rejection.host}) ${rejection.model} rejects ${rejection.fields.join(", ")}; retrying once without it`,
   );
   services.bus.publish({
+    [EVENT_KEY]: rejection.keyHash,
     type: "verdict.recorded",
     session_id: rejection.sessionId,
     provider: rejection.provider,

@@ -18,7 +18,12 @@ export function sentCarrierFields(messages: readonly ChatMessage[]): CarrierFiel
  * complaint naming it is about its value: nothing is recorded, no retry.
  * Only fields not already rejected count, so a retry cannot loop.
  */
-export function fieldsToReject(named: string | undefined, sent: readonly CarrierField[], mustEcho: boolean, alreadyRejected: readonly CarrierField[]): CarrierField[] {
+export function fieldsToReject(
+  named: string | undefined,
+  sent: readonly CarrierField[],
+  mustEcho: boolean,
+  alreadyRejected: readonly CarrierField[],
+): CarrierField[] {
   if (!named || !sent.includes(named as CarrierField)) return [];
   if (named === "reasoning_content" && mustEcho) return [];
   const widened = named === "reasoning_content" ? sent : sent.filter((field) => field === "reasoning" || field === "reasoning_details");

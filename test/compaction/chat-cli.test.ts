@@ -51,7 +51,16 @@ async function chat(lines: string[], options: { resume?: string; model?: string 
   let printed = "";
   output.on("data", (chunk: Buffer) => (printed += chunk.toString()));
   if (options.resume) await afterGatewayCommits(gateway); // --resume reads the session from state.db
-  const result = await runChat({ url: gateway.url, key: TEST_KEY, home: gateway.home, model: options.model ?? "tiny-demo", resume: options.resume, input: Readable.from(lines.map((line) => `${line}\n`)), output, color: true });
+  const result = await runChat({
+    url: gateway.url,
+    key: TEST_KEY,
+    home: gateway.home,
+    model: options.model ?? "tiny-demo",
+    resume: options.resume,
+    input: Readable.from(lines.map((line) => `${line}\n`)),
+    output,
+    color: true,
+  });
   return { sessionId: result.sessionId, printed };
 }
 

@@ -20,13 +20,20 @@ afterAll(() => gateway?.stop());
 test("a chain is compacted on request: summary in the window, kept turns with their reasoning, and the chain continues under it", async () => {
   let previous: string | undefined;
   for (let index = 0; index < 6; index++) {
-    const result = await respond(gateway, { model: "demo", input: `Tell me about step ${index} of the plan.`, ...(previous ? { previous_response_id: previous } : {}) });
+    const result = await respond(gateway, {
+      model: "demo",
+      input: `Tell me about step ${index} of the plan.`,
+      ...(previous ? { previous_response_id: previous } : {}),
+    });
     expect(result.status).toBe(200);
     previous = result.body.id;
   }
   const response = await gateway.post("/v1/responses/compact", { model: "demo", previous_response_id: previous });
   expect(response.status).toBe(200);
-  const body = (await response.json()) as { object: string; output: { type: string; role?: string; content?: { text: string }[]; summary?: { text: string }[] }[] };
+  const body = (await response.json()) as {
+    object: string;
+    output: { type: string; role?: string; content?: { text: string }[]; summary?: { text: string }[] }[];
+  };
   expect(body.object).toBe("response.compaction");
   const summary = body.output.findIndex((item) => item.type === "message" && item.role === "user" && item.content![0]!.text.startsWith(SUMMARY_PREFIX));
   expect(summary, "the summary is in the window").toBeGreaterThan(0);

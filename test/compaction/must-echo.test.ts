@@ -47,7 +47,9 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const tools = [{ type: "function", name: "lookup", description: "Look a value up", parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } }];
+const tools = [
+  { type: "function", name: "lookup", description: "Look a value up", parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } },
+];
 
 /** Upstream requests sent right after a compaction, with the input kind of the Responses request that caused it. */
 const compactedRequests: { body: WireBody; input: "user" | "tool" }[] = [];

@@ -131,7 +131,13 @@ test("the event matches its published schema; the summariser's scratch session i
 test("the log line names counts and sizes, never contents", () => {
   const lines = log.lines.filter((line) => line.message === "session compacted");
   expect(lines).toHaveLength(1);
-  expect(lines[0]!.object).toMatchObject({ session_id: sessionId, summarized_messages: expect.any(Number), archived_turns: expect.any(Number), summary_chars: expect.any(Number), tokens_before: expect.any(Number) });
+  expect(lines[0]!.object).toMatchObject({
+    session_id: sessionId,
+    summarized_messages: expect.any(Number),
+    archived_turns: expect.any(Number),
+    summary_chars: expect.any(Number),
+    tokens_before: expect.any(Number),
+  });
   const text = JSON.stringify(lines[0]);
   expect(text).not.toContain("Siena");
   expect(text).not.toContain("Thinking");

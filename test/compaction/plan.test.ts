@@ -13,7 +13,14 @@ test("priceJson: UTF-8 bytes of the JSON over four, so CJK and opaque blobs cost
 });
 
 test("priceRequest: per-message prices plus the rest add up to the whole", () => {
-  const priced = priceRequest({ model: "m", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "there" }], tools: [{ type: "function" }] });
+  const priced = priceRequest({
+    model: "m",
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "there" },
+    ],
+    tools: [{ type: "function" }],
+  });
   expect(priced.messages).toHaveLength(2);
   expect(priced.total).toBe(priced.messages[0]! + priced.messages[1]! + priced.rest);
 });
@@ -46,7 +53,13 @@ test("a new input of tool results keeps the call it answers, even over the targe
 });
 
 test("with nothing that fits, the tail is empty: everything after the head is summarised", () => {
-  const plan = planCompaction({ roles: ["user", "assistant", "user", "assistant"], costs: [10, 900, 10, 900], fixed: 10, budget: 1000, inputStartsWithTool: false });
+  const plan = planCompaction({
+    roles: ["user", "assistant", "user", "assistant"],
+    costs: [10, 900, 10, 900],
+    fixed: 10,
+    budget: 1000,
+    inputStartsWithTool: false,
+  });
   if ("reason" in plan) throw new Error(plan.reason);
   expect(plan).toMatchObject({ head: 1, cut: 4, tailCost: 0 });
 });

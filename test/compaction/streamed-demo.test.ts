@@ -41,7 +41,12 @@ test("a streamed continuation compacts with the model itself as summariser and s
   for (let index = 0; compactedStream === undefined; index++) {
     expect(index, "the history never passed its budget").toBeLessThan(40);
     const before = compactions.length;
-    const response = await gateway.post("/v1/responses", { model: "tiny-demo", stream: true, input: `Tell me about step ${index} of the plan.`, ...(previous ? { previous_response_id: previous } : {}) });
+    const response = await gateway.post("/v1/responses", {
+      model: "tiny-demo",
+      stream: true,
+      input: `Tell me about step ${index} of the plan.`,
+      ...(previous ? { previous_response_id: previous } : {}),
+    });
     expect(response.status).toBe(200);
     const { events } = await readSse(response);
     const completed = events.find((event) => (event as { type: string }).type === "response.completed") as { response: { id: string } } | undefined;

@@ -13,7 +13,21 @@ const history: ChatMessage[] = [
 ];
 
 function checkpoint(headCount: number, cutIndex: number): Checkpoint {
-  return { id: "ckpt_x", sessionId: "s", anchorResponseId: "resp_x", headCount, cutIndex, summary: "S", summarizer: "demo", summarizedMessages: cutIndex - headCount, archivedTurns: 1, archivedThrough: 2, tokensBefore: 10, tokensAfter: 5, createdAt: "" };
+  return {
+    id: "ckpt_x",
+    sessionId: "s",
+    anchorResponseId: "resp_x",
+    headCount,
+    cutIndex,
+    summary: "S",
+    summarizer: "demo",
+    summarizedMessages: cutIndex - headCount,
+    archivedTurns: 1,
+    archivedThrough: 2,
+    tokensBefore: 10,
+    tokensAfter: 5,
+    createdAt: "",
+  };
 }
 
 test("under a checkpoint: the head, the summary as a user message, then the stored messages from the cut, the same objects", () => {

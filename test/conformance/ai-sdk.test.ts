@@ -47,7 +47,10 @@ describe.each(MODELS)("Vercel AI SDK against %s", (model) => {
 
   test("@ai-sdk/openai-compatible tool call round trip", async () => {
     const provider = createOpenAICompatible({ name: "carrierd", baseURL: `${setup.gateway.url}/v1`, apiKey: setup.gateway.key });
-    const weather = tool({ description: "Get the weather in a location", inputSchema: jsonSchema<{ location: string }>({ type: "object", properties: { location: { type: "string" } }, required: ["location"] }) });
+    const weather = tool({
+      description: "Get the weather in a location",
+      inputSchema: jsonSchema<{ location: string }>({ type: "object", properties: { location: { type: "string" } }, required: ["location"] }),
+    });
     const result = await generateText({ model: provider.chatModel(model), prompt: "What's the weather in San Francisco?", tools: { weather } });
     expect(result.toolCalls[0]!.toolName).toBe("weather");
     expect(result.toolCalls[0]!.input).toHaveProperty("location");
@@ -68,7 +71,11 @@ describe.each(MODELS)("Vercel AI SDK against %s", (model) => {
     const firstText = await first.text;
     expect(firstReasoning!.length).toBeGreaterThan(10);
 
-    const messages: ModelMessage[] = [{ role: "user", content: QUESTION }, ...(await first.response).messages, { role: "user", content: "And in the word raspberry?" }];
+    const messages: ModelMessage[] = [
+      { role: "user", content: QUESTION },
+      ...(await first.response).messages,
+      { role: "user", content: "And in the word raspberry?" },
+    ];
     const upstreamBefore = setup.upstream.requests.length;
     sent.length = 0;
     const second = await generateText({ model: openai.responses(model), messages });

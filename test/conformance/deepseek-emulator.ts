@@ -2,10 +2,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFixture } from "../support/fixtures-dir.js";
 
-
 /** One recorded exchange: the stream (one JSON chunk per line) and the same answer non-streamed. */
 function fixture(name: string): { chunks: string[]; whole: string } {
-  const chunks = readFixture(`chunks/${name}.chunks.txt`).split("\n").filter((line) => line.trim());
+  const chunks = readFixture(`chunks/${name}.chunks.txt`)
+    .split("\n")
+    .filter((line) => line.trim());
   return { chunks, whole: readFixture(`chunks/${name}.json`) };
 }
 
@@ -50,7 +51,16 @@ export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
       const lastText = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
       if (lastText.includes("FAIL_400")) {
         response.writeHead(400, { "content-type": "application/json" });
-        response.end(JSON.stringify({ error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" } }));
+        response.end(
+          JSON.stringify({
+            error: {
+              message: "The `reasoning_content` in the thinking mode must be passed back to the API.",
+              type: "invalid_request_error",
+              param: null,
+              code: "invalid_request_error",
+            },
+          }),
+        );
         return;
       }
       let recording = others[body.model] ?? (body.tools?.length && last?.role !== "tool" ? toolCall : reasoning);
@@ -112,5 +122,9 @@ carriers:
 /** The weather tool the DeepSeek recording calls. */
 export const WEATHER_TOOL = {
   type: "function",
-  function: { name: "weather", description: "Get the weather in a location", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } },
+  function: {
+    name: "weather",
+    description: "Get the weather in a location",
+    parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+  },
 } as const;

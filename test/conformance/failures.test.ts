@@ -29,8 +29,13 @@ test("openai SDK: an upstream that drops mid-stream rejects chat and responses s
 });
 
 test("openai SDK: an upstream 400 before the stream is an APIError with the upstream's status and message", async () => {
-  await expect(client.responses.create({ model: "deepseek-reasoner", input: "FAIL_400", stream: true })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/reasoning_content/) });
-  await expect(client.chat.completions.create({ model: "deepseek-reasoner", messages: [{ role: "user", content: "FAIL_400" }] })).rejects.toMatchObject({ status: 400 });
+  await expect(client.responses.create({ model: "deepseek-reasoner", input: "FAIL_400", stream: true })).rejects.toMatchObject({
+    status: 400,
+    message: expect.stringMatching(/reasoning_content/),
+  });
+  await expect(client.chat.completions.create({ model: "deepseek-reasoner", messages: [{ role: "user", content: "FAIL_400" }] })).rejects.toMatchObject({
+    status: 400,
+  });
 });
 
 test("Vercel AI SDK: both providers surface a mid-stream failure as an error part", async () => {

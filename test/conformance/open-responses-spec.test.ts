@@ -27,19 +27,44 @@ test("the validator is not vacuous: a response without completed_at, or with a n
 });
 
 test.each(MODELS)("%s: settings echo what the request asked, defaults where it asked nothing; completed_at once completed", async (model) => {
-  const asked = await setup.gateway.post("/v1/responses", { model, input: "How many r's are in strawberry?", temperature: 0.2, top_p: 0.9, presence_penalty: 0.5, frequency_penalty: -0.5, tools: [{ ...WEATHER, strict: true }], tool_choice: "none" });
+  const asked = await setup.gateway.post("/v1/responses", {
+    model,
+    input: "How many r's are in strawberry?",
+    temperature: 0.2,
+    top_p: 0.9,
+    presence_penalty: 0.5,
+    frequency_penalty: -0.5,
+    tools: [{ ...WEATHER, strict: true }],
+    tool_choice: "none",
+  });
   const body = (await asked.json()) as Record<string, unknown>;
-  expect(body).toMatchObject({ temperature: 0.2, top_p: 0.9, presence_penalty: 0.5, frequency_penalty: -0.5, tool_choice: "none", tools: [{ type: "function", name: "weather", strict: true, description: null }] });
+  expect(body).toMatchObject({
+    temperature: 0.2,
+    top_p: 0.9,
+    presence_penalty: 0.5,
+    frequency_penalty: -0.5,
+    tool_choice: "none",
+    tools: [{ type: "function", name: "weather", strict: true, description: null }],
+  });
   expect(body.completed_at).toBeGreaterThanOrEqual(body.created_at as number);
   const upstream = setup.upstream.requests[setup.upstream.requests.length - 1]!;
   if (model === "deepseek-reasoner") expect(upstream).toMatchObject({ temperature: 0.2, top_p: 0.9, presence_penalty: 0.5, frequency_penalty: -0.5 });
 
   const defaults = (await (await setup.gateway.post("/v1/responses", { model, input: "hi", tools: [WEATHER] })).json()) as Record<string, unknown>;
-  expect(defaults).toMatchObject({ temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0, truncation: "disabled", tools: [{ strict: null, parameters: WEATHER.parameters }] });
+  expect(defaults).toMatchObject({
+    temperature: 1,
+    top_p: 1,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    truncation: "disabled",
+    tools: [{ strict: null, parameters: WEATHER.parameters }],
+  });
 });
 
 test.each(MODELS)("%s streamed: created and in_progress first, in_progress and incomplete responses carry no completed_at", async (model) => {
-  const events = parseEvents(await (await setup.gateway.post("/v1/responses", { model, input: "What is the weather in Paris?", tools: [WEATHER], stream: true })).text());
+  const events = parseEvents(
+    await (await setup.gateway.post("/v1/responses", { model, input: "What is the weather in Paris?", tools: [WEATHER], stream: true })).text(),
+  );
   const final = checkResponseStream(events);
   expect(events.slice(0, 2).map((event) => (event.data.response as { status: string }).status)).toEqual(["in_progress", "in_progress"]);
   expect((events[1]!.data.response as { completed_at: unknown }).completed_at).toBeNull();
@@ -90,30 +115,61 @@ test("errors are spec-shaped too: bad input, unknown response, upstream 400, a s
 });
 
 test("GET /v1/responses/{id}/input_items lists the request's items, newest first by default, paged by after/limit", async () => {
-  const first = (await (await setup.gateway.post("/v1/responses", { model: "demo", input: "How many r's are in strawberry?" })).json()) as { id: string; output: { id: string }[] };
-  const single = (await (await setup.gateway.fetch(`/v1/responses/${first.id}/input_items`)).json()) as { object: string; data: Record<string, unknown>[]; has_more: boolean };
-  expect(single).toMatchObject({ object: "list", has_more: false, data: [{ type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: "How many r's are in strawberry?" }] }] });
+  const first = (await (await setup.gateway.post("/v1/responses", { model: "demo", input: "How many r's are in strawberry?" })).json()) as {
+    id: string;
+    output: { id: string }[];
+  };
+  const single = (await (await setup.gateway.fetch(`/v1/responses/${first.id}/input_items`)).json()) as {
+    object: string;
+    data: Record<string, unknown>[];
+    has_more: boolean;
+  };
+  expect(single).toMatchObject({
+    object: "list",
+    has_more: false,
+    data: [{ type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: "How many r's are in strawberry?" }] }],
+  });
   expect(single.data[0]!.id).toMatch(/^msg_/);
 
   const input = [
     { role: "developer", content: "Be brief." },
     { type: "item_reference", id: first.output[1]!.id },
-    { role: "user", content: [{ type: "input_text", text: "Look:" }, { type: "input_image", image_url: "https://example.com/a.png" }] },
+    {
+      role: "user",
+      content: [
+        { type: "input_text", text: "Look:" },
+        { type: "input_image", image_url: "https://example.com/a.png" },
+      ],
+    },
   ];
   const second = (await (await setup.gateway.post("/v1/responses", { model: "demo", input })).json()) as { id: string };
-  const all = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?order=asc`)).json()) as { data: Record<string, unknown>[]; first_id: string; last_id: string };
+  const all = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?order=asc`)).json()) as {
+    data: Record<string, unknown>[];
+    first_id: string;
+    last_id: string;
+  };
   expect(all.data.map((item) => item.role)).toEqual(["developer", "assistant", "user"]);
   expect(all.data[1]!.id).toBe(first.output[1]!.id); // the referenced item, listed as what it named
   expect((all.data[2]!.content as Record<string, unknown>[])[1]).toEqual({ type: "input_image", image_url: "https://example.com/a.png", detail: "auto" });
   expect([all.first_id, all.last_id]).toEqual([all.data[0]!.id, all.data[2]!.id]);
 
-  const page = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?limit=2`)).json()) as { data: { id: string }[]; has_more: boolean; last_id: string };
+  const page = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?limit=2`)).json()) as {
+    data: { id: string }[];
+    has_more: boolean;
+    last_id: string;
+  };
   expect(page.data.map((item) => item.id)).toEqual([all.data[2]!.id, all.data[1]!.id]);
   expect(page.has_more).toBe(true);
-  const rest = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?limit=2&after=${page.last_id}`)).json()) as { data: { id: string }[]; has_more: boolean };
+  const rest = (await (await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?limit=2&after=${page.last_id}`)).json()) as {
+    data: { id: string }[];
+    has_more: boolean;
+  };
   expect(rest).toMatchObject({ data: [{ id: all.data[0]!.id }], has_more: false });
 
-  for (const [query, param] of [["limit=0", "limit"], ["order=up", "order"]] as const) {
+  for (const [query, param] of [
+    ["limit=0", "limit"],
+    ["order=up", "order"],
+  ] as const) {
     const bad = await setup.gateway.fetch(`/v1/responses/${second.id}/input_items?${query}`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { param: string } }).error.param).toBe(param);
@@ -145,7 +201,17 @@ test.each([
 
 test("/v1/capabilities says what of the spec is served", async () => {
   await setup.gateway.post("/v1/responses", { model: "demo", input: "hi" });
-  const capabilities = (await (await setup.gateway.fetch("/v1/capabilities")).json()) as { features: { responses: Record<string, unknown> }; endpoints: string[] };
-  expect(capabilities.features.responses).toMatchObject({ open_responses_version: "2026-04-24", input_items: true, compact: true, background: false, hosted_tools: false, tools: ["function"] });
+  const capabilities = (await (await setup.gateway.fetch("/v1/capabilities")).json()) as {
+    features: { responses: Record<string, unknown> };
+    endpoints: string[];
+  };
+  expect(capabilities.features.responses).toMatchObject({
+    open_responses_version: "2026-04-24",
+    input_items: true,
+    compact: true,
+    background: false,
+    hosted_tools: false,
+    tools: ["function"],
+  });
   expect(capabilities.endpoints).toEqual(expect.arrayContaining(["/v1/responses/{id}/input_items", "/v1/responses/compact"]));
 });

@@ -15,11 +15,22 @@ afterAll(() => setup?.stop());
 afterEach(() => setup?.spec.verify());
 
 const QUESTION = "How many r's are in the word strawberry?";
-const RESPONSES_WEATHER = { type: "function" as const, name: "weather", description: "Get the weather in a location", strict: false, parameters: WEATHER_TOOL.function.parameters };
+const RESPONSES_WEATHER = {
+  type: "function" as const,
+  name: "weather",
+  description: "Get the weather in a location",
+  strict: false,
+  parameters: WEATHER_TOOL.function.parameters,
+};
 
 describe.each(MODELS)("openai SDK against %s", (model) => {
   test("chat.completions.create streaming: role first, reasoning_content then content, OpenAI's usage chunk", async () => {
-    const stream = await client.chat.completions.create({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: QUESTION }] });
+    const stream = await client.chat.completions.create({
+      model,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: QUESTION }],
+    });
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.every((chunk) => Array.isArray(chunk.choices) && chunk.object === "chat.completion.chunk")).toBe(true);
@@ -39,7 +50,7 @@ describe.each(MODELS)("openai SDK against %s", (model) => {
 
   test("chat.completions.create non-streaming: message.reasoning_content", async () => {
     const completion = await client.chat.completions.create({ model, messages: [{ role: "user", content: QUESTION }] });
-    const message = completion.choices[0]!.message as typeof completion.choices[0]["message"] & { reasoning_content?: string };
+    const message = completion.choices[0]!.message as (typeof completion.choices)[0]["message"] & { reasoning_content?: string };
     expect(completion.object).toBe("chat.completion");
     expect(message.content?.length).toBeGreaterThan(0);
     expect(message.reasoning_content?.length).toBeGreaterThan(10);
@@ -47,7 +58,12 @@ describe.each(MODELS)("openai SDK against %s", (model) => {
   });
 
   test("chat.completions.create streaming tool call", async () => {
-    const stream = await client.chat.completions.create({ model, stream: true, tools: [WEATHER_TOOL], messages: [{ role: "user", content: "What's the weather in San Francisco?" }] });
+    const stream = await client.chat.completions.create({
+      model,
+      stream: true,
+      tools: [WEATHER_TOOL],
+      messages: [{ role: "user", content: "What's the weather in San Francisco?" }],
+    });
     let name = "";
     let args = "";
     let finish: string | null = null;
@@ -123,7 +139,12 @@ describe.each(MODELS)("openai SDK against %s", (model) => {
 
 test("chat stream on the wire: a choices array on every chunk, then [DONE]", async () => {
   for (const model of MODELS) {
-    const response = await setup.gateway.post("/v1/chat/completions", { model, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: QUESTION }] });
+    const response = await setup.gateway.post("/v1/chat/completions", {
+      model,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: QUESTION }],
+    });
     const { events, done } = await readSse(response);
     expect(done).toBe(true);
     for (const event of events) expect(Array.isArray((event as { choices?: unknown }).choices)).toBe(true);

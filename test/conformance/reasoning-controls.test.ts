@@ -80,12 +80,21 @@ describe("end to end through the gateway and the emulated upstream", () => {
   });
 
   test("model_options.reasoning.enabled: false suppresses reasoning in chat streams and bodies", async () => {
-    const streamed = await setup.gateway.post("/v1/chat/completions", { model: "deepseek-reasoner", stream: true, model_options: { reasoning: { enabled: false } }, messages: [{ role: "user", content: "hi" }] });
+    const streamed = await setup.gateway.post("/v1/chat/completions", {
+      model: "deepseek-reasoner",
+      stream: true,
+      model_options: { reasoning: { enabled: false } },
+      messages: [{ role: "user", content: "hi" }],
+    });
     const { events } = await readSse(streamed);
     const deltas = events.map((event) => (event as { choices: { delta: Record<string, unknown> }[] }).choices[0]?.delta ?? {});
     expect(deltas.some((delta) => "reasoning_content" in delta)).toBe(false);
     expect(deltas.some((delta) => typeof delta.content === "string" && delta.content.length > 0)).toBe(true);
-    const whole = await setup.gateway.post("/v1/chat/completions", { model: "demo", model_options: { reasoning: { enabled: false } }, messages: [{ role: "user", content: "hi" }] });
+    const whole = await setup.gateway.post("/v1/chat/completions", {
+      model: "demo",
+      model_options: { reasoning: { enabled: false } },
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(((await whole.json()) as { choices: { message: Record<string, unknown> }[] }).choices[0]!.message).not.toHaveProperty("reasoning_content");
   });
 });

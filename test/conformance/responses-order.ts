@@ -13,7 +13,10 @@ export function parseEvents(raw: string): SseEvent[] {
     .map((block) => {
       const lines = block.split("\n");
       const event = lines.find((line) => line.startsWith("event: "))?.slice(7);
-      const data = lines.filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).join("\n");
+      const data = lines
+        .filter((line) => line.startsWith("data: "))
+        .map((line) => line.slice(6))
+        .join("\n");
       expect(data, `SSE block without data: ${block}`).not.toBe("");
       return { event, data: JSON.parse(data) as Record<string, unknown> };
     });
@@ -21,7 +24,11 @@ export function parseEvents(raw: string): SseEvent[] {
 
 /** The per-item event grammar of SPEC §7, as a sequence of event types after `output_item.added`. */
 const GRAMMAR: Record<string, { open: string[]; repeat: string; close: string[] }> = {
-  reasoning: { open: ["response.reasoning_summary_part.added"], repeat: "response.reasoning_summary_text.delta", close: ["response.reasoning_summary_text.done", "response.reasoning_summary_part.done"] },
+  reasoning: {
+    open: ["response.reasoning_summary_part.added"],
+    repeat: "response.reasoning_summary_text.delta",
+    close: ["response.reasoning_summary_text.done", "response.reasoning_summary_part.done"],
+  },
   message: { open: ["response.content_part.added"], repeat: "response.output_text.delta", close: ["response.output_text.done", "response.content_part.done"] },
   function_call: { open: [], repeat: "response.function_call_arguments.delta", close: ["response.function_call_arguments.done"] },
 };

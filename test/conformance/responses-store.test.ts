@@ -16,12 +16,17 @@ interface ResponseBody {
   conversation?: { id: string };
 }
 
-async function create(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<{ status: number; session: string | null; body: ResponseBody & { error?: { message: string; param: string | null; type: string } } }> {
+async function create(
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; session: string | null; body: ResponseBody & { error?: { message: string; param: string | null; type: string } } }> {
   const response = await setup.gateway.post("/v1/responses", { model: "deepseek-reasoner", ...body }, headers);
   return { status: response.status, session: response.headers.get("x-session-id"), body: (await response.json()) as never };
 }
 
-function lastUpstream(): { messages: { role: string; content: unknown; reasoning_content?: string; tool_calls?: { id: string }[]; tool_call_id?: string }[] } & Record<string, unknown> {
+function lastUpstream(): {
+  messages: { role: string; content: unknown; reasoning_content?: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
+} & Record<string, unknown> {
   return setup.upstream.requests[setup.upstream.requests.length - 1] as never;
 }
 
@@ -43,7 +48,11 @@ test("a tool loop over previous_response_id: function_call_output answers the st
   const first = await create({ input: "Weather in San Francisco?", tools });
   const call = first.body.output.find((item) => item.type === "function_call") as unknown as { call_id: string };
   expect(call.call_id).toBeTruthy();
-  const second = await create({ previous_response_id: first.body.id, tools, input: [{ type: "function_call_output", call_id: call.call_id, output: "18°C, fog" }] });
+  const second = await create({
+    previous_response_id: first.body.id,
+    tools,
+    input: [{ type: "function_call_output", call_id: call.call_id, output: "18°C, fog" }],
+  });
   expect(second.status).toBe(200);
   const messages = lastUpstream().messages;
   expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
@@ -85,7 +94,14 @@ test("GET and DELETE /v1/responses/{id}; store: false is never retrievable", asy
 test("item_reference resolves stored items and joins their session; an unknown one is a 404 naming the item", async () => {
   const first = await create({ input: "How many r's are in strawberry?" });
   const [reasoning, message] = first.body.output;
-  const second = await create({ input: [{ role: "user", content: "How many r's are in strawberry?" }, { type: "item_reference", id: reasoning!.id }, { type: "item_reference", id: message!.id }, { role: "user", content: "And raspberry?" }] });
+  const second = await create({
+    input: [
+      { role: "user", content: "How many r's are in strawberry?" },
+      { type: "item_reference", id: reasoning!.id },
+      { type: "item_reference", id: message!.id },
+      { role: "user", content: "And raspberry?" },
+    ],
+  });
   expect(second.status).toBe(200);
   expect(second.session).toBe(first.session);
   const assistant = lastUpstream().messages[1]!;
@@ -157,11 +173,35 @@ test("store: false inside a named conversation: not retrievable, but the convers
 });
 
 test("developer messages become system messages; text-only parts a string; images stay parts", async () => {
-  await create({ input: [{ role: "developer", content: "Answer in French." }, { role: "user", content: [{ type: "input_text", text: "Hi" }, { type: "input_text", text: "there" }] }] });
+  await create({
+    input: [
+      { role: "developer", content: "Answer in French." },
+      {
+        role: "user",
+        content: [
+          { type: "input_text", text: "Hi" },
+          { type: "input_text", text: "there" },
+        ],
+      },
+    ],
+  });
   expect(lastUpstream().messages.slice(0, 2)).toEqual([
     { role: "system", content: "Answer in French." },
     { role: "user", content: "Hi\nthere" }, // text-only parts become the plain string every upstream reads
   ]);
-  await create({ input: [{ role: "user", content: [{ type: "input_text", text: "What is this?" }, { type: "input_image", image_url: "https://example.com/a.png" }] }] });
-  expect(lastUpstream().messages[0]!.content).toEqual([{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "https://example.com/a.png" } }]);
+  await create({
+    input: [
+      {
+        role: "user",
+        content: [
+          { type: "input_text", text: "What is this?" },
+          { type: "input_image", image_url: "https://example.com/a.png" },
+        ],
+      },
+    ],
+  });
+  expect(lastUpstream().messages[0]!.content).toEqual([
+    { type: "text", text: "What is this?" },
+    { type: "image_url", image_url: { url: "https://example.com/a.png" } },
+  ]);
 });

@@ -10,7 +10,12 @@ afterAll(() => setup?.stop());
 // every answer of /v1/responses in this file is checked against the Open Responses spec
 afterEach(() => setup?.spec.verify({ expectSome: true }));
 
-const WEATHER = { type: "function", name: "weather", description: "Get the weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } };
+const WEATHER = {
+  type: "function",
+  name: "weather",
+  description: "Get the weather",
+  parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+};
 
 describe.each(MODELS)("POST /v1/responses streaming, %s", (model) => {
   test("reasoning item closes before the message item; completed lists both", async () => {
@@ -41,7 +46,12 @@ describe.each(MODELS)("POST /v1/responses streaming, %s", (model) => {
   });
 
   test("model_options.reasoning.enabled: false leaves no reasoning item", async () => {
-    const response = await setup.gateway.post("/v1/responses", { model, input: "How many r's are in strawberry?", stream: true, model_options: { reasoning: { enabled: false } } });
+    const response = await setup.gateway.post("/v1/responses", {
+      model,
+      input: "How many r's are in strawberry?",
+      stream: true,
+      model_options: { reasoning: { enabled: false } },
+    });
     const final = checkResponseStream(parseEvents(await response.text()));
     expect((final.output as { type: string }[]).map((item) => item.type)).toEqual(["message"]);
   });

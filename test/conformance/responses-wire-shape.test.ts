@@ -42,7 +42,12 @@ test("every field real OpenAI and xAI Responses streams carry, carrierd's events
   const ours: Record<string, unknown>[] = [];
   for (const body of [
     { model: "demo", input: "How many r's are in strawberry?", stream: true },
-    { model: "demo", input: "Weather in Paris?", stream: true, tools: [{ type: "function", name: "weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }] },
+    {
+      model: "demo",
+      input: "Weather in Paris?",
+      stream: true,
+      tools: [{ type: "function", name: "weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }],
+    },
   ]) {
     ours.push(...parseEvents(await (await gateway.post("/v1/responses", body)).text()).map((event) => event.data));
   }
@@ -53,7 +58,10 @@ test("every field real OpenAI and xAI Responses streams carry, carrierd's events
       const have = mine.get(name);
       if (!have) continue; // an event type carrierd never sends (e.g. web search)
       compared++;
-      expect([...keys].filter((key) => !have.has(key)), `${file}: ${name}`).toEqual([]);
+      expect(
+        [...keys].filter((key) => !have.has(key)),
+        `${file}: ${name}`,
+      ).toEqual([]);
     }
   }
   expect(compared).toBeGreaterThan(15);

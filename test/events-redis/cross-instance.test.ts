@@ -21,7 +21,8 @@ afterAll(async () => {
 });
 
 type Message = Record<string, unknown>;
-const turnEvents = (client: EventClient, sessionId: string) => client.messages.filter((message) => message.session_id === sessionId && typeof message.turn_id === "string");
+const turnEvents = (client: EventClient, sessionId: string) =>
+  client.messages.filter((message) => message.session_id === sessionId && typeof message.turn_id === "string");
 
 redis.test("a turn on A reaches a subscriber on B: same schemas, in order, each with an event_id, and A's own subscriber sees the same stream", async () => {
   const onB = await openEvents(b);
@@ -61,7 +62,10 @@ redis.test("filters apply to other instances' events as to local ones: sessions 
   expect(onlyOther.messages.filter((message) => message.session_id === "cross-other").length).toBeGreaterThan(3);
   const types = new Set(onlyCompleted.messages.filter((message) => message.type !== "subscribed").map((message) => message.type));
   expect([...types]).toEqual(["turn.completed"]);
-  expect(onlyCompleted.messages.filter((message) => message.type === "turn.completed").map((message) => message.session_id)).toEqual(["cross-2", "cross-other"]);
+  expect(onlyCompleted.messages.filter((message) => message.type === "turn.completed").map((message) => message.session_id)).toEqual([
+    "cross-2",
+    "cross-other",
+  ]);
   onlyOther.close();
   onlyCompleted.close();
 });

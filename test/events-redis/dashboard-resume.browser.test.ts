@@ -18,7 +18,10 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or CARRIERD_SKIP_BROWSER=1)`);
   a = await startRedisGateway(REDIS_URL, redis.stream("dashboard"));
   b = await startRedisGateway(REDIS_URL, redis.stream("dashboard"));
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -26,27 +29,31 @@ afterAll(async () => {
   await b?.stop();
 });
 
-redis.test("the dashboard on B shows a turn that ran on A while it was disconnected, once it reconnects, and nothing twice", async () => {
-  const page = await browser.newPage();
-  await page.goto(`${b.url}/dashboard`);
-  await page.fill("#key", b.key);
-  await page.click("#connect");
-  await page.waitForFunction(() => document.getElementById("status-text")?.textContent === "live");
-  await streamedTurn(a, "dash-before");
-  await page.locator('[data-session="dash-before"] .badge[data-state="completed"]').waitFor();
+redis.test(
+  "the dashboard on B shows a turn that ran on A while it was disconnected, once it reconnects, and nothing twice",
+  async () => {
+    const page = await browser.newPage();
+    await page.goto(`${b.url}/dashboard`);
+    await page.fill("#key", b.key);
+    await page.click("#connect");
+    await page.waitForFunction(() => document.getElementById("status-text")?.textContent === "live");
+    await streamedTurn(a, "dash-before");
+    await page.locator('[data-session="dash-before"] .badge[data-state="completed"]').waitFor();
 
-  // the page loses its connection and cannot come back until it is given the key again
-  // (an expression string: `socket` is a top-level let of the page's script, not a property of window)
-  await page.evaluate('sessionStorage.removeItem("carrierd.key"); socket.close();');
-  await page.waitForSelector("#gate:not([hidden])");
-  await streamedTurn(a, "dash-while-away");
+    // the page loses its connection and cannot come back until it is given the key again
+    // (an expression string: `socket` is a top-level let of the page's script, not a property of window)
+    await page.evaluate('sessionStorage.removeItem("carrierd.key"); socket.close();');
+    await page.waitForSelector("#gate:not([hidden])");
+    await streamedTurn(a, "dash-while-away");
 
-  await page.fill("#key", b.key);
-  await page.click("#connect");
-  const missed = page.locator('[data-session="dash-while-away"]');
-  await missed.locator('[data-testid="answer"]', { hasText: "The answer is 5." }).waitFor();
-  await missed.locator('.badge[data-state="completed"]').waitFor();
-  expect(await missed.locator("[data-turn]").count()).toBe(1);
-  expect(await page.locator('[data-session="dash-before"] [data-turn]').count()).toBe(1);
-  expect(await page.locator('[data-testid="log"] .entry', { hasText: "Events missing" }).count()).toBe(0);
-}, 60_000);
+    await page.fill("#key", b.key);
+    await page.click("#connect");
+    const missed = page.locator('[data-session="dash-while-away"]');
+    await missed.locator('[data-testid="answer"]', { hasText: "The answer is 5." }).waitFor();
+    await missed.locator('.badge[data-state="completed"]').waitFor();
+    expect(await missed.locator("[data-turn]").count()).toBe(1);
+    expect(await page.locator('[data-session="dash-before"] [data-turn]').count()).toBe(1);
+    expect(await page.locator('[data-testid="log"] .entry', { hasText: "Events missing" }).count()).toBe(0);
+  },
+  60_000,
+);

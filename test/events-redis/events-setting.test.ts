@@ -5,7 +5,9 @@ import { compareEventIds, EVENT_ID } from "../../src/events/event-feed.js";
 test("events: local by default, a Redis URL with the stream settings from the environment, anything else refused", () => {
   expect(parseEventsSetting(undefined, {})).toEqual({ backend: "local" });
   expect(parseEventsSetting(" local ", {})).toEqual({ backend: "local" });
-  expect(parseEventsSetting("redis://:pw@cache:6380/2", { CARRIERD_EVENTS_STREAM: "team:events", CARRIERD_EVENTS_MAXLEN: "5000", CARRIERD_EVENTS_QUEUE: "64" })).toEqual({
+  expect(
+    parseEventsSetting("redis://:pw@cache:6380/2", { CARRIERD_EVENTS_STREAM: "team:events", CARRIERD_EVENTS_MAXLEN: "5000", CARRIERD_EVENTS_QUEUE: "64" }),
+  ).toEqual({
     backend: "redis",
     url: "redis://:pw@cache:6380/2",
     displayUrl: "redis://:***@cache:6380/2",

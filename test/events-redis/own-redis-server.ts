@@ -29,7 +29,11 @@ export async function startOwnRedisServer(): Promise<OwnRedisServer> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    const started = spawnTracked("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "yes"], { stdio: ["ignore", "pipe", "pipe"] });
+    const started = spawnTracked(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "yes"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     child = started;
     await new Promise<void>((resolve, reject) => {
       let out = "";

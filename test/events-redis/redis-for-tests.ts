@@ -5,7 +5,8 @@ import { afterAll, test } from "vitest";
 /** The Redis the suite talks to: CARRIERD_TEST_REDIS_URL, else the local service on its standard port. */
 export const REDIS_URL = process.env.CARRIERD_TEST_REDIS_URL || "redis://127.0.0.1:6379";
 
-const HOW_TO_START = "start one with `redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no`, or point CARRIERD_TEST_REDIS_URL at one";
+const HOW_TO_START =
+  "start one with `redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no`, or point CARRIERD_TEST_REDIS_URL at one";
 
 async function reachable(url: string): Promise<string | undefined> {
   const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
@@ -41,7 +42,8 @@ export interface TestRedis {
  */
 export async function testRedis(file: string, url = REDIS_URL, precondition?: string): Promise<TestRedis> {
   const problem = precondition ?? (await reachable(url));
-  if (problem && process.env.CI === "true") throw new Error(`Redis is not usable at ${url} (${problem}); the Redis suites need a real server under CI: ${HOW_TO_START}`);
+  if (problem && process.env.CI === "true")
+    throw new Error(`Redis is not usable at ${url} (${problem}); the Redis suites need a real server under CI: ${HOW_TO_START}`);
   const prefix = `carrierd-test:${process.pid}-${randomBytes(4).toString("hex")}`;
   const clients: Redis[] = [];
   let skipped = 0;

@@ -10,7 +10,11 @@ export function startRedisGateway(url: string, stream: string, env: Record<strin
 
 /** One streamed demo turn in `sessionId`, read to its end; resolves with the SSE status and whether it finished. */
 export async function streamedTurn(gateway: TestGateway, sessionId: string, content = "What is 2+3?"): Promise<{ status: number; done: boolean }> {
-  const response = await gateway.post("/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content }] }, { "x-session-id": sessionId });
+  const response = await gateway.post(
+    "/v1/chat/completions",
+    { model: "demo", stream: true, messages: [{ role: "user", content }] },
+    { "x-session-id": sessionId },
+  );
   const { done } = await readSse(response);
   return { status: response.status, done };
 }

@@ -21,7 +21,8 @@ afterAll(async () => {
 
 type Message = Record<string, unknown>;
 const withIds = (client: EventClient) => client.messages.filter((message) => typeof message.event_id === "string");
-const completedTurns = (client: EventClient, sessionId: string) => client.messages.filter((message) => message.type === "turn.completed" && message.session_id === sessionId).length;
+const completedTurns = (client: EventClient, sessionId: string) =>
+  client.messages.filter((message) => message.type === "turn.completed" && message.session_id === sessionId).length;
 
 /** Each turn's events complete and in seq order, and no event twice. */
 function expectWholeTurns(messages: Message[]): void {
@@ -35,38 +36,41 @@ function expectWholeTurns(messages: Message[]): void {
   }
 }
 
-redis.test("a dashboard that reconnects (to the other instance) with its last event_id gets exactly what it missed, then live events, no gap and nothing twice", async () => {
-  const first = await openEvents(b);
-  await first.subscribe({ sessions: ["resume-1"] });
-  await streamedTurn(a, "resume-1", "turn one");
-  await first.waitFor((message) => message.type === "turn.completed");
-  const lastSeen = withIds(first).at(-1)!.event_id as string;
-  const firstIds = new Set(withIds(first).map((message) => message.event_id));
-  first.close();
-  await first.closed;
+redis.test(
+  "a dashboard that reconnects (to the other instance) with its last event_id gets exactly what it missed, then live events, no gap and nothing twice",
+  async () => {
+    const first = await openEvents(b);
+    await first.subscribe({ sessions: ["resume-1"] });
+    await streamedTurn(a, "resume-1", "turn one");
+    await first.waitFor((message) => message.type === "turn.completed");
+    const lastSeen = withIds(first).at(-1)!.event_id as string;
+    const firstIds = new Set(withIds(first).map((message) => message.event_id));
+    first.close();
+    await first.closed;
 
-  // missed while away: two turns, one per instance
-  await streamedTurn(a, "resume-1", "turn two");
-  await streamedTurn(b, "resume-1", "turn three");
+    // missed while away: two turns, one per instance
+    await streamedTurn(a, "resume-1", "turn two");
+    await streamedTurn(b, "resume-1", "turn three");
 
-  const again = await openEvents(a);
-  const acknowledged = again.subscribe({ sessions: ["resume-1"], last_event_id: lastSeen } as never);
-  // a turn that runs while the backlog is being sent lands after it, once
-  const live = streamedTurn(b, "resume-1", "turn four");
-  expect(await acknowledged).toMatchObject({ type: "subscribed", sessions: ["resume-1"] });
-  await live;
-  await again.waitFor(() => completedTurns(again, "resume-1") >= 3);
-  await streamedTurn(a, "resume-1", "turn five");
-  await again.waitFor(() => completedTurns(again, "resume-1") >= 4);
+    const again = await openEvents(a);
+    const acknowledged = again.subscribe({ sessions: ["resume-1"], last_event_id: lastSeen } as never);
+    // a turn that runs while the backlog is being sent lands after it, once
+    const live = streamedTurn(b, "resume-1", "turn four");
+    expect(await acknowledged).toMatchObject({ type: "subscribed", sessions: ["resume-1"] });
+    await live;
+    await again.waitFor(() => completedTurns(again, "resume-1") >= 3);
+    await streamedTurn(a, "resume-1", "turn five");
+    await again.waitFor(() => completedTurns(again, "resume-1") >= 4);
 
-  const resumed = withIds(again);
-  expect(again.messages.filter((message) => message.type === "gap")).toEqual([]);
-  expect(resumed.some((message) => firstIds.has(message.event_id))).toBe(false);
-  expect(resumed.flatMap((message) => schemaProblems(validators, message))).toEqual([]);
-  expectWholeTurns(resumed);
-  expect(new Set(resumed.map((message) => message.turn_id)).size).toBe(4);
-  again.close();
-});
+    const resumed = withIds(again);
+    expect(again.messages.filter((message) => message.type === "gap")).toEqual([]);
+    expect(resumed.some((message) => firstIds.has(message.event_id))).toBe(false);
+    expect(resumed.flatMap((message) => schemaProblems(validators, message))).toEqual([]);
+    expectWholeTurns(resumed);
+    expect(new Set(resumed.map((message) => message.turn_id)).size).toBe(4);
+    again.close();
+  },
+);
 
 redis.test("a last_event_id the stream no longer holds (Redis lost the stream) is announced as a gap, then what the stream holds follows", async () => {
   const client = await openEvents(b);
@@ -116,7 +120,9 @@ redis.test("resuming from beyond the stream's MAXLEN window: a trimmed gap names
     expect(gap).toMatchObject({ reason: "trimmed", after_event_id: oldId, first_event_id: expect.stringMatching(/^\d+-\d+$/) });
     expect(schemaProblems(validators, gap)).toEqual([]);
     await streamedTurn(short, "resume-short", "after the gap");
-    await resumed.waitFor((message) => message.type === "turn.completed" && resumed.messages.indexOf(message) > resumed.messages.indexOf(gap) && message.seq !== undefined);
+    await resumed.waitFor(
+      (message) => message.type === "turn.completed" && resumed.messages.indexOf(message) > resumed.messages.indexOf(gap) && message.seq !== undefined,
+    );
     const afterGap = resumed.messages.slice(resumed.messages.indexOf(gap) + 1);
     expect(afterGap.length).toBeGreaterThan(0);
     // nothing older than what the stream keeps, and the gap came before everything else

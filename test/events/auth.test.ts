@@ -10,7 +10,10 @@ beforeAll(async () => {
 });
 afterAll(() => gateway.stop());
 
-const streamOne = async (sessionId: string) => readSse(await gateway.post("/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content: "hi" }] }, { "x-session-id": sessionId }));
+const streamOne = async (sessionId: string) =>
+  readSse(
+    await gateway.post("/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content: "hi" }] }, { "x-session-id": sessionId }),
+  );
 
 test("a wrong or malformed Authorization header refuses the upgrade with 401", async () => {
   expect(await upgradeStatus(gateway, { authorization: "Bearer not-the-key" })).toBe(401);

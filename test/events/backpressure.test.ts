@@ -32,7 +32,11 @@ test("a stalled subscriber is dropped and closed with 1013 while 50 requests str
   const started = performance.now();
   const results = await Promise.all(
     Array.from({ length: 50 }, async (_, index) => {
-      const response = await gateway.post("/v1/chat/completions", { model: "verbose", stream: true, messages: [{ role: "user", content: `Request ${index}: think it through.` }] });
+      const response = await gateway.post("/v1/chat/completions", {
+        model: "verbose",
+        stream: true,
+        messages: [{ role: "user", content: `Request ${index}: think it through.` }],
+      });
       const { events, done } = await readSse(response);
       return { status: response.status, done, chunks: events.length };
     }),

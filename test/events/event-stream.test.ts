@@ -45,7 +45,11 @@ test("a streamed turn's events arrive in order, valid, carrying the response's s
 
   // the bus is the one source: the WebSocket saw exactly what the SSE client saw
   const deltas = chunks.map((chunk) => (chunk as { choices: { delta: Record<string, string> }[] }).choices[0]?.delta ?? {});
-  const joined = (type: string) => turn.filter((event) => event.type === type).map((event) => event.text).join("");
+  const joined = (type: string) =>
+    turn
+      .filter((event) => event.type === type)
+      .map((event) => event.text)
+      .join("");
   expect(joined("reasoning.delta")).toBe(deltas.map((delta) => delta.reasoning_content ?? "").join(""));
   expect(joined("content.delta")).toBe(deltas.map((delta) => delta.content ?? "").join(""));
   expect(joined("content.delta")).toContain("5");
@@ -56,7 +60,9 @@ test("a streamed turn's events arrive in order, valid, carrying the response's s
 test("a tool-call turn publishes tool_call before turn.completed, non-streamed requests too", async () => {
   const client = await openEvents(gateway);
   await client.subscribe();
-  const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } } }];
+  const tools = [
+    { type: "function", function: { name: "lookup", parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } } },
+  ];
   const response = await chat("tools-session", { stream: false, tools });
   expect(response.status).toBe(200);
   const body = (await response.json()) as { choices: { message: { tool_calls: { id: string }[] } }[] };

@@ -26,7 +26,8 @@ test("typed listeners get only their types, and make only those types wanted", (
 test("metrics want each turn's first reasoning delta only, and never content deltas", async () => {
   const bus = new EventBus();
   const metrics = new GatewayMetrics(bus, fakeHub);
-  const turn = (type: GatewayEvent["type"], turnId: string, extra: Record<string, unknown> = {}) => bus.publish({ type, session_id: "s", turn_id: turnId, seq: 0, provider: "demo", ...extra });
+  const turn = (type: GatewayEvent["type"], turnId: string, extra: Record<string, unknown> = {}) =>
+    bus.publish({ type, session_id: "s", turn_id: turnId, seq: 0, provider: "demo", ...extra });
   expect(bus.wants("reasoning.delta")).toBe(true); // a turn's first
   expect(bus.wants("reasoning.delta", true)).toBe(false); // its later ones
   expect(bus.wants("content.delta")).toBe(false);

@@ -23,7 +23,9 @@ test("a peer that stops answering pings is terminated; one that answers stays", 
   expect(performance.now() - started).toBeLessThan(2000);
 
   expect(healthy.ws.readyState).toBe(healthy.ws.OPEN);
-  await readSse(await gateway.post("/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content: "hi" }] }, { "x-session-id": "still-alive" }));
+  await readSse(
+    await gateway.post("/v1/chat/completions", { model: "demo", stream: true, messages: [{ role: "user", content: "hi" }] }, { "x-session-id": "still-alive" }),
+  );
   await healthy.waitFor((message) => message.type === "turn.completed" && message.session_id === "still-alive");
   healthy.close();
 });

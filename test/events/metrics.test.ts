@@ -32,15 +32,23 @@ test("/metrics exposes requests, upstream latency, first reasoning token, retrie
   writeFileSync(gateway.routesPath, "version: [");
   await subscriber.waitFor((message) => message.type === "routes.rejected");
   // the fallback path (SPEC §6) publishes this after recording a verdict and before its one retry
-  gateway.container.resolve<EventBus>(EVENT_BUS).publish({ type: "verdict.recorded", provider: "demo", host: "demo.local", model: "demo-reasoner", field: "reasoning", fields: ["reasoning"], retried: true });
+  gateway.container.resolve<EventBus>(EVENT_BUS).publish({
+    type: "verdict.recorded",
+    provider: "demo",
+    host: "demo.local",
+    model: "demo-reasoner",
+    field: "reasoning",
+    fields: ["reasoning"],
+    retried: true,
+  });
 
   const response = await gateway.fetch("/metrics");
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
   const text = await response.text();
-  expect(sample(text, 'carrierd_http_requests_total{method="POST",route="/v1/chat/completions",status="200"}')).toBe(1);
-  expect(sample(text, 'carrierd_http_requests_total{method="POST",route="/v1/chat/completions",status="404"}')).toBe(1);
-  expect(sample(text, 'carrierd_http_requests_total{method="GET",route="/metrics",status="401"}')).toBe(1);
+  expect(sample(text, 'carrierd_http_requests_total{method="POST",route="/v1/chat/completions",status="200",key="owner"}')).toBe(1);
+  expect(sample(text, 'carrierd_http_requests_total{method="POST",route="/v1/chat/completions",status="404",key="owner"}')).toBe(1);
+  expect(sample(text, 'carrierd_http_requests_total{method="GET",route="/metrics",status="401",key=""}')).toBe(1);
   expect(sample(text, 'carrierd_upstream_latency_seconds_count{provider="demo"}')).toBe(1);
   expect(sample(text, 'carrierd_time_to_first_reasoning_token_seconds_count{provider="demo"}')).toBe(1);
   expect(sample(text, 'carrierd_turn_duration_seconds_count{provider="demo",outcome="completed"}')).toBe(1);
@@ -57,5 +65,5 @@ test("/metrics exposes requests, upstream latency, first reasoning token, retrie
   await subscriber.closed;
   let after = "";
   await until(async () => sample((after = await (await gateway.fetch("/metrics")).text()), "carrierd_websocket_subscribers") === 0);
-  expect(sample(after, 'carrierd_http_requests_total{method="GET",route="/metrics",status="200"}')).toBeGreaterThanOrEqual(1);
+  expect(sample(after, 'carrierd_http_requests_total{method="GET",route="/metrics",status="200",key="owner"}')).toBeGreaterThanOrEqual(1);
 });

@@ -15,12 +15,15 @@ export interface EventClient {
   close(): void;
 }
 
-export function eventsUrl(gateway: TestGateway): string {
+export function eventsUrl(gateway: Pick<TestGateway, "url">): string {
   return `${gateway.url.replace(/^http/, "ws")}/v1/events`;
 }
 
 /** Opens `/v1/events`; with `auth: "header"` the key goes in the upgrade's Authorization header. */
-export async function openEvents(gateway: TestGateway, options: { auth?: "header" | "message" | "none"; key?: string; headers?: Record<string, string>; autoPong?: boolean } = {}): Promise<EventClient> {
+export async function openEvents(
+  gateway: Pick<TestGateway, "url" | "key">,
+  options: { auth?: "header" | "message" | "none"; key?: string; headers?: Record<string, string>; autoPong?: boolean } = {},
+): Promise<EventClient> {
   const auth = options.auth ?? "header";
   const key = options.key ?? gateway.key;
   const headers = { ...(auth === "header" ? { authorization: `Bearer ${key}` } : {}), ...options.headers };

@@ -25,14 +25,19 @@ describe("classifier", () => {
   });
 
   test("must-echo errors are not unknown-field errors", () => {
-    const deepseek = '{"error":{"message":"The `reasoning_content` in the thinking mode must be passed back to the API.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}';
+    const deepseek =
+      '{"error":{"message":"The `reasoning_content` in the thinking mode must be passed back to the API.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}';
     expect(classifyOpenAIError(400, deepseek, ALL)).toBeUndefined();
   });
 });
 
 describe("widening and exemptions (SPEC §12.8, §12.9)", () => {
   test("reasoning_content named: everything sent; reasoning or details named: those two where sent", () => {
-    expect(fieldsToReject("reasoning_content", ["reasoning_content", "reasoning", "reasoning_details"], false, [])).toEqual(["reasoning_content", "reasoning", "reasoning_details"]);
+    expect(fieldsToReject("reasoning_content", ["reasoning_content", "reasoning", "reasoning_details"], false, [])).toEqual([
+      "reasoning_content",
+      "reasoning",
+      "reasoning_details",
+    ]);
     expect(fieldsToReject("reasoning", ["reasoning_content", "reasoning", "reasoning_details"], false, [])).toEqual(["reasoning", "reasoning_details"]);
     expect(fieldsToReject("reasoning_details", ["reasoning_content", "reasoning_details"], false, [])).toEqual(["reasoning_details"]);
   });

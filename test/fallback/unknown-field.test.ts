@@ -16,14 +16,24 @@ beforeAll(async () => {
     strict: {
       ...PHRASINGS,
       // look-alikes are answered once a request resends history, so turn 1 succeeds and turn 2 meets them
-      ...Object.fromEntries(Object.entries(LOOK_ALIKES).map(([name, error]) => [`alike${name}`, { fields: ["reasoning_content"], status: error.status, body: () => error.body }])),
+      ...Object.fromEntries(
+        Object.entries(LOOK_ALIKES).map(([name, error]) => [`alike${name}`, { fields: ["reasoning_content"], status: error.status, body: () => error.body }]),
+      ),
       // a must-echo provider whose complaint names reasoning_content: it is about the value, never a verdict
-      echo: { fields: ["reasoning_content"], status: 400, body: (index) => JSON.stringify({ error: { message: `messages[${index}].reasoning_content: unknown field in thinking mode`, type: "invalid_request_error" } }) },
+      echo: {
+        fields: ["reasoning_content"],
+        status: 400,
+        body: (index) =>
+          JSON.stringify({ error: { message: `messages[${index}].reasoning_content: unknown field in thinking mode`, type: "invalid_request_error" } }),
+      },
       // refuses reasoning_content, then fails again without it
       double: {
         fields: ["reasoning_content"],
         status: 400,
-        body: (index) => JSON.stringify({ error: { message: `Extra inputs are not permitted, field: 'messages[${index}].reasoning_content'`, type: "invalid_request_error" } }),
+        body: (index) =>
+          JSON.stringify({
+            error: { message: `Extra inputs are not permitted, field: 'messages[${index}].reasoning_content'`, type: "invalid_request_error" },
+          }),
         thenError: { status: 422, body: JSON.stringify({ error: { message: "context window exceeded for this deployment", type: "invalid_request_error" } }) },
       },
     },
@@ -37,7 +47,11 @@ afterAll(async () => {
 });
 
 /** Turn 1 (nothing to replay yet), then turn 2 resending it: the first request that carries reasoning. */
-async function twoTurns(model: string, stream: boolean, extra: Record<string, unknown> = {}): Promise<{ first: ClientTurn; second: ClientTurn; requests: number }> {
+async function twoTurns(
+  model: string,
+  stream: boolean,
+  extra: Record<string, unknown> = {},
+): Promise<{ first: ClientTurn; second: ClientTurn; requests: number }> {
   const flavor = model.split("/")[0]!;
   const history: Message[] = [{ role: "user", content: `hello ${model} ${Math.random()}` }];
   const first = await ask(gateway, { model, stream, messages: history, ...extra });

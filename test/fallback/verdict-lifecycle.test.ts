@@ -39,7 +39,11 @@ carriers:
 `;
 }
 
-async function conversation(gateway: TestGateway, model: string, headers: Record<string, string> = {}): Promise<{ requests: number; status: number; sessionId: string | null }> {
+async function conversation(
+  gateway: TestGateway,
+  model: string,
+  headers: Record<string, string> = {},
+): Promise<{ requests: number; status: number; sessionId: string | null }> {
   const flavor = model.split("/")[0]!;
   const history: Message[] = [{ role: "user", content: `hi ${Math.random()}` }];
   const first = await ask(gateway, { model, messages: history }, headers);
@@ -50,11 +54,23 @@ async function conversation(gateway: TestGateway, model: string, headers: Record
 }
 
 test("verdicts survive a restart; the session keeps its own copy; a route edit clears what it covers, and says so", async () => {
-  const log = { info: vi.fn(), warn: vi.fn(), debug: vi.fn(), error: vi.fn(), trace: vi.fn(), fatal: vi.fn(), child: () => log, level: "info", isLevelEnabled: () => true };
+  const log = {
+    info: vi.fn(),
+    warn: vi.fn(),
+    debug: vi.fn(),
+    error: vi.fn(),
+    trace: vi.fn(),
+    fatal: vi.fn(),
+    child: () => log,
+    level: "info",
+    isLevelEnabled: () => true,
+  };
   let gateway = await startTestGateway({ routes: routes("[reasoning_content]"), home });
   const first = await conversation(gateway, "cerebras/gpt-oss-120b", { "x-session-id": "resume-me" });
   expect(first).toMatchObject({ requests: 2, status: 200 });
-  expect((await storageOf(gateway).sessionConfig.modelConfig("resume-me")).rejected_carriers).toEqual([["cerebras", "127.0.0.1", "gpt-oss-120b", ["reasoning_content"]]]);
+  expect((await storageOf(gateway).sessionConfig.modelConfig("resume-me")).rejected_carriers).toEqual([
+    ["cerebras", "127.0.0.1", "gpt-oss-120b", ["reasoning_content"]],
+  ]);
   await gateway.stop();
 
   gateway = await startTestGateway({ routes: routes("[reasoning_content]"), home, log: log as never });
@@ -72,7 +88,10 @@ test("verdicts survive a restart; the session keeps its own copy; a route edit c
   await gateway.reloadRoutes();
   expect(await storageOf(gateway).verdicts.list()).toEqual([]);
   expect((await storageOf(gateway).sessionConfig.modelConfig("resume-me")).rejected_carriers).toEqual([]);
-  expect(log.info).toHaveBeenCalledWith(expect.objectContaining({ cleared: [{ provider: "cerebras", host: "127.0.0.1", model: "gpt-oss-120b", field: "reasoning_content" }] }), expect.stringContaining("clears 1 verdict"));
+  expect(log.info).toHaveBeenCalledWith(
+    expect.objectContaining({ cleared: [{ provider: "cerebras", host: "127.0.0.1", model: "gpt-oss-120b", field: "reasoning_content" }] }),
+    expect.stringContaining("clears 1 verdict"),
+  );
   const before = upstream.requestsFor("cerebras").length;
   const after = await conversation(gateway, "cerebras/gpt-oss-120b");
   // reasoning_content is named again → widened to both sent fields; the retry carries `reasoning` no more either

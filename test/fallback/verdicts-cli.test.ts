@@ -67,7 +67,9 @@ test("verdicts list --json has the SPEC §12.7 shape; clear works on the running
     },
   ]);
   expect(await verdicts(["list"])).toContain("groq (127.0.0.1) openai/gpt-oss-120b: reasoning_content rejected with 400");
-  const explained = JSON.parse(await verdicts(["explain", "--model", "groq/openai/gpt-oss-120b", "--routes", gateway.routesPath, "--json"], "routes")) as Record<string, unknown>;
+  const explained = JSON.parse(
+    await verdicts(["explain", "--model", "groq/openai/gpt-oss-120b", "--routes", gateway.routesPath, "--json"], "routes"),
+  ) as Record<string, unknown>;
   expect(explained).toMatchObject({ fields: ["reasoning_content"], verdicts: [{ field: "reasoning_content", status: 400 }], effective: [] });
 
   expect(await verdicts(["clear", "--model", "some-other-model"])).toContain("cleared 0");

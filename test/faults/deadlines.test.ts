@@ -39,7 +39,9 @@ test("an upstream that never answers: a non-streaming client gets a 504 upstream
   expect(body.error!.message).toContain("deadlines.first_byte");
   expect(elapsed).toBeGreaterThanOrEqual(550);
   expect(elapsed).toBeLessThan(5_000);
-  await (await exchange).closed;
+  await (
+    await exchange
+  ).closed;
 });
 
 test("while the upstream has not answered, a streaming client gets `: keepalive` comments, then an error event when first_byte passes", async () => {
@@ -61,7 +63,9 @@ test("an upstream that goes silent mid-answer is cut off by the idle deadline", 
   expect(done).toBe(true);
   expect((events.at(-1) as Chunk).error).toMatchObject({ code: "upstream_timeout" });
   expect((events.at(-1) as Chunk).error!.message).toContain("deadlines.idle");
-  await (await exchange).closed;
+  await (
+    await exchange
+  ).closed;
 });
 
 test("an upstream that trickles a byte at a time is cut off by the total deadline", async () => {
@@ -74,7 +78,9 @@ test("an upstream that trickles a byte at a time is cut off by the total deadlin
   expect((events.at(-1) as Chunk).error!.message).toContain("deadlines.total");
   expect(elapsed).toBeGreaterThanOrEqual(1_150);
   expect(elapsed).toBeLessThan(6_000);
-  await (await exchange).closed; // the trickling upstream was aborted, not left running
+  await (
+    await exchange
+  ).closed; // the trickling upstream was aborted, not left running
 });
 
 test("a 429 passes on Retry-After and the rate-limit headers (and nothing else of the upstream's), with X-Session-Id", async () => {
@@ -92,7 +98,11 @@ test("a 429 passes on Retry-After and the rate-limit headers (and nothing else o
 });
 
 test("a 502 for an unreachable upstream carries X-Session-Id", async () => {
-  const response = await gateway.post("/v1/chat/completions", { model: "unreachable", messages: [{ role: "user", content: "hi" }] }, { "x-session-id": "deadline-502" });
+  const response = await gateway.post(
+    "/v1/chat/completions",
+    { model: "unreachable", messages: [{ role: "user", content: "hi" }] },
+    { "x-session-id": "deadline-502" },
+  );
   expect(response.status).toBe(502);
   expect(response.headers.get("x-session-id")).toBe("deadline-502");
   const fresh = await gateway.post("/v1/chat/completions", { model: "unreachable", messages: [{ role: "user", content: "hi" }] });

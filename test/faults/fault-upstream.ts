@@ -90,7 +90,13 @@ function answer(model: string, _request: IncomingMessage, response: ServerRespon
       return;
     case "corrupt":
       response.writeHead(200, SSE);
-      response.end(chunk({ role: "assistant", content: "Before. " }) + "data: {not json at all\n\n" + chunk({ content: "After." }) + chunk({}, "stop") + "data: [DONE]\n\n");
+      response.end(
+        chunk({ role: "assistant", content: "Before. " }) +
+          "data: {not json at all\n\n" +
+          chunk({ content: "After." }) +
+          chunk({}, "stop") +
+          "data: [DONE]\n\n",
+      );
       return;
     case "stall":
       return; // never a byte

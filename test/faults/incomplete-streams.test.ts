@@ -25,7 +25,11 @@ async function storedTurns(sessionId: string): Promise<number> {
 }
 
 async function streamChat(model: string, sessionId: string) {
-  const response = await gateway.post("/v1/chat/completions", { model, stream: true, messages: [{ role: "user", content: "2+2?" }] }, { "x-session-id": sessionId });
+  const response = await gateway.post(
+    "/v1/chat/completions",
+    { model, stream: true, messages: [{ role: "user", content: "2+2?" }] },
+    { "x-session-id": sessionId },
+  );
   expect(response.status).toBe(200);
   expect(response.headers.get("x-session-id")).toBe(sessionId);
   const { events, done } = await readSse(response);
@@ -59,7 +63,15 @@ test("a later turn does not get the cut-off thought replayed as a whole one", as
   const next = upstream.next("ok");
   const response = await gateway.post(
     "/v1/chat/completions",
-    { model: "ok", stream: true, messages: [{ role: "user", content: "2+2?" }, { role: "assistant", content: "The answer i" }, { role: "user", content: "go on" }] },
+    {
+      model: "ok",
+      stream: true,
+      messages: [
+        { role: "user", content: "2+2?" },
+        { role: "assistant", content: "The answer i" },
+        { role: "user", content: "go on" },
+      ],
+    },
     { "x-session-id": "fault-cut-replay" },
   );
   await readSse(response);

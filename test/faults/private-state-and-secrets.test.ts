@@ -24,7 +24,15 @@ beforeAll(async () => {
   upstream = createServer((request, response) => {
     request.resume();
     response.writeHead(401, { "content-type": "application/json" });
-    response.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${String(request.headers.authorization).replace(/^Bearer /, "")}`, type: "invalid_request_error", code: "invalid_api_key" } }));
+    response.end(
+      JSON.stringify({
+        error: {
+          message: `Incorrect API key provided: ${String(request.headers.authorization).replace(/^Bearer /, "")}`,
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      }),
+    );
   });
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
   home = mkdtempSync(join(tmpdir(), "carrierd-private-"));
@@ -35,8 +43,14 @@ beforeAll(async () => {
   chmodSync(join(home, "logs", "carrierd.log"), 0o644);
   const routes = join(home, "routes.yaml");
   const port = (upstream.address() as AddressInfo).port;
-  writeFileSync(routes, `version: 1\nproviders:\n  demo: { plugin: demo }\n  echo: { plugin: openai-compatible, base_url: "http://127.0.0.1:${port}/v1", api_key_env: ECHO_KEY }\nmodels:\n  - { name: demo, provider: demo }\n  - { name: echo, provider: echo }\n`);
-  const gateway = await startGatewayProcess(["--port", "0", "--routes", routes, "--log-level", "debug"], cleanEnv({ CARRIERD_HOME: home, ECHO_KEY: PROVIDER_KEY }));
+  writeFileSync(
+    routes,
+    `version: 1\nproviders:\n  demo: { plugin: demo }\n  echo: { plugin: openai-compatible, base_url: "http://127.0.0.1:${port}/v1", api_key_env: ECHO_KEY }\nmodels:\n  - { name: demo, provider: demo }\n  - { name: echo, provider: echo }\n`,
+  );
+  const gateway = await startGatewayProcess(
+    ["--port", "0", "--routes", routes, "--log-level", "debug"],
+    cleanEnv({ CARRIERD_HOME: home, ECHO_KEY: PROVIDER_KEY }),
+  );
   try {
     gatewayKey = readFileSync(join(home, "api_key"), "utf8").trim();
     const post = (model: string) =>

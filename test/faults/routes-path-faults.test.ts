@@ -21,7 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => gateway.stop());
 
-const routesWith = (model: string) => `version: 1\nproviders:\n  demo: { plugin: demo }\nmodels:\n  - { name: demo, provider: demo }\n  - { name: ${model}, provider: demo }\n`;
+const routesWith = (model: string) =>
+  `version: 1\nproviders:\n  demo: { plugin: demo }\nmodels:\n  - { name: demo, provider: demo }\n  - { name: ${model}, provider: demo }\n`;
 
 async function modelIds(): Promise<string[]> {
   const body = (await (await gateway.fetch("/v1/models")).json()) as { data: { id: string }[] };

@@ -32,11 +32,17 @@ async function expectBadSessionId(response: Response): Promise<void> {
 }
 
 test("with previous_response_id, an invalid X-Session-Id is a 400, not ignored", async () => {
-  const good = await gateway.post("/v1/responses", { model: "ok", stream: true, input: "and 3+3?", previous_response_id: previousId }, { "x-session-id": "fine-id" });
+  const good = await gateway.post(
+    "/v1/responses",
+    { model: "ok", stream: true, input: "and 3+3?", previous_response_id: previousId },
+    { "x-session-id": "fine-id" },
+  );
   expect(good.status).toBe(200);
   await good.text();
   for (const bad of BAD.slice(0, 3)) {
-    await expectBadSessionId(await gateway.post("/v1/responses", { model: "ok", stream: true, input: "and 3+3?", previous_response_id: previousId }, { "x-session-id": bad }));
+    await expectBadSessionId(
+      await gateway.post("/v1/responses", { model: "ok", stream: true, input: "and 3+3?", previous_response_id: previousId }, { "x-session-id": bad }),
+    );
   }
 });
 
@@ -45,7 +51,9 @@ test("with conversation, an invalid X-Session-Id is a 400", async () => {
 });
 
 test("on chat completions and on every other route too", async () => {
-  await expectBadSessionId(await gateway.post("/v1/chat/completions", { model: "ok", messages: [{ role: "user", content: "hi" }] }, { "x-session-id": "bad id" }));
+  await expectBadSessionId(
+    await gateway.post("/v1/chat/completions", { model: "ok", messages: [{ role: "user", content: "hi" }] }, { "x-session-id": "bad id" }),
+  );
   await expectBadSessionId(await gateway.fetch("/v1/models", { headers: { "x-session-id": "bad id" } }));
   await expectBadSessionId(await gateway.fetch(`/v1/responses/${previousId}`, { headers: { "x-session-id": "bad id" } }));
 });

@@ -27,7 +27,9 @@ async function neverReads(): Promise<Socket> {
   await once(socket, "connect");
   socket.pause(); // not one byte of the answer is read
   const body = JSON.stringify({ model: "flood", stream: true, messages: [{ role: "user", content: "think forever" }] });
-  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_KEY}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.write(
+    `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_KEY}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   return socket;
 }
 

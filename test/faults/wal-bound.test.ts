@@ -15,7 +15,9 @@ import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gate
  * whenever it passes the limit.
  */
 const LIMIT = 256 * 1024;
-const BOUND = 2 * 1024 * 1024; // the limit plus what one 50 ms interval can write, with room for a loaded machine
+// the limit plus what the turns of one checkpoint interval write; on a machine loaded by the rest of the suite the 50 ms
+// timer runs late and an interval holds several times more (an unbounded WAL reached 119 MiB in a minute)
+const BOUND = 4 * 1024 * 1024;
 let gateway: TestGateway;
 beforeAll(async () => {
   gateway = await startTestGateway({ routes: DEMO_ROUTES, gatewayOptions: { walCheckpointMs: 50, walLimitBytes: LIMIT } });
@@ -31,7 +33,10 @@ test("the WAL stays bounded under a few seconds of sustained turns", async () =>
   let turns = 0;
   const client = async () => {
     while (running) {
-      const response = await gateway.post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: `turn ${turns} ${"x".repeat(4000)}` }] });
+      const response = await gateway.post("/v1/chat/completions", {
+        model: "demo",
+        messages: [{ role: "user", content: `turn ${turns} ${"x".repeat(4000)}` }],
+      });
       expect(response.status).toBe(200);
       await response.arrayBuffer();
       turns++;
@@ -59,8 +64,10 @@ test("the WAL stays bounded under a few seconds of sustained turns", async () =>
   running = false;
   await Promise.all(clients);
   const written = (db.prepare("SELECT COUNT(*) FROM turns").pluck().get() as number) * pageSize; // a 4 KB prompt is a page or more per stored turn
-  console.log(`WAL bound test: ${turns} turns, ≥${(written / 2 ** 20).toFixed(1)} MiB written, largest WAL ${(largest / 2 ** 20).toFixed(2)} MiB over ${samples} samples, cut back ${truncations} times`);
+  console.log(
+    `WAL bound test: ${turns} turns, ≥${(written / 2 ** 20).toFixed(1)} MiB written, largest WAL ${(largest / 2 ** 20).toFixed(2)} MiB over ${samples} samples, cut back ${truncations} times`,
+  );
   expect(written).toBeGreaterThan(4 * LIMIT); // the limit passed several times over
   expect(largest).toBeLessThan(BOUND);
-  expect(truncations).toBeGreaterThan(0); // SQLite alone reuses the file and never shrinks it
+  expect(truncations).toBeGreaterThan(5); // SQLite alone reuses the file and never shrinks it: here it is cut back again and again
 }, 30_000);

@@ -7,7 +7,12 @@ import type { TestGateway } from "../support/gateway.js";
  * before causing the event; rejects after `timeoutMs` so a missing event
  * fails the test instead of hanging it.
  */
-export function nextEvent(gateway: TestGateway, type: GatewayEventType, matches: (event: GatewayEvent) => boolean = () => true, timeoutMs = 5000): Promise<GatewayEvent> {
+export function nextEvent(
+  gateway: TestGateway,
+  type: GatewayEventType,
+  matches: (event: GatewayEvent) => boolean = () => true,
+  timeoutMs = 5000,
+): Promise<GatewayEvent> {
   const bus = gateway.container.resolve<EventBus>(EVENT_BUS);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

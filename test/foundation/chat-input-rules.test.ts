@@ -32,13 +32,22 @@ test.each([
 });
 
 test("the well-formed tool loop still passes", async () => {
-  const response = await gateway.post("/v1/chat/completions", { model: "demo", tools: [weather], tool_choice: { type: "function", function: { name: "weather" } }, messages: [user, call, { role: "tool", tool_call_id: "call_1", content: "1 C" }] });
+  const response = await gateway.post("/v1/chat/completions", {
+    model: "demo",
+    tools: [weather],
+    tool_choice: { type: "function", function: { name: "weather" } },
+    messages: [user, call, { role: "tool", tool_call_id: "call_1", content: "1 C" }],
+  });
   expect(response.status).toBe(200);
 });
 
 test("the demo counts words in good grammar: 1 word, 2 words", async () => {
   const reasoningOf = async (content: string) =>
-    ((await (await gateway.post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content }] })).json()) as { choices: { message: { reasoning_content: string } }[] }).choices[0]!.message.reasoning_content;
+    (
+      (await (await gateway.post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content }] })).json()) as {
+        choices: { message: { reasoning_content: string } }[];
+      }
+    ).choices[0]!.message.reasoning_content;
   expect(await reasoningOf("hello")).toContain("has 1 word;");
   expect(await reasoningOf("hello there")).toContain("has 2 words;");
 });

@@ -15,9 +15,25 @@ const homes: string[] = [];
 afterAll(() => homes.forEach((home) => rmSync(home, { recursive: true, force: true })));
 
 const turn = (id: string, sessionId: string): NewTurn => ({
-  id, sessionId, keyHash: "key", parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m",
-  prompt: [{ role: "user", content: `asking for ${id}` }], content: `answer ${id}`, toolCalls: [], reasoningText: `reasoning ${id}`, reasoningDetails: undefined,
-  nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(`answer ${id}`, []),
+  id,
+  sessionId,
+  keyHash: "key",
+  parentTurnId: undefined,
+  model: "m",
+  plugin: "openai-compatible",
+  provider: "p",
+  host: "h",
+  upstreamModel: "m",
+  prompt: [{ role: "user", content: `asking for ${id}` }],
+  content: `answer ${id}`,
+  toolCalls: [],
+  reasoningText: `reasoning ${id}`,
+  reasoningDetails: undefined,
+  nativeRecord: undefined,
+  usage: undefined,
+  finishReason: "stop",
+  upstreamId: undefined,
+  fingerprint: fingerprintOf(`answer ${id}`, []),
 });
 
 /** A home where session s1 has turn 1 in state.db and turn 2 only in the journal: a gateway answered it and stopped (or has not committed it yet). */

@@ -46,7 +46,11 @@ export interface RunningGateway {
  * Starts `carrierd gateway ARGS` and resolves once it prints its listening
  * line. `launcher` runs node (e.g. `taskset -c 0`); `nodeFlags` go to node.
  */
-export function startGatewayProcess(args: string[], env: NodeJS.ProcessEnv, { launcher = [], nodeFlags = [] }: { launcher?: string[]; nodeFlags?: string[] } = {}): Promise<RunningGateway> {
+export function startGatewayProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  { launcher = [], nodeFlags = [] }: { launcher?: string[]; nodeFlags?: string[] } = {},
+): Promise<RunningGateway> {
   const command = [...launcher, process.execPath, ...nodeFlags, "bin/carrierd", "gateway", ...args];
   const child = track(spawn(command[0]!, command.slice(1), { cwd: REPO, env, detached: true }));
   let out = "";

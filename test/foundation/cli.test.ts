@@ -166,7 +166,9 @@ describe("gateway", () => {
 
     expect((await fetch(`${first.url}/health`)).status).toBe(200);
     expect((await fetch(`${first.url}/v1/models`)).status).toBe(401);
-    const models = (await (await fetch(`${first.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { id: string; description?: string }[] };
+    const models = (await (await fetch(`${first.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+      data: { id: string; description?: string }[];
+    };
     expect(models.data.find((model) => model.id === "demo")?.description).toMatch(/SIMULATION/);
     const response = await fetch(`${first.url}/v1/chat/completions`, {
       method: "POST",
@@ -239,13 +241,17 @@ describe("gateway", () => {
 
   test("CARRIERD_API_KEY replaces the generated key; --body-limit sets the 413 threshold", async () => {
     const keyedHome = join(home, "keyed");
-    const gateway = await startGatewayProcess(["--port", "0", "--home", keyedHome, "--body-limit", "1KiB"], cleanEnv({ CARRIERD_API_KEY: "operator-chosen-key-000000" }));
+    const gateway = await startGatewayProcess(
+      ["--port", "0", "--home", keyedHome, "--body-limit", "1KiB"],
+      cleanEnv({ CARRIERD_API_KEY: "operator-chosen-key-000000" }),
+    );
     try {
       const authorization = "Bearer operator-chosen-key-000000";
       expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization } })).status).toBe(200);
       expect(() => statSync(join(keyedHome, "api_key"))).toThrow();
       const body = (pad: number) => JSON.stringify({ model: "demo", messages: [{ role: "user", content: "x".repeat(pad) }] });
-      const post = (text: string) => fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { authorization, "content-type": "application/json" }, body: text });
+      const post = (text: string) =>
+        fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { authorization, "content-type": "application/json" }, body: text });
       expect((await post(body(900))).status).toBe(200);
       expect((await post(body(1100))).status).toBe(413);
     } finally {

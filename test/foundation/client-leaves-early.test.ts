@@ -40,20 +40,23 @@ afterAll(async () => {
   upstream.close();
 });
 
-test.each([false, true])("a client that leaves before the upstream answers cancels the upstream call, and nothing is logged as a failure (stream: %s)", async (stream) => {
-  const reached = once(upstreamEvents, "request");
-  const client = new AbortController();
-  const pending = fetch(`${gateway.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "slow", stream, messages: [{ role: "user", content: "take your time" }] }),
-    signal: client.signal,
-  });
-  await reached; // the gateway is waiting for the upstream's answer
-  const closed = upstreamClosed;
-  client.abort();
-  await expect(pending).rejects.toThrow();
-  await closed; // the gateway hung up on the upstream: no answer nobody waits for is paid for
-  expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
-  expect(log.lines.filter((line) => line.level === "error" || line.level === "warn")).toEqual([]);
-});
+test.each([false, true])(
+  "a client that leaves before the upstream answers cancels the upstream call, and nothing is logged as a failure (stream: %s)",
+  async (stream) => {
+    const reached = once(upstreamEvents, "request");
+    const client = new AbortController();
+    const pending = fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "slow", stream, messages: [{ role: "user", content: "take your time" }] }),
+      signal: client.signal,
+    });
+    await reached; // the gateway is waiting for the upstream's answer
+    const closed = upstreamClosed;
+    client.abort();
+    await expect(pending).rejects.toThrow();
+    await closed; // the gateway hung up on the upstream: no answer nobody waits for is paid for
+    expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
+    expect(log.lines.filter((line) => line.level === "error" || line.level === "warn")).toEqual([]);
+  },
+);

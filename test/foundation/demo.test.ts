@@ -46,7 +46,12 @@ test("include_usage adds a final choices:[] chunk with reasoning_tokens", async 
   const chunks = await stream({ messages: question, stream_options: { include_usage: true } });
   const last = chunks.at(-1)!;
   expect(last.choices).toEqual([]);
-  const usage = last.usage as { prompt_tokens: number; completion_tokens: number; total_tokens: number; completion_tokens_details: { reasoning_tokens: number } };
+  const usage = last.usage as {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    completion_tokens_details: { reasoning_tokens: number };
+  };
   expect(usage.completion_tokens_details.reasoning_tokens).toBeGreaterThan(0);
   expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
   expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe("stop");
@@ -57,7 +62,11 @@ test("non-stream carries the same reasoning in message.reasoning_content", async
   const response = await gateway.post("/v1/chat/completions", { model: "demo", messages: question });
   expect(response.status).toBe(200);
   expect(response.headers.get("x-session-id")).toBeTruthy();
-  const body = (await response.json()) as { object: string; choices: { message: Record<string, unknown>; finish_reason: string }[]; usage: { completion_tokens_details: { reasoning_tokens: number } } };
+  const body = (await response.json()) as {
+    object: string;
+    choices: { message: Record<string, unknown>; finish_reason: string }[];
+    usage: { completion_tokens_details: { reasoning_tokens: number } };
+  };
   expect(body.object).toBe("chat.completion");
   expect(body.choices[0]!.message).toEqual({ role: "assistant", content: streamed.content, reasoning_content: streamed.reasoning });
   expect(body.choices[0]!.finish_reason).toBe("stop");
@@ -84,11 +93,17 @@ test("given the tool's result, the demo answers from it", async () => {
     tools: [lookupTool],
     messages: [
       { role: "user", content: "define serendipity" },
-      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"query":"serendipity"}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"query":"serendipity"}' } }],
+      },
       { role: "tool", tool_call_id: "call_1", content: "finding good things without looking for them" },
     ],
   });
-  const body = (await response.json()) as { choices: { message: { content: string; reasoning_content: string; tool_calls?: unknown }; finish_reason: string }[] };
+  const body = (await response.json()) as {
+    choices: { message: { content: string; reasoning_content: string; tool_calls?: unknown }; finish_reason: string }[];
+  };
   const { message } = body.choices[0]!;
   expect(message.tool_calls).toBeUndefined();
   expect(message.reasoning_content).toContain("the tool answered");

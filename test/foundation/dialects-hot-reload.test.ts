@@ -41,7 +41,10 @@ async function save(text: string): Promise<void> {
 
 beforeAll(async () => {
   upstream = await startOpenAIUpstream();
-  gateway = await startTestGateway({ routes: "version: 1\nproviders: {}\nmodels: []\n", pluginDirs: [fileURLToPath(new URL("../replay/native-plugin/", import.meta.url))] });
+  gateway = await startTestGateway({
+    routes: "version: 1\nproviders: {}\nmodels: []\n",
+    pluginDirs: [fileURLToPath(new URL("../replay/native-plugin/", import.meta.url))],
+  });
   await save(routes());
 });
 afterAll(async () => {
@@ -75,13 +78,15 @@ test("an edited dialect is in force for the next request, and a broken one is re
   expect(before).not.toHaveProperty("max_completion_tokens");
   expect(roles(before)).toEqual(["system", "user"]);
 
-  await save(routes(`dialects:
+  await save(
+    routes(`dialects:
   - match: { provider: acme }
     effort: openrouter
     disable: enable_thinking
     developer_role: developer
     token_limit: max_completion_tokens
-`));
+`),
+  );
   const after = await sent();
   expect(after).toMatchObject({ reasoning: { effort: "high" }, max_completion_tokens: 256 });
   expect(after).not.toHaveProperty("reasoning_effort");
@@ -91,7 +96,14 @@ test("an edited dialect is in force for the next request, and a broken one is re
 
   // a Responses request goes the same way: the Responses layer names no provider's spelling
   const responsesBefore = upstream.requestsFor("local").length;
-  const response = await gateway.post("/v1/responses", { model: "acme/reasoner", input: [{ role: "developer", content: "Be brief." }, { role: "user", content: "2+2?" }], max_output_tokens: 128 });
+  const response = await gateway.post("/v1/responses", {
+    model: "acme/reasoner",
+    input: [
+      { role: "developer", content: "Be brief." },
+      { role: "user", content: "2+2?" },
+    ],
+    max_output_tokens: 128,
+  });
   expect(response.status).toBe(200);
   const fromResponses = upstream.requestsFor("local")[responsesBefore]!.body;
   expect(fromResponses).toMatchObject({ max_completion_tokens: 128 });

@@ -89,7 +89,7 @@ describe("the gateway serves its table and nothing else", () => {
   test("metrics label a request by its row's path, never by the id in the URL", async () => {
     expect((await gateway.fetch("/v1/responses/resp_label_check")).status).toBe(404);
     const text = await (await gateway.fetch("/metrics")).text();
-    expect(text).toContain('carrierd_http_requests_total{method="GET",route="/v1/responses/{id}",status="404"} 1');
+    expect(text).toContain('carrierd_http_requests_total{method="GET",route="/v1/responses/{id}",status="404",key="owner"} 1');
     expect(text).not.toContain("resp_label_check");
   });
 
@@ -110,7 +110,9 @@ describe("the gateway serves its table and nothing else", () => {
     const asked = await rawExchange(`GET //[ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.key}\r\nConnection: close\r\n\r\n`);
     expect(asked).toMatch(/^HTTP\/1\.1 400 /);
     expect(asked).toContain('"code":"invalid_request"');
-    const upgraded = await rawExchange("GET //[ HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+    const upgraded = await rawExchange(
+      "GET //[ HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    );
     expect(upgraded).toMatch(/^HTTP\/1\.1 400 /);
     expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
   });

@@ -27,7 +27,11 @@ describe("auth", () => {
     ["the key without Bearer", { authorization: "test-key-0123456789abcdef" }],
     ["Basic auth", { authorization: "Basic dGVzdDp0ZXN0" }],
   ])("%s → 401 in OpenAI shape", async (_label, headers) => {
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", body: chatBody, headers: { "content-type": "application/json", ...headers } });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      body: chatBody,
+      headers: { "content-type": "application/json", ...headers },
+    });
     await expectOpenAIError(response, 401, "invalid_api_key");
   });
 
@@ -72,7 +76,10 @@ describe("CORS", () => {
     const response = await gateway.fetch("/v1/models", { headers: { origin: other } });
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
     expect(response.headers.get("vary")).toMatch(/Origin/);
-    const preflight = await fetch(`${gateway.url}/v1/chat/completions`, { method: "OPTIONS", headers: { origin: other, "access-control-request-method": "POST" } });
+    const preflight = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "OPTIONS",
+      headers: { origin: other, "access-control-request-method": "POST" },
+    });
     expect(preflight.status).toBe(403);
     expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
   });

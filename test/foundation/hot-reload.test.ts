@@ -56,7 +56,10 @@ test("a broken file is rejected whole: the last good table stays and the error n
   const before = await modelIds();
   const rejected = nextEvent(gateway, "routes.rejected");
   // line 6: the model entry has a misspelt key, reported at the key itself
-  writeFileSync(gateway.routesPath, routesWith("{ name: demo, provider: demo }", "{ name: demo-3, provider: demo, temprature: 1 }", "{ name: demo-4, provider: nowhere }"));
+  writeFileSync(
+    gateway.routesPath,
+    routesWith("{ name: demo, provider: demo }", "{ name: demo-3, provider: demo, temprature: 1 }", "{ name: demo-4, provider: nowhere }"),
+  );
   const event = (await rejected) as unknown as { errors: { file: string; line: number; column: number; message: string }[]; revision_in_force: string };
   expect(event.errors[0]).toMatchObject({ file: gateway.routesPath, line: 6, column: 37 });
   expect(event.errors[0]!.message).toContain('unknown key "temprature"');

@@ -32,10 +32,19 @@ test("docs/architecture.md lists every folder once, and every import runs down i
   const floors = documentedFloors();
   expect(new Set(floors).size, "a folder listed twice").toBe(floors.length);
   const listed = (folder: string) => floorOf(folder, floors) >= 0;
-  expect(graph.folders.filter((folder) => !listed(folder)), "folders missing from the floors").toEqual([]);
-  expect(floors.filter((floor) => floor !== "plugins/*" && !graph.folders.includes(floor)), "floors naming no folder").toEqual([]);
+  expect(
+    graph.folders.filter((folder) => !listed(folder)),
+    "folders missing from the floors",
+  ).toEqual([]);
+  expect(
+    floors.filter((floor) => floor !== "plugins/*" && !graph.folders.includes(floor)),
+    "floors naming no folder",
+  ).toEqual([]);
   const upward = graph.edges.filter((edge) => floorOf(edge.toFolder, floors) < floorOf(edge.fromFolder, floors));
-  expect(upward.map((edge) => describeImport(edge)), "imports from a lower floor to a higher one").toEqual([]);
+  expect(
+    upward.map((edge) => describeImport(edge)),
+    "imports from a lower floor to a higher one",
+  ).toEqual([]);
 });
 
 test("the graph reads every kind of import a file can make, and names a cycle", () => {
@@ -46,7 +55,21 @@ test("the graph reads every kind of import a file can make, and names a cycle", 
       mkdirSync(dirname(join(root, path)), { recursive: true });
       writeFileSync(join(root, path), text);
     };
-    write("src/top/main.ts", ['import type { B } from "../typed/b.js";', "import {", "  one,", "  two,", '} from "../multi/c.js";', 'export * from "../again/d.js";', '// import { not } from "../commented/e.js";', 'const late = await import("../late/f.js");', 'import "./same-folder.js";', 'import yaml from "yaml";'].join("\n"));
+    write(
+      "src/top/main.ts",
+      [
+        'import type { B } from "../typed/b.js";',
+        "import {",
+        "  one,",
+        "  two,",
+        '} from "../multi/c.js";',
+        'export * from "../again/d.js";',
+        '// import { not } from "../commented/e.js";',
+        'const late = await import("../late/f.js");',
+        'import "./same-folder.js";',
+        'import yaml from "yaml";',
+      ].join("\n"),
+    );
     write("src/top/same-folder.ts", "");
     write("src/top/main.test.ts", 'import "../tested/g.js";');
     write("src/ground/h.ts", 'import "../upper/i.js";');
@@ -58,7 +81,10 @@ test("the graph reads every kind of import a file can make, and names a cycle", 
     expect(targets("plugins/demo")).toEqual(["src/plugins:1"]);
     const found = cycles(root);
     expect(found.map((cycle) => cycle.folders)).toEqual([["src/ground", "src/upper"]]);
-    expect(found[0]!.imports.map((edge) => describeImport(edge)).sort()).toEqual(["src/ground/h.ts:1 → src/upper (../upper/i.js)", "src/upper/i.ts:1 → src/ground (../ground/h.js)"]);
+    expect(found[0]!.imports.map((edge) => describeImport(edge)).sort()).toEqual([
+      "src/ground/h.ts:1 → src/upper (../upper/i.js)",
+      "src/upper/i.ts:1 → src/ground (../ground/h.js)",
+    ]);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -28,8 +28,14 @@ beforeAll(async () => {
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, ".env"), `RECORDED_KEY=${PROVIDER_KEY}\n`);
   const routes = join(home, "routes.yaml");
-  writeFileSync(routes, `version: 1\nproviders:\n  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}", api_key_env: RECORDED_KEY }\nmodels:\n  - { name: "rec/*", provider: recorded }\n`);
-  const gateway = await startGatewayProcess(["--port", "0", "--routes", routes, "--log-level", "trace"], cleanEnv({ CARRIERD_HOME: home, CARRIERD_API_KEY: GATEWAY_KEY }));
+  writeFileSync(
+    routes,
+    `version: 1\nproviders:\n  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}", api_key_env: RECORDED_KEY }\nmodels:\n  - { name: "rec/*", provider: recorded }\n`,
+  );
+  const gateway = await startGatewayProcess(
+    ["--port", "0", "--routes", routes, "--log-level", "trace"],
+    cleanEnv({ CARRIERD_HOME: home, CARRIERD_API_KEY: GATEWAY_KEY }),
+  );
   try {
     const post = (model: string, stream: boolean, key = GATEWAY_KEY) =>
       fetch(`${gateway.url}/v1/chat/completions`, {
@@ -45,8 +51,12 @@ beforeAll(async () => {
     expect(await gateway.stop()).toBe(0);
   }
   const text = readFileSync(join(home, "logs", "carrierd.log"), "utf8");
-  logLines = text.split("\n").filter(Boolean).map((line) => ({ level: (JSON.parse(line) as { level: number }).level, text: line }));
-  reasoning = (fixtureJson("deepseek/deepseek-reasoning.json") as { choices: { message: { reasoning_content: string } }[] }).choices[0]!.message.reasoning_content;
+  logLines = text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => ({ level: (JSON.parse(line) as { level: number }).level, text: line }));
+  reasoning = (fixtureJson("deepseek/deepseek-reasoning.json") as { choices: { message: { reasoning_content: string } }[] }).choices[0]!.message
+    .reasoning_content;
 });
 afterAll(async () => {
   await upstream.close();

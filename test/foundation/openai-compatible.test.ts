@@ -14,7 +14,10 @@ const RECORDINGS = {
   "over-quota": { status: 429, file: "openai/openai-error.1.json" },
   // a 200 whose body is only an error (some providers do this for non-stream requests)
   "error-in-200": { chunks: [], whole: { error: { message: "model overloaded, try later", code: 503 } } },
-  "never-ends": { endless: '{"id":"x","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"reasoning_content":"hmm "},"finish_reason":null}]}' },
+  "never-ends": {
+    endless:
+      '{"id":"x","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"reasoning_content":"hmm "},"finish_reason":null}]}',
+  },
   // OpenRouter's mid-stream failure: the status was already 200, so the error comes as a chunk
   "fails-mid-stream": {
     chunks: [
@@ -69,7 +72,12 @@ function recordedText(name: string): { reasoning: string; content: string } {
 }
 
 async function streamFrom(model: string, extra: Record<string, unknown> = {}) {
-  const response = await gateway.post("/v1/chat/completions", { model: `rec/${model}`, stream: true, messages: [{ role: "user", content: "How many r's are in strawberry?" }], ...extra });
+  const response = await gateway.post("/v1/chat/completions", {
+    model: `rec/${model}`,
+    stream: true,
+    messages: [{ role: "user", content: "How many r's are in strawberry?" }],
+    ...extra,
+  });
   expect(response.status).toBe(200);
   const { events, done } = await readSse(response);
   expect(done).toBe(true);
@@ -104,8 +112,18 @@ describe.each([
     const relayed = body.choices[0]!.message;
     if (Array.isArray(message.content)) {
       const parts = message.content as { type: string; text?: string; thinking?: { text: string }[] }[];
-      expect(relayed.reasoning_content).toBe(parts.filter((part) => part.type === "thinking").flatMap((part) => part.thinking!.map((inner) => inner.text)).join(""));
-      expect(relayed.content).toBe(parts.filter((part) => part.type === "text").map((part) => part.text).join(""));
+      expect(relayed.reasoning_content).toBe(
+        parts
+          .filter((part) => part.type === "thinking")
+          .flatMap((part) => part.thinking!.map((inner) => inner.text))
+          .join(""),
+      );
+      expect(relayed.content).toBe(
+        parts
+          .filter((part) => part.type === "text")
+          .map((part) => part.text)
+          .join(""),
+      );
     } else {
       expect(relayed.reasoning_content).toBe(message.reasoning_content ?? message.reasoning);
       expect(relayed.content).toBe(message.content);
@@ -147,9 +165,15 @@ test("a streamed tool call keeps the upstream's id, name and arguments", async (
 });
 
 test("a non-stream tool call mirrors the recorded message", async () => {
-  const response = await gateway.post("/v1/chat/completions", { model: "rec/deepseek-tool-call", tools: [weatherTool], messages: [{ role: "user", content: "Weather in SF?" }] });
+  const response = await gateway.post("/v1/chat/completions", {
+    model: "rec/deepseek-tool-call",
+    tools: [weatherTool],
+    messages: [{ role: "user", content: "Weather in SF?" }],
+  });
   const body = (await response.json()) as { choices: { message: { tool_calls: unknown[]; reasoning_content: string }; finish_reason: string }[] };
-  expect(body.choices[0]!.message.tool_calls).toEqual([{ id: "call_00_9V0vrf86Pc9aelHCJMZqnJBo", type: "function", function: { name: "weather", arguments: '{"location": "San Francisco"}' } }]);
+  expect(body.choices[0]!.message.tool_calls).toEqual([
+    { id: "call_00_9V0vrf86Pc9aelHCJMZqnJBo", type: "function", function: { name: "weather", arguments: '{"location": "San Francisco"}' } },
+  ]);
   expect(body.choices[0]!.message.reasoning_content).toMatch(/^The user is asking for the weather/);
   expect(body.choices[0]!.finish_reason).toBe("tool_calls");
 });
@@ -170,7 +194,11 @@ describe.each([
 
 const weatherTool = {
   type: "function",
-  function: { name: "weather", description: "Current weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } },
+  function: {
+    name: "weather",
+    description: "Current weather",
+    parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+  },
 };
 
 test("an error the upstream sends mid-stream reaches the client as an error event, not a clean finish", async () => {
@@ -186,7 +214,11 @@ test("an error the upstream sends mid-stream reaches the client as an error even
 });
 
 test("a client that hangs up mid-stream makes the gateway hang up on the upstream", async () => {
-  const response = await gateway.post("/v1/chat/completions", { model: "rec/never-ends", stream: true, messages: [{ role: "user", content: "think forever" }] });
+  const response = await gateway.post("/v1/chat/completions", {
+    model: "rec/never-ends",
+    stream: true,
+    messages: [{ role: "user", content: "think forever" }],
+  });
   const reader = response.body!.getReader();
   await reader.read();
   const hungUp = upstream.nextHangUp();

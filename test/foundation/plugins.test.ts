@@ -78,7 +78,7 @@ describe("an external plugin folder (--plugins) works end to end", () => {
   });
 
   test("text carrying CR/LF and SSE syntax cannot break the stream's framing", async () => {
-    const hostile = "one\r\n\r\ndata: [DONE]\n\nevent: error\ndata: {\"injected\":true}\n\n: comment\rtwo";
+    const hostile = 'one\r\n\r\ndata: [DONE]\n\nevent: error\ndata: {"injected":true}\n\n: comment\rtwo';
     const response = await gateway.post("/v1/chat/completions", { model: "echo-1", stream: true, messages: [{ role: "user", content: hostile }] });
     const { events, raw } = await readSse(response);
     const lines = raw.split("\n").filter((line) => line !== "");
@@ -95,7 +95,8 @@ test("the shipped plugins import carrierd only through its plugin API, and decla
   const offending: string[] = [];
   for (const file of readdirSync(root, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".ts") && !name.endsWith(".test.ts"))) {
     const text = readFileSync(join(root, file), "utf8");
-    for (const [, target] of text.matchAll(/from "((?:\.\.\/)+src\/[^"]+)"/g)) if (!target!.endsWith("/src/plugins/plugin-api.js")) offending.push(`${file}: ${target}`);
+    for (const [, target] of text.matchAll(/from "((?:\.\.\/)+src\/[^"]+)"/g))
+      if (!target!.endsWith("/src/plugins/plugin-api.js")) offending.push(`${file}: ${target}`);
     if (file.endsWith("index.ts")) expect(text, file).toMatch(/apiVersion: \d+,/);
   }
   expect(offending).toEqual([]);

@@ -62,7 +62,9 @@ test("routes check warns about each provider whose key is unset, and still passe
     writeFileSync(file, ROUTES);
     const result = await carrierd(["routes", "check", file, "--home", home], { env: cleanEnv({ CARRIERD_TEST_SET_KEY: "sk-set" }) });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("warning: provider keyless: CARRIERD_TEST_UNSET_KEY is not set; its models (keyless-reasoner) are not listed and answer 503 until it is");
+    expect(result.stdout).toContain(
+      "warning: provider keyless: CARRIERD_TEST_UNSET_KEY is not set; its models (keyless-reasoner) are not listed and answer 503 until it is",
+    );
     expect(result.stdout).not.toContain("provider keyed:");
   } finally {
     rmSync(home, { recursive: true, force: true });

@@ -48,7 +48,9 @@ export interface RecordedUpstream {
 }
 
 export function fixtureLines(name: string): string[] {
-  return readFixture(`chunks/${name}.chunks.txt`).split("\n").filter((line) => line.trim() !== "");
+  return readFixture(`chunks/${name}.chunks.txt`)
+    .split("\n")
+    .filter((line) => line.trim() !== "");
 }
 
 export function fixtureJson(file: string): Record<string, unknown> {
@@ -75,7 +77,11 @@ export async function startRecordedUpstream(recordings: Record<string, Recording
       const recording = recordings[String(body.model)];
       if (!recording || request.url !== "/v1/chat/completions") {
         response.writeHead(404, { "content-type": "application/json" });
-        response.end(JSON.stringify({ error: { message: `The model \`${String(body.model)}\` does not exist`, type: "invalid_request_error", param: null, code: "model_not_found" } }));
+        response.end(
+          JSON.stringify({
+            error: { message: `The model \`${String(body.model)}\` does not exist`, type: "invalid_request_error", param: null, code: "model_not_found" },
+          }),
+        );
         return;
       }
       if ("status" in recording) {

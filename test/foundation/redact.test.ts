@@ -40,7 +40,10 @@ test("the gateway's file logger writes nothing secret", async () => {
   const home = mkdtempSync(join(tmpdir(), "carrierd-redact-"));
   try {
     const log = createLogger({ level: "debug", logDir: join(home, "logs"), stdout: false });
-    log.info({ provider: { id: "x", api_key: "sk-8" }, err: Object.assign(new Error("boom"), { config: { headers: { Authorization: "Bearer sk-9" } } }) }, "calling with Bearer sk-10");
+    log.info(
+      { provider: { id: "x", api_key: "sk-8" }, err: Object.assign(new Error("boom"), { config: { headers: { Authorization: "Bearer sk-9" } } }) },
+      "calling with Bearer sk-10",
+    );
     // ending the transport waits for its worker to write everything and exit
     const stream = (log as unknown as Record<symbol, NodeJS.WritableStream & { once(event: "close", listener: () => void): void }>)[pino.symbols.streamSym]!;
     await new Promise<void>((resolve) => {

@@ -50,9 +50,13 @@ describe("the schema checks dialects and model_family, at the offending line", (
 
   test("a misspelt key is reported at the key, an entry without match or without any key is refused", () => {
     expect(problemsOf(`${HEAD}dialects:\n  - match: { provider: acme }\n    efort: drop\n`)).toEqual(['routes.yaml:12:5: dialects.0: unknown key "efort"']);
-    expect(problemsOf(`${HEAD}dialects:\n  - match: { hots: acme.example }\n    effort: drop\n`)).toEqual(['routes.yaml:11:14: dialects.0.match: unknown key "hots"']);
+    expect(problemsOf(`${HEAD}dialects:\n  - match: { hots: acme.example }\n    effort: drop\n`)).toEqual([
+      'routes.yaml:11:14: dialects.0.match: unknown key "hots"',
+    ]);
     expect(problemsOf(`${HEAD}dialects:\n  - { effort: drop }\n`)).toEqual(['routes.yaml:11:5: dialects.0: missing required key "match"']);
-    expect(problemsOf(`${HEAD}dialects:\n  - match: { provider: acme }\n`)).toEqual(["routes.yaml:11:5: dialects.0: names no dialect key (effort, disable, developer_role, token_limit)"]);
+    expect(problemsOf(`${HEAD}dialects:\n  - match: { provider: acme }\n`)).toEqual([
+      "routes.yaml:11:5: dialects.0: names no dialect key (effort, disable, developer_role, token_limit)",
+    ]);
   });
 
   test("model_family.strip must hold regular expressions; a bad one is reported at its item", () => {
@@ -110,11 +114,21 @@ describe("the file's dialects come first, each key on its own", () => {
       dialect: { effort: "openrouter", disable: "thinking", developerRole: "system", tokenLimit: "max_tokens" },
       from: { effort: "dialects 2", disable: "shipped 2", developerRole: "fallback", tokenLimit: "fallback" },
     });
-    expect(table.dialectFor(deepseek, "deepseek-v9-pro").from).toEqual({ effort: "dialects 2", disable: "shipped 2", developerRole: "fallback", tokenLimit: "dialects 1" });
+    expect(table.dialectFor(deepseek, "deepseek-v9-pro").from).toEqual({
+      effort: "dialects 2",
+      disable: "shipped 2",
+      developerRole: "fallback",
+      tokenLimit: "dialects 1",
+    });
   });
 
   test("match works as in carriers: by provider, host (with subdomains) and model glob", () => {
-    expect(table.resolveModel("acme/x")!.dialect).toEqual({ effort: "drop", disable: "enable_thinking", developerRole: "developer", tokenLimit: "max_completion_tokens" });
+    expect(table.resolveModel("acme/x")!.dialect).toEqual({
+      effort: "drop",
+      disable: "enable_thinking",
+      developerRole: "developer",
+      tokenLimit: "max_completion_tokens",
+    });
     expect(table.dialectFor({ ...deepseek, host: "eu.api.deepseek.com" }, "r1").dialect.effort).toBe("openrouter");
     expect(table.dialectFor({ ...deepseek, host: "api.deepseek.com.evil.io" }, "r1").dialect.effort).toBe("reasoning_effort");
   });
@@ -125,7 +139,14 @@ describe("model_family: the table's rule decides which signed carriers cross mod
     { role: "user", content: "hi" },
     { role: "assistant", content: "hello" },
   ];
-  const source = (upstreamModel: string): ReplaySource => ({ id: "turn_1", plugin: "anthropic", upstreamModel, reasoningText: "thought", nativeRecord: { type: "anthropic.thinking", blocks: [] } }) as unknown as ReplaySource;
+  const source = (upstreamModel: string): ReplaySource =>
+    ({
+      id: "turn_1",
+      plugin: "anthropic",
+      upstreamModel,
+      reasoningText: "thought",
+      nativeRecord: { type: "anthropic.thinking", blocks: [] },
+    }) as unknown as ReplaySource;
   const attached = (table: RouteTable, from: string, to: string) => {
     const resolved = table.resolveModel(`claude/${to}`)!;
     const target = { plugin: "anthropic", upstreamModel: resolved.upstreamModel, effective: [], native: true, pluginHasNative: true, family: resolved.family };

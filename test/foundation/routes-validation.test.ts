@@ -108,7 +108,9 @@ describe("problems name file, line and column", () => {
   });
 
   test("a base_url that is not http(s) is rejected", () => {
-    expect(problemsOf(VALID.replace("https://api.deepseek.com/v1", "ftp://api.deepseek.com"))[0]!.message).toMatch(/^providers\.deepseek\.base_url: must match pattern/);
+    expect(problemsOf(VALID.replace("https://api.deepseek.com/v1", "ftp://api.deepseek.com"))[0]!.message).toMatch(
+      /^providers\.deepseek\.base_url: must match pattern/,
+    );
   });
 });
 
@@ -182,7 +184,10 @@ describe("the shipped routes.yaml", () => {
   });
 
   test("a glob model passes the starred part on as the upstream model", () => {
-    expect(table.resolveModel("openrouter/anthropic/claude-sonnet-4.5")).toMatchObject({ upstreamModel: "anthropic/claude-sonnet-4.5", provider: { id: "openrouter" } });
+    expect(table.resolveModel("openrouter/anthropic/claude-sonnet-4.5")).toMatchObject({
+      upstreamModel: "anthropic/claude-sonnet-4.5",
+      provider: { id: "openrouter" },
+    });
     expect(table.resolveModel("mistral/magistral-medium-latest")?.upstreamModel).toBe("magistral-medium-latest");
     expect(table.resolveModel("openrouter")).toBeUndefined();
     expect(table.resolveModel("gpt-unknown")).toBeUndefined();
@@ -227,7 +232,8 @@ describe("the shipped routes.yaml", () => {
     const carriers = parseDocument(readFileSync(SHIPPED, "utf8")).get("carriers", true);
     if (!isSeq(carriers)) throw new Error("carriers is not a list");
     carriers.items.forEach((route, index) => {
-      const comment = (route as { commentBefore?: string | null }).commentBefore ?? (index === 0 ? (carriers as { commentBefore?: string | null }).commentBefore : undefined);
+      const comment =
+        (route as { commentBefore?: string | null }).commentBefore ?? (index === 0 ? (carriers as { commentBefore?: string | null }).commentBefore : undefined);
       expect(comment?.trim().length, `carriers[${index}] has no comment`).toBeGreaterThan(10);
     });
   });

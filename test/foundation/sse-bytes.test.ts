@@ -21,7 +21,14 @@ describe("a streamed chat completion, byte for byte", () => {
     upstreamChunk({ tool_calls: [{ index: 3, id: "call_1", type: "function", function: { name: "lookup", arguments: "" } }] }),
     upstreamChunk({ tool_calls: [{ index: 3, function: { arguments: '{"q":"é😀"}' } }] }),
     upstreamChunk({}, "tool_calls"),
-    JSON.stringify({ id: "up-1", object: "chat.completion.chunk", created: 1, model: "up", choices: [], usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } }),
+    JSON.stringify({
+      id: "up-1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "up",
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+    }),
   ];
 
   let upstream: RecordedUpstream;

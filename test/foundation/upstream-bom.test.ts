@@ -30,7 +30,13 @@ beforeAll(async () => {
         }, 20);
         return;
       }
-      const answer = { id: "chatcmpl-bom", object: "chat.completion", created: 1, model: "bom-model", choices: [{ index: 0, message: { role: "assistant", content: "Hello world" }, finish_reason: "stop" }] };
+      const answer = {
+        id: "chatcmpl-bom",
+        object: "chat.completion",
+        created: 1,
+        model: "bom-model",
+        choices: [{ index: 0, message: { role: "assistant", content: "Hello world" }, finish_reason: "stop" }],
+      };
       response.writeHead(200, { "content-type": "application/json; charset=utf-8" });
       response.end(Buffer.concat([BOM, Buffer.from(JSON.stringify(answer))]));
     });

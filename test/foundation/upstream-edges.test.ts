@@ -59,7 +59,15 @@ beforeAll(async () => {
         default:
           if (!body.stream) {
             response.writeHead(200, { "content-type": "application/json" });
-            response.end(JSON.stringify({ id: "chatcmpl-x", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }] }));
+            response.end(
+              JSON.stringify({
+                id: "chatcmpl-x",
+                object: "chat.completion",
+                created: 1,
+                model: "m",
+                choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }],
+              }),
+            );
             return;
           }
           response.writeHead(200, { "content-type": "text/event-stream" });

@@ -7,7 +7,14 @@ import { decodeEvents, fold, replayedAssistant, upstreamCall, wireBody } from ".
 import { cassette, chunkJson, chunkLines, json, sseEvents } from "./support/fixtures.js";
 
 const codec = createAnthropicCodec(() => {});
-const WEATHER_TOOL = { type: "function", function: { name: "weather", description: "Get weather information for a location", parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" } } };
+const WEATHER_TOOL = {
+  type: "function",
+  function: {
+    name: "weather",
+    description: "Get weather information for a location",
+    parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" },
+  },
+};
 const SYSTEM: ChatMessage = { role: "system", content: "You are a helpful assistant" };
 const USER: ChatMessage = { role: "user", content: "What's the weather in Florence, Italy?" };
 
@@ -18,7 +25,14 @@ function call(messages: ChatMessage[], stream: boolean) {
     baseUrl: "https://api.anthropic.com",
     model: "claude-sonnet-4-20250514",
     stream,
-    body: { messages, tools: [WEATHER_TOOL], tool_choice: "auto", parallel_tool_calls: true, max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 4000 } },
+    body: {
+      messages,
+      tools: [WEATHER_TOOL],
+      tool_choice: "auto",
+      parallel_tool_calls: true,
+      max_tokens: 4096,
+      thinking: { type: "enabled", budget_tokens: 4000 },
+    },
   });
 }
 
@@ -136,28 +150,63 @@ describe("request shape", () => {
   });
 
   test("reasoning disabled removes thinking; adaptive thinking takes effort as output_config", () => {
-    expect(wireBody(codec, base({ enabled: false, body: { messages: [USER], thinking: { type: "enabled", budget_tokens: 8000 } } })).body.thinking).toBeUndefined();
+    expect(
+      wireBody(codec, base({ enabled: false, body: { messages: [USER], thinking: { type: "enabled", budget_tokens: 8000 } } })).body.thinking,
+    ).toBeUndefined();
     const adaptive = wireBody(codec, base({ effort: "low", body: { messages: [USER], thinking: { type: "adaptive" } } })).body;
     expect(adaptive.output_config).toEqual({ effort: "low" });
     expect(adaptive.thinking).toEqual({ type: "adaptive" });
   });
 
   test("OpenAI-only keys never reach Anthropic; system and developer become system blocks", () => {
-    const body = wireBody(codec, base({ body: { messages: [SYSTEM, { role: "developer", content: "Be brief." }, USER], frequency_penalty: 1, n: 1, stream_options: { include_usage: true }, stop: "END", metadata: { app: "x" }, service_tier: "default", user: "u1" } })).body;
+    const body = wireBody(
+      codec,
+      base({
+        body: {
+          messages: [SYSTEM, { role: "developer", content: "Be brief." }, USER],
+          frequency_penalty: 1,
+          n: 1,
+          stream_options: { include_usage: true },
+          stop: "END",
+          metadata: { app: "x" },
+          service_tier: "default",
+          user: "u1",
+        },
+      }),
+    ).body;
     expect(Object.keys(body).sort()).toEqual(["max_tokens", "messages", "metadata", "model", "stop_sequences", "system"]);
     expect(body.metadata).toEqual({ user_id: "u1" });
-    expect(body.system).toEqual([{ type: "text", text: "You are a helpful assistant" }, { type: "text", text: "Be brief." }]);
+    expect(body.system).toEqual([
+      { type: "text", text: "You are a helpful assistant" },
+      { type: "text", text: "Be brief." },
+    ]);
   });
 
   test("an assistant turn from elsewhere (no record) is text then tool_use, no invented thinking", () => {
-    const history: ChatMessage[] = [USER, { role: "assistant", content: "ok", reasoning_content: "plain text from elsewhere", tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: '{"location":"Rome"}' } }] }];
+    const history: ChatMessage[] = [
+      USER,
+      {
+        role: "assistant",
+        content: "ok",
+        reasoning_content: "plain text from elsewhere",
+        tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: '{"location":"Rome"}' } }],
+      },
+    ];
     const assistant = (wireBody(codec, base({ body: { messages: history } })).body.messages as { content: unknown[] }[])[1]!;
-    expect(assistant.content).toEqual([{ type: "text", text: "ok" }, { type: "tool_use", id: "t1", name: "weather", input: { location: "Rome" } }]);
+    expect(assistant.content).toEqual([
+      { type: "text", text: "ok" },
+      { type: "tool_use", id: "t1", name: "weather", input: { location: "Rome" } },
+    ]);
   });
 
   test("Vertex AI: model in the path, anthropic_version in the body, bearer token", () => {
-    const wire = wireBody(codec, base({ baseUrl: "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5", stream: true, apiKey: "ya29.token" }));
-    expect(wire.url).toBe("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5:streamRawPredict");
+    const wire = wireBody(
+      codec,
+      base({ baseUrl: "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5", stream: true, apiKey: "ya29.token" }),
+    );
+    expect(wire.url).toBe(
+      "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5:streamRawPredict",
+    );
     expect(wire.body.model).toBeUndefined();
     expect(wire.body.anthropic_version).toBe("vertex-2023-10-16");
     expect(wire.headers.authorization).toBe("Bearer ya29.token");
@@ -165,18 +214,35 @@ describe("request shape", () => {
 });
 
 test("the classifier names the field of 'Extra inputs are not permitted'", () => {
-  const body = JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "messages.65.content.1.tool_use.text: Extra inputs are not permitted" } });
+  const body = JSON.stringify({
+    type: "error",
+    error: { type: "invalid_request_error", message: "messages.65.content.1.tool_use.text: Extra inputs are not permitted" },
+  });
   expect(classifyAnthropicError(400, body)).toBe("text");
-  expect(classifyAnthropicError(400, '{"message":"The model returned the following errors: reasoning_effort: Extra inputs are not permitted"}')).toBe("reasoning_effort");
+  expect(classifyAnthropicError(400, '{"message":"The model returned the following errors: reasoning_effort: Extra inputs are not permitted"}')).toBe(
+    "reasoning_effort",
+  );
   expect(classifyAnthropicError(400, '{"error":{"message":"messages.1.content.0: Invalid `signature` in `thinking` block"}}')).toBeUndefined();
   expect(classifyAnthropicError(500, body)).toBeUndefined();
 });
 
 describe("rebuilding a turn the client changed", () => {
-  const record: JsonObject = { content: [{ type: "thinking", thinking: "Plan.", signature: "S1" }, { type: "text", text: "Part one. " }, { type: "text", text: "Part two." }, { type: "tool_use", id: "t1" }] };
+  const record: JsonObject = {
+    content: [
+      { type: "thinking", thinking: "Plan.", signature: "S1" },
+      { type: "text", text: "Part one. " },
+      { type: "text", text: "Part two." },
+      { type: "tool_use", id: "t1" },
+    ],
+  };
   const toolCall = { id: "t1", type: "function" as const, function: { name: "weather", arguments: '{"location":"Rome"}' } };
   const assistantOf = (message: ChatMessage) =>
-    (wireBody(codec, upstreamCall({ plugin: "anthropic", baseUrl: "https://api.anthropic.com", model: "claude-sonnet-4-5", body: { messages: [USER, message] } })).body.messages as { content: unknown[] }[])[1]!.content;
+    (
+      wireBody(
+        codec,
+        upstreamCall({ plugin: "anthropic", baseUrl: "https://api.anthropic.com", model: "claude-sonnet-4-5", body: { messages: [USER, message] } }),
+      ).body.messages as { content: unknown[] }[]
+    )[1]!.content;
 
   test("unchanged text keeps the stored split into blocks (trailing whitespace aside)", () => {
     expect(assistantOf({ role: "assistant", content: "Part one. Part two.  ", tool_calls: [toolCall], native_record: record })).toEqual([

@@ -7,12 +7,21 @@ import { startCassetteEmulator, startEmulator, type Emulator } from "./emulators
 import { cassette, json } from "./support/fixtures.js";
 
 const KEY = "sk-ant-test";
-const WEATHER_TOOL = { type: "function", function: { name: "weather", description: "Get weather information for a location", parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" } } };
+const WEATHER_TOOL = {
+  type: "function",
+  function: {
+    name: "weather",
+    description: "Get weather information for a location",
+    parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" },
+  },
+};
 const SYSTEM = { role: "system", content: "You are a helpful assistant" };
 const USER = { role: "user", content: "What's the weather in Florence, Italy?" };
 
 function routes(anthropicUrl: string, extra = ""): string {
-  const others = extra ? `  - { name: local-model, provider: local, model: local-model }\n  - { name: strict-model, provider: strict, model: strict-model }` : "";
+  const others = extra
+    ? `  - { name: local-model, provider: local, model: local-model }\n  - { name: strict-model, provider: strict, model: strict-model }`
+    : "";
   return `version: 1
 providers:
   anthropic: { plugin: anthropic, base_url: ${anthropicUrl}, api_key_env: ANTHROPIC_API_KEY }
@@ -100,8 +109,16 @@ describe("the HMAC-verifying emulator, through the daemon", () => {
   });
 
   test("a tool turn the gateway never saw gets Anthropic's own 400, passed through", async () => {
-    const foreign = { role: "assistant", content: null, tool_calls: [{ id: "toolu_elsewhere", type: "function", function: { name: "weather", arguments: '{"location":"Oslo"}' } }] };
-    const reply = await ask(gateway, { model: "claude", tools: [WEATHER_TOOL], messages: [USER, foreign, { role: "tool", tool_call_id: "toolu_elsewhere", content: "1 C" }] });
+    const foreign = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "toolu_elsewhere", type: "function", function: { name: "weather", arguments: '{"location":"Oslo"}' } }],
+    };
+    const reply = await ask(gateway, {
+      model: "claude",
+      tools: [WEATHER_TOOL],
+      messages: [USER, foreign, { role: "tool", tool_call_id: "toolu_elsewhere", content: "1 C" }],
+    });
     expect(reply.status).toBe(400);
     expect(reply.error?.message).toContain("Expected `thinking` or `redacted_thinking`, but found `tool_use`");
   });
@@ -130,7 +147,11 @@ describe("the emulator itself rejects what the real API rejects", () => {
   afterAll(() => anthropic.close());
 
   async function post(body: unknown): Promise<{ status: number; message: string }> {
-    const response = await fetch(`${anthropic.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+    const response = await fetch(`${anthropic.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" },
+      body: JSON.stringify(body),
+    });
     const json = (await response.json()) as { error?: { message: string } };
     return { status: response.status, message: json.error?.message ?? "" };
   }
@@ -142,14 +163,23 @@ describe("the emulator itself rejects what the real API rejects", () => {
     tools: [{ name: "weather", input_schema: { type: "object" } }],
     messages: [
       { role: "user", content: "hi" },
-      { role: "assistant", content: [{ type: "thinking", thinking, signature }, { type: "tool_use", id: "t", name: "weather", input: {} }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking, signature },
+          { type: "tool_use", id: "t", name: "weather", input: {} },
+        ],
+      },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "ok" }] },
     ],
   });
 
   test("a signature over the exact text passes; one changed byte fails with the exact text", async () => {
     expect((await post(turn("Plan: call weather.", anthropic.sign("Plan: call weather.")))).status).toBe(200);
-    expect(await post(turn("Plan: call weather!", anthropic.sign("Plan: call weather.")))).toEqual({ status: 400, message: "messages.1.content.0: Invalid `signature` in `thinking` block" });
+    expect(await post(turn("Plan: call weather!", anthropic.sign("Plan: call weather.")))).toEqual({
+      status: 400,
+      message: "messages.1.content.0: Invalid `signature` in `thinking` block",
+    });
   });
 
   test("unknown keys are 'Extra inputs are not permitted'", async () => {

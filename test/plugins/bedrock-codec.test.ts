@@ -16,7 +16,12 @@ import { cassette, chunkJson, chunkLines, json } from "./support/fixtures.js";
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sessionToken: "session-token-1" };
 const saved = { ...process.env };
 beforeAll(() => {
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey, AWS_SESSION_TOKEN: CREDENTIALS.sessionToken, AWS_REGION: "us-east-1" });
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    AWS_SESSION_TOKEN: CREDENTIALS.sessionToken,
+    AWS_REGION: "us-east-1",
+  });
 });
 afterAll(() => {
   process.env = saved;
@@ -36,8 +41,10 @@ type StreamPart = ReturnType<ConverseDecoder["event"]>[number];
 describe("Converse decoding (vercel/ai fixtures)", () => {
   test("streamed reasoning text and signature fold into an Anthropic-format thinking block", () => {
     const turn = fold(chunkEvents("amazon-bedrock/amazon-bedrock-reasoning.chunks.txt"), mergeLayout);
-    expect(turn.reasoningText).toBe("Let me count the r's in \"strawberry\":\n\ns-t-r-a-w-b-e-r-r-y\n\nr appears at positions 3, 8, and 9.\n\nSo there are 3 r's.");
-    expect(turn.content).toBe("There are **3** r's in \"strawberry\":\n\n1. st**r**awbe**r****r**y");
+    expect(turn.reasoningText).toBe(
+      "Let me count the r's in \"strawberry\":\n\ns-t-r-a-w-b-e-r-r-y\n\nr appears at positions 3, 8, and 9.\n\nSo there are 3 r's.",
+    );
+    expect(turn.content).toBe('There are **3** r\'s in "strawberry":\n\n1. st**r**awbe**r****r**y');
     const [thinking, text] = (turn.nativeRecord as { content: Record<string, string>[] }).content;
     expect(thinking).toEqual({ type: "thinking", thinking: turn.reasoningText, signature: expect.stringMatching(/^Ep0CCkgICxABGAIq.*aGAE=$/) });
     expect(text).toEqual({ type: "text", text: turn.content });
@@ -64,19 +71,47 @@ describe("Converse decoding (vercel/ai fixtures)", () => {
 });
 
 describe("Converse requests and the replay policy", () => {
-  const record: JsonObject = { content: [{ type: "redacted_thinking", data: "UkVEQUNURUQ=" }, { type: "thinking", thinking: "Call the tool.", signature: "SIG" }, { type: "tool_use", id: "t1" }] };
-  const toolTurn: ChatMessage = { role: "assistant", content: null, tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: '{"location":"Rome"}' } }], native_record: record };
+  const record: JsonObject = {
+    content: [
+      { type: "redacted_thinking", data: "UkVEQUNURUQ=" },
+      { type: "thinking", thinking: "Call the tool.", signature: "SIG" },
+      { type: "tool_use", id: "t1" },
+    ],
+  };
+  const toolTurn: ChatMessage = {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: '{"location":"Rome"}' } }],
+    native_record: record,
+  };
   const history: ChatMessage[] = [
     { role: "system", content: "Be brief." },
     { role: "user", content: "Rome?" },
     toolTurn,
     { role: "tool", tool_call_id: "t1", content: "20 C" },
-    { role: "assistant", content: "It is 20 C.", native_record: { content: [{ type: "thinking", thinking: "Answer.", signature: "SIG2" }, { type: "text", text: "It is 20 C." }] } },
+    {
+      role: "assistant",
+      content: "It is 20 C.",
+      native_record: {
+        content: [
+          { type: "thinking", thinking: "Answer.", signature: "SIG2" },
+          { type: "text", text: "It is 20 C." },
+        ],
+      },
+    },
     { role: "user", content: "And tomorrow?" },
   ];
   const tools = [{ type: "function", function: { name: "weather", parameters: { type: "object", properties: { location: { type: "string" } } } } }];
   const build = (model: string, replay?: "signed" | "unsigned" | "stripped") =>
-    buildConverseBody(upstreamCall({ plugin: "bedrock", baseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com", model, body: { messages: history, tools, max_tokens: 1000 }, policy: { replay } }));
+    buildConverseBody(
+      upstreamCall({
+        plugin: "bedrock",
+        baseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com",
+        model,
+        body: { messages: history, tools, max_tokens: 1000 },
+        policy: { replay },
+      }),
+    );
 
   test("per-model defaults", () => {
     expect(defaultReplayPolicy("us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toBe("signed");
@@ -89,7 +124,11 @@ describe("Converse requests and the replay policy", () => {
     expect(body.system).toEqual([{ text: "Be brief." }]);
     expect((body.messages as JsonObject[])[1]).toEqual({
       role: "assistant",
-      content: [{ reasoningContent: { redactedContent: "UkVEQUNURUQ=" } }, { reasoningContent: { reasoningText: { text: "Call the tool.", signature: "SIG" } } }, { toolUse: { toolUseId: "t1", name: "weather", input: { location: "Rome" } } }],
+      content: [
+        { reasoningContent: { redactedContent: "UkVEQUNURUQ=" } },
+        { reasoningContent: { reasoningText: { text: "Call the tool.", signature: "SIG" } } },
+        { toolUse: { toolUseId: "t1", name: "weather", input: { location: "Rome" } } },
+      ],
     });
     expect((body.messages as JsonObject[])[2]).toEqual({ role: "user", content: [{ toolResult: { toolUseId: "t1", content: [{ text: "20 C" }] } }] });
     expect(body.toolConfig).toEqual({ tools: [{ toolSpec: { name: "weather", inputSchema: { json: tools[0]!.function.parameters } } }] });
@@ -98,7 +137,10 @@ describe("Converse requests and the replay policy", () => {
 
   test("unsigned (others): readable text only; stripped: nothing; routes.yaml replay overrides", () => {
     const unsigned = (build("openai.gpt-oss-120b-1:0").messages as JsonObject[])[1]!;
-    expect(unsigned.content).toEqual([{ reasoningContent: { reasoningText: { text: "Call the tool." } } }, { toolUse: { toolUseId: "t1", name: "weather", input: { location: "Rome" } } }]);
+    expect(unsigned.content).toEqual([
+      { reasoningContent: { reasoningText: { text: "Call the tool." } } },
+      { toolUse: { toolUseId: "t1", name: "weather", input: { location: "Rome" } } },
+    ]);
     const stripped = (build("us.deepseek.r1-v1:0").messages as JsonObject[])[1]!;
     expect(stripped.content).toEqual([{ toolUse: { toolUseId: "t1", name: "weather", input: { location: "Rome" } } }]);
     const overridden = (build("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "stripped").messages as JsonObject[])[3]!;
@@ -106,7 +148,15 @@ describe("Converse requests and the replay policy", () => {
   });
 
   test("reasoning_effort → Claude thinking budget in additionalModelRequestFields, maxTokens above it", () => {
-    const body = buildConverseBody(upstreamCall({ plugin: "bedrock", baseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com", model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", effort: "low", body: { messages: [{ role: "user", content: "hi" }], max_tokens: 1000, temperature: 0.3 } }));
+    const body = buildConverseBody(
+      upstreamCall({
+        plugin: "bedrock",
+        baseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com",
+        model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        effort: "low",
+        body: { messages: [{ role: "user", content: "hi" }], max_tokens: 1000, temperature: 0.3 },
+      }),
+    );
     expect(body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
     expect(body.inferenceConfig).toEqual({ maxTokens: 3048 });
   });
@@ -131,8 +181,25 @@ describe("InvokeModel (Anthropic body) — TestBedrockCommon cassettes, SigV4 ve
       const model = decodeURIComponent(/\/model\/([^/]+)\//.exec(interactions[0]!.request.url)![1]!);
       const system: ChatMessage = { role: "system", content: "You are a helpful assistant" };
       const user: ChatMessage = { role: "user", content: "What's the weather in Florence,Italy?" };
-      const tools = [{ type: "function", function: { name: "weather", description: "Get weather information for a location", parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" } } }];
-      const call = (messages: ChatMessage[]) => upstreamCall({ plugin: "bedrock", baseUrl: upstream.url, model, stream, apiKey: "", body: { messages, tools, tool_choice: "auto", max_tokens: 4000, bedrock_api: "invoke" } });
+      const tools = [
+        {
+          type: "function",
+          function: {
+            name: "weather",
+            description: "Get weather information for a location",
+            parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" },
+          },
+        },
+      ];
+      const call = (messages: ChatMessage[]) =>
+        upstreamCall({
+          plugin: "bedrock",
+          baseUrl: upstream.url,
+          model,
+          stream,
+          apiKey: "",
+          body: { messages, tools, tool_choice: "auto", max_tokens: 4000, bedrock_api: "invoke" },
+        });
       const first = await invokeBedrock({ ...call([system, user]), apiKey: undefined }, context);
       expect(first.ok).toBe(true);
       if (!first.ok) return;
@@ -143,7 +210,10 @@ describe("InvokeModel (Anthropic body) — TestBedrockCommon cassettes, SigV4 ve
       expect(upstream.received[0]!.body).toEqual(json(interactions[0]!.request.body));
       expect(turn.toolCalls[0]!.function.name).toBe("weather");
       expect(JSON.parse(turn.toolCalls[0]!.function.arguments)).toEqual({ location: "Florence,Italy" });
-      const second = await invokeBedrock({ ...call([system, user, replayedAssistant(turn), { role: "tool", tool_call_id: turn.toolCalls[0]!.id, content: "40 C" }]), apiKey: undefined }, context);
+      const second = await invokeBedrock(
+        { ...call([system, user, replayedAssistant(turn), { role: "tool", tool_call_id: turn.toolCalls[0]!.id, content: "40 C" }]), apiKey: undefined },
+        context,
+      );
       expect(second.ok).toBe(true);
       expect(upstream.received[1]!.status).toBe(200);
       expect(upstream.received[1]!.body).toEqual(json(interactions[1]!.request.body));
@@ -169,7 +239,16 @@ test("the event-stream reader survives frames cut anywhere and rejects a truncat
 });
 
 test("the classifier names the field Bedrock calls extraneous or not permitted", () => {
-  expect(classifyBedrockError(400, '{"message":"The model returned the following errors: reasoning_effort: Extra inputs are not permitted"}')).toBe("reasoning_effort");
-  expect(classifyBedrockError(400, '{"message":"Malformed input request: #: extraneous key [reasoning_content] is not permitted, please reformat your input and try again."}')).toBe("reasoning_content");
-  expect(classifyBedrockError(400, '{"message":"The model returned the following errors: messages.1.content.0: Invalid `signature` in `thinking` block"}')).toBeUndefined();
+  expect(classifyBedrockError(400, '{"message":"The model returned the following errors: reasoning_effort: Extra inputs are not permitted"}')).toBe(
+    "reasoning_effort",
+  );
+  expect(
+    classifyBedrockError(
+      400,
+      '{"message":"Malformed input request: #: extraneous key [reasoning_content] is not permitted, please reformat your input and try again."}',
+    ),
+  ).toBe("reasoning_content");
+  expect(
+    classifyBedrockError(400, '{"message":"The model returned the following errors: messages.1.content.0: Invalid `signature` in `thinking` block"}'),
+  ).toBeUndefined();
 });

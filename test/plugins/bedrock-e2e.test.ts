@@ -11,13 +11,25 @@ const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 const saved = { ...process.env };
 beforeAll(() => {
   // the plugin reads AWS credentials from the daemon's environment, as the AWS SDKs do
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey, AWS_SESSION_TOKEN: CREDENTIALS.sessionToken, AWS_REGION: "us-east-1" });
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    AWS_SESSION_TOKEN: CREDENTIALS.sessionToken,
+    AWS_REGION: "us-east-1",
+  });
 });
 afterAll(() => {
   process.env = saved;
 });
 
-const weather = { type: "function", function: { name: "weather", description: "Get weather information for a location", parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" } } };
+const weather = {
+  type: "function",
+  function: {
+    name: "weather",
+    description: "Get weather information for a location",
+    parameters: { properties: { location: { description: "the city", type: "string" } }, required: ["location"], type: "object" },
+  },
+};
 
 describe.each([
   ["TestBedrockCommon/bedrock-anthropic-claude-sonnet-4-5/tool", false],
@@ -50,7 +62,10 @@ carriers:
 
   test("a stateless client's turn 2 reaches Bedrock exactly as recorded, signed with SigV4", async () => {
     const request = { model: "claude", stream, tools: [weather], tool_choice: "auto", max_tokens: 4000 };
-    const messages = [{ role: "system", content: "You are a helpful assistant" }, { role: "user", content: "What's the weather in Florence,Italy?" }];
+    const messages = [
+      { role: "system", content: "You are a helpful assistant" },
+      { role: "user", content: "What's the weather in Florence,Italy?" },
+    ];
     const first = await ask(gateway, { ...request, messages });
     expect(first.status).toBe(200);
     const id = (first.kept.tool_calls as { id: string }[])[0]!.id;
@@ -105,13 +120,19 @@ carriers:
     return { first, second, loopRequest: bedrock.received.at(-2)!.body!, followUp: bedrock.received.at(-1)!.body! };
   }
 
-  const reasoningOf = (body: Record<string, unknown>, index: number) => ((body.messages as { content: Record<string, unknown>[] }[])[index]!.content).filter((block) => block.reasoningContent).map((block) => block.reasoningContent);
+  const reasoningOf = (body: Record<string, unknown>, index: number) =>
+    (body.messages as { content: Record<string, unknown>[] }[])
+      [index]!.content.filter((block) => block.reasoningContent)
+      .map((block) => block.reasoningContent);
 
   test.each([false, true])("stream=%s Claude: signed and redacted reasoning survive stateless turns (signed policy)", async (stream) => {
     const { first, loopRequest, followUp } = await conversation("claude", stream);
     expect(first.reasoning).toBe("I should call weather.");
     const replayed = reasoningOf(loopRequest, 1);
-    expect(replayed).toEqual([{ redactedContent: expect.any(String) }, { reasoningText: { text: "I should call weather.", signature: signReasoning("I should call weather.") } }]);
+    expect(replayed).toEqual([
+      { redactedContent: expect.any(String) },
+      { reasoningText: { text: "I should call weather.", signature: signReasoning("I should call weather.") } },
+    ]);
     expect(reasoningOf(followUp, 1)).toEqual(replayed);
     expect(JSON.stringify(followUp)).not.toContain("native_record");
   });
@@ -133,10 +154,20 @@ carriers:
   });
 
   test("Claude history from elsewhere gets Bedrock's ValidationException, passed through", async () => {
-    const foreign = { role: "assistant", content: null, tool_calls: [{ id: "tooluse_x", type: "function", function: { name: "weather", arguments: '{"location":"Oslo"}' } }] };
-    const reply = await ask(gateway, { model: "claude", tools: [weather], messages: [{ role: "user", content: "Oslo?" }, foreign, { role: "tool", tool_call_id: "tooluse_x", content: "1 C" }] });
+    const foreign = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "tooluse_x", type: "function", function: { name: "weather", arguments: '{"location":"Oslo"}' } }],
+    };
+    const reply = await ask(gateway, {
+      model: "claude",
+      tools: [weather],
+      messages: [{ role: "user", content: "Oslo?" }, foreign, { role: "tool", tool_call_id: "tooluse_x", content: "1 C" }],
+    });
     expect(reply.status).toBe(400);
-    expect(reply.error?.message).toContain("The model returned the following errors: messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.");
+    expect(reply.error?.message).toContain(
+      "The model returned the following errors: messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.",
+    );
   });
 
   test("the emulator recomputes SigV4: a request signed with the wrong secret is refused", async () => {

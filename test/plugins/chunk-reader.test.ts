@@ -43,12 +43,17 @@ function expectSameAsWholeParse(lines: readonly string[]): number {
   return fast;
 }
 
-const envelope = (id: string, delta: string, tail = "") => `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":${delta},"finish_reason":null}]${tail}}`;
+const envelope = (id: string, delta: string, tail = "") =>
+  `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":${delta},"finish_reason":null}]${tail}}`;
 
 test("every recorded stream reads the same as a whole parse of each chunk", () => {
   const recordings = readdirSync(CHUNKS_DIR, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
-    .flatMap((dir) => readdirSync(join(CHUNKS_DIR, dir.name)).filter((file) => file.endsWith(".chunks.txt")).map((file) => `${dir.name}/${file.replace(/\.chunks\.txt$/, "")}`));
+    .flatMap((dir) =>
+      readdirSync(join(CHUNKS_DIR, dir.name))
+        .filter((file) => file.endsWith(".chunks.txt"))
+        .map((file) => `${dir.name}/${file.replace(/\.chunks\.txt$/, "")}`),
+    );
   expect(recordings.length).toBeGreaterThan(10);
   let fast = 0;
   for (const name of recordings) fast += expectSameAsWholeParse(fixtureLines(name));
@@ -62,9 +67,15 @@ test("chunks that only look like the envelope are read whole, and read right", (
     envelope("a", '{"content":"z"}', ',"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}'),
     `${envelope("a", '{"content":"w"}').slice(0, -2)},{"index":1,"delta":{"content":"second"}}]}`,
     `${envelope("a", "{}").slice(0, -2)}],"x":[1]}`,
-    `${envelope("a", "{}").slice(0, -2).replace(/\{"index":0.*$/, "")}[1]]}`,
-    `${envelope("a", "{}").slice(0, -2).replace(/\{"index":0.*$/, "")}"text"]}`,
-    `${envelope("a", "{}").slice(0, -2).replace(/\{"index":0.*$/, "")}]}`,
+    `${envelope("a", "{}")
+      .slice(0, -2)
+      .replace(/\{"index":0.*$/, "")}[1]]}`,
+    `${envelope("a", "{}")
+      .slice(0, -2)
+      .replace(/\{"index":0.*$/, "")}"text"]}`,
+    `${envelope("a", "{}")
+      .slice(0, -2)
+      .replace(/\{"index":0.*$/, "")}]}`,
     envelope('b","choices":[', '{"content":"quoted key in a value"}'),
     envelope("a", '{"content":"after"}'),
     '{"meta":{"choices":[1]},"choices":[{"delta":{"content":"nested"}}]}',
@@ -82,7 +93,18 @@ test("chunks that only look like the envelope are read whole, and read right", (
 });
 
 test("plain text deltas after the first of their kind are read without a parse, and exactly as a parse reads them", () => {
-  const texts = ["plain", "", "é ✓ 🙂", 'quote " inside', "back\\slash", "new\nline", "tab\t", "\u2028", 'a"},"finish_reason":"stop","x":{"content":"b', "\u0001"];
+  const texts = [
+    "plain",
+    "",
+    "é ✓ 🙂",
+    'quote " inside',
+    "back\\slash",
+    "new\nline",
+    "tab\t",
+    "\u2028",
+    'a"},"finish_reason":"stop","x":{"content":"b',
+    "\u0001",
+  ];
   const lines = [
     envelope("a", '{"role":"assistant","content":""}'),
     envelope("a", '{"reasoning_content":"first"}'),
@@ -100,7 +122,8 @@ test("plain text deltas after the first of their kind are read without a parse, 
   read(envelope("a", '{"reasoning_content":"learn"}'));
   const parse = vi.spyOn(JSON, "parse");
   try {
-    for (let i = 0; i < 50; i++) expect(read(envelope("a", `{"reasoning_content":" step ${i}"}`))!.plain).toEqual({ type: "reasoning-delta", text: ` step ${i}` });
+    for (let i = 0; i < 50; i++)
+      expect(read(envelope("a", `{"reasoning_content":" step ${i}"}`))!.plain).toEqual({ type: "reasoning-delta", text: ` step ${i}` });
     expect(parse).not.toHaveBeenCalled();
   } finally {
     parse.mockRestore();

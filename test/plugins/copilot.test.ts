@@ -31,17 +31,58 @@ describe("codec", () => {
       mergeCopilotRecord,
     );
     expect(turn.nativeRecord).toEqual({ tool_signatures: { call_a: "GSIG" } });
-    const sent = (wireBody(copilotCodec, upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gemini-3-pro", body: { messages: [{ role: "user", content: "hi" }, { role: "assistant", content: null, tool_calls: turn.toolCalls, native_record: turn.nativeRecord }] } })).body.messages as { tool_calls?: { function: Record<string, unknown> }[] }[])[1]!;
+    const sent = (
+      wireBody(
+        copilotCodec,
+        upstreamCall({
+          plugin: "copilot",
+          baseUrl: "https://api.githubcopilot.com",
+          model: "gemini-3-pro",
+          body: {
+            messages: [
+              { role: "user", content: "hi" },
+              { role: "assistant", content: null, tool_calls: turn.toolCalls, native_record: turn.nativeRecord },
+            ],
+          },
+        }),
+      ).body.messages as { tool_calls?: { function: Record<string, unknown> }[] }[]
+    )[1]!;
     expect(sent.tool_calls![0]!.function).toEqual({ name: "f", arguments: "{}", thought_signature: "GSIG" });
   });
 
   test("replay: the stored opaque and text go back together; text never alone; native_record never", () => {
     const body = (assistant: object) =>
-      (wireBody(copilotCodec, upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gpt-5", body: { messages: [{ role: "user", content: "hi" }, assistant as never] } })).body.messages as Record<string, unknown>[])[1];
-    expect(body({ role: "assistant", content: "ok", native_record: { reasoning_opaque: "OPQ", reasoning_text: "why" } })).toEqual({ role: "assistant", content: "ok", reasoning_opaque: "OPQ", reasoning_text: "why" });
-    expect(body({ role: "assistant", content: "ok", reasoning_text: "client text", native_record: { reasoning_text: "why" } })).toEqual({ role: "assistant", content: "ok" });
-    expect(body({ role: "assistant", content: "ok", reasoning_opaque: "CLIENT", reasoning_text: "t" })).toEqual({ role: "assistant", content: "ok", reasoning_opaque: "CLIENT", reasoning_text: "t" });
-    const wire = wireBody(copilotCodec, upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gpt-5", body: { messages: [{ role: "user", content: "hi" }] } }));
+      (
+        wireBody(
+          copilotCodec,
+          upstreamCall({
+            plugin: "copilot",
+            baseUrl: "https://api.githubcopilot.com",
+            model: "gpt-5",
+            body: { messages: [{ role: "user", content: "hi" }, assistant as never] },
+          }),
+        ).body.messages as Record<string, unknown>[]
+      )[1];
+    expect(body({ role: "assistant", content: "ok", native_record: { reasoning_opaque: "OPQ", reasoning_text: "why" } })).toEqual({
+      role: "assistant",
+      content: "ok",
+      reasoning_opaque: "OPQ",
+      reasoning_text: "why",
+    });
+    expect(body({ role: "assistant", content: "ok", reasoning_text: "client text", native_record: { reasoning_text: "why" } })).toEqual({
+      role: "assistant",
+      content: "ok",
+    });
+    expect(body({ role: "assistant", content: "ok", reasoning_opaque: "CLIENT", reasoning_text: "t" })).toEqual({
+      role: "assistant",
+      content: "ok",
+      reasoning_opaque: "CLIENT",
+      reasoning_text: "t",
+    });
+    const wire = wireBody(
+      copilotCodec,
+      upstreamCall({ plugin: "copilot", baseUrl: "https://api.githubcopilot.com", model: "gpt-5", body: { messages: [{ role: "user", content: "hi" }] } }),
+    );
     expect(wire.url).toBe("https://api.githubcopilot.com/chat/completions");
     expect(wire.headers.authorization).toBe("Bearer test-key");
   });

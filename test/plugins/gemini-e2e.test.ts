@@ -50,7 +50,10 @@ describe.each(GEMINI_CASSETTES)("recorded traffic through the daemon: %s", (path
 describe("the signature-verifying emulator, through the daemon", () => {
   let gemini: Emulator;
   let gateway: TestGateway;
-  const weather = { type: "function", function: { name: "weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } } };
+  const weather = {
+    type: "function",
+    function: { name: "weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } },
+  };
   beforeAll(async () => {
     gemini = await startGeminiEmulator({ apiKey: KEY });
     gateway = await startTestGateway({ routes: routes(gemini.url, "gemini-3-pro-preview"), env: { GEMINI_API_KEY: KEY } });
@@ -67,7 +70,12 @@ describe("the signature-verifying emulator, through the daemon", () => {
     expect(first.reasoning).toContain("I will look up both cities at once.");
     const calls = first.kept.tool_calls as { id: string }[];
     expect(calls).toHaveLength(2);
-    const history = [user, first.kept, { role: "tool", tool_call_id: calls[0]!.id, content: "20 C" }, { role: "tool", tool_call_id: calls[1]!.id, content: "1 C" }];
+    const history = [
+      user,
+      first.kept,
+      { role: "tool", tool_call_id: calls[0]!.id, content: "20 C" },
+      { role: "tool", tool_call_id: calls[1]!.id, content: "1 C" },
+    ];
     const second = await ask(gateway, { model: "g", stream, tools: [weather], messages: history });
     expect(second.status).toBe(200);
     expect(second.kept.content).toBe("It is 20 C and 1 C.");
@@ -84,8 +92,16 @@ describe("the signature-verifying emulator, through the daemon", () => {
   });
 
   test("a function call from elsewhere is sent with the skip value and accepted", async () => {
-    const foreign = { role: "assistant", content: null, tool_calls: [{ id: "call_other", type: "function", function: { name: "weather", arguments: '{"location":"Lima"}' } }] };
-    const reply = await ask(gateway, { model: "g", tools: [weather], messages: [{ role: "user", content: "Lima?" }, foreign, { role: "tool", tool_call_id: "call_other", content: "18 C" }] });
+    const foreign = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_other", type: "function", function: { name: "weather", arguments: '{"location":"Lima"}' } }],
+    };
+    const reply = await ask(gateway, {
+      model: "g",
+      tools: [weather],
+      messages: [{ role: "user", content: "Lima?" }, foreign, { role: "tool", tool_call_id: "call_other", content: "18 C" }],
+    });
     expect(reply.status).toBe(200);
     const parts = (gemini.received.at(-1)!.body as { contents: { parts: Record<string, unknown>[] }[] }).contents[1]!.parts;
     expect(parts[0]!.thoughtSignature).toBe(SKIP);
@@ -100,7 +116,11 @@ describe("the emulator itself rejects what Gemini rejects", () => {
   afterAll(() => gemini.close());
 
   async function post(contents: unknown[]): Promise<{ status: number; message: string }> {
-    const response = await fetch(`${gemini.url}/v1beta/models/gemini-3-pro-preview:generateContent`, { method: "POST", headers: { "content-type": "application/json", "x-goog-api-key": KEY }, body: JSON.stringify({ contents }) });
+    const response = await fetch(`${gemini.url}/v1beta/models/gemini-3-pro-preview:generateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": KEY },
+      body: JSON.stringify({ contents }),
+    });
     const body = (await response.json()) as { error?: { message: string } };
     return { status: response.status, message: body.error?.message ?? "" };
   }

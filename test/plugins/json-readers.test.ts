@@ -1,5 +1,15 @@
 import { expect, test } from "vitest";
-import { isJsonObject, parseObject, readArray, readNumber, readObject, readString, requireObject, requireObjects, UpstreamShapeError } from "../../src/plugins/plugin-api.js";
+import {
+  isJsonObject,
+  parseObject,
+  readArray,
+  readNumber,
+  readObject,
+  readString,
+  requireObject,
+  requireObjects,
+  UpstreamShapeError,
+} from "../../src/plugins/plugin-api.js";
 
 test("the readers give the value when it has their type, and undefined for anything else (absent and null included)", () => {
   const object = { o: { a: 1 }, list: [1] };
@@ -14,7 +24,13 @@ test("the readers give the value when it has their type, and undefined for anyth
 
 test("parseObject parses an object and nothing else", () => {
   expect(parseObject('{"a":[1]}')).toEqual({ a: [1] });
-  expect([parseObject("null"), parseObject("[1]"), parseObject('"s"'), parseObject("not json"), parseObject("")]).toEqual([undefined, undefined, undefined, undefined, undefined]);
+  expect([parseObject("null"), parseObject("[1]"), parseObject('"s"'), parseObject("not json"), parseObject("")]).toEqual([
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ]);
 });
 
 test("requireObject and requireObjects name what was expected and what came instead", () => {
@@ -23,5 +39,7 @@ test("requireObject and requireObjects name what was expected and what came inst
   expect(requireObject(calls[0], "a tool_calls entry")).toBe(calls[0]);
   expect(() => requireObject(null, "a tool_calls entry")).toThrow(new UpstreamShapeError("a tool_calls entry", "null"));
   expect(() => requireObject("x", "a content part")).toThrow("the upstream sent a string where it should send a content part (an object)");
-  expect(() => requireObjects([{}, [1]], "a reasoning_details entry")).toThrow("the upstream sent an array where it should send a reasoning_details entry (an object)");
+  expect(() => requireObjects([{}, [1]], "a reasoning_details entry")).toThrow(
+    "the upstream sent an array where it should send a reasoning_details entry (an object)",
+  );
 });

@@ -4,13 +4,25 @@ import { applyRequestNames } from "../../plugins/openai-compatible/request-names
 import type { ChatRequest, RequestDialect } from "../../src/plugins/contract.js";
 import { upstreamCall, wireBody } from "./support/calls.js";
 
-const dialect = (developerRole: RequestDialect["developerRole"], tokenLimit: RequestDialect["tokenLimit"]): RequestDialect => ({ effort: "reasoning_effort", disable: "none", developerRole, tokenLimit });
+const dialect = (developerRole: RequestDialect["developerRole"], tokenLimit: RequestDialect["tokenLimit"]): RequestDialect => ({
+  effort: "reasoning_effort",
+  disable: "none",
+  developerRole,
+  tokenLimit,
+});
 const SYSTEM_MAX = dialect("system", "max_tokens");
 const OPENAI = dialect("developer", "max_completion_tokens");
 
 describe("applyRequestNames: developer messages and the token limit as the host spells them", () => {
   test("nothing to re-spell: the body itself, untouched", () => {
-    const body: ChatRequest = { model: "m", messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }], max_tokens: 10 };
+    const body: ChatRequest = {
+      model: "m",
+      messages: [
+        { role: "system", content: "s" },
+        { role: "user", content: "u" },
+      ],
+      max_tokens: 10,
+    };
     expect(applyRequestNames(body, SYSTEM_MAX)).toBe(body);
     const openai: ChatRequest = { model: "m", messages: [{ role: "developer", content: "d" }], max_completion_tokens: 10 };
     expect(applyRequestNames(openai, OPENAI)).toBe(openai);
@@ -38,12 +50,24 @@ describe("applyRequestNames: developer messages and the token limit as the host 
   });
 
   test("the codec sends what the call's dialect says, alongside the reasoning controls", () => {
-    const body = { messages: [{ role: "developer" as const, content: "d" }, { role: "user" as const, content: "u" }], max_completion_tokens: 99 };
-    const sent = wireBody(openAICompatibleCodec, upstreamCall({ plugin: "openai-compatible", baseUrl: "https://api.deepseek.com/v1", model: "deepseek-reasoner", body, enabled: false })).body;
+    const body = {
+      messages: [
+        { role: "developer" as const, content: "d" },
+        { role: "user" as const, content: "u" },
+      ],
+      max_completion_tokens: 99,
+    };
+    const sent = wireBody(
+      openAICompatibleCodec,
+      upstreamCall({ plugin: "openai-compatible", baseUrl: "https://api.deepseek.com/v1", model: "deepseek-reasoner", body, enabled: false }),
+    ).body;
     expect(sent).toMatchObject({ max_tokens: 99, thinking: { type: "disabled" } });
     expect(sent).not.toHaveProperty("max_completion_tokens");
     expect((sent.messages as { role: string }[]).map((message) => message.role)).toEqual(["system", "user"]);
-    const toOpenAI = wireBody(openAICompatibleCodec, upstreamCall({ plugin: "openai-compatible", baseUrl: "https://api.openai.com/v1", model: "gpt-5", body, effort: "low" })).body;
+    const toOpenAI = wireBody(
+      openAICompatibleCodec,
+      upstreamCall({ plugin: "openai-compatible", baseUrl: "https://api.openai.com/v1", model: "gpt-5", body, effort: "low" }),
+    ).body;
     expect(toOpenAI).toMatchObject({ max_completion_tokens: 99, reasoning_effort: "low" });
     expect((toOpenAI.messages as { role: string }[])[0]!.role).toBe("developer");
   });

@@ -44,10 +44,17 @@ beforeAll(async () => {
       }
       if (!body.stream) {
         response.writeHead(200, { "content-type": "application/json" });
-        return response.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", thinking: THINKING.join(""), content: "Hello again." }, finish_reason: "stop" }] }));
+        return response.end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", thinking: THINKING.join(""), content: "Hello again." }, finish_reason: "stop" }],
+          }),
+        );
       }
       response.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const chunk = (delta: object, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       response.end(THINKING.map((text) => chunk({ thinking: text })).join("") + chunk({ content: "Hello!" }) + chunk({}, "stop") + "data: [DONE]\n\n");
     });
   });
@@ -63,7 +70,10 @@ models:
   - { name: thinker, provider: thinker, model: thinker-1 }
 `,
   );
-  gateway = await startGatewayProcess(["--port", "0", "--home", join(dir, "home"), "--routes", routes, "--plugins", join(dir, "plugins")], cleanEnv({ CARRIERD_API_KEY: "third-party-key-0123456789" }));
+  gateway = await startGatewayProcess(
+    ["--port", "0", "--home", join(dir, "home"), "--routes", routes, "--plugins", join(dir, "plugins")],
+    cleanEnv({ CARRIERD_API_KEY: "third-party-key-0123456789" }),
+  );
 });
 afterAll(async () => {
   await gateway?.stop();
@@ -95,7 +105,13 @@ test("a plugin outside the repository, importing only carrierd/plugin, is listed
   expect(deltas.map((event) => event.choices[0]?.delta.content ?? "").join("")).toBe("Hello!");
 
   // a stateless client resends the visible history, without any reasoning
-  const second = await chat({ messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello!" }, { role: "user", content: "And again?" }] });
+  const second = await chat({
+    messages: [
+      { role: "user", content: "Hi" },
+      { role: "assistant", content: "Hello!" },
+      { role: "user", content: "And again?" },
+    ],
+  });
   expect(second.status).toBe(200);
   const answer = (await second.json()) as { choices: { message: { content: string; reasoning_content?: string } }[] };
   expect(answer.choices[0]!.message).toMatchObject({ content: "Hello again.", reasoning_content: THINKING.join("") });

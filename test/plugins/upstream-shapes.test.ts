@@ -9,8 +9,21 @@ let upstream: Emulator;
 let gateway: TestGateway;
 
 const sse = (...events: unknown[]) => events.map((event) => `data: ${typeof event === "string" ? event : JSON.stringify(event)}\n\n`).join("");
-const chunk = (delta: unknown, finish: string | null = null) => ({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
-const completion = (message: unknown, usage?: unknown) => ({ id: "c2", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message, finish_reason: "stop" }], ...(usage === undefined ? {} : { usage }) });
+const chunk = (delta: unknown, finish: string | null = null) => ({
+  id: "c1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+const completion = (message: unknown, usage?: unknown) => ({
+  id: "c2",
+  object: "chat.completion",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, message, finish_reason: "stop" }],
+  ...(usage === undefined ? {} : { usage }),
+});
 
 /** What each upstream model answers. */
 const ANSWERS: Record<string, Reply> = {
@@ -25,7 +38,10 @@ beforeAll(async () => {
   upstream = await startEmulator((request) => {
     const model = typeof request.body?.model === "string" ? request.body.model : "";
     if (request.path.includes(":streamGenerateContent")) {
-      return { status: 200, sse: sse({ responseId: "r1", modelVersion: "gemini-2.5-flash", candidates: [{ content: { role: "model", parts: [{ text: "Hi" }, null] } }] }) };
+      return {
+        status: 200,
+        sse: sse({ responseId: "r1", modelVersion: "gemini-2.5-flash", candidates: [{ content: { role: "model", parts: [{ text: "Hi" }, null] } }] }),
+      };
     }
     return ANSWERS[model] ?? { status: 404, json: { error: { message: `no answer for ${model}` } } };
   });

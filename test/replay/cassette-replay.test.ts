@@ -19,7 +19,10 @@ const CASES: { cassette: string; fields: string }[] = [
   ),
   ...["thinking", "thinking-streaming"].map((name) => ({ cassette: `TestOpenAICompatibleThinking/zai-glm-4-7-flash/${name}`, fields: "[reasoning_content]" })),
   ...["thinking", "thinking-streaming"].map((name) => ({ cassette: `TestOpenAICompatibleThinking/xai-grok-3-mini/${name}`, fields: "[reasoning_content]" })),
-  ...["thinking", "thinking-streaming"].map((name) => ({ cassette: `TestOpenAICompatibleThinking/llama-cpp-gpt-oss/${name}`, fields: "[reasoning_content, reasoning]" })),
+  ...["thinking", "thinking-streaming"].map((name) => ({
+    cassette: `TestOpenAICompatibleThinking/llama-cpp-gpt-oss/${name}`,
+    fields: "[reasoning_content, reasoning]",
+  })),
   { cassette: "TestOpenAICompatibleThinking/avian-kimi/thinking-streaming", fields: "[reasoning_content]" },
 ];
 
@@ -30,7 +33,12 @@ const CASES: { cassette: string; fields: string }[] = [
  * - its stream accumulator dropped the first `reasoning_details` text fragment;
  * - for xAI it replaced the `reasoning.summary` + `reasoning.encrypted` items with a text-less `reasoning.text`.
  */
-const RECORDER_DEVIATIONS = new Set(["TestOpenRouterCommon/glm/tool_streaming", "TestOpenRouterCommon/kimi/tool_streaming", "TestOpenRouterCommon/grok/tool", "TestOpenRouterCommon/grok/tool_streaming"]);
+const RECORDER_DEVIATIONS = new Set([
+  "TestOpenRouterCommon/glm/tool_streaming",
+  "TestOpenRouterCommon/kimi/tool_streaming",
+  "TestOpenRouterCommon/grok/tool",
+  "TestOpenRouterCommon/grok/tool_streaming",
+]);
 
 let upstream: CassetteUpstream | undefined;
 let gateway: TestGateway | undefined;
@@ -54,7 +62,9 @@ carriers:
     fields: ${fields}
 `,
     });
-    const [turnOne, turnTwo] = interactions.map((interaction) => JSON.parse(interaction.request.body) as { model: string; messages: Record<string, unknown>[] });
+    const [turnOne, turnTwo] = interactions.map(
+      (interaction) => JSON.parse(interaction.request.body) as { model: string; messages: Record<string, unknown>[] },
+    );
     const first = await ask(gateway, { ...turnOne, model: `rec/${turnOne!.model}` });
     expect(first.status, JSON.stringify(first.error)).toBe(200);
 

@@ -2,7 +2,19 @@ import { randomBytes } from "node:crypto";
 import { z, type ZodType } from "zod";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { captureLog } from "../support/captured-log.js";
-import { FRONTENDS, aiSdk, libreChatCustom, lobeChat, opencode, openWebUi06, openWebUi07, type Answer, type Frontend, type Message, type Round } from "../support/frontends.js";
+import {
+  FRONTENDS,
+  aiSdk,
+  libreChatCustom,
+  lobeChat,
+  opencode,
+  openWebUi06,
+  openWebUi07,
+  type Answer,
+  type Frontend,
+  type Message,
+  type Round,
+} from "../support/frontends.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask, carriersOf, type ClientTurn } from "../support/stateless-client.js";
@@ -140,7 +152,8 @@ const ROUTES: readonly RouteCase[] = [
       const signed = parts.filter((part) => typeof part.thoughtSignature === "string");
       expect(signed.length).toBeGreaterThan(0);
       for (const part of signed) expect(part.thoughtSignature).toBe(signPart(part));
-      if (answer.toolCalls.length > 0) expect(parts.find((part) => part.functionCall)!.thoughtSignature).toBe(signPart(parts.find((part) => part.functionCall)!));
+      if (answer.toolCalls.length > 0)
+        expect(parts.find((part) => part.functionCall)!.thoughtSignature).toBe(signPart(parts.find((part) => part.functionCall)!));
     },
     expectNothingStored(content) {
       for (const part of content.parts as Body[]) if (part.thoughtSignature !== undefined) expect(part.thoughtSignature).toBe(SKIP);
@@ -169,7 +182,11 @@ function expectation(frontend: Frontend, route: RouteCase): { identifiable: bool
 function answerOf(turn: ClientTurn): Answer {
   expect(turn.status, JSON.stringify(turn.error)).toBe(200);
   const calls = (turn.kept.tool_calls as { id: string; function: { name: string; arguments: string } }[] | undefined) ?? [];
-  return { text: typeof turn.kept.content === "string" ? turn.kept.content : "", reasoning: turn.reasoning, toolCalls: calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) };
+  return {
+    text: typeof turn.kept.content === "string" ? turn.kept.content : "",
+    reasoning: turn.reasoning,
+    toolCalls: calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
+  };
 }
 
 let conversation = 0;
@@ -195,7 +212,10 @@ async function converse(frontend: Frontend, route: RouteCase, stream: boolean, h
   const first = await request([user]);
   const answer1 = answerOf(first);
   expect(answer1.toolCalls.length).toBeGreaterThan(0);
-  const round1: Round = { answer: answer1, results: answer1.toolCalls.map((call, index) => ({ id: call.id, name: call.name, content: `${10 + index} C, conversation ${n}` })) };
+  const round1: Round = {
+    answer: answer1,
+    results: answer1.toolCalls.map((call, index) => ({ id: call.id, name: call.name, content: `${10 + index} C, conversation ${n}` })),
+  };
 
   const second = await request([user, ...frontend.inTurn(round1, context)]);
   const answer2 = answerOf(second);
@@ -206,7 +226,14 @@ async function converse(frontend: Frontend, route: RouteCase, stream: boolean, h
   const third = await request(turn3Messages);
   answerOf(third);
   const line = log.lines.filter((entry) => entry.message === "carriers attached" && entry.object.session_id === third.sessionId).at(-1);
-  return { rounds: [round1, round2], sessionIds: [first.sessionId, second.sessionId, third.sessionId], turn2, turn3: route.lastBody(), turn3Messages, matched: line?.object.matched };
+  return {
+    rounds: [round1, round2],
+    sessionIds: [first.sessionId, second.sessionId, third.sessionId],
+    turn2,
+    turn3: route.lastBody(),
+    turn3Messages,
+    matched: line?.object.matched,
+  };
 }
 
 describe.each(ROUTES)("$name", (route) => {
@@ -235,23 +262,26 @@ describe.each(ROUTES)("$name", (route) => {
     });
   });
 
-  test.each([openWebUi06, aiSdk].map((frontend) => [frontend.name, frontend] as const))("%s with X-Session-Id: what no key finds is placed by its position in the session", async (_name, frontend) => {
-    const { identifiable } = expectation(frontend, route);
-    const unplaced = identifiable.filter((found) => !found).length;
-    const sessionId = `frontend-${randomBytes(6).toString("hex")}`;
-    const run = await converse(frontend, route, false, { "x-session-id": sessionId });
-    expect(run.sessionIds).toEqual([sessionId, sessionId, sessionId]);
-    expect(run.matched).toMatchObject({ assistant: identifiable.length, position: unplaced, elsewhere: 0 });
-    if (frontend !== aiSdk || unplaced === 0) return;
-    const placed = route.assistants(run.turn3)[0]!;
-    if (route.name !== "Gemini") return route.expectCarried(placed, run.rounds[0]!.answer);
-    // Gemini binds a signature to the call it signed: the call whose arguments the client reshaped goes back with the
-    // documented skip value, every other signed part with its own signature
-    const parts = placed.parts as Body[];
-    expect(parts.find((part) => part.functionCall)!.thoughtSignature).toBe(SKIP);
-    const signed = parts.filter((part) => !part.functionCall && typeof part.thoughtSignature === "string");
-    for (const part of signed) expect(part.thoughtSignature).toBe(signPart(part));
-  });
+  test.each([openWebUi06, aiSdk].map((frontend) => [frontend.name, frontend] as const))(
+    "%s with X-Session-Id: what no key finds is placed by its position in the session",
+    async (_name, frontend) => {
+      const { identifiable } = expectation(frontend, route);
+      const unplaced = identifiable.filter((found) => !found).length;
+      const sessionId = `frontend-${randomBytes(6).toString("hex")}`;
+      const run = await converse(frontend, route, false, { "x-session-id": sessionId });
+      expect(run.sessionIds).toEqual([sessionId, sessionId, sessionId]);
+      expect(run.matched).toMatchObject({ assistant: identifiable.length, position: unplaced, elsewhere: 0 });
+      if (frontend !== aiSdk || unplaced === 0) return;
+      const placed = route.assistants(run.turn3)[0]!;
+      if (route.name !== "Gemini") return route.expectCarried(placed, run.rounds[0]!.answer);
+      // Gemini binds a signature to the call it signed: the call whose arguments the client reshaped goes back with the
+      // documented skip value, every other signed part with its own signature
+      const parts = placed.parts as Body[];
+      expect(parts.find((part) => part.functionCall)!.thoughtSignature).toBe(SKIP);
+      const signed = parts.filter((part) => !part.functionCall && typeof part.thoughtSignature === "string");
+      for (const part of signed) expect(part.thoughtSignature).toBe(signPart(part));
+    },
+  );
 });
 
 describe("the emulations give the resends read from the frontends' code", () => {
@@ -262,19 +292,41 @@ describe("the emulations give the resends read from the frontends' code", () => 
   };
   const second: Round = { answer: { text: "It is sunny.", reasoning: "", toolCalls: [] }, results: [] };
   const context = { model: "some-model", schemas: {} };
-  const call = (args: string, extra: Record<string, unknown> = {}) => [{ ...extra, id: "call_abc123", type: "function", function: { name: "get_weather", arguments: args } }];
+  const call = (args: string, extra: Record<string, unknown> = {}) => [
+    { ...extra, id: "call_abc123", type: "function", function: { name: "get_weather", arguments: args } },
+  ];
   const tool = { role: "tool", tool_call_id: "call_abc123", content: "Sunny, 20C" };
 
   test("Open WebUI 0.6: in-turn <think> and json.dumps arguments; next request one merged text", () => {
-    expect(openWebUi06.inTurn(first, context)).toEqual([{ role: "assistant", content: "<think>R</think>\nHello **world**.", tool_calls: call('{"city": "Paris"}', { index: 0 }) }, tool]);
-    expect(openWebUi06.history([first, second], context)).toEqual([{ role: "assistant", content: '\nHello **world**.\n"&quot;Sunny, 20C&quot;"\nIt is sunny.' }]);
+    expect(openWebUi06.inTurn(first, context)).toEqual([
+      { role: "assistant", content: "<think>R</think>\nHello **world**.", tool_calls: call('{"city": "Paris"}', { index: 0 }) },
+      tool,
+    ]);
+    expect(openWebUi06.history([first, second], context)).toEqual([
+      { role: "assistant", content: '\nHello **world**.\n"&quot;Sunny, 20C&quot;"\nIt is sunny.' },
+    ]);
   });
 
   test("Open WebUI 0.7+, LibreChat, LobeChat, AI SDK", () => {
-    expect(openWebUi07.history([first, second], context)).toEqual([{ role: "assistant", content: "Hello **world**.", tool_calls: call('{"city": "Paris"}') }, tool, { role: "assistant", content: "It is sunny." }]);
-    expect(libreChatCustom.history([first, second], context)).toEqual([{ role: "assistant", content: "", tool_calls: call('{"city":"Paris"}') }, { ...tool, name: "get_weather" }, { role: "assistant", content: "It is sunny." }]);
-    expect(lobeChat.history([first, second], context)).toEqual([{ role: "assistant", content: "Hello **world**.", tool_calls: call('{"city":"Paris"}') }, { ...tool, name: "get_weather" }, { role: "assistant", content: "It is sunny." }]);
+    expect(openWebUi07.history([first, second], context)).toEqual([
+      { role: "assistant", content: "Hello **world**.", tool_calls: call('{"city": "Paris"}') },
+      tool,
+      { role: "assistant", content: "It is sunny." },
+    ]);
+    expect(libreChatCustom.history([first, second], context)).toEqual([
+      { role: "assistant", content: "", tool_calls: call('{"city":"Paris"}') },
+      { ...tool, name: "get_weather" },
+      { role: "assistant", content: "It is sunny." },
+    ]);
+    expect(lobeChat.history([first, second], context)).toEqual([
+      { role: "assistant", content: "Hello **world**.", tool_calls: call('{"city":"Paris"}') },
+      { ...tool, name: "get_weather" },
+      { role: "assistant", content: "It is sunny." },
+    ]);
     expect(lobeChat.history([first], { ...context, model: "deepseek-chat" })[0]).toMatchObject({ reasoning_content: "R" });
-    expect(aiSdk.history([first], context)).toEqual([{ role: "assistant", content: "Hello **world**.", reasoning_content: "R", tool_calls: call('{"city":"Paris"}') }, tool]);
+    expect(aiSdk.history([first], context)).toEqual([
+      { role: "assistant", content: "Hello **world**.", reasoning_content: "R", tool_calls: call('{"city":"Paris"}') },
+      tool,
+    ]);
   });
 });

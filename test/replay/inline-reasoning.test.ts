@@ -46,13 +46,16 @@ describe("a route whose own field carries reasoning", () => {
     const first = await ask(gateway, { model: "deepseek/inline-stored", tools: [WEATHER_TOOL], messages: history });
     expect(first.status).toBe(200);
     const id = (first.kept.tool_calls as { id: string }[])[0]!.id;
-    history.push({ ...first.kept, content: "<think>a client's retelling</think>", reasoning_content: "another retelling" }, { role: "tool", tool_call_id: id, content: "5 C" });
+    history.push(
+      { ...first.kept, content: "<think>a client's retelling</think>", reasoning_content: "another retelling" },
+      { role: "tool", tool_call_id: id, content: "5 C" },
+    );
     const [turn] = await sent("deepseek/inline-stored", history);
     expect(turn!.reasoning_content).toBe(first.reasoning);
     expect(turn!.content).toBe("");
   });
 
-  test("must_echo: an Open WebUI <details type=\"reasoning\"> rendering is cut, and not taken for reasoning (the placeholder goes)", async () => {
+  test('must_echo: an Open WebUI <details type="reasoning"> rendering is cut, and not taken for reasoning (the placeholder goes)', async () => {
     const rendering = '<details type="reasoning" done="true" duration="2">\n<summary>Thought for 2 seconds</summary>\n> Oslo, then.\n</details>\nChecking.';
     const [turn] = await sent("deepseek/inline-details", [
       { role: "user", content: "Weather?" },
@@ -68,7 +71,13 @@ describe("a route whose own field carries reasoning", () => {
       { role: "user", content: "hi" },
       { role: "assistant", content: '<thinking level="2">Greet back.</thinking>Hello! <details><summary>More</summary>x</details>' },
       { role: "user", content: "again" },
-      { role: "assistant", content: [{ type: "text", text: "<think>Again?</think>" }, { type: "text", text: "Hello again." }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "<think>Again?</think>" },
+          { type: "text", text: "Hello again." },
+        ],
+      },
     ]);
     expect(text).toMatchObject({ content: "Hello! <details><summary>More</summary>x</details>", reasoning_content: "Greet back.", reasoning: "Greet back." });
     expect(parts).toMatchObject({ content: [{ type: "text", text: "Hello again." }], reasoning_content: "Again?", reasoning: "Again?" });
@@ -88,9 +97,15 @@ test("a strict route (no field for reasoning): the content goes as the client se
 test("splitInlineContent: strings and text parts; content without a block is not copied", () => {
   expect(splitInlineContent("<think>R</think>\nHello")).toEqual({ content: "Hello", reasoning: "R" });
   expect(splitInlineContent("no blocks here <b>bold</b>")).toBeUndefined();
-  const parts = [{ type: "image_url", image_url: { url: "x" } }, { type: "text", text: "plain" }];
+  const parts = [
+    { type: "image_url", image_url: { url: "x" } },
+    { type: "text", text: "plain" },
+  ];
   expect(splitInlineContent(parts)).toBeUndefined();
   expect(splitInlineContent(null)).toBeUndefined();
-  expect(splitInlineContent([{ type: "text", text: "◁think▷R◁/think▷A" }, ...parts])).toEqual({ content: [{ type: "text", text: "A" }, ...parts], reasoning: "R" });
+  expect(splitInlineContent([{ type: "text", text: "◁think▷R◁/think▷A" }, ...parts])).toEqual({
+    content: [{ type: "text", text: "A" }, ...parts],
+    reasoning: "R",
+  });
   expect(splitInlineContent([{ type: "text", text: "<reasoning>R</reasoning>" }])).toEqual({ content: "", reasoning: "R" });
 });

@@ -32,7 +32,10 @@ carriers:
     must_echo: true
 `,
   );
-  gateway = await startGatewayProcess(["--port", "0"], cleanEnv({ CARRIERD_HOME: home, CARRIERD_ROUTES: routes, CARRIERD_API_KEY: KEY, CARRIERD_LOG_LEVEL: "debug" }));
+  gateway = await startGatewayProcess(
+    ["--port", "0"],
+    cleanEnv({ CARRIERD_HOME: home, CARRIERD_ROUTES: routes, CARRIERD_API_KEY: KEY, CARRIERD_LOG_LEVEL: "debug" }),
+  );
 });
 afterAll(async () => {
   await gateway?.stop();
@@ -70,11 +73,23 @@ test("matched counts by key: fingerprint, ids and names, position, elsewhere", a
   const { reasoning_content: reasoning1, ...toolTurn } = first.message;
   const id = (toolTurn.tool_calls as { id: string }[])[0]!.id;
   // as the AI SDK resends it: arguments reshaped by the tool's schema, so only the ids and names still match
-  const reshaped = { ...toolTurn, content: null, tool_calls: [{ id, type: "function", function: { name: "weather", arguments: '{"city":"Turin","unit":"celsius"}' } }] };
+  const reshaped = {
+    ...toolTurn,
+    content: null,
+    tool_calls: [{ id, type: "function", function: { name: "weather", arguments: '{"city":"Turin","unit":"celsius"}' } }],
+  };
   const second = await chat([user, reshaped, { role: "tool", tool_call_id: id, content: "18 C" }]);
   expect(second.sessionId).toBe(first.sessionId);
   const { reasoning_content: reasoning2, ...answer } = second.message;
-  const history = [user, reshaped, { role: "tool", tool_call_id: id, content: "18 C" }, answer, { role: "user", content: "And Milan?" }, { role: "assistant", content: "Never stored here." }, { role: "user", content: "ok" }];
+  const history = [
+    user,
+    reshaped,
+    { role: "tool", tool_call_id: id, content: "18 C" },
+    answer,
+    { role: "user", content: "And Milan?" },
+    { role: "assistant", content: "Never stored here." },
+    { role: "user", content: "ok" },
+  ];
   const third = await chat(history);
   expect(third.sessionId).toBe(first.sessionId);
 
@@ -95,7 +110,16 @@ test("matched counts by key: fingerprint, ids and names, position, elsewhere", a
   expect(gateway.stdout()).not.toContain(String(reasoning2));
 
   // explicit sessions: a re-rendered text is placed by its position; a turn of another session is found there
-  const explicit = await chat([user, reshaped, { role: "tool", tool_call_id: id, content: "18 C" }, { role: "assistant", content: `**${String(answer.content)}**` }, { role: "user", content: "again" }], { "x-session-id": first.sessionId });
+  const explicit = await chat(
+    [
+      user,
+      reshaped,
+      { role: "tool", tool_call_id: id, content: "18 C" },
+      { role: "assistant", content: `**${String(answer.content)}**` },
+      { role: "user", content: "again" },
+    ],
+    { "x-session-id": first.sessionId },
+  );
   expect(explicit.sessionId).toBe(first.sessionId);
   const other = `other-${randomBytes(4).toString("hex")}`;
   await chat([user, answer, { role: "user", content: "again" }], { "x-session-id": other });

@@ -14,12 +14,33 @@ let counter = 0;
 function save(sessionId: string, content: string, parentTurnId?: string, toolCalls: ToolCall[] = [], keyHash = "scope"): string {
   const id = `turn_${++counter}`;
   store.writes.saveNow({
-    id, sessionId, keyHash, parentTurnId, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls,
-    reasoningText: `reasoning of ${id}`, reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(content, toolCalls),
+    id,
+    sessionId,
+    keyHash,
+    parentTurnId,
+    model: "m",
+    plugin: "openai-compatible",
+    provider: "p",
+    host: "h",
+    upstreamModel: "m",
+    prompt: [],
+    content,
+    toolCalls,
+    reasoningText: `reasoning of ${id}`,
+    reasoningDetails: undefined,
+    nativeRecord: undefined,
+    usage: undefined,
+    finishReason: "stop",
+    upstreamId: undefined,
+    fingerprint: fingerprintOf(content, toolCalls),
   });
   return id;
 }
-const assistant = (content: ChatMessage["content"], tool_calls?: ToolCall[]): ChatMessage => ({ role: "assistant", content, ...(tool_calls ? { tool_calls } : {}) });
+const assistant = (content: ChatMessage["content"], tool_calls?: ToolCall[]): ChatMessage => ({
+  role: "assistant",
+  content,
+  ...(tool_calls ? { tool_calls } : {}),
+});
 const user = (content: string): ChatMessage => ({ role: "user", content });
 const call = (id: string, args = '{"city":"Paris"}'): ToolCall[] => [{ id, type: "function", function: { name: "get_weather", arguments: args } }];
 
@@ -28,7 +49,12 @@ test("the same short reply in two sessions of one key: the conversation's own se
   const a2 = save("sess_a", "OK.", a1);
   const b1 = save("sess_b", "Something else entirely.");
   save("sess_b", "OK.", b1); // newer
-  const found = await findSession(store.turns, "scope", [user("q"), assistant("\nParis is the capital of France, on the Seine."), user("fine"), assistant("OK."), user("next")], undefined);
+  const found = await findSession(
+    store.turns,
+    "scope",
+    [user("q"), assistant("\nParis is the capital of France, on the Seine."), user("fine"), assistant("OK."), user("next")],
+    undefined,
+  );
   expect(found.sessionId).toBe("sess_a");
   expect([...found.turnIds.values()]).toEqual([a1, a2]);
   expect(found.matched).toMatchObject({ assistant: 2, fingerprint: 2, elsewhere: 0 });
@@ -38,7 +64,12 @@ test("the same text twice in one session: each message takes the turn that conti
   const t1 = save("sess_twice", "OK.");
   const t2 = save("sess_twice", "Done, next step.", t1);
   const t3 = save("sess_twice", "OK.", t2);
-  const found = await findSession(store.turns, "scope", [assistant("OK."), user("go"), assistant("Done, next step."), user("again"), assistant(" OK. ")], "sess_twice");
+  const found = await findSession(
+    store.turns,
+    "scope",
+    [assistant("OK."), user("go"), assistant("Done, next step."), user("again"), assistant(" OK. ")],
+    "sess_twice",
+  );
   expect([...found.turnIds.values()]).toEqual([t1, t2, t3]);
 });
 
@@ -52,14 +83,19 @@ test("a generic reply after a branch: the branch the client continues, by its pa
   expect(found.turnIds.get(3)).toBe(reply1);
 });
 
-test("tool-call turns: content \"\" and reshaped arguments match by ids and names; call_0-style ids never do on that key", async () => {
+test('tool-call turns: content "" and reshaped arguments match by ids and names; call_0-style ids never do on that key', async () => {
   const id = "call_00_Xk9fQ2mLr8Tz5WbN";
   const t1 = save("sess_tools", "Let me check.", undefined, call(id));
   const libreChat = await findSession(store.turns, "scope", [user("weather?"), assistant("", call(id, '{"city":"Paris","unit":"celsius"}'))], undefined);
   expect(libreChat.turnIds.get(1)).toBe(t1);
   expect(libreChat.matched).toMatchObject({ fingerprint: 0, ids: 1 });
   // Open WebUI: <think> inlined, json.dumps spacing
-  const owui = await findSession(store.turns, "scope", [user("weather?"), assistant("<think>R</think>\nLet me check.", call(id, '{"city": "Paris"}'))], undefined);
+  const owui = await findSession(
+    store.turns,
+    "scope",
+    [user("weather?"), assistant("<think>R</think>\nLet me check.", call(id, '{"city": "Paris"}'))],
+    undefined,
+  );
   expect(owui.matched).toMatchObject({ fingerprint: 1, ids: 0 });
   expect(owui.turnIds.get(1)).toBe(t1);
 
@@ -73,7 +109,7 @@ test("tool-call turns: content \"\" and reshaped arguments match by ids and name
   expect(isUniqueCallId("call_aBcDeFgHiJkLmNoPqRsTuVwX")).toBe(true);
 });
 
-test("normalisation: reasoning blocks (attributes allowed), details, parts, both ends, whitespace runs, \"\" as {}", () => {
+test('normalisation: reasoning blocks (attributes allowed), details, parts, both ends, whitespace runs, "" as {}', () => {
   const base = fingerprintMessage(assistant("Hello **world**."));
   for (const resent of [
     "\nHello **world**.",
@@ -84,7 +120,8 @@ test("normalisation: reasoning blocks (attributes allowed), details, parts, both
     "<|begin_of_thought|>R<|end_of_thought|><|begin_of_solution|>Hello **world**.<|end_of_solution|>",
     "◁think▷R◁/think▷Hello **world**.",
     "Hello   **world**.\n",
-  ]) expect(fingerprintMessage(assistant(resent)), resent).toBe(base);
+  ])
+    expect(fingerprintMessage(assistant(resent)), resent).toBe(base);
   expect(fingerprintMessage(assistant([{ type: "text", text: "Hello " }, { type: "image_url" }, { type: "text", text: "**world**." }] as never))).toBe(base);
   expect(fingerprintMessage(assistant(null, call("call_x", "")))).toBe(fingerprintMessage(assistant("", call("call_x", "{}"))));
   const two: ToolCall[] = [...call("call_b"), ...call("call_a")];

@@ -84,5 +84,8 @@ test("a record that fails the plugin's schema is not stored; the turn is", async
   expect(session.turnList[0]!.toolCalls).toHaveLength(1);
   // and a valid one is stored whole
   const good = await toolTurn("copilot/gpt-5", true);
-  expect((await storageOf(gateway).catalogue.show(good.sessionId))!.turnList[0]!.nativeRecord).toEqual({ type: "native-test.assistant", opaque: expect.stringMatching(/^opaque-\d+-Zm9v\/\+==$/) });
+  expect((await storageOf(gateway).catalogue.show(good.sessionId))!.turnList[0]!.nativeRecord).toEqual({
+    type: "native-test.assistant",
+    opaque: expect.stringMatching(/^opaque-\d+-Zm9v\/\+==$/),
+  });
 });

@@ -27,13 +27,30 @@ let counter = 0;
 function save(store: SqliteStorage, sessionId: string, content: string): string {
   const id = `turn_cache_${++counter}`;
   store.writes.saveNow({
-    id, sessionId, keyHash: key, parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls: [],
-    reasoningText: `reasoning of ${id}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${id}` }], nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined,
+    id,
+    sessionId,
+    keyHash: key,
+    parentTurnId: undefined,
+    model: "m",
+    plugin: "openai-compatible",
+    provider: "p",
+    host: "h",
+    upstreamModel: "m",
+    prompt: [],
+    content,
+    toolCalls: [],
+    reasoningText: `reasoning of ${id}`,
+    reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${id}` }],
+    nativeRecord: undefined,
+    usage: undefined,
+    finishReason: "stop",
+    upstreamId: undefined,
     fingerprint: fingerprintOf(content, []),
   });
   return id;
 }
-const matchIds = (store: SqliteStorage, content: string) => (store.reads.matchesFor(key, [fingerprintOf(content, [])]).get(fingerprintOf(content, [])) ?? []).map((match) => match.id);
+const matchIds = (store: SqliteStorage, content: string) =>
+  (store.reads.matchesFor(key, [fingerprintOf(content, [])]).get(fingerprintOf(content, [])) ?? []).map((match) => match.id);
 
 test("the gateway's own writes keep the cached lookups exact: a new turn is the newest match at once", () => {
   expect(matchIds(gateway, "Hello there.")).toEqual([]); // a remembered miss
@@ -41,7 +58,11 @@ test("the gateway's own writes keep the cached lookups exact: a new turn is the 
   expect(matchIds(gateway, "Hello there.")).toEqual([first]);
   const second = save(gateway, "sess_b", "Hello there.");
   expect(matchIds(gateway, "Hello there.")).toEqual([second, first]);
-  expect(gateway.reads.replaySources(new Map([[second, second]])).get(second)).toMatchObject({ sessionId: "sess_b", reasoningText: `reasoning of ${second}`, reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }] });
+  expect(gateway.reads.replaySources(new Map([[second, second]])).get(second)).toMatchObject({
+    sessionId: "sess_b",
+    reasoningText: `reasoning of ${second}`,
+    reasoningDetails: [{ type: "reasoning.encrypted", data: `blob-${second}` }],
+  });
 });
 
 // The lookups of one turn of the event loop share one read of data_version;
@@ -113,7 +134,17 @@ test("storing a response leaves the replay cache valid; a turn written behind it
     const store = new SqliteStorage(db, undefined);
     const responses = new ResponseStore(db);
     const turn = save(store, "sess_r", "An answer.");
-    const record = (id: string) => ({ id, parentId: null, sessionId: "sess_r", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id, object: "response" } });
+    const record = (id: string) => ({
+      id,
+      parentId: null,
+      sessionId: "sess_r",
+      keyHash: "key-a",
+      model: "m",
+      createdAt: 1,
+      conversationId: null,
+      messages: [],
+      body: { id, object: "response" },
+    });
     const cached = store.reads.replaySources(new Map([[turn, turn]])).get(turn);
     responses.save(record("resp_1"), []);
     await nextRequest();

@@ -15,14 +15,42 @@ function deepFreeze<T>(value: T): T {
 }
 
 const signed = [{ type: "reasoning.text", text: "plan", signature: "EvgCCkgIDRAB+/==", format: "anthropic-claude-v1", index: 0 }];
-const source: ReplaySource = { id: "turn_1", sessionId: "s", plugin: "openai-compatible", upstreamModel: "anthropic/claude-haiku-4.5", reasoningText: "plan", reasoningDetails: signed, nativeRecord: { type: "x.native", opaque: "abc" } };
-const policy = (fields: CarrierPolicy["fields"], mustEcho = false): CarrierPolicy => ({ fields, mustEcho, requestExtra: undefined, native: true, replay: undefined, routeIndex: 0 });
-const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({ plugin: "openai-compatible", upstreamModel: "anthropic/claude-haiku-4.5", effective, native: true, pluginHasNative: true, family: ModelFamily.shipped, ...overrides });
+const source: ReplaySource = {
+  id: "turn_1",
+  sessionId: "s",
+  plugin: "openai-compatible",
+  upstreamModel: "anthropic/claude-haiku-4.5",
+  reasoningText: "plan",
+  reasoningDetails: signed,
+  nativeRecord: { type: "x.native", opaque: "abc" },
+};
+const policy = (fields: CarrierPolicy["fields"], mustEcho = false): CarrierPolicy => ({
+  fields,
+  mustEcho,
+  requestExtra: undefined,
+  native: true,
+  replay: undefined,
+  routeIndex: 0,
+});
+const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({
+  plugin: "openai-compatible",
+  upstreamModel: "anthropic/claude-haiku-4.5",
+  effective,
+  native: true,
+  pluginHasNative: true,
+  family: ModelFamily.shipped,
+  ...overrides,
+});
 
 describe("replay (SPEC §5)", () => {
   const history: ChatMessage[] = deepFreeze([
     { role: "user", content: "hi" },
-    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }], reasoning_content: "client copy" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+      reasoning_content: "client copy",
+    },
     { role: "tool", tool_call_id: "c1", content: "ok" },
   ]);
 
@@ -37,7 +65,11 @@ describe("replay (SPEC §5)", () => {
   });
 
   test("signed details and native records go only to the same plugin and model family; plain text crosses", () => {
-    const { messages } = attachStoredCarriers(history, new Map([[1, source]]), target(["reasoning_content", "reasoning_details"], { upstreamModel: "openai/gpt-5" }));
+    const { messages } = attachStoredCarriers(
+      history,
+      new Map([[1, source]]),
+      target(["reasoning_content", "reasoning_details"], { upstreamModel: "openai/gpt-5" }),
+    );
     expect(messages[1]).toMatchObject({ reasoning_content: "plan" });
     expect(messages[1]).not.toHaveProperty("reasoning_details");
     expect(messages[1]).not.toHaveProperty("native_record");
@@ -80,8 +112,14 @@ describe("fingerprints (SPEC §12.6)", () => {
     expect(fingerprintMessage({ role: "assistant", content: [{ type: "text", text: "hi" }] })).toBe(fingerprintMessage({ role: "assistant", content: "hi" }));
   });
   test("arguments compare as canonical JSON; tool-call ids count", () => {
-    expect(fingerprintMessage({ role: "assistant", tool_calls: call('{"b": 1, "a": {"y": 2, "x": 1}}') })).toBe(fingerprintMessage({ role: "assistant", tool_calls: call('{"a":{"x":1,"y":2},"b":1}') }));
-    expect(fingerprintMessage({ role: "assistant", tool_calls: call("{}", "call_1") })).not.toBe(fingerprintMessage({ role: "assistant", tool_calls: call("{}", "call_2") }));
-    expect(fingerprintMessage({ role: "assistant", tool_calls: call('{"a":1}') })).not.toBe(fingerprintMessage({ role: "assistant", tool_calls: call('{"a":2}') }));
+    expect(fingerprintMessage({ role: "assistant", tool_calls: call('{"b": 1, "a": {"y": 2, "x": 1}}') })).toBe(
+      fingerprintMessage({ role: "assistant", tool_calls: call('{"a":{"x":1,"y":2},"b":1}') }),
+    );
+    expect(fingerprintMessage({ role: "assistant", tool_calls: call("{}", "call_1") })).not.toBe(
+      fingerprintMessage({ role: "assistant", tool_calls: call("{}", "call_2") }),
+    );
+    expect(fingerprintMessage({ role: "assistant", tool_calls: call('{"a":1}') })).not.toBe(
+      fingerprintMessage({ role: "assistant", tool_calls: call('{"a":2}') }),
+    );
   });
 });

@@ -123,7 +123,14 @@ describe("what the client sends", () => {
       model: "mistral/magistral",
       messages: [
         { role: "user", content: "hi" },
-        { role: "assistant", content: "hello", reasoning_content: "client kept this", reasoning: "and this", reasoning_details: [{ type: "reasoning.text", text: "x" }], native_record: { forged: true } },
+        {
+          role: "assistant",
+          content: "hello",
+          reasoning_content: "client kept this",
+          reasoning: "and this",
+          reasoning_details: [{ type: "reasoning.text", text: "x" }],
+          native_record: { forged: true },
+        },
         { role: "user", content: "again" },
       ],
     });

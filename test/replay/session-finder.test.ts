@@ -13,8 +13,25 @@ let counter = 0;
 function save(sessionId: string, keyHash: string, content: string, toolCalls: ToolCall[] = []): string {
   const id = `turn_${++counter}`;
   store.writes.saveNow({
-    id, sessionId, keyHash, parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls,
-    reasoningText: `reasoning of ${id}`, reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(content, toolCalls),
+    id,
+    sessionId,
+    keyHash,
+    parentTurnId: undefined,
+    model: "m",
+    plugin: "openai-compatible",
+    provider: "p",
+    host: "h",
+    upstreamModel: "m",
+    prompt: [],
+    content,
+    toolCalls,
+    reasoningText: `reasoning of ${id}`,
+    reasoningDetails: undefined,
+    nativeRecord: undefined,
+    usage: undefined,
+    finishReason: "stop",
+    upstreamId: undefined,
+    fingerprint: fingerprintOf(content, toolCalls),
   });
   return id;
 }
@@ -24,9 +41,17 @@ test("matching is scoped to the API key: another key's identical turn is invisib
   const mine = keyScope("key-one");
   const theirs = keyScope("key-two");
   save("sess_theirs", theirs, "Paris is the capital.");
-  expect((await findSession(store.turns, mine, [{ role: "user", content: "q" }, assistant("Paris is the capital."), { role: "user", content: "and?" }], undefined)).sessionId).toBeUndefined();
+  expect(
+    (await findSession(store.turns, mine, [{ role: "user", content: "q" }, assistant("Paris is the capital."), { role: "user", content: "and?" }], undefined))
+      .sessionId,
+  ).toBeUndefined();
   const own = save("sess_mine", mine, "Paris is the capital.");
-  const found = await findSession(store.turns, mine, [{ role: "user", content: "q" }, assistant("Paris is the capital."), { role: "user", content: "and?" }], undefined);
+  const found = await findSession(
+    store.turns,
+    mine,
+    [{ role: "user", content: "q" }, assistant("Paris is the capital."), { role: "user", content: "and?" }],
+    undefined,
+  );
   expect(found).toMatchObject({ sessionId: "sess_mine", parentTurnId: own });
 });
 
@@ -36,7 +61,12 @@ test("a fingerprint in several sessions resolves to the most recent; the other m
   const oldSecond = save("sess_old", scope, "Sure, here it is.");
   const newFirst = save("sess_new", scope, "Hello! How can I help?");
   const newSecond = save("sess_new", scope, "Sure, here it is.");
-  const found = await findSession(store.turns, scope, [assistant("Hello! How can I help?"), { role: "user", content: "x" }, assistant("Sure, here it is.")], undefined);
+  const found = await findSession(
+    store.turns,
+    scope,
+    [assistant("Hello! How can I help?"), { role: "user", content: "x" }, assistant("Sure, here it is.")],
+    undefined,
+  );
   expect(found.sessionId).toBe("sess_new");
   expect([...found.turnIds.values()]).toEqual([newFirst, newSecond]);
   expect(found.turnIds.get(2)).not.toBe(oldSecond);

@@ -48,7 +48,12 @@ async function cli(argv: string[]): Promise<{ out: string; exitCode: number | un
   process.exitCode = undefined;
   try {
     const yargs = (await import("yargs")).default;
-    await yargs(["sessions", ...argv, "--home", home]).option("home", { type: "string", global: true }).command(sessionsCommand).strict().fail(false).parseAsync();
+    await yargs(["sessions", ...argv, "--home", home])
+      .option("home", { type: "string", global: true })
+      .command(sessionsCommand)
+      .strict()
+      .fail(false)
+      .parseAsync();
     return { out: printed.join("\n"), exitCode: process.exitCode as number | undefined };
   } finally {
     process.exitCode = previous;
@@ -96,9 +101,16 @@ test("a debug line per request names the fields attached per message, never thei
 test("sessions list / show while the gateway runs: every carrier, verbatim", async () => {
   const listed = JSON.parse((await cli(["list", "--json"])).out) as { id: string; turns: number }[];
   expect(listed.find((row) => row.id === sessionId)?.turns).toBe(3);
-  const shown = JSON.parse((await cli(["show", sessionId, "--json"])).out) as { turns: { position: number; carriers: string[]; reasoning_details: unknown; provider: string; host: string; upstream_model: string }[] };
+  const shown = JSON.parse((await cli(["show", sessionId, "--json"])).out) as {
+    turns: { position: number; carriers: string[]; reasoning_details: unknown; provider: string; host: string; upstream_model: string }[];
+  };
   expect(shown.turns.map((turn) => turn.position)).toEqual([1, 2, 3]);
-  expect(shown.turns[0]).toMatchObject({ provider: "openrouter", host: "127.0.0.1", upstream_model: "anthropic/claude-sonnet-4.5", carriers: ["reasoning_text", "reasoning_details"] });
+  expect(shown.turns[0]).toMatchObject({
+    provider: "openrouter",
+    host: "127.0.0.1",
+    upstream_model: "anthropic/claude-sonnet-4.5",
+    carriers: ["reasoning_text", "reasoning_details"],
+  });
   // what went upstream on replay is byte-identical to what is stored
   const lastRequest = upstream.requestsFor("openrouter").at(-1)!;
   expect(JSON.stringify(assistantsOf(lastRequest.body)[0]!.reasoning_details)).toBe(JSON.stringify(shown.turns[0]!.reasoning_details));
@@ -122,7 +134,8 @@ test("branch --at copies turns 1..N with every carrier; rm removes", async () =>
   expect(branch.parent_id).toBe(sessionId);
   expect(branch.turns).toHaveLength(2);
   for (const [index, turn] of branch.turns.entries()) {
-    for (const key of ["content", "tool_calls", "reasoning_text", "reasoning_details", "native_record", "provider", "host", "upstream_model"]) expect(turn[key], key).toEqual(original.turns[index]![key]);
+    for (const key of ["content", "tool_calls", "reasoning_text", "reasoning_details", "native_record", "provider", "host", "upstream_model"])
+      expect(turn[key], key).toEqual(original.turns[index]![key]);
   }
   // the branch is the most recent holder of those fingerprints: a stateless client continuing turns 1..2 lands in it
   const continued = await ask(gateway, { model, messages: history.slice(0, 4), tools: [WEATHER_TOOL] });
@@ -143,7 +156,16 @@ test("chat: reasoning shown live and dimmed; --resume continues the session with
 
   const before = upstream.requestsFor("local").length;
   await afterGatewayCommits(gateway); // --resume reads the session from state.db
-  await runChat({ url: gateway.url, key: TEST_KEY, home, model: "local/qwen3", resume: first.sessionId, input: Readable.from(["Go on\n"]), output, color: false });
+  await runChat({
+    url: gateway.url,
+    key: TEST_KEY,
+    home,
+    model: "local/qwen3",
+    resume: first.sessionId,
+    input: Readable.from(["Go on\n"]),
+    output,
+    color: false,
+  });
   const sent = upstream.requestsFor("local")[before]!.body;
   expect(sent.messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
   expect(assistantsOf(sent)[0]!.reasoning_content).toMatch(/^Step \d+: the local model thinks about "Hello there"/);

@@ -21,7 +21,10 @@ describe.skipIf(pgSkipReason() !== undefined)("an instance killed with kill -9 m
     schema = await freshSchema();
     upstream = await heldUpstream();
     home = mkdtempSync(join(tmpdir(), "carrierd-killed-"));
-    writeFileSync(join(home, "routes.yaml"), `version: 1\nproviders:\n  local: { plugin: openai-compatible, base_url: "${upstream.url}" }\nmodels:\n  - { name: "local/*", provider: local }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n`);
+    writeFileSync(
+      join(home, "routes.yaml"),
+      `version: 1\nproviders:\n  local: { plugin: openai-compatible, base_url: "${upstream.url}" }\nmodels:\n  - { name: "local/*", provider: local }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n`,
+    );
   });
   afterAll(async () => {
     await upstream?.close();
@@ -35,7 +38,12 @@ describe.skipIf(pgSkipReason() !== undefined)("an instance killed with kill -9 m
     const args = (name: string) => ["--home", join(home, name), "--routes", join(home, "routes.yaml"), "--port", "0"];
     const victim = await startGatewayProcess(args("a"), env);
     const survivor = await startGatewayProcess(args("b"), env);
-    const post = (url: string, body: object) => fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (url: string, body: object) =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     try {
       const done: string[] = [];
       for (let index = 0; index < 5; index++) {
@@ -62,7 +70,14 @@ describe.skipIf(pgSkipReason() !== undefined)("an instance killed with kill -9 m
         await storage.close();
       }
       // and the survivor replays them: its next turn of the first session finds it
-      const next = await post(survivor.url, { model: "local/m", messages: [{ role: "user", content: "Completed 0." }, { role: "assistant", content: "Answer 1." }, { role: "user", content: "More." }] });
+      const next = await post(survivor.url, {
+        model: "local/m",
+        messages: [
+          { role: "user", content: "Completed 0." },
+          { role: "assistant", content: "Answer 1." },
+          { role: "user", content: "More." },
+        ],
+      });
       expect(next.status).toBe(200);
       expect(next.headers.get("x-session-id")).toBe(done[0]);
     } finally {

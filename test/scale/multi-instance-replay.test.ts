@@ -93,7 +93,10 @@ async function threeTurns(on: (turn: number) => TestGateway, model: string, stre
   const first = await ask(on(0), { model, stream, tools, messages: history });
   expect(first.status, JSON.stringify(first.error)).toBe(200);
   const calls = (first.kept.tool_calls as { id: string }[] | undefined) ?? [];
-  history.push(first.kept, ...(calls.length > 0 ? calls.map((call) => ({ role: "tool", tool_call_id: call.id, content: "20 C" })) : [{ role: "user", content: "And then?" }]));
+  history.push(
+    first.kept,
+    ...(calls.length > 0 ? calls.map((call) => ({ role: "tool", tool_call_id: call.id, content: "20 C" })) : [{ role: "user", content: "And then?" }]),
+  );
   const second = await ask(on(1), { model, stream, tools, messages: history });
   expect(second.status, JSON.stringify(second.error)).toBe(200);
   history.push(second.kept, { role: "user", content: "Thanks! And tomorrow?" });
@@ -139,7 +142,10 @@ describe.skipIf(pgSkipReason() !== undefined)("turns rotating across three gatew
     const cluster = await startPgCluster(3, { routes: familyRoutes(upstream) });
     stops.push(() => cluster.stop());
     await threeTurns((turn) => cluster.at(turn), "openrouter/anthropic/claude-sonnet-4", false);
-    const [turnTwo, turnThree] = upstream.requestsFor("openrouter").slice(1).map((request) => assistantsOf(request.body));
+    const [turnTwo, turnThree] = upstream
+      .requestsFor("openrouter")
+      .slice(1)
+      .map((request) => assistantsOf(request.body));
     const all = ["reasoning_content", "reasoning", "reasoning_details"];
     expect(carriersOf(turnTwo![0]!)).toEqual(all);
     expect(turnThree!.map(carriersOf)).toEqual([all, all]);

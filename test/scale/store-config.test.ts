@@ -11,8 +11,16 @@ describe("the store option", () => {
   test("sqlite by default; a postgres URL with its pool size; anything else refused, its secret redacted", () => {
     expect(resolveStore({}, {})).toEqual({ kind: "sqlite" });
     expect(resolveStore({}, { CARRIERD_STORE: "sqlite" })).toEqual({ kind: "sqlite" });
-    expect(resolveStore({}, { CARRIERD_STORE: "postgres://u:pw@db:5432/carrierd" })).toEqual({ kind: "postgres", url: "postgres://u:pw@db:5432/carrierd", poolSize: 4 });
-    expect(resolveStore({ store: "postgresql://db/c", storePoolSize: 8 }, { CARRIERD_STORE: "sqlite" })).toEqual({ kind: "postgres", url: "postgresql://db/c", poolSize: 8 });
+    expect(resolveStore({}, { CARRIERD_STORE: "postgres://u:pw@db:5432/carrierd" })).toEqual({
+      kind: "postgres",
+      url: "postgres://u:pw@db:5432/carrierd",
+      poolSize: 4,
+    });
+    expect(resolveStore({ store: "postgresql://db/c", storePoolSize: 8 }, { CARRIERD_STORE: "sqlite" })).toEqual({
+      kind: "postgres",
+      url: "postgresql://db/c",
+      poolSize: 8,
+    });
     expect(resolveStore({}, { CARRIERD_STORE: "postgres://db/c", CARRIERD_STORE_POOL_SIZE: "2" })).toMatchObject({ poolSize: 2 });
     expect(() => resolveStore({}, { CARRIERD_STORE: "mysql://u:hunter2@db/c" })).toThrow("invalid store: mysql://u:***@db/c (sqlite, or a postgres:// URL)");
     expect(() => resolveStore({ store: "postgres://db/c", storePoolSize: 0 }, {})).toThrow(/invalid store pool size: 0/);
@@ -27,11 +35,16 @@ describe("the store option", () => {
     try {
       writeFileSync(join(home, "routes.yaml"), "version: 1\nproviders:\n  demo: { plugin: demo }\nmodels:\n  - { name: demo, provider: demo }\n");
       // port 1 on loopback: nothing listens, the connect is refused at once
-      const result = await carrierd(["gateway", "--home", home, "--routes", join(home, "routes.yaml"), "--port", "0", "--store", "postgres://carrierd:s3cret@127.0.0.1:1/carrierd"], {
-        env: cleanEnv({ CARRIERD_API_KEY: "k".repeat(32) }),
-      });
+      const result = await carrierd(
+        ["gateway", "--home", home, "--routes", join(home, "routes.yaml"), "--port", "0", "--store", "postgres://carrierd:s3cret@127.0.0.1:1/carrierd"],
+        {
+          env: cleanEnv({ CARRIERD_API_KEY: "k".repeat(32) }),
+        },
+      );
       expect(result.code).toBe(1);
-      expect(result.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^carrierd: cannot reach the PostgreSQL store at postgres:\/\/carrierd:\*\*\*@127\.0\.0\.1:1\/carrierd: /)]);
+      expect(result.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/^carrierd: cannot reach the PostgreSQL store at postgres:\/\/carrierd:\*\*\*@127\.0\.0\.1:1\/carrierd: /),
+      ]);
       expect(result.stdout + result.stderr).not.toContain("s3cret");
     } finally {
       rmSync(home, { recursive: true, force: true });
@@ -46,7 +59,10 @@ describe.skipIf(pgSkipReason() !== undefined)("a gateway process on PostgreSQL",
   beforeAll(async () => {
     schema = await freshSchema();
     home = mkdtempSync(join(tmpdir(), "carrierd-store-up-"));
-    writeFileSync(join(home, "routes.yaml"), "version: 1\nproviders:\n  demo: { plugin: demo }\nmodels:\n  - { name: demo, provider: demo, model: demo-reasoner }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n");
+    writeFileSync(
+      join(home, "routes.yaml"),
+      "version: 1\nproviders:\n  demo: { plugin: demo }\nmodels:\n  - { name: demo, provider: demo, model: demo-reasoner }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n",
+    );
   });
   afterAll(async () => {
     rmSync(home, { recursive: true, force: true });
@@ -65,7 +81,9 @@ describe.skipIf(pgSkipReason() !== undefined)("a gateway process on PostgreSQL",
       });
       expect(answer.status).toBe(200);
       const sessionId = answer.headers.get("x-session-id")!;
-      const capabilities = (await (await fetch(`${gateway.url}/v1/capabilities`, { headers: { authorization: `Bearer ${key}` } })).json()) as { store: unknown };
+      const capabilities = (await (await fetch(`${gateway.url}/v1/capabilities`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+        store: unknown;
+      };
       expect(capabilities.store).toEqual({ backend: "postgres", url: redactStoreUrl(schema.url) });
       expect(gateway.stdout()).toContain("state is kept in PostgreSQL at ");
       // another process, the same store, no state.db anywhere

@@ -60,7 +60,9 @@ carriers:
         const response = await gateway.post("/v1/chat/completions", { model: "local/m", stream, messages: [{ role: "user", content: "During the cut." }] });
         expect(performance.now() - started).toBeLessThan(6000); // bounded: the connect timeout at most, a reset answers at once
         expect(response.status).toBe(503);
-        expect(await response.json()).toEqual({ error: { message: expect.stringContaining("unavailable"), type: "server_error", param: null, code: "store_unavailable" } });
+        expect(await response.json()).toEqual({
+          error: { message: expect.stringContaining("unavailable"), type: "server_error", param: null, code: "store_unavailable" },
+        });
       }
       const health = await fetch(`${gateway.url}/health`);
       expect(health.status).toBe(503);
@@ -71,7 +73,10 @@ carriers:
     proxy.restore();
     for (const gateway of gateways) {
       expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
-      const after = await ask(gateway, { model: "local/m", messages: [{ role: "user", content: "Before the cut." }, before.kept, { role: "user", content: "After it." }] });
+      const after = await ask(gateway, {
+        model: "local/m",
+        messages: [{ role: "user", content: "Before the cut." }, before.kept, { role: "user", content: "After it." }],
+      });
       expect(after.status).toBe(200);
       expect(after.sessionId).toBe(before.sessionId); // the turn acknowledged before the cut was found again
     }
@@ -80,14 +85,20 @@ carriers:
   test("a stream whose turn cannot be stored never tells the client it completed, and nothing of it is written", async () => {
     const gateway = gateways[1]!;
     upstream.hold();
-    const response = await gateway.post("/v1/chat/completions", { model: "local/m", stream: true, messages: [{ role: "user", content: "Cut while streaming." }] });
+    const response = await gateway.post("/v1/chat/completions", {
+      model: "local/m",
+      stream: true,
+      messages: [{ role: "user", content: "Cut while streaming." }],
+    });
     expect(response.status).toBe(200);
     const sessionId = response.headers.get("x-session-id")!;
     proxy.cut();
     upstream.release();
     const { events } = await readSse(response);
     proxy.restore();
-    const finished = events.some((event) => ((event as { choices?: { finish_reason?: string | null }[] }).choices ?? []).some((choice) => choice.finish_reason));
+    const finished = events.some((event) =>
+      ((event as { choices?: { finish_reason?: string | null }[] }).choices ?? []).some((choice) => choice.finish_reason),
+    );
     expect(finished).toBe(false);
     expect(events.at(-1)).toMatchObject({ error: { code: "store_unavailable" } });
     const storage = await openPostgresStorage({ url: directUrl, poolSize: 1 });

@@ -19,7 +19,7 @@ import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.
  * serves replay, sessions, responses and checkpoints as state.db did.
  */
 const DETAILS: Json[] = [
-  { type: "reasoning.text", text: "Step — ünïcödé ✓ \u2028 \"q\" \\ ", signature: "EqQBCkYIARgCKkCzB+/=sig", format: "anthropic-claude-v1", index: 0 },
+  { type: "reasoning.text", text: 'Step — ünïcödé ✓ \u2028 "q" \\ ', signature: "EqQBCkYIARgCKkCzB+/=sig", format: "anthropic-claude-v1", index: 0 },
   { type: "reasoning.encrypted", data: "gAAAAABo+/Zm9vYmFy==\n", id: "rs_01", format: "openai-responses-v1", index: 1 },
   { z: 1.5e-7, a: [null, true, { nested: "x" }] },
 ];
@@ -59,16 +59,67 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
     schema = await freshSchema();
     const sqlite = openSqliteStorage({ home });
     for (let index = 1; index <= 3; index++) await sqlite.turns.save(turn("sess_a", index));
-    await sqlite.turns.save(turn("sess_b", 1, [{ id: "call_9f3Kq2LmX7vB1nRt", type: "function", function: { name: "weather", arguments: '{"city":"Paris"}' } }]));
+    await sqlite.turns.save(
+      turn("sess_b", 1, [{ id: "call_9f3Kq2LmX7vB1nRt", type: "function", function: { name: "weather", arguments: '{"city":"Paris"}' } }]),
+    );
     await sqlite.catalogue.ensure("sess_empty", "key-m", "m");
     await sqlite.sessionConfig.patchModelConfig("sess_a", () => ({ rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] }));
     await sqlite.verdicts.record({ provider: "prov", host: "upstream.example", model: "upstream-model", field: "reasoning", status: 400, message: "no" });
-    await sqlite.responses.save({ id: "resp_1", parentId: null, sessionId: "sess_a", model: "m", createdAt: 1, conversationId: "conv_1", messages: [{ role: "user", content: "a" }], body: { id: "resp_1", z: 1e-7 }, inputItems: [{ type: "message" }] }, [{ id: "item_1", type: "message" }]);
-    await sqlite.responses.save({ id: "resp_2", parentId: "resp_1", sessionId: "sess_a", model: "m", createdAt: 2, conversationId: "conv_1", messages: [{ role: "user", content: "b" }], body: null }, []);
+    await sqlite.responses.save(
+      {
+        id: "resp_1",
+        parentId: null,
+        sessionId: "sess_a",
+        keyHash: "k",
+        model: "m",
+        createdAt: 1,
+        conversationId: "conv_1",
+        messages: [{ role: "user", content: "a" }],
+        body: { id: "resp_1", z: 1e-7 },
+        inputItems: [{ type: "message" }],
+      },
+      [{ id: "item_1", type: "message" }],
+    );
+    await sqlite.responses.save(
+      {
+        id: "resp_2",
+        parentId: "resp_1",
+        sessionId: "sess_a",
+        keyHash: "k",
+        model: "m",
+        createdAt: 2,
+        conversationId: "conv_1",
+        messages: [{ role: "user", content: "b" }],
+        body: null,
+      },
+      [],
+    );
     await sqlite.checkpoints.save(
-      { id: "ckpt_1", sessionId: "sess_a", anchorResponseId: "resp_1", headCount: 1, cutIndex: 2, summary: "Summary — ✓", summarizer: "m", summarizedMessages: 2, tokensBefore: 10, tokensAfter: 5 },
+      {
+        id: "ckpt_1",
+        sessionId: "sess_a",
+        anchorResponseId: "resp_1",
+        headCount: 1,
+        cutIndex: 2,
+        summary: "Summary — ✓",
+        summarizer: "m",
+        summarizedMessages: 2,
+        tokensBefore: 10,
+        tokensAfter: 5,
+      },
       { turnIds: ["turn_migrate_sess_a_1"], supersedes: undefined },
     );
+    await sqlite.keys.create({
+      name: "frontend",
+      secretHash: "f".repeat(64),
+      dataScope: "k",
+      scopes: ["chat", "events"],
+      models: ["gpt-*"],
+      eventsOf: [],
+      createdAt: 1_700_000_000_000,
+      expiresAt: null,
+    });
+    await sqlite.keys.recordUse([{ name: "frontend", requests: 7, lastUsedAt: 1_700_000_001_000 }]);
     await sqlite.close();
   });
   afterAll(async () => {
@@ -85,7 +136,16 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
     const client = new pg.Client({ connectionString: schema.url });
     await client.connect();
     try {
-      for (const [table, key] of [["sessions", "id"], ["turns", "id"], ["verdicts", "field"], ["responses", "id"], ["response_items", "id"], ["response_conversations", "id"], ["compaction_checkpoints", "id"]] as const) {
+      for (const [table, key] of [
+        ["sessions", "id"],
+        ["turns", "id"],
+        ["verdicts", "field"],
+        ["responses", "id"],
+        ["response_items", "id"],
+        ["response_conversations", "id"],
+        ["compaction_checkpoints", "id"],
+        ["access_keys", "name"],
+      ] as const) {
         const expected = source.prepare(`SELECT * FROM ${table} ORDER BY ${key}`).all() as Record<string, unknown>[];
         const actual = (await client.query(`SELECT * FROM ${table} ORDER BY ${key} COLLATE "C"`)).rows as Record<string, unknown>[];
         expect(actual.length, table).toBe(expected.length);
@@ -106,16 +166,25 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
     try {
       const last = turn("sess_a", 3);
       expect((await store.turns.matchesFor("key-m", [last.fingerprint])).get(last.fingerprint)?.[0]?.id).toBe(last.id);
-      const callKey = callKeyOf(turn("sess_b", 1, [{ id: "call_9f3Kq2LmX7vB1nRt", type: "function", function: { name: "weather", arguments: "{}" } }]).toolCalls)!;
+      const callKey = callKeyOf(
+        turn("sess_b", 1, [{ id: "call_9f3Kq2LmX7vB1nRt", type: "function", function: { name: "weather", arguments: "{}" } }]).toolCalls,
+      )!;
       expect((await store.turns.matchesFor("key-m", [callKey])).get(callKey)?.[0]?.id).toBe("turn_migrate_sess_b_1");
       const source = (await store.turns.replaySources(new Map([[0, last.id]]))).get(0)!;
       expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(DETAILS));
       expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(NATIVE));
       expect(await store.sessionConfig.modelConfig("sess_a")).toEqual({ rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] });
-      expect(await store.responses.history("resp_2")).toEqual([{ role: "user", content: "a" }, { role: "user", content: "b" }]);
+      expect(await store.responses.history("resp_2")).toEqual([
+        { role: "user", content: "a" },
+        { role: "user", content: "b" },
+      ]);
       expect(await store.responses.conversation("conv_1")).toMatchObject({ lastResponseId: "resp_2" });
       expect((await store.checkpoints.forChain(["resp_1", "resp_2"]))?.id).toBe("ckpt_1");
       expect(await store.checkpoints.archivedPositions("sess_a")).toEqual(new Set([1]));
+      expect(await store.responses.get("resp_1")).toMatchObject({ keyHash: "k" });
+      expect(await store.keys.list()).toEqual([
+        expect.objectContaining({ name: "frontend", dataScope: "k", scopes: ["chat", "events"], requests: 7, lastUsedAt: 1_700_000_001_000 }),
+      ]);
       // the next turn continues the session's positions and is the newest match
       const next = turn("sess_a", 4);
       await store.turns.save(next);

@@ -10,8 +10,25 @@ let counter = 0;
 function turn(sessionId: string, model: string) {
   const id = `turn_listing_${++counter}`;
   store.writes.saveNow({
-    id, sessionId, keyHash: "k", parentTurnId: undefined, model, plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content: `answer ${counter}`, toolCalls: [],
-    reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(`answer ${counter}`, []),
+    id,
+    sessionId,
+    keyHash: "k",
+    parentTurnId: undefined,
+    model,
+    plugin: "openai-compatible",
+    provider: "p",
+    host: "h",
+    upstreamModel: "m",
+    prompt: [],
+    content: `answer ${counter}`,
+    toolCalls: [],
+    reasoningText: "",
+    reasoningDetails: undefined,
+    nativeRecord: undefined,
+    usage: undefined,
+    finishReason: "stop",
+    upstreamId: undefined,
+    fingerprint: fingerprintOf(`answer ${counter}`, []),
   });
 }
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5)); // ISO timestamps have millisecond resolution

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { CheckpointStore } from "../../src/storage-sqlite/checkpoint-store.js";
 import { COMPACTION_MIGRATIONS } from "../../src/storage-sqlite/compaction-migrations.js";
+import { KEY_MIGRATIONS } from "../../src/storage-sqlite/key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage-sqlite/database.js";
@@ -18,12 +19,14 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** What a gateway of the release before migration 3 applied, and what it applies now. */
 const BEFORE = [...SESSION_MIGRATIONS.filter((migration) => migration.version < 3), ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
-const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
+const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS];
 
 /** A turn written as the old SqliteStorage wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
 function oldTurn(db: Db, id: string, sessionId: string, keyHash: string, content: string): number {
   const now = new Date().toISOString();
-  db.prepare(`INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, 'demo', NULL, '{}', ?, ?)`).run(sessionId, keyHash, now, now);
+  db.prepare(
+    `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, 'demo', NULL, '{}', ?, ?)`,
+  ).run(sessionId, keyHash, now, now);
   const seq = db
     .prepare(
       `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
@@ -39,7 +42,9 @@ function oldTurn(db: Db, id: string, sessionId: string, keyHash: string, content
 /** The old SqliteStorage.branch: rows copied in SQL, then the fingerprints of the originals attached to the copies. */
 function oldBranch(db: Db, sourceId: string, newId: string, at: number): void {
   const now = new Date().toISOString();
-  db.prepare(`INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) SELECT ?, key_hash, model, id, model_config, ?, ? FROM sessions WHERE id = ?`).run(newId, now, now, sourceId);
+  db.prepare(
+    `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) SELECT ?, key_hash, model, id, model_config, ?, ? FROM sessions WHERE id = ?`,
+  ).run(newId, now, now, sourceId);
   db.prepare(
     `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at)
      SELECT 'turn_copy_' || position, ?, position, NULL, model, plugin, provider, host, upstream_model, prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at
@@ -54,8 +59,25 @@ function oldBranch(db: Db, sourceId: string, newId: string, at: number): void {
 
 function newTurn(id: string, sessionId: string, keyHash: string, content: string): NewTurn {
   return {
-    id, sessionId, keyHash, parentTurnId: undefined, model: "demo", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m", prompt: [], content, toolCalls: [],
-    reasoningText: `reasoning of ${id}`, reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, finishReason: "stop", upstreamId: undefined, fingerprint: fingerprintOf(content, []),
+    id,
+    sessionId,
+    keyHash,
+    parentTurnId: undefined,
+    model: "demo",
+    plugin: "openai-compatible",
+    provider: "p",
+    host: "h",
+    upstreamModel: "m",
+    prompt: [],
+    content,
+    toolCalls: [],
+    reasoningText: `reasoning of ${id}`,
+    reasoningDetails: undefined,
+    nativeRecord: undefined,
+    usage: undefined,
+    finishReason: "stop",
+    upstreamId: undefined,
+    fingerprint: fingerprintOf(content, []),
   };
 }
 
@@ -77,10 +99,23 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   old.prepare("DELETE FROM sessions WHERE id IN ('sess_gone', 'sess_last')").run();
   const checkpoints = new CheckpointStore(old, () => {});
   checkpoints.save(
-    { id: "ckpt_1", sessionId: "sess_a", anchorResponseId: "resp_1", headCount: 1, cutIndex: 2, summary: "they said hello", summarizer: "demo", summarizedMessages: 2, tokensBefore: 100, tokensAfter: 40 },
+    {
+      id: "ckpt_1",
+      sessionId: "sess_a",
+      anchorResponseId: "resp_1",
+      headCount: 1,
+      cutIndex: 2,
+      summary: "they said hello",
+      summarizer: "demo",
+      summarizedMessages: 2,
+      tokensBefore: 100,
+      tokensAfter: 40,
+    },
     { turnIds: ["turn_a1"], supersedes: undefined },
   );
-  const before = old.prepare("SELECT t.*, f.key_hash, f.fingerprint FROM turns t LEFT JOIN fingerprints f ON f.turn_seq = t.seq ORDER BY t.seq").all() as Record<string, unknown>[];
+  const before = old
+    .prepare("SELECT t.*, f.key_hash, f.fingerprint FROM turns t LEFT JOIN fingerprints f ON f.turn_seq = t.seq ORDER BY t.seq")
+    .all() as Record<string, unknown>[];
   expect(before.map((row) => row.fingerprint)).not.toContain(null); // every old turn had its one fingerprint row
   expect(before.map((row) => row.id)).toEqual(["turn_a1", "turn_a2", "turn_b1", "turn_x1", "turn_a3", "turn_copy_1", "turn_copy_2"]);
   old.close();
@@ -91,7 +126,10 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   const turnsSql = db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'turns'").pluck().get() as string;
   expect(turnsSql).toMatch(/seq +INTEGER PRIMARY KEY,/);
   expect(db.prepare("SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'turns'").pluck().get()).toBe(0);
-  expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'turns' AND sql IS NOT NULL").pluck().all()).toEqual(["turns_fingerprint", "turns_call_key"]);
+  expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'turns' AND sql IS NOT NULL").pluck().all()).toEqual([
+    "turns_fingerprint",
+    "turns_call_key",
+  ]);
   expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
   expect(db.pragma("foreign_key_check")).toEqual([]);
   expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
@@ -115,7 +153,13 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   // a branch made now, past the checkpoint (compaction's branch): its copies carry their fingerprints and key hash
   const branch = store.sessions.branch("sess_a", "sess_branch_now", undefined)!;
   expect(branch).toMatchObject({ turns: 3 }); // turn 1 is archived: the copied checkpoint stands in for it
-  const copies = db.prepare("SELECT id, position, key_hash, fingerprint, parent_turn_id FROM turns WHERE session_id = ? ORDER BY position").all(branch.id) as { id: string; position: number; key_hash: string; fingerprint: string; parent_turn_id: string | null }[];
+  const copies = db.prepare("SELECT id, position, key_hash, fingerprint, parent_turn_id FROM turns WHERE session_id = ? ORDER BY position").all(branch.id) as {
+    id: string;
+    position: number;
+    key_hash: string;
+    fingerprint: string;
+    parent_turn_id: string | null;
+  }[];
   expect(copies.map((copy) => [copy.position, copy.key_hash, copy.fingerprint])).toEqual([
     [2, "k1", ANSWER],
     [3, "k1", fingerprintOf("goodbye", [])],
@@ -149,13 +193,16 @@ test("a seq freed by deleting the newest turns is reused, and the turn that take
 
 test("a database only the CLI opened (no compaction yet) migrates, and compaction's migration adds its column afterwards", () => {
   const file = join(home, "cli.db");
-  const old = openDatabase(file, SESSION_MIGRATIONS.filter((migration) => migration.version < 3));
+  const old = openDatabase(
+    file,
+    SESSION_MIGRATIONS.filter((migration) => migration.version < 3),
+  );
   const seq = oldTurn(old, "turn_1", "sess_1", "k", "hello");
   old.close();
   openDatabase(file, SESSION_MIGRATIONS).close(); // what `carrierd sessions list` applied before it opened state.db with every migration
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 101, 102, 200]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 101, 102, 103, 200, 300]);
   expect(ids(new SqliteStorage(db, undefined).reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });
@@ -169,7 +216,7 @@ test("a turn with two fingerprint rows (never written, but the old schema allowe
   expect(() => openDatabase(file, NOW)).toThrow(/turn seq \d+ has more than one fingerprint/);
   const db = openDatabase(file, BEFORE);
   expect(db.prepare("SELECT COUNT(*) FROM fingerprints").pluck().get()).toBe(2);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 101, 102, 200]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 101, 102, 103, 200]);
   db.close();
 });
 
@@ -180,7 +227,8 @@ test("a turn committed alone writes about four pages to the WAL: its row and thr
   const store = new SqliteStorage(db, undefined);
   const frame = (db.pragma("page_size", { simple: true }) as number) + 24;
   const walFrames = () => (statSync(`${file}-wal`).size - 32) / frame;
-  const save = (index: number) => store.writes.saveNow(newTurn(`turn_${String(index).padStart(6, "0")}`, `sess_${Math.floor(index / 20)}`, "k", `answer ${index} `.repeat(10)));
+  const save = (index: number) =>
+    store.writes.saveNow(newTurn(`turn_${String(index).padStart(6, "0")}`, `sess_${Math.floor(index / 20)}`, "k", `answer ${index} `.repeat(10)));
   for (let index = 0; index < 400; index++) save(index); // past the first leaf of every b-tree
   const before = walFrames();
   for (let index = 400; index < 800; index++) save(index);

@@ -41,9 +41,25 @@ function newHome(): string {
 }
 
 const turn = (id: string, sessionId: string, content: string): NewTurn => ({
-  id, sessionId, keyHash: "key", parentTurnId: undefined, model: "m", plugin: "openai-compatible", provider: "p", host: "h", upstreamModel: "m",
-  prompt: [{ role: "user", content: `asking for ${id}` }], content, toolCalls: [], reasoningText: `reasoning ${id}`, reasoningDetails: [{ type: "reasoning.text", text: "verbatim", signature: "sig" }],
-  nativeRecord: undefined, usage: { prompt_tokens: 3 }, finishReason: "stop", upstreamId: "up-1", fingerprint: fingerprintOf(content, []),
+  id,
+  sessionId,
+  keyHash: "key",
+  parentTurnId: undefined,
+  model: "m",
+  plugin: "openai-compatible",
+  provider: "p",
+  host: "h",
+  upstreamModel: "m",
+  prompt: [{ role: "user", content: `asking for ${id}` }],
+  content,
+  toolCalls: [],
+  reasoningText: `reasoning ${id}`,
+  reasoningDetails: [{ type: "reasoning.text", text: "verbatim", signature: "sig" }],
+  nativeRecord: undefined,
+  usage: { prompt_tokens: 3 },
+  finishReason: "stop",
+  upstreamId: "up-1",
+  fingerprint: fingerprintOf(content, []),
 });
 
 const storedIds = (db: Db) => db.prepare("SELECT id FROM turns ORDER BY seq").pluck().all();
@@ -57,7 +73,10 @@ test("a turn that completes alone is durable in the journal when its save resolv
   let joinedCommitted = false;
   await store.turns.save(turn("t1", "s1", "a"));
   const joined = saveBeside(store, turn("t2", "s1", "b")).then(() => (joinedCommitted = true)); // completed while others ran
-  const lines = readFileSync(journalFile, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { turn: NewTurn });
+  const lines = readFileSync(journalFile, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { turn: NewTurn });
   expect(lines.map((line) => line.turn)).toEqual([turn("t1", "s1", "a")]); // the one that completed alone
   expect(storedIds(db)).toEqual([]); // the commit has not run yet: only the journal holds t1, and t2 is not answered yet
   expect(joinedCommitted).toBe(false);
@@ -91,7 +110,9 @@ test("turns journaled by a process that ended before their commit are committed 
   const stored = restarted.store.sessions.show("s2")!.turnList[0]!;
   expect([stored.content, stored.reasoningText, stored.upstreamId]).toEqual(["b", "reasoning t2", "up-1"]);
   expect(Date.parse(stored.createdAt)).toBeLessThanOrEqual(answeredBy);
-  expect(restarted.store.reads.matchesFor("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([{ id: "t2", session_id: "s2", parent_turn_id: null }]);
+  expect(restarted.store.reads.matchesFor("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([
+    { id: "t2", session_id: "s2", parent_turn_id: null },
+  ]);
   expect(statSync(restarted.journalFile).size).toBe(0);
   expect(restarted.log.lines.some((line) => line.level === "info" && line.message === "turns recovered from the journal")).toBe(true);
   restarted.store.writes.close();
@@ -105,7 +126,10 @@ test("recovery skips turns already stored and a last line cut short, and keeps a
   store.writes.close();
   db.close();
   // as if the process had ended between the commit and emptying the journal, and the machine mid-write
-  appendFileSync(journalFile, `${JSON.stringify({ at: Date.now(), turn: turn("t1", "s1", "a") })}\n${JSON.stringify({ at: Date.now(), turn: turn("t2", "s1", "b") })}\n{"at":17,"turn":{"id":"t3","sess`);
+  appendFileSync(
+    journalFile,
+    `${JSON.stringify({ at: Date.now(), turn: turn("t1", "s1", "a") })}\n${JSON.stringify({ at: Date.now(), turn: turn("t2", "s1", "b") })}\n{"at":17,"turn":{"id":"t3","sess`,
+  );
   const restarted = open(home);
   expect(restarted.recovered).toBe(1);
   expect(storedIds(restarted.db)).toEqual(["t1", "t2"]);
@@ -133,7 +157,9 @@ test("a commit that fails (another connection holds the write lock) is retried; 
   other.exec("BEGIN IMMEDIATE");
   await store.turns.save(turn("t1", "s1", "a"));
   await aFewMilliseconds();
-  expect(log.lines.filter((line) => line.level === "error").map((line) => line.message)).toEqual(["a journaled turn could not be committed to state.db; retrying in a second"]);
+  expect(log.lines.filter((line) => line.level === "error").map((line) => line.message)).toEqual([
+    "a journaled turn could not be committed to state.db; retrying in a second",
+  ]);
   expect(readFileSync(journalFile, "utf8")).toContain('"id":"t1"');
   other.exec("ROLLBACK");
   other.close();
@@ -203,12 +229,18 @@ test("a journaled turn waiting for its commit is already the newest match of its
   await aFewMilliseconds();
   expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([{ id: "t1", session_id: "s1", parent_turn_id: null }]); // now known in memory
   await store.turns.save(turn("t2", "s2", "It is 20 C."));
-  expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2", parent_turn_id: null }, { id: "t1", session_id: "s1", parent_turn_id: null }]);
+  expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([
+    { id: "t2", session_id: "s2", parent_turn_id: null },
+    { id: "t1", session_id: "s1", parent_turn_id: null },
+  ]);
   const journaled = store.reads.replaySources(new Map([[0, "t2"]])).get(0);
   expect(journaled?.reasoningText).toBe("reasoning t2");
   expect(storedIds(db)).toEqual(["t1"]); // answered from memory: the commit still waits
   await aFewMilliseconds();
-  expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([{ id: "t2", session_id: "s2", parent_turn_id: null }, { id: "t1", session_id: "s1", parent_turn_id: null }]); // not twice
+  expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([
+    { id: "t2", session_id: "s2", parent_turn_id: null },
+    { id: "t1", session_id: "s1", parent_turn_id: null },
+  ]); // not twice
   expect(storedIds(db)).toEqual(["t1", "t2"]);
   expect(store.reads.replaySources(new Map([[0, "t2"]])).get(0)).toBe(journaled); // the commit kept what journaling remembered: no second copy
   store.writes.close();

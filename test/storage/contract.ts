@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import type { Json, JsonObject, ToolCall } from "../../src/plugins/contract.js";
 import { callKeyOf, fingerprintOf } from "../../src/sessions/fingerprint.js";
+import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
 import type { Storage } from "../../src/storage/storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
@@ -29,8 +30,14 @@ const SIGNED_DETAILS: Json[] = [
   { type: "reasoning.encrypted", data: "gAAAAABo+/Zm9vYmFy==\n", id: "rs_01", format: "openai-responses-v1", index: 1 },
   { type: "reasoning.summary", summary: "", z: 1.5e-7, a: [null, true, { nested: "x" }] },
 ];
-const NATIVE: JsonObject = { type: "native-test.assistant", opaque: "opaque-1-Zm9v/+==", blocks: [{ kind: "redacted_thinking", data: "EmwKAhgB..." }], zeta: 0.1, alpha: "𝔘𝔫𝔦" };
-const REASONING = "Let me think.\n\n  Indented — and a trailing space \nand \"quotes\" and \\ backslashes ";
+const NATIVE: JsonObject = {
+  type: "native-test.assistant",
+  opaque: "opaque-1-Zm9v/+==",
+  blocks: [{ kind: "redacted_thinking", data: "EmwKAhgB..." }],
+  zeta: 0.1,
+  alpha: "𝔘𝔫𝔦",
+};
+const REASONING = 'Let me think.\n\n  Indented — and a trailing space \nand "quotes" and \\ backslashes ';
 
 let counter = 0;
 function newTurn(sessionId: string, content: string, extra: Partial<NewTurn> = {}): NewTurn {
@@ -101,7 +108,16 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const shown = (await store.catalogue.show("sess_carriers"))!.turnList[0]!;
         expect(JSON.stringify(shown.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
         expect(JSON.stringify(shown.nativeRecord)).toBe(JSON.stringify(NATIVE));
-        expect(shown).toMatchObject({ content: "The answer is 4.", usage: turn.usage, finishReason: "stop", upstreamId: turn.upstreamId, model: "client-model", provider: "prov", host: "upstream.example", position: 1 });
+        expect(shown).toMatchObject({
+          content: "The answer is 4.",
+          usage: turn.usage,
+          finishReason: "stop",
+          upstreamId: turn.upstreamId,
+          model: "client-model",
+          provider: "prov",
+          host: "upstream.example",
+          position: 1,
+        });
       });
 
       test("a NUL anywhere (content, prompt, reasoning, details, native record, tool call) comes back byte for byte", async () => {
@@ -133,9 +149,20 @@ export function storageContract(name: string, factory: StorageFactory): void {
 
       test("a turn without carriers stores none; unknown turn ids are absent from the answer", async () => {
         const store = await storage();
-        const bare = newTurn("sess_bare", "Plain.", { reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined, usage: undefined, upstreamId: undefined });
+        const bare = newTurn("sess_bare", "Plain.", {
+          reasoningText: "",
+          reasoningDetails: undefined,
+          nativeRecord: undefined,
+          usage: undefined,
+          upstreamId: undefined,
+        });
         await store.turns.save(bare);
-        const sources = await store.turns.replaySources(new Map([["a", bare.id], ["b", "turn_never_stored"]]));
+        const sources = await store.turns.replaySources(
+          new Map([
+            ["a", bare.id],
+            ["b", "turn_never_stored"],
+          ]),
+        );
         expect([...sources.keys()]).toEqual(["a"]);
         expect(sources.get("a")).toMatchObject({ reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined });
         expect((await store.turns.replaySources(new Map())).size).toBe(0);
@@ -224,10 +251,12 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         const turns = [newTurn("sess_pos", "one"), newTurn("sess_pos", "two"), newTurn("sess_pos", "three")];
         for (const turn of turns) await store.turns.save(turn);
-        const found = await store.turns.turnsAtPositions("sess_pos", [1, 3, 9]);
+        const found = await store.turns.turnsAtPositions("key-a", "sess_pos", [1, 3, 9]);
         expect([...found.keys()].sort()).toEqual([1, 3]);
         expect(found.get(3)).toEqual({ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null });
-        expect((await store.turns.turnsAtPositions("sess_elsewhere", [1])).size).toBe(0);
+        expect((await store.turns.turnsAtPositions("key-a", "sess_elsewhere", [1])).size).toBe(0);
+        // an X-Session-Id of another key's session reaches none of its turns
+        expect((await store.turns.turnsAtPositions("key-b", "sess_pos", [1, 3])).size).toBe(0);
       });
     });
 
@@ -238,7 +267,15 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await store.catalogue.ensure("sess_empty", "key-a", "client-model");
         await store.catalogue.ensure("sess_empty", "key-a", "another-model"); // already there: unchanged
         expect(await store.catalogue.exists("sess_empty")).toBe(true);
-        expect(await store.catalogue.show("sess_empty")).toMatchObject({ id: "sess_empty", model: "client-model", parentId: null, turns: 0, turnList: [], prompts: [], modelConfig: {} });
+        expect(await store.catalogue.show("sess_empty")).toMatchObject({
+          id: "sess_empty",
+          model: "client-model",
+          parentId: null,
+          turns: 0,
+          turnList: [],
+          prompts: [],
+          modelConfig: {},
+        });
         expect(await store.catalogue.show("sess_none")).toBeUndefined();
       });
 
@@ -262,13 +299,21 @@ export function storageContract(name: string, factory: StorageFactory): void {
 
       test("branch copies turns 1..N with every carrier byte for byte, keeps their keys findable, and links the copies in order", async () => {
         const store = await storage();
-        const turns = [newTurn("sess_src", "first answer"), newTurn("sess_src", "second answer", { toolCalls: [toolCall("call_00_BranchAbcdef123456")] }), newTurn("sess_src", "third answer")];
+        const turns = [
+          newTurn("sess_src", "first answer"),
+          newTurn("sess_src", "second answer", { toolCalls: [toolCall("call_00_BranchAbcdef123456")] }),
+          newTurn("sess_src", "third answer"),
+        ];
         for (const turn of turns) await store.turns.save(turn);
         await store.sessionConfig.patchModelConfig("sess_src", () => ({ rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] }));
         const branch = (await store.catalogue.branch("sess_src", "sess_branch", 2))!;
         expect(branch).toEqual({ id: "sess_branch", turns: 2, checkpoint: undefined });
         const copy = (await store.catalogue.show("sess_branch"))!;
-        expect(copy).toMatchObject({ parentId: "sess_src", turns: 2, modelConfig: { rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] } });
+        expect(copy).toMatchObject({
+          parentId: "sess_src",
+          turns: 2,
+          modelConfig: { rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] },
+        });
         expect(copy.turnList.map((turn) => turn.content)).toEqual(["first answer", "second answer"]);
         for (const turn of copy.turnList) {
           expect(turn.id).not.toBe(turns[turn.position - 1]!.id);
@@ -313,8 +358,15 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.sessionConfig.modelConfig("sess_none")).toEqual({});
         await store.turns.save(newTurn("sess_cfg", "x"));
         await store.turns.save(newTurn("sess_cfg2", "y"));
-        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({ ...config, rejected_carriers: [["prov", "h", "m", ["reasoning", "reasoning_content"]]] }));
-        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({ ...config, note: "kept", rejected_carriers: [...(config.rejected_carriers ?? []), ["other", "h", "m", ["reasoning"]]] }));
+        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({
+          ...config,
+          rejected_carriers: [["prov", "h", "m", ["reasoning", "reasoning_content"]]],
+        }));
+        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({
+          ...config,
+          note: "kept",
+          rejected_carriers: [...(config.rejected_carriers ?? []), ["other", "h", "m", ["reasoning"]]],
+        }));
         await store.sessionConfig.patchModelConfig("sess_cfg2", () => ({ rejected_carriers: [["prov", "h", "m", ["reasoning"]]] }));
         expect(await store.sessionConfig.modelConfig("sess_cfg")).toEqual({
           note: "kept",
@@ -325,7 +377,13 @@ export function storageContract(name: string, factory: StorageFactory): void {
         });
         const changed = await store.sessionConfig.removeRejections((provider, _host, _model, field) => provider === "prov" && field === "reasoning");
         expect(changed).toBe(2);
-        expect(await store.sessionConfig.modelConfig("sess_cfg")).toEqual({ note: "kept", rejected_carriers: [["prov", "h", "m", ["reasoning_content"]], ["other", "h", "m", ["reasoning"]]] });
+        expect(await store.sessionConfig.modelConfig("sess_cfg")).toEqual({
+          note: "kept",
+          rejected_carriers: [
+            ["prov", "h", "m", ["reasoning_content"]],
+            ["other", "h", "m", ["reasoning"]],
+          ],
+        });
         expect(await store.sessionConfig.modelConfig("sess_cfg2")).toEqual({ rejected_carriers: [] });
         expect(await store.sessionConfig.removeRejections(() => false)).toBe(0);
       });
@@ -357,10 +415,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
         id,
         parentId,
         sessionId: "sess_resp",
+        keyHash: "key-a",
         model: "demo",
         createdAt: 1,
         conversationId: null,
-        messages: [{ role: "user", content: text }, { role: "assistant", content: `re: ${text}` }],
+        messages: [
+          { role: "user", content: text },
+          { role: "assistant", content: `re: ${text}` },
+        ],
         body: { id, object: "response", output_text: `re: ${text}` },
         inputItems: [{ type: "message", role: "user", content: text }],
         ...extra,
@@ -370,12 +432,21 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         await store.responses.save(record("resp_1", null, "a"), [{ id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] }]);
         await store.responses.save(record("resp_2", "resp_1", "b"), []);
-        expect(await store.responses.get("resp_2")).toEqual({ id: "resp_2", sessionId: "sess_resp", body: { id: "resp_2", object: "response", output_text: "re: b" } });
+        expect(await store.responses.get("resp_2")).toEqual({
+          id: "resp_2",
+          sessionId: "sess_resp",
+          keyHash: "key-a",
+          body: { id: "resp_2", object: "response", output_text: "re: b" },
+        });
         expect(await store.responses.get("resp_none")).toBeUndefined();
         expect(await store.responses.inputItems("resp_1")).toEqual([{ type: "message", role: "user", content: "a" }]);
         expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
         expect(await store.responses.ancestry("resp_2")).toEqual(["resp_1", "resp_2"]);
-        expect(await store.responses.item("msg_1")).toEqual({ item: { id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] }, sessionId: "sess_resp" });
+        expect(await store.responses.item("msg_1")).toEqual({
+          item: { id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] },
+          sessionId: "sess_resp",
+          keyHash: "key-a",
+        });
         expect(await store.responses.item("msg_none")).toBeUndefined();
       });
 
@@ -393,13 +464,96 @@ export function storageContract(name: string, factory: StorageFactory): void {
       test("a named conversation's end moves with each response; one stored with store: false is a link only", async () => {
         const store = await storage();
         await store.responses.save(record("resp_1", null, "a", { conversationId: "conv_x" }), []);
-        expect(await store.responses.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_resp", lastResponseId: "resp_1" });
+        expect(await store.responses.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_resp", keyHash: "key-a", lastResponseId: "resp_1" });
         await store.responses.save(record("resp_2", "resp_1", "b", { conversationId: "conv_x", body: null }), [{ id: "msg_hidden" }]);
         expect(await store.responses.conversation("conv_x")).toMatchObject({ lastResponseId: "resp_2" });
         expect(await store.responses.get("resp_2")).toBeUndefined();
         expect(await store.responses.item("msg_hidden")).toBeUndefined();
         expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
         expect(await store.responses.conversation("conv_none")).toBeUndefined();
+      });
+    });
+
+    describe("keys", () => {
+      const newKey = (name: string, extra: Partial<NewKey> = {}): NewKey => ({
+        name,
+        secretHash: `hash-of-${name}`,
+        dataScope: `scope-of-${name}`,
+        scopes: ["chat"],
+        models: ["gpt-*"],
+        eventsOf: [],
+        createdAt: 1_000,
+        expiresAt: null,
+        ...extra,
+      });
+
+      test("create, list (oldest first, everything kept but a secret), a second key of one name refused", async () => {
+        const store = await storage();
+        const before = await store.keys.revision();
+        const created = await store.keys.create(newKey("frontend", { scopes: ["chat", "events"], eventsOf: ["wall"], expiresAt: 9_000 }));
+        await store.keys.create(newKey("wall", { createdAt: 2_000, scopes: ["events"], models: [] }));
+        expect(created).toEqual({
+          ...newKey("frontend", { scopes: ["chat", "events"], eventsOf: ["wall"], expiresAt: 9_000 }),
+          revokedAt: null,
+          rotatedAt: null,
+          lastUsedAt: null,
+          requests: 0,
+        });
+        expect(await store.keys.revision()).not.toBe(before);
+        const listed = await store.keys.list();
+        expect(listed.map((key) => key.name)).toEqual(["frontend", "wall"]);
+        expect(listed[0]).toEqual(created);
+        await expect(store.keys.create(newKey("frontend", { secretHash: "another" }))).rejects.toBeInstanceOf(KeyExistsError);
+      });
+
+      test("revoke and rotate move the revision; a revoked key keeps its name and cannot be rotated", async () => {
+        const store = await storage();
+        await store.keys.create(newKey("cli"));
+        const created = await store.keys.revision();
+        expect(await store.keys.rotate("cli", "new-hash")).toBe(true);
+        const rotated = await store.keys.revision();
+        expect(rotated).not.toBe(created);
+        expect((await store.keys.list())[0]).toMatchObject({ secretHash: "new-hash", dataScope: "scope-of-cli" });
+        expect((await store.keys.list())[0]!.rotatedAt).toEqual(expect.any(Number));
+        expect(await store.keys.revoke("cli")).toBe(true);
+        expect(await store.keys.revision()).not.toBe(rotated);
+        const revoked = await store.keys.revision();
+        expect(await store.keys.revoke("cli")).toBe(false);
+        expect(await store.keys.rotate("cli", "again")).toBe(false);
+        expect(await store.keys.revoke("nobody")).toBe(false);
+        expect(await store.keys.revision()).toBe(revoked);
+        expect((await store.keys.list())[0]!.revokedAt).toEqual(expect.any(Number));
+        await expect(store.keys.create(newKey("cli", { secretHash: "fresh" }))).rejects.toBeInstanceOf(KeyExistsError);
+      });
+
+      test("usage adds up and moves last-used forward only, without moving the revision", async () => {
+        const store = await storage();
+        await store.keys.create(newKey("a"));
+        await store.keys.create(newKey("b"));
+        const revision = await store.keys.revision();
+        await store.keys.recordUse([{ name: "a", requests: 3, lastUsedAt: 5_000 }]);
+        await store.keys.recordUse([
+          { name: "a", requests: 2, lastUsedAt: 4_000 },
+          { name: "b", requests: 1, lastUsedAt: 6_000 },
+          { name: "gone", requests: 1, lastUsedAt: 1 },
+        ]);
+        await store.keys.recordUse([]);
+        const [a, b] = await store.keys.list();
+        expect(a).toMatchObject({ requests: 5, lastUsedAt: 5_000 });
+        expect(b).toMatchObject({ requests: 1, lastUsedAt: 6_000 });
+        expect(await store.keys.revision()).toBe(revision);
+      });
+
+      test("a key created or revoked by another process is seen by the gateway's storage", async () => {
+        const state = await fresh();
+        const gateway = await open(state, "gateway");
+        const cli = await open(state, "cli");
+        const seen = await gateway.keys.revision();
+        await cli.keys.create(newKey("remote"));
+        expect(await gateway.keys.revision()).not.toBe(seen);
+        expect((await gateway.keys.list()).map((key) => key.name)).toEqual(["remote"]);
+        await cli.keys.revoke("remote");
+        expect((await gateway.keys.list())[0]!.revokedAt).not.toBeNull();
       });
     });
 
@@ -410,12 +564,24 @@ export function storageContract(name: string, factory: StorageFactory): void {
         for (const turn of turns) await store.turns.save(turn);
         expect(await store.checkpoints.has("sess_ck")).toBe(false);
         expect(await store.checkpoints.forChain([])).toBeUndefined();
-        const base = { sessionId: "sess_ck", headCount: 1, cutIndex: 2, summary: "they said one", summarizer: "demo", summarizedMessages: 2, tokensBefore: 100, tokensAfter: 40 };
+        const base = {
+          sessionId: "sess_ck",
+          headCount: 1,
+          cutIndex: 2,
+          summary: "they said one",
+          summarizer: "demo",
+          summarizedMessages: 2,
+          tokensBefore: 100,
+          tokensAfter: 40,
+        };
         const first = await store.checkpoints.save({ ...base, id: "ckpt_1", anchorResponseId: "resp_1" }, { turnIds: [turns[0]!.id], supersedes: undefined });
         expect(first).toMatchObject({ id: "ckpt_1", archivedTurns: 1, archivedThrough: 1 });
         expect(await store.checkpoints.has("sess_ck")).toBe(true);
         expect(await store.checkpoints.archivedPositions("sess_ck")).toEqual(new Set([1]));
-        const second = await store.checkpoints.save({ ...base, id: "ckpt_2", anchorResponseId: "resp_2", summary: "they said one and two" }, { turnIds: [turns[1]!.id], supersedes: first });
+        const second = await store.checkpoints.save(
+          { ...base, id: "ckpt_2", anchorResponseId: "resp_2", summary: "they said one and two" },
+          { turnIds: [turns[1]!.id], supersedes: first },
+        );
         expect(second).toMatchObject({ archivedTurns: 2, archivedThrough: 2 });
         expect((await store.checkpoints.list("sess_ck")).map((checkpoint) => checkpoint.id)).toEqual(["ckpt_2"]);
         expect((await store.checkpoints.forChain(["resp_1", "resp_2", "resp_3"]))?.id).toBe("ckpt_2");
@@ -430,7 +596,17 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         const turns = [newTurn("sess_cb", "one"), newTurn("sess_cb", "two"), newTurn("sess_cb", "three")];
         for (const turn of turns) await store.turns.save(turn);
-        const base = { sessionId: "sess_cb", anchorResponseId: "resp_1", headCount: 1, cutIndex: 2, summary: "s", summarizer: "demo", summarizedMessages: 2, tokensBefore: 10, tokensAfter: 5 };
+        const base = {
+          sessionId: "sess_cb",
+          anchorResponseId: "resp_1",
+          headCount: 1,
+          cutIndex: 2,
+          summary: "s",
+          summarizer: "demo",
+          summarizedMessages: 2,
+          tokensBefore: 10,
+          tokensAfter: 5,
+        };
         await store.checkpoints.save({ ...base, id: "ckpt_cb" }, { turnIds: [turns[0]!.id], supersedes: undefined });
         const past = (await store.catalogue.branch("sess_cb", "sess_cb_past", undefined))!;
         expect(past.turns).toBe(2);
@@ -456,7 +632,20 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const turn = newTurn("sess_durable", "Written by the gateway.");
         await gateway.turns.save(turn); // completes alone: the fastest durable path
         await gateway.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 400, message: "no" });
-        await gateway.responses.save({ id: "resp_d", parentId: null, sessionId: "sess_durable", model: "m", createdAt: 1, conversationId: null, messages: [], body: { id: "resp_d" } }, []);
+        await gateway.responses.save(
+          {
+            id: "resp_d",
+            parentId: null,
+            sessionId: "sess_durable",
+            keyHash: "key-a",
+            model: "m",
+            createdAt: 1,
+            conversationId: null,
+            messages: [],
+            body: { id: "resp_d" },
+          },
+          [],
+        );
         await gateway.committed();
         const cli = await open(state, "cli");
         const shown = (await cli.catalogue.show("sess_durable"))!;

@@ -35,5 +35,9 @@ ${extraCarriers}
 
 export const WEATHER_TOOL = {
   type: "function",
-  function: { name: "weather", description: "Get weather information for a location", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+  function: {
+    name: "weather",
+    description: "Get weather information for a location",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
 };

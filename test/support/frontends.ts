@@ -103,7 +103,9 @@ function serializeContentBlocks(rounds: readonly Round[], raw: boolean, withTool
         .split("\n")
         .map((line) => (line.startsWith(">") ? line : `> ${line}`))
         .join("\n");
-      content += raw ? `<think>${answer.reasoning}</think>\n` : `<details type="reasoning" done="true" duration="1">\n<summary>Thought for 1 seconds</summary>\n${display}\n</details>\n`;
+      content += raw
+        ? `<think>${answer.reasoning}</think>\n`
+        : `<details type="reasoning" done="true" duration="1">\n<summary>Thought for 1 seconds</summary>\n${display}\n</details>\n`;
     }
     const text = pythonStrip(answer.text);
     if (text) content += `${text}\n`;
@@ -135,7 +137,12 @@ function processDetails(content: string): string {
 function openWebUiInTurn(round: Round): Message[] {
   const message: Message = { role: "assistant", content: serializeContentBlocks([round], true, false) };
   if (round.answer.toolCalls.length > 0) {
-    message.tool_calls = round.answer.toolCalls.map((call, index) => ({ index, id: call.id, type: "function", function: { name: call.name, arguments: openWebUiArguments(call.arguments) } }));
+    message.tool_calls = round.answer.toolCalls.map((call, index) => ({
+      index,
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: openWebUiArguments(call.arguments) },
+    }));
   }
   return [message, ...toolMessages(round, false)];
 }
@@ -172,7 +179,11 @@ export const openWebUi07: Frontend = {
 function openWebUi07Message(round: Round, content: string): Message {
   const message: Message = { role: "assistant", content };
   if (round.answer.toolCalls.length > 0) {
-    message.tool_calls = round.answer.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: openWebUiArguments(call.arguments) } }));
+    message.tool_calls = round.answer.toolCalls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: openWebUiArguments(call.arguments) },
+    }));
   }
   return message;
 }
@@ -203,7 +214,15 @@ function libreChat(name: string, keepsReasoning: boolean): Frontend {
     return rounds.flatMap((round) => {
       const { answer } = round;
       if (answer.toolCalls.length > 0) {
-        const message: Message = { role: "assistant", content: "", tool_calls: answer.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: libreChatArguments(call.arguments) } })) };
+        const message: Message = {
+          role: "assistant",
+          content: "",
+          tool_calls: answer.toolCalls.map((call) => ({
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: libreChatArguments(call.arguments) },
+          })),
+        };
         if (keepsReasoning && answer.reasoning) message.reasoning_content = answer.reasoning;
         return [message, ...toolMessages(round, true)];
       }
@@ -285,7 +304,11 @@ function aiSdkMessages(rounds: readonly Round[], context: FrontendContext, optio
     const message: Message = { role: "assistant", content: calls.length > 0 ? text(answer.text) || null : text(answer.text) };
     if (answer.reasoning && options.sendsReasoning(context.model)) message.reasoning_content = text(answer.reasoning);
     if (calls.length > 0) {
-      message.tool_calls = calls.map((call) => ({ id: id(call.id, context.model), type: "function", function: { name: call.name, arguments: JSON.stringify(aiSdkInput(call.arguments, context.schemas[call.name])) } }));
+      message.tool_calls = calls.map((call) => ({
+        id: id(call.id, context.model),
+        type: "function",
+        function: { name: call.name, arguments: JSON.stringify(aiSdkInput(call.arguments, context.schemas[call.name])) },
+      }));
     }
     return [message, ...round.results.map((result) => ({ role: "tool", tool_call_id: id(result.id, context.model), content: result.content }))];
   });
@@ -320,7 +343,11 @@ export const opencode: Frontend = {
 const OPENCODE: AiSdkOptions = {
   callId(id, model) {
     if (/claude/i.test(model)) return id.replace(/[^a-zA-Z0-9_-]/g, "_");
-    if (/mistral/i.test(model)) return id.replace(/[^a-zA-Z0-9]/g, "").slice(0, 9).padEnd(9, "0");
+    if (/mistral/i.test(model))
+      return id
+        .replace(/[^a-zA-Z0-9]/g, "")
+        .slice(0, 9)
+        .padEnd(9, "0");
     return id;
   },
   sendsReasoning: (model) => /deepseek/i.test(model),

@@ -60,7 +60,10 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   };
   const gateway = await startGateway(gatewayOptions, options.log ?? silentLogger());
   const authorised = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_KEY}`, ...(init.headers as Record<string, string> | undefined) } });
+    const response = await fetch(`${gateway.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${TEST_KEY}`, ...(init.headers as Record<string, string> | undefined) },
+    });
     return options.spec ? options.spec.watch(response, path) : response;
   };
   return {
@@ -69,7 +72,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     routesPath,
     key: TEST_KEY,
     fetch: authorised,
-    post: (path, body, headers = {}) => authorised(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } }),
+    post: (path, body, headers = {}) =>
+      authorised(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } }),
     async stop() {
       await gateway.close();
       if (!options.home) rmSync(home, { recursive: true, force: true });

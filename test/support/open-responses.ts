@@ -119,7 +119,8 @@ export class SpecWatch {
     this.pending.push(
       copy.text().then(
         (text) => {
-          for (const problem of answerProblems(copy.status, copy.headers.get("content-type"), text, path)) this.found.push(`${path} (${copy.status}): ${problem}`);
+          for (const problem of answerProblems(copy.status, copy.headers.get("content-type"), text, path))
+            this.found.push(`${path} (${copy.status}): ${problem}`);
         },
         () => {
           // the test cut the answer short on purpose (a client leaving); nothing whole to check

@@ -71,9 +71,26 @@ interface Issued {
 }
 
 const MUST_ECHO: Record<string, (index: number) => string> = {
-  deepseek: () => JSON.stringify({ error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" } }),
-  kimi: (index) => JSON.stringify({ error: { message: `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${index}`, type: "invalid_request_error" } }),
-  mimo: () => JSON.stringify({ error: { code: "400", message: "Param Incorrect", param: "The reasoning_content in the thinking mode must be passed back to the API.", type: "" } }),
+  deepseek: () =>
+    JSON.stringify({
+      error: {
+        message: "The `reasoning_content` in the thinking mode must be passed back to the API.",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_request_error",
+      },
+    }),
+  kimi: (index) =>
+    JSON.stringify({
+      error: {
+        message: `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${index}`,
+        type: "invalid_request_error",
+      },
+    }),
+  mimo: () =>
+    JSON.stringify({
+      error: { code: "400", message: "Param Incorrect", param: "The reasoning_content in the thinking mode must be passed back to the API.", type: "" },
+    }),
 };
 
 const BASE_ASSISTANT_KEYS = ["role", "content", "tool_calls", "name"];
@@ -85,7 +102,13 @@ const SCHEMAS: Record<string, { keys: string[]; reject(violations: { index: numb
       body: JSON.stringify({
         object: "error",
         message: {
-          detail: violations.map(({ index, key }) => ({ type: "extra_forbidden", loc: ["body", "messages", index, "assistant", key], msg: "Extra inputs are not permitted", input: "", url: "https://errors.pydantic.dev/2.6/v/extra_forbidden" })),
+          detail: violations.map(({ index, key }) => ({
+            type: "extra_forbidden",
+            loc: ["body", "messages", index, "assistant", key],
+            msg: "Extra inputs are not permitted",
+            input: "",
+            url: "https://errors.pydantic.dev/2.6/v/extra_forbidden",
+          })),
         },
         type: "invalid_request_error",
         param: null,
@@ -98,7 +121,10 @@ const SCHEMAS: Record<string, { keys: string[]; reject(violations: { index: numb
     reject: ([first]) => ({
       status: 400,
       body: JSON.stringify({
-        error: { message: `'messages.${first!.index}' : for 'role:assistant' the following must be satisfied[('messages.${first!.index}' : property '${first!.key}' is unsupported)]`, type: "invalid_request_error" },
+        error: {
+          message: `'messages.${first!.index}' : for 'role:assistant' the following must be satisfied[('messages.${first!.index}' : property '${first!.key}' is unsupported)]`,
+          type: "invalid_request_error",
+        },
       }),
     }),
   },
@@ -107,7 +133,9 @@ const SCHEMAS: Record<string, { keys: string[]; reject(violations: { index: numb
     reject: (violations) => ({
       status: 400,
       body: JSON.stringify({
-        message: violations.map(({ index, key }) => `messages.${index}.assistant.${key}: property 'messages.${index}.assistant.${key}' is unsupported`).join("\n"),
+        message: violations
+          .map(({ index, key }) => `messages.${index}.assistant.${key}: property 'messages.${index}.assistant.${key}' is unsupported`)
+          .join("\n"),
         type: "invalid_request_error",
         param: "validation_error",
         code: "wrong_api_format",
@@ -118,7 +146,9 @@ const SCHEMAS: Record<string, { keys: string[]; reject(violations: { index: numb
     keys: [...BASE_ASSISTANT_KEYS, "reasoning_content"],
     reject: ([first]) => ({
       status: 400,
-      body: JSON.stringify({ error: { object: "error", type: "invalid_request_error", message: `Extra inputs are not permitted, field: 'messages[${first!.index}].${first!.key}'` } }),
+      body: JSON.stringify({
+        error: { object: "error", type: "invalid_request_error", message: `Extra inputs are not permitted, field: 'messages[${first!.index}].${first!.key}'` },
+      }),
     }),
   },
 };
@@ -188,10 +218,19 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
   };
 }
 
-function validate(flavor: string, body: ReceivedRequest["body"], issued: Map<string, Issued>, strict: StrictProfile | undefined): { status: number; body: string } | undefined {
+function validate(
+  flavor: string,
+  body: ReceivedRequest["body"],
+  issued: Map<string, Issued>,
+  strict: StrictProfile | undefined,
+): { status: number; body: string } | undefined {
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {
-    if ("native_record" in message) return { status: 400, body: JSON.stringify({ error: { message: `messages[${index}].native_record: Extra inputs are not permitted`, type: "invalid_request_error" } }) };
+    if ("native_record" in message)
+      return {
+        status: 400,
+        body: JSON.stringify({ error: { message: `messages[${index}].native_record: Extra inputs are not permitted`, type: "invalid_request_error" } }),
+      };
   }
   if (strict) {
     for (const [index, message] of messages.entries()) {
@@ -203,7 +242,13 @@ function validate(flavor: string, body: ReceivedRequest["body"], issued: Map<str
   }
   const schema = SCHEMAS[flavor];
   if (schema) {
-    const violations = messages.flatMap((message, index) => (message.role === "assistant" ? Object.keys(message).filter((key) => !schema.keys.includes(key)).map((key) => ({ index, key })) : []));
+    const violations = messages.flatMap((message, index) =>
+      message.role === "assistant"
+        ? Object.keys(message)
+            .filter((key) => !schema.keys.includes(key))
+            .map((key) => ({ index, key }))
+        : [],
+    );
     if (violations.length > 0) return schema.reject(violations);
   }
   const mustEcho = MUST_ECHO[flavor];
@@ -224,7 +269,10 @@ function validate(flavor: string, body: ReceivedRequest["body"], issued: Map<str
       const calls = message.tool_calls as { id: string }[] | undefined;
       const expected = calls?.length ? issued.get(calls[0]!.id)?.opaque : undefined;
       if (expected !== undefined && message.reasoning_opaque !== expected) {
-        return { status: 400, body: JSON.stringify({ error: { message: `messages[${index}]: reasoning_opaque is missing or was modified`, type: "invalid_request_error" } }) };
+        return {
+          status: 400,
+          body: JSON.stringify({ error: { message: `messages[${index}]: reasoning_opaque is missing or was modified`, type: "invalid_request_error" } }),
+        };
       }
     }
   }
@@ -240,7 +288,13 @@ function validate(flavor: string, body: ReceivedRequest["body"], issued: Map<str
             error: {
               message: "Provider returned error",
               code: 400,
-              metadata: { raw: JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "messages.1.content.0: Invalid `signature` in `thinking` block" } }), provider_name: "Anthropic" },
+              metadata: {
+                raw: JSON.stringify({
+                  type: "error",
+                  error: { type: "invalid_request_error", message: "messages.1.content.0: Invalid `signature` in `thinking` block" },
+                }),
+                provider_name: "Anthropic",
+              },
             },
           }),
         };
@@ -266,12 +320,23 @@ function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number, c
   const reasoning = `Step ${n}: the ${flavor} model thinks about "${String(last?.content ?? "").slice(0, 40)}".`;
   const details = (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).details
     ? [
-        { type: "reasoning.text", text: reasoning, format: "anthropic-claude-v1", index: 0, signature: `sig-${flavor}-${n}-${Buffer.from(reasoning).toString("base64")}` },
+        {
+          type: "reasoning.text",
+          text: reasoning,
+          format: "anthropic-claude-v1",
+          index: 0,
+          signature: `sig-${flavor}-${n}-${Buffer.from(reasoning).toString("base64")}`,
+        },
         { type: "reasoning.encrypted", data: `enc-${n}-AAEC/+8=`, format: "anthropic-claude-v1", index: 1 },
       ]
     : undefined;
   if (tools.length > 0 && last?.role === "user") {
-    return { reasoning, content: "", toolCalls: [{ id: callId(flavor, n), name: tools[0]!.function.name, arguments: `{"city": "Florence", "n": ${n}}` }], details };
+    return {
+      reasoning,
+      content: "",
+      toolCalls: [{ id: callId(flavor, n), name: tools[0]!.function.name, arguments: `{"city": "Florence", "n": ${n}}` }],
+      details,
+    };
   }
   return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details };
 }
@@ -284,11 +349,16 @@ function remember(issued: Map<string, Issued>, reply: Reply): void {
 
 function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
   const message: Record<string, unknown> = { role: "assistant", content: reply.toolCalls.length > 0 ? null : reply.content };
-  if (flavor === "mistral") message.content = [{ type: "thinking", thinking: [{ type: "text", text: reply.reasoning }] }, { type: "text", text: reply.content }];
+  if (flavor === "mistral")
+    message.content = [
+      { type: "thinking", thinking: [{ type: "text", text: reply.reasoning }] },
+      { type: "text", text: reply.content },
+    ];
   for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) message[field] = reply.reasoning;
   if (reply.details) message.reasoning_details = reply.details;
   if (reply.opaque !== undefined) message.reasoning_opaque = reply.opaque;
-  if (reply.toolCalls.length > 0) message.tool_calls = reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+  if (reply.toolCalls.length > 0)
+    message.tool_calls = reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
   return message;
 }
 

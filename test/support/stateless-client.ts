@@ -41,7 +41,9 @@ export async function ask(gateway: TestGateway, body: Record<string, unknown>, h
     }
     return { status: 200, sessionId, kept: keep(content || null, calls), reasoning };
   }
-  const json = (await response.json()) as { choices: { message: { content: string | null; reasoning_content?: string; tool_calls?: ClientTurn["kept"]["tool_calls"] } }[] };
+  const json = (await response.json()) as {
+    choices: { message: { content: string | null; reasoning_content?: string; tool_calls?: ClientTurn["kept"]["tool_calls"] } }[];
+  };
   const message = json.choices[0]!.message;
   return { status: 200, sessionId, kept: keep(message.content, (message.tool_calls as never) ?? []), reasoning: message.reasoning_content ?? "" };
 }

@@ -28,7 +28,9 @@ function decodeResponse(body) {
   const parts = [];
   if (message.thinking) parts.push({ type: "reasoning-delta", text: message.thinking }, { type: "native-record", record: { thinking: message.thinking } });
   if (message.content) parts.push({ type: "text-delta", text: message.content });
-  (message.tool_calls ?? []).forEach((call, index) => parts.push({ type: "tool-call-delta", index, id: call.id, name: call.function.name, arguments: call.function.arguments }));
+  (message.tool_calls ?? []).forEach((call, index) =>
+    parts.push({ type: "tool-call-delta", index, id: call.id, name: call.function.name, arguments: call.function.arguments }),
+  );
   if (body.usage) parts.push({ type: "usage", usage: body.usage });
   parts.push({ type: "finish", reason: choice.finish_reason ?? "stop" });
   return parts;
@@ -48,7 +50,8 @@ function createStreamDecoder() {
         parts.push({ type: "reasoning-delta", text: delta.thinking });
       }
       if (delta.content) parts.push({ type: "text-delta", text: delta.content });
-      for (const call of delta.tool_calls ?? []) parts.push({ type: "tool-call-delta", index: call.index, id: call.id, name: call.function?.name, arguments: call.function?.arguments });
+      for (const call of delta.tool_calls ?? [])
+        parts.push({ type: "tool-call-delta", index: call.index, id: call.id, name: call.function?.name, arguments: call.function?.arguments });
       if (choice.finish_reason) {
         if (thinking) parts.push({ type: "native-record", record: { thinking } });
         parts.push({ type: "finish", reason: choice.finish_reason });

@@ -29,7 +29,7 @@ export const chatCommand: CommandModule<object, ChatFlags> = {
     yargs
       .option("model", { type: "string", demandOption: true, describe: "a model name from routes.yaml" })
       .option("resume", { type: "string", describe: "continue a stored session, its reasoning replayed" })
-      .option("url", { type: "string", describe: "gateway URL; env CARRIERD_URL, default http://CARRIERD_HOST:CARRIERD_PORT" }) as never,
+      .option("url", { type: "string", describe: "gateway URL; env CARRIERD_URL, default http://CARRIERD_HOST:CARRIERD_PORT" }),
   handler: async (flags) => {
     const home = resolveHome(flags.home);
     const url = flags.url ?? process.env.CARRIERD_URL ?? `http://${process.env.CARRIERD_HOST ?? "127.0.0.1"}:${process.env.CARRIERD_PORT ?? DEFAULT_PORT}`;
@@ -39,7 +39,16 @@ export const chatCommand: CommandModule<object, ChatFlags> = {
       process.exitCode = 1;
       return;
     }
-    await runChat({ url, key, home, model: flags.model!, resume: flags.resume, input: process.stdin, output: process.stdout, color: process.stdout.isTTY === true });
+    await runChat({
+      url,
+      key,
+      home,
+      model: flags.model!,
+      resume: flags.resume,
+      input: process.stdin,
+      output: process.stdout,
+      color: process.stdout.isTTY === true,
+    });
   },
 };
 
@@ -72,7 +81,9 @@ export async function runChat(options: ChatOptions): Promise<{ sessionId: string
     const resumed = await resumePoint(options.home, options.resume);
     seed = resumed.seed;
     messages.push(...resumed.history);
-    options.output.write(`resuming ${options.resume}: ${resumed.turns} turn(s), stored reasoning is replayed by the gateway${resumed.checkpoint ? ", under its compaction checkpoint" : ""}\n`);
+    options.output.write(
+      `resuming ${options.resume}: ${resumed.turns} turn(s), stored reasoning is replayed by the gateway${resumed.checkpoint ? ", under its compaction checkpoint" : ""}\n`,
+    );
   }
   const lines = createInterface({ input: options.input, output: options.output, terminal: false });
   const dim = (text: string) => (options.color ? `${DIM}${text}${RESET}` : text);
@@ -135,8 +146,8 @@ function resumePoint(home: string, id: string): Promise<ResumePoint> {
     // the head (system messages and the first user message) opened turn 1, archived in the session, dropped in a branch
     const head = compaction.archived.has(session.turnList[0]?.position ?? -1) ? leadingHead(session.prompts[0] ?? []) : [];
     const kept = historyOf(
-      active.map((index) => session.turnList[index]!),
-      active.map((index) => session.prompts[index]!),
+      active.map((index) => session.turnList[index]),
+      active.map((index) => session.prompts[index]),
     );
     const seed = [...head, summaryMessage(checkpoint.summary), ...kept];
     return { turns: session.turns, history: seed, seed, checkpoint: true };
@@ -175,7 +186,13 @@ async function send(
   let finished = false;
   const parser = createParser({
     onEvent(event) {
-      const data = JSON.parse(event.data) as { type?: string; delta?: string; message?: string; error?: { message?: string }; response?: { error?: { message?: string } | null } };
+      const data = JSON.parse(event.data) as {
+        type?: string;
+        delta?: string;
+        message?: string;
+        error?: { message?: string };
+        response?: { error?: { message?: string } | null };
+      };
       switch (data.type) {
         case "response.reasoning_summary_text.delta":
           if (!inReasoning) show("reasoning", "thinking: ");
@@ -215,13 +232,20 @@ function inputItems(message: ChatMessage): JsonObject[] {
       const items: JsonObject[] = [];
       const text = textOf(message.content);
       if (text || !message.tool_calls?.length) items.push({ type: "message", role: "assistant", content: text });
-      for (const call of message.tool_calls ?? []) items.push({ type: "function_call", call_id: call.id, name: call.function.name, arguments: call.function.arguments });
+      for (const call of message.tool_calls ?? [])
+        items.push({ type: "function_call", call_id: call.id, name: call.function.name, arguments: call.function.arguments });
       return items;
     }
     case "tool":
       return [{ type: "function_call_output", call_id: message.tool_call_id ?? "", output: textOf(message.content) }];
     default:
-      return [{ type: "message", role: message.role === "user" ? "user" : "system", content: typeof message.content === "string" || message.content == null ? (message.content ?? "") : message.content.map(inputPart) }];
+      return [
+        {
+          type: "message",
+          role: message.role === "user" ? "user" : "system",
+          content: typeof message.content === "string" || message.content == null ? (message.content ?? "") : message.content.map(inputPart),
+        },
+      ];
   }
 }
 

@@ -26,7 +26,10 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       .option("plugins", { type: "string", describe: "extra plugin folders, ':'-separated; env CARRIERD_PLUGINS" })
       .option("log-level", { type: "string", describe: "pino level; env CARRIERD_LOG_LEVEL, default info" })
       .option("body-limit", { type: "string", describe: "request body limit, bytes or e.g. 20MiB; env CARRIERD_BODY_LIMIT, default 10MiB" })
-      .option("events", { type: "string", describe: "live events: local, or a redis:// URL shared by every instance; env CARRIERD_EVENTS, default local" }) as never,
+      .option("events", {
+        type: "string",
+        describe: "live events: local, or a redis:// URL shared by every instance; env CARRIERD_EVENTS, default local",
+      }),
   handler: async (flags) => {
     // .env in the working directory, then $CARRIERD_HOME/.env; real environment variables win over both.
     loadDotenv({ path: ".env", quiet: true });
@@ -37,16 +40,22 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     const loose = tightenStateHome(resolved.home);
     const apiKey = ensureApiKey(resolved.home, resolved.apiKey);
     const log = createLogger({ level: resolved.logLevel, logDir: join(resolved.home, "logs"), pretty: process.stdout.isTTY });
-    if (loose.tightened.length > 0) log.warn({ files: loose.tightened }, `made private (0700/0600), as other users could read them: ${loose.tightened.join(", ")}`);
+    if (loose.tightened.length > 0)
+      log.warn({ files: loose.tightened }, `made private (0700/0600), as other users could read them: ${loose.tightened.join(", ")}`);
     for (const problem of loose.problems) log.warn({ home: resolved.home }, `WARNING: stored reasoning or keys may be readable by other users: ${problem}`);
-    if (apiKey.file) log.info({ file: apiKey.file, generated: apiKey.generated }, apiKey.generated ? `generated an API key in ${apiKey.file}` : `using the API key in ${apiKey.file}`);
+    if (apiKey.file)
+      log.info(
+        { file: apiKey.file, generated: apiKey.generated },
+        apiKey.generated ? `generated an API key in ${apiKey.file}` : `using the API key in ${apiKey.file}`,
+      );
     if (apiKey.tightened) log.warn({ file: apiKey.file }, "the API key file was readable by other users; it is now mode 0600");
     if (!isLoopbackHost(resolved.host)) {
       log.warn({ host: resolved.host }, "binding a non-loopback address: anyone who can reach this port and has the key can use your providers");
     }
     const advice = gcAdvice(usableCpus(), process.execArgv, process.argv[1] ?? "bin/carrierd");
     if (advice) log.info({ cpus: 1 }, advice);
-    if (resolved.store?.kind === "postgres") log.info({ store: describeStore(resolved.store), pool_size: resolved.store.poolSize }, `state is kept in PostgreSQL at ${describeStore(resolved.store)}`);
+    if (resolved.store?.kind === "postgres")
+      log.info({ store: describeStore(resolved.store), pool_size: resolved.store.poolSize }, `state is kept in PostgreSQL at ${describeStore(resolved.store)}`);
     let gateway: Awaited<ReturnType<typeof startGateway>>;
     try {
       gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);

@@ -14,7 +14,7 @@ export const logsCommand: CommandModule<object, { home?: string; follow?: boolea
   builder: (yargs) =>
     yargs
       .option("follow", { alias: "f", type: "boolean", default: false, describe: "keep printing new lines" })
-      .option("level", { type: "string", choices: Object.keys(LEVELS), default: "trace", describe: "lowest level shown" }) as never,
+      .option("level", { type: "string", choices: Object.keys(LEVELS), default: "trace", describe: "lowest level shown" }),
   handler: async (flags) => {
     const file = join(resolveHome(flags.home), "logs", "carrierd.log");
     if (!existsSync(file)) {

@@ -5,7 +5,8 @@ import { PluginRegistry } from "../../plugins/plugin-registry.js";
 export const pluginsCommand: CommandModule<object, { plugins?: string; json?: boolean }> = {
   command: "plugins list",
   describe: "loaded plugins and their native record types",
-  builder: (yargs) => yargs.option("plugins", { type: "string", describe: "extra plugin folders, ':'-separated" }).option("json", { type: "boolean", default: false }) as never,
+  builder: (yargs) =>
+    yargs.option("plugins", { type: "string", describe: "extra plugin folders, ':'-separated" }).option("json", { type: "boolean", default: false }),
   handler: async (flags) => {
     const registry = await PluginRegistry.load(resolveOptions({ plugins: flags.plugins }).pluginDirs);
     const rows = registry.list().map(({ definition, folder }) => ({

@@ -30,12 +30,14 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
       .command<RoutesFlags>({
         command: "check [file]",
         describe: "validate a route table; exit 1 with file:line:col errors",
-        builder: (y) => y.positional("file", { type: "string", describe: "default: CARRIERD_ROUTES or ./routes.yaml" }).option("plugins", { type: "string" }) as never,
+        builder: (y) => y.positional("file", { type: "string", describe: "default: CARRIERD_ROUTES or ./routes.yaml" }).option("plugins", { type: "string" }),
         handler: async (flags) => {
           const file = resolve(flags.file ?? resolveOptions({}).routesPath);
           const table = await loadTable(file, resolveOptions({ plugins: flags.plugins }).pluginDirs);
           if (!table) return;
-          console.log(`${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`);
+          console.log(
+            `${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`,
+          );
           // the gateway reads the same .env files at start, so the warning matches what it will see
           loadDotenv({ path: ".env", quiet: true });
           loadDotenv({ path: join(resolveHome(flags.home), ".env"), quiet: true });
@@ -52,7 +54,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             .option("host", { type: "string", describe: "explain as if the provider's base_url had this host" })
             .option("routes", { type: "string" })
             .option("plugins", { type: "string" })
-            .option("json", { type: "boolean", default: false }) as never,
+            .option("json", { type: "boolean", default: false }),
         handler: async (flags) => {
           const options = resolveOptions({ routes: flags.routes, plugins: flags.plugins });
           const table = await loadTable(options.routesPath, options.pluginDirs);
@@ -60,7 +62,9 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
           const resolved = table.resolveModel(flags.model!);
           let provider = flags.provider ? table.providers.get(flags.provider) : resolved?.provider;
           if (!provider) {
-            console.error(flags.provider ? `no provider "${flags.provider}" in ${options.routesPath}` : `no model matches "${flags.model}" in ${options.routesPath}`);
+            console.error(
+              flags.provider ? `no provider "${flags.provider}" in ${options.routesPath}` : `no model matches "${flags.model}" in ${options.routesPath}`,
+            );
             process.exitCode = 1;
             return;
           }
@@ -77,7 +81,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             upstream_model: upstreamModel,
             // 1-based, as events, logs and the dashboard number it
             route: policy.routeIndex >= 0 ? routeNumber(policy) : "default",
-            route_match: policy.routeIndex >= 0 ? table.carriers[policy.routeIndex]!.match : null,
+            route_match: policy.routeIndex >= 0 ? table.carriers[policy.routeIndex].match : null,
             fields: policy.fields,
             verdicts: verdicts.map(({ field, status, recorded_at }) => ({ field, status, recorded_at })),
             effective: policy.fields.filter((field) => !verdicts.some((verdict) => verdict.field === field)),
@@ -95,7 +99,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             store: describeStore(options.store ?? { kind: "sqlite" }),
           };
           if (flags.json) console.log(JSON.stringify(explained, null, 2));
-          else for (const [key, value] of Object.entries(explained)) console.log(`${key.padEnd(15)} ${typeof value === "string" ? value : JSON.stringify(value)}`);
+          else
+            for (const [key, value] of Object.entries(explained)) console.log(`${key.padEnd(15)} ${typeof value === "string" ? value : JSON.stringify(value)}`);
         },
       })
       .demandCommand(1),
@@ -114,7 +119,9 @@ function unsetKeyWarnings(table: RouteTable, env: Record<string, string | undefi
     const variable = missingKeyVariable(provider, env);
     if (!variable) continue;
     const models = table.models.filter((model) => model.provider === provider.id).map((model) => model.name);
-    warnings.push(`warning: provider ${provider.id}: ${variable} is not set; its models (${models.join(", ") || "none"}) are not listed and answer 503 until it is`);
+    warnings.push(
+      `warning: provider ${provider.id}: ${variable} is not set; its models (${models.join(", ") || "none"}) are not listed and answer 503 until it is`,
+    );
   }
   return warnings;
 }

@@ -55,14 +55,24 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
       .command<SessionsFlags>({
         command: "list",
         describe: "sessions, most recently used first",
-        builder: (y) => y.option("limit", { type: "number", default: 20 }).option("json", { type: "boolean", default: false }) as never,
+        builder: (y) => y.option("limit", { type: "number", default: 20 }).option("json", { type: "boolean", default: false }),
         handler: (flags) =>
           withState(flags, async (storage) => {
             const limit = Number.isInteger(flags.limit) && flags.limit! > 0 ? flags.limit! : 20;
-            const rows = (await storage.catalogue.list(limit)).map((row) => ({ id: row.id, model: row.model, parent_id: row.parentId, turns: row.turns, created_at: row.createdAt, updated_at: row.updatedAt }));
+            const rows = (await storage.catalogue.list(limit)).map((row) => ({
+              id: row.id,
+              model: row.model,
+              parent_id: row.parentId,
+              turns: row.turns,
+              created_at: row.createdAt,
+              updated_at: row.updatedAt,
+            }));
             if (flags.json) return console.log(JSON.stringify(rows, null, 2));
             if (rows.length === 0) return console.log("no sessions yet");
-            for (const row of rows) console.log(`${row.id.padEnd(34)} ${String(row.turns).padStart(4)} turns  ${(row.model ?? "-").padEnd(28)} ${row.updated_at}${row.parent_id ? `  (branch of ${row.parent_id})` : ""}`);
+            for (const row of rows)
+              console.log(
+                `${row.id.padEnd(34)} ${String(row.turns).padStart(4)} turns  ${(row.model ?? "-").padEnd(28)} ${row.updated_at}${row.parent_id ? `  (branch of ${row.parent_id})` : ""}`,
+              );
           }),
       })
       .command<SessionsFlags>({
@@ -72,7 +82,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
           y
             .positional("id", { type: "string" })
             .option("json", { type: "boolean", default: false })
-            .option("all", { type: "boolean", default: false, describe: "also the turns compaction archived" }) as never,
+            .option("all", { type: "boolean", default: false, describe: "also the turns compaction archived" }),
         handler: (flags) =>
           withState(flags, async (storage) => {
             const session = await storage.catalogue.show(flags.id!);
@@ -83,36 +93,59 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
             const shown = flags.all ? session.turnList : session.turnList.filter((turn) => !compaction.archived.has(turn.position));
             if (flags.json) {
               return console.log(
-                JSON.stringify({ id: session.id, model: session.model, parent_id: session.parentId, created_at: session.createdAt, updated_at: session.updatedAt, model_config: session.modelConfig, turns: shown.map((turn) => ({ ...turnJson(turn), active: !compaction.archived.has(turn.position) })), checkpoints: compaction.checkpoints.map(checkpointJson) }, null, 2),
+                JSON.stringify(
+                  {
+                    id: session.id,
+                    model: session.model,
+                    parent_id: session.parentId,
+                    created_at: session.createdAt,
+                    updated_at: session.updatedAt,
+                    model_config: session.modelConfig,
+                    turns: shown.map((turn) => ({ ...turnJson(turn), active: !compaction.archived.has(turn.position) })),
+                    checkpoints: compaction.checkpoints.map(checkpointJson),
+                  },
+                  null,
+                  2,
+                ),
               );
             }
-            console.log(`session ${session.id}  model ${session.model ?? "-"}  ${session.turns} turns${session.parentId ? `  branch of ${session.parentId}` : ""}`);
+            console.log(
+              `session ${session.id}  model ${session.model ?? "-"}  ${session.turns} turns${session.parentId ? `  branch of ${session.parentId}` : ""}`,
+            );
             let checkpointShown = false;
             for (const turn of shown) {
               if (checkpoint && !checkpointShown && turn.position > (checkpoint.archivedThrough ?? 0) && !compaction.archived.has(turn.position)) {
                 console.log(checkpointLine(checkpoint));
                 checkpointShown = true;
               }
-              const details = turn.reasoningDetails?.map((detail) => (detail && typeof detail === "object" && !Array.isArray(detail) ? quoted(detail.type ?? "?") : "?")) ?? [];
+              const details =
+                turn.reasoningDetails?.map((detail) => (detail && typeof detail === "object" && !Array.isArray(detail) ? quoted(detail.type ?? "?") : "?")) ??
+                [];
               const held = [
                 turn.reasoningText ? `reasoning text (${turn.reasoningText.length} chars)` : undefined,
                 details.length ? `reasoning_details [${details.join(", ")}]` : undefined,
                 turn.nativeRecord ? `native_record` : undefined,
               ].filter(Boolean);
-              const said = turn.toolCalls.length > 0 ? `tool calls: ${turn.toolCalls.map((call) => call.function.name).join(", ")}` : JSON.stringify(turn.content.slice(0, 60));
-              console.log(`  #${turn.position}${compaction.archived.has(turn.position) ? " [archived]" : ""}  ${turn.provider} (${turn.host || "in-process"}) ${turn.upstreamModel}  ${said}`);
+              const said =
+                turn.toolCalls.length > 0
+                  ? `tool calls: ${turn.toolCalls.map((call) => call.function.name).join(", ")}`
+                  : JSON.stringify(turn.content.slice(0, 60));
+              console.log(
+                `  #${turn.position}${compaction.archived.has(turn.position) ? " [archived]" : ""}  ${turn.provider} (${turn.host || "in-process"}) ${turn.upstreamModel}  ${said}`,
+              );
               console.log(`       carriers: ${held.length > 0 ? held.join("; ") : "none"}`);
             }
             if (checkpoint && !checkpointShown) console.log(checkpointLine(checkpoint));
             if (!flags.all && compaction.archived.size > 0) console.log(`  (${compaction.archived.size} archived turn(s) hidden; --all shows them)`);
             const rejected = session.modelConfig.rejected_carriers ?? [];
-            for (const [provider, host, model, fields] of rejected) console.log(`  verdict in this session: ${provider} (${host}) ${model} rejects ${fields.join(", ")}`);
+            for (const [provider, host, model, fields] of rejected)
+              console.log(`  verdict in this session: ${provider} (${host}) ${model} rejects ${fields.join(", ")}`);
           }),
       })
       .command<SessionsFlags>({
         command: "branch <id>",
         describe: "a new session holding turns 1..N, every reasoning carrier copied",
-        builder: (y) => y.positional("id", { type: "string" }).option("at", { type: "number", describe: "last turn to copy (default: all)" }) as never,
+        builder: (y) => y.positional("id", { type: "string" }).option("at", { type: "number", describe: "last turn to copy (default: all)" }),
         handler: (flags) =>
           // a turn still in the gateway's journal first reaches state.db
           whenCommitted(flags, () =>
@@ -128,19 +161,21 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
               if (!branch) return notFound(flags.id!);
               console.log(branch.id);
               console.error(`branched ${flags.id} into ${branch.id} with ${branch.turns} turn(s)${branch.checkpoint ? " and the compaction checkpoint" : ""}`);
-            })),
+            }),
+          ),
       })
       .command<SessionsFlags>({
         command: "rm <id>",
         describe: "remove a session and its turns",
-        builder: (y) => y.positional("id", { type: "string" }) as never,
+        builder: (y) => y.positional("id", { type: "string" }),
         handler: (flags) =>
           // a turn still in the gateway's journal first reaches state.db
           whenCommitted(flags, () =>
             withState(flags, async (storage) => {
               if (!(await storage.catalogue.remove(flags.id!))) return notFound(flags.id!);
               console.log(`removed ${flags.id}`);
-            })),
+            }),
+          ),
       })
       .demandCommand(1),
   handler: () => undefined,

@@ -23,7 +23,7 @@ export const storeCommand: CommandModule<object, StoreFlags> = {
         builder: (y) =>
           y
             .option("from", { type: "string", demandOption: true, describe: "the state.db to copy (refused while the turns journal beside it holds turns)" })
-            .option("to", { type: "string", demandOption: true, describe: "postgres:// URL of an empty database (migrated here if new)" }) as never,
+            .option("to", { type: "string", demandOption: true, describe: "postgres:// URL of an empty database (migrated here if new)" }),
         handler: async (flags) => {
           const from = resolve(flags.from!);
           if (!existsSync(from)) throw new Error(`no state.db at ${from}`);

@@ -16,7 +16,7 @@ export const verdictsCommand: CommandModule<object, VerdictsFlags> = {
       .command<VerdictsFlags>({
         command: "list",
         describe: "verdicts in force (--json: [{provider, host, model, field, status, message, recorded_at}])",
-        builder: (y) => y.option("json", { type: "boolean", default: false }) as never,
+        builder: (y) => y.option("json", { type: "boolean", default: false }),
         handler: (flags) =>
           withState(flags, async (storage) => {
             const verdicts = await storage.verdicts.list();
@@ -31,10 +31,11 @@ export const verdictsCommand: CommandModule<object, VerdictsFlags> = {
       .command<VerdictsFlags>({
         command: "clear",
         describe: "clear verdicts (all, or those of --provider / --model); the running gateway sends the fields again on its next request",
-        builder: (y) => y.option("provider", { type: "string" }).option("model", { type: "string", describe: "upstream model name" }) as never,
+        builder: (y) => y.option("provider", { type: "string" }).option("model", { type: "string", describe: "upstream model name" }),
         handler: (flags) =>
           withState(flags, async (storage) => {
-            const selects = (provider: string, model: string) => (flags.provider === undefined || flags.provider === provider) && (flags.model === undefined || flags.model === model);
+            const selects = (provider: string, model: string) =>
+              (flags.provider === undefined || flags.provider === provider) && (flags.model === undefined || flags.model === model);
             const cleared = await storage.verdicts.clear((verdict) => selects(verdict.provider, verdict.model));
             await storage.sessionConfig.removeRejections((provider, _host, model) => selects(provider, model));
             console.log(`cleared ${cleared.length} verdict(s)`);

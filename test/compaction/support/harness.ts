@@ -37,7 +37,12 @@ export async function sessionsCli(gateway: TestGateway, argv: string[]): Promise
   process.exitCode = undefined;
   try {
     const yargs = (await import("yargs")).default;
-    await yargs(["sessions", ...argv, "--home", home]).option("home", { type: "string", global: true }).command(sessionsCommand).strict().fail(false).parseAsync();
+    await yargs(["sessions", ...argv, "--home", home])
+      .option("home", { type: "string", global: true })
+      .command(sessionsCommand)
+      .strict()
+      .fail(false)
+      .parseAsync();
     return { out: printed.join("\n"), err: errors.join("\n"), exitCode: process.exitCode as number | undefined };
   } finally {
     process.exitCode = previous;

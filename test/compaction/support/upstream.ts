@@ -48,7 +48,12 @@ export interface Issued {
 }
 
 export const DEEPSEEK_MUST_ECHO = JSON.stringify({
-  error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" },
+  error: {
+    message: "The `reasoning_content` in the thinking mode must be passed back to the API.",
+    type: "invalid_request_error",
+    param: null,
+    code: "invalid_request_error",
+  },
 });
 
 export async function startCompactionUpstream(options: { blobBytes: number; reasoningChars: number }): Promise<CompactionUpstream> {
@@ -72,7 +77,14 @@ export async function startCompactionUpstream(options: { blobBytes: number; reas
       if (problem) return answer(400, problem);
       const n = ++counter;
       const message = reply(flavor, body, n, options, issued);
-      const whole = { id: `chatcmpl-${n}`, object: "chat.completion", created: 1_700_000_000, model: body.model, choices: [{ index: 0, message, finish_reason: message.tool_calls ? "tool_calls" : "stop" }], usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 } };
+      const whole = {
+        id: `chatcmpl-${n}`,
+        object: "chat.completion",
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [{ index: 0, message, finish_reason: message.tool_calls ? "tool_calls" : "stop" }],
+        usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 },
+      };
       // the tests ask non-streamed: compaction happens before the request goes upstream, whatever its stream mode
       answer(200, JSON.stringify(whole));
     });
@@ -94,14 +106,23 @@ export async function startCompactionUpstream(options: { blobBytes: number; reas
 
 function reply(flavor: string, body: WireBody, n: number, options: { blobBytes: number; reasoningChars: number }, issued: Map<string, Issued>): WireMessage {
   const last = body.messages.at(-1);
-  const reasoning = `Thinking ${n}: ${"considering the request carefully. ".repeat(Math.ceil(options.reasoningChars / 34))}`.slice(0, Math.max(options.reasoningChars, 12));
+  const reasoning = `Thinking ${n}: ${"considering the request carefully. ".repeat(Math.ceil(options.reasoningChars / 34))}`.slice(
+    0,
+    Math.max(options.reasoningChars, 12),
+  );
   if (flavor === "deepseek" && body.tools?.length && last?.role === "user") {
     const id = `call_ds_${n}`;
     issued.set(id, { reasoning, details: undefined });
-    return { role: "assistant", content: null, reasoning_content: reasoning, tool_calls: [{ id, type: "function", function: { name: "lookup", arguments: `{"n":${n}}` } } as never] };
+    return {
+      role: "assistant",
+      content: null,
+      reasoning_content: reasoning,
+      tool_calls: [{ id, type: "function", function: { name: "lookup", arguments: `{"n":${n}}` } } as never],
+    };
   }
   const content = `Answer ${n} from ${flavor}.`;
-  const details = flavor === "opaque" ? [{ type: "reasoning.encrypted", data: blob(n, options.blobBytes), format: "openai-responses-v1", index: 0 }] : undefined;
+  const details =
+    flavor === "opaque" ? [{ type: "reasoning.encrypted", data: blob(n, options.blobBytes), format: "openai-responses-v1", index: 0 }] : undefined;
   issued.set(content, { reasoning, details });
   const message: WireMessage = { role: "assistant", content, reasoning_content: reasoning };
   if (details) message.reasoning_details = details;
@@ -120,7 +141,13 @@ function detailsProblem(body: WireBody, issued: Map<string, Issued>): string | u
     if (message.role !== "assistant") continue;
     const expected = issued.get(String(message.content ?? ""));
     if (expected?.details && JSON.stringify(message.reasoning_details) !== JSON.stringify(expected.details)) {
-      return JSON.stringify({ error: { message: `messages[${index}]: the encrypted reasoning is missing or was modified`, type: "invalid_request_error", code: "invalid_encrypted_content" } });
+      return JSON.stringify({
+        error: {
+          message: `messages[${index}]: the encrypted reasoning is missing or was modified`,
+          type: "invalid_request_error",
+          code: "invalid_encrypted_content",
+        },
+      });
     }
   }
   return undefined;

@@ -23,7 +23,23 @@ export interface AnthropicEmulator extends Emulator {
 }
 
 const SECRET = randomBytes(32);
-const TOP_LEVEL = new Set(["model", "messages", "max_tokens", "system", "tools", "tool_choice", "thinking", "stream", "stop_sequences", "temperature", "top_p", "top_k", "metadata", "output_config", "service_tier"]);
+const TOP_LEVEL = new Set([
+  "model",
+  "messages",
+  "max_tokens",
+  "system",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "stream",
+  "stop_sequences",
+  "temperature",
+  "top_p",
+  "top_k",
+  "metadata",
+  "output_config",
+  "service_tier",
+]);
 const BLOCK_KEYS: Record<string, Set<string>> = {
   text: new Set(["type", "text", "cache_control", "citations"]),
   thinking: new Set(["type", "thinking", "signature"]),
@@ -55,14 +71,22 @@ export async function startAnthropicEmulator(options: { apiKey: string; redacted
 }
 
 function invalid(message: string, status = 400): Reply {
-  return { status, json: { type: "error", error: { type: status === 401 ? "authentication_error" : "invalid_request_error", message }, request_id: `req_${randomBytes(8).toString("hex")}` } };
+  return {
+    status,
+    json: {
+      type: "error",
+      error: { type: status === 401 ? "authentication_error" : "invalid_request_error", message },
+      request_id: `req_${randomBytes(8).toString("hex")}`,
+    },
+  };
 }
 
 type Block = Record<string, unknown> & { type?: string };
 type Message = { role: string; content: string | Block[] } & Record<string, unknown>;
 
 function handle(request: Received, options: { apiKey: string; redacted?: boolean }): Reply {
-  if (request.method !== "POST" || request.path !== "/v1/messages") return { status: 404, json: { type: "error", error: { type: "not_found_error", message: "Not found" } } };
+  if (request.method !== "POST" || request.path !== "/v1/messages")
+    return { status: 404, json: { type: "error", error: { type: "not_found_error", message: "Not found" } } };
   if (request.headers["x-api-key"] !== options.apiKey) return invalid("invalid x-api-key", 401);
   if (!request.headers["anthropic-version"]) return invalid("anthropic-version: header is required");
   const body = request.body;
@@ -73,11 +97,22 @@ function handle(request: Received, options: { apiKey: string; redacted?: boolean
   const thinking = body.thinking as { type?: string; budget_tokens?: number } | undefined;
   const thinkingOn = thinking?.type === "enabled";
   if (thinkingOn && !(typeof body.max_tokens === "number" && body.max_tokens > (thinking.budget_tokens ?? 0))) {
-    return invalid(`\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`);
+    return invalid(
+      `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`,
+    );
   }
   const content = answer(body, thinkingOn, options.redacted === true);
   const stopReason = content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
-  const message = { id: `msg_${randomBytes(8).toString("hex")}`, type: "message", role: "assistant", model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 42, output_tokens: 17 } };
+  const message = {
+    id: `msg_${randomBytes(8).toString("hex")}`,
+    type: "message",
+    role: "assistant",
+    model: body.model,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage: { input_tokens: 42, output_tokens: 17 },
+  };
   return body.stream === true ? { status: 200, sse: stream(message) } : { status: 200, json: message };
 }
 
@@ -91,10 +126,12 @@ function checkMessages(messages: Message[], thinking: { type?: string } | undefi
       const allowed = BLOCK_KEYS[block.type ?? ""];
       if (!allowed) return `messages.${i}.content.${j}.type: Input tag '${String(block.type)}' found using 'type' does not match any of the expected tags`;
       for (const key of Object.keys(block)) if (!allowed.has(key)) return `messages.${i}.content.${j}.${block.type}.${key}: Extra inputs are not permitted`;
-      if (block.type === "thinking" && !verify(sign(String(block.thinking)), String(block.signature))) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      if (block.type === "thinking" && !verify(sign(String(block.thinking)), String(block.signature)))
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
       if (block.type === "redacted_thinking") {
         const [payload, mac] = String(block.data).split(".");
-        if (!payload || !mac || !verify(createHmac("sha256", SECRET).update(payload).digest("base64"), mac)) return `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
+        if (!payload || !mac || !verify(createHmac("sha256", SECRET).update(payload).digest("base64"), mac))
+          return `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
       }
     }
   }
@@ -135,14 +172,18 @@ function answer(body: Record<string, unknown>, thinkingOn: boolean, redacted: bo
 /** The same message as Anthropic streams it: `event:` lines, deltas split mid-word, a ping, the signature last. */
 function stream(message: { content: Block[]; usage: { input_tokens: number; output_tokens: number }; stop_reason: string } & Record<string, unknown>): string {
   const events: [string, unknown][] = [];
-  events.push(["message_start", { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: message.usage.input_tokens, output_tokens: 1 } } }]);
+  events.push([
+    "message_start",
+    { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: message.usage.input_tokens, output_tokens: 1 } } },
+  ]);
   message.content.forEach((block, index) => {
     if (block.type === "thinking") {
       events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }]);
       events.push(["ping", { type: "ping" }]);
       const text = String(block.thinking);
       const half = Math.floor(text.length / 2);
-      for (const piece of [text.slice(0, half), text.slice(half)]) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: piece } }]);
+      for (const piece of [text.slice(0, half), text.slice(half)])
+        events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: piece } }]);
       events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } }]);
     } else if (block.type === "redacted_thinking") {
       events.push(["content_block_start", { type: "content_block_start", index, content_block: block }]);
@@ -152,11 +193,15 @@ function stream(message: { content: Block[]; usage: { input_tokens: number; outp
     } else if (block.type === "tool_use") {
       events.push(["content_block_start", { type: "content_block_start", index, content_block: { ...block, input: {} } }]);
       const input = JSON.stringify(block.input);
-      for (const piece of [input.slice(0, 5), input.slice(5)]) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } }]);
+      for (const piece of [input.slice(0, 5), input.slice(5)])
+        events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } }]);
     }
     events.push(["content_block_stop", { type: "content_block_stop", index }]);
   });
-  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } }]);
+  events.push([
+    "message_delta",
+    { type: "message_delta", delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } },
+  ]);
   events.push(["message_stop", { type: "message_stop" }]);
   return events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("");
 }

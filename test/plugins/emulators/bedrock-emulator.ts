@@ -17,7 +17,18 @@ import { verifySigV4 } from "./sigv4-verifier.js";
  * - streams use the binary event-stream framing with the real event names.
  */
 const SECRET = randomBytes(32);
-const TOP_LEVEL = new Set(["messages", "system", "inferenceConfig", "toolConfig", "additionalModelRequestFields", "guardrailConfig", "performanceConfig", "promptVariables", "requestMetadata", "additionalModelResponseFieldPaths"]);
+const TOP_LEVEL = new Set([
+  "messages",
+  "system",
+  "inferenceConfig",
+  "toolConfig",
+  "additionalModelRequestFields",
+  "guardrailConfig",
+  "performanceConfig",
+  "promptVariables",
+  "requestMetadata",
+  "additionalModelResponseFieldPaths",
+]);
 const CLAUDE_FIELDS = new Set(["thinking", "anthropic_beta", "top_k", "output_config"]);
 
 type Block = Record<string, unknown>;
@@ -50,18 +61,24 @@ function handle(request: Received, options: BedrockEmulatorOptions): Reply {
   const model = decodeURIComponent(route[1]!);
   const body = request.body;
   if (!body) return validation("Malformed input request, please reformat your input and try again.");
-  for (const key of Object.keys(body)) if (!TOP_LEVEL.has(key)) return validation(`Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+  for (const key of Object.keys(body))
+    if (!TOP_LEVEL.has(key))
+      return validation(`Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
   const claude = model.includes("claude");
   const extra = (body.additionalModelRequestFields ?? {}) as Record<string, unknown>;
-  if (claude) for (const key of Object.keys(extra)) if (!CLAUDE_FIELDS.has(key)) return validation(`The model returned the following errors: ${key}: Extra inputs are not permitted`);
+  if (claude)
+    for (const key of Object.keys(extra))
+      if (!CLAUDE_FIELDS.has(key)) return validation(`The model returned the following errors: ${key}: Extra inputs are not permitted`);
   const thinkingOn = claude && (extra.thinking as { type?: string } | undefined)?.type === "enabled";
-  if (options.refuseRedacted && JSON.stringify(body.messages).includes('"redactedContent"')) return validation("The model returned the following errors: redacted_thinking blocks are not supported for this model");
+  if (options.refuseRedacted && JSON.stringify(body.messages).includes('"redactedContent"'))
+    return validation("The model returned the following errors: redacted_thinking blocks are not supported for this model");
   const problem = check(body.messages as Message[], claude, thinkingOn);
   if (problem) return validation(problem);
   const content = answer(body, claude, thinkingOn, options.redacted === true);
   const stopReason = content.some((block) => block.toolUse) ? "tool_use" : "end_turn";
   const usage = { inputTokens: 30, outputTokens: 12, totalTokens: 42 };
-  if (route[2] === "converse") return { status: 200, json: { output: { message: { role: "assistant", content } }, stopReason, usage, metrics: { latencyMs: 5 } } };
+  if (route[2] === "converse")
+    return { status: 200, json: { output: { message: { role: "assistant", content } }, stopReason, usage, metrics: { latencyMs: 5 } } };
   return { status: 200, bytes: Buffer.concat(stream(content, stopReason, usage)), contentType: "application/vnd.amazon.eventstream" };
 }
 
@@ -71,7 +88,8 @@ function check(messages: Message[], claude: boolean, thinkingOn: boolean): strin
       const reasoning = block.reasoningContent as { reasoningText?: { text: string; signature?: string }; redactedContent?: string } | undefined;
       if (!reasoning) continue;
       if (!claude) {
-        if (reasoning.redactedContent !== undefined || reasoning.reasoningText?.signature !== undefined) return `messages.${i}.content.${j}: this model does not accept signed or redacted reasoning`;
+        if (reasoning.redactedContent !== undefined || reasoning.reasoningText?.signature !== undefined)
+          return `messages.${i}.content.${j}: this model does not accept signed or redacted reasoning`;
         continue;
       }
       if (reasoning.reasoningText && reasoning.reasoningText.signature !== signReasoning(reasoning.reasoningText.text)) {
@@ -79,7 +97,8 @@ function check(messages: Message[], claude: boolean, thinkingOn: boolean): strin
       }
       if (reasoning.redactedContent !== undefined) {
         const [payload, mac] = Buffer.from(reasoning.redactedContent, "base64").toString("utf8").split(".");
-        if (!payload || mac !== signReasoning(payload)) return `The model returned the following errors: messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
+        if (!payload || mac !== signReasoning(payload))
+          return `The model returned the following errors: messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
       }
     }
   }
@@ -102,7 +121,7 @@ function answer(body: Record<string, unknown>, claude: boolean, thinkingOn: bool
     else if (!claude) blocks.push({ reasoningContent: { reasoningText: { text } } });
   };
   if (results.length > 0) {
-    const said = results.map((block) => ((block.toolResult as { content: { text: string }[] }).content[0]?.text ?? "")).join(" and ");
+    const said = results.map((block) => (block.toolResult as { content: { text: string }[] }).content[0]?.text ?? "").join(" and ");
     reason(`The tool said ${said}.`);
     blocks.push({ text: `It is ${said}.` });
   } else if (tools.length > 0) {
@@ -126,7 +145,8 @@ function stream(content: Block[], stopReason: string, usage: object): Uint8Array
     const reasoning = block.reasoningContent as { reasoningText?: { text: string; signature?: string }; redactedContent?: string } | undefined;
     if (reasoning?.reasoningText) {
       const { text, signature } = reasoning.reasoningText;
-      for (const piece of [text.slice(0, 5), text.slice(5)]) frames.push(encodeEvent("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { text: piece } } }));
+      for (const piece of [text.slice(0, 5), text.slice(5)])
+        frames.push(encodeEvent("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { text: piece } } }));
       if (signature) frames.push(encodeEvent("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { signature } } }));
     } else if (reasoning?.redactedContent) {
       frames.push(encodeEvent("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { redactedContent: reasoning.redactedContent } } }));
@@ -136,7 +156,8 @@ function stream(content: Block[], stopReason: string, usage: object): Uint8Array
       const tool = block.toolUse as { toolUseId: string; name: string; input: unknown };
       frames.push(encodeEvent("contentBlockStart", { contentBlockIndex, start: { toolUse: { toolUseId: tool.toolUseId, name: tool.name } } }));
       const input = JSON.stringify(tool.input);
-      for (const piece of [input.slice(0, 4), input.slice(4)]) frames.push(encodeEvent("contentBlockDelta", { contentBlockIndex, delta: { toolUse: { input: piece } } }));
+      for (const piece of [input.slice(0, 4), input.slice(4)])
+        frames.push(encodeEvent("contentBlockDelta", { contentBlockIndex, delta: { toolUse: { input: piece } } }));
     }
     frames.push(encodeEvent("contentBlockStop", { contentBlockIndex }));
   });

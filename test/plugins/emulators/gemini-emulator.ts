@@ -66,9 +66,11 @@ function handle(request: Received, apiKey: string): Reply {
 function check(contents: Content[]): Reply | undefined {
   if (!Array.isArray(contents) || contents.length === 0) return error("* GenerateContentRequest.contents: contents is not specified");
   for (const [i, content] of contents.entries()) {
-    for (const key of Object.keys(content)) if (key !== "role" && key !== "parts") return error(`Invalid JSON payload received. Unknown name "${key}" at 'contents[${i}]': Cannot find field.`);
+    for (const key of Object.keys(content))
+      if (key !== "role" && key !== "parts") return error(`Invalid JSON payload received. Unknown name "${key}" at 'contents[${i}]': Cannot find field.`);
     for (const [j, part] of content.parts.entries()) {
-      for (const key of Object.keys(part)) if (!PART_KEYS.has(key)) return error(`Invalid JSON payload received. Unknown name "${key}" at 'contents[${i}].parts[${j}]': Cannot find field.`);
+      for (const key of Object.keys(part))
+        if (!PART_KEYS.has(key)) return error(`Invalid JSON payload received. Unknown name "${key}" at 'contents[${i}].parts[${j}]': Cannot find field.`);
       const signature = part.thoughtSignature;
       if (typeof signature === "string" && signature !== SKIP && signature !== signPart(part)) return error("Corrupted thought signature.");
     }
@@ -92,7 +94,7 @@ function answer(contents: Content[], tools: { name: string }[], stream: boolean)
   const last = contents.at(-1)!;
   const results = last.parts.filter((part) => part.functionResponse);
   if (results.length > 0) {
-    const said = results.map((part) => String(((part.functionResponse as { response: { result: unknown } }).response).result)).join(" and ");
+    const said = results.map((part) => String((part.functionResponse as { response: { result: unknown } }).response.result)).join(" and ");
     const text = `It is ${said}.`;
     const thought = { text: "**Answering**\n\nThe tools answered.", thought: true };
     if (!stream) return [thought, signed({ text })];
@@ -116,6 +118,10 @@ function signed(part: Part): Part {
 /** JSON with sorted keys: a signature binds the call's meaning, not its key order. */
 function stable(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stable).join(",")}]`;
-  if (value && typeof value === "object") return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${stable((value as Record<string, unknown>)[key])}`).join(",")}}`;
+  if (value && typeof value === "object")
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stable((value as Record<string, unknown>)[key])}`)
+      .join(",")}}`;
   return JSON.stringify(value);
 }

@@ -8,21 +8,31 @@ import type { Received } from "./http-emulator.js";
  * services encode each path segment a second time), string to sign, derived
  * key, HMAC. Returns why it fails, or undefined when the signature is right.
  */
-export function verifySigV4(request: Received, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }, service: string): string | undefined {
+export function verifySigV4(
+  request: Received,
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+  service: string,
+): string | undefined {
   const authorization = String(request.headers.authorization ?? "");
-  const parsed = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(authorization);
+  const parsed = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
+    authorization,
+  );
   if (!parsed) return "Missing Authentication Token";
   const [, accessKeyId, date, region, signedService, signedHeaders, signature] = parsed as unknown as string[];
   if (accessKeyId !== credentials.accessKeyId) return "The security token included in the request is invalid.";
   if (signedService !== service) return `Credential should be scoped to correct service: '${service}'.`;
-  if (credentials.sessionToken !== undefined && request.headers["x-amz-security-token"] !== credentials.sessionToken) return "The security token included in the request is invalid.";
+  if (credentials.sessionToken !== undefined && request.headers["x-amz-security-token"] !== credentials.sessionToken)
+    return "The security token included in the request is invalid.";
   const amzDate = String(request.headers["x-amz-date"] ?? "");
   if (!amzDate.startsWith(date!)) return "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP.";
   const names = signedHeaders!.split(";");
   if (!names.includes("host")) return "'Host' must be a 'SignedHeader' in the AWS Authorization.";
 
   const [rawPath, rawQuery = ""] = request.path.split("?");
-  const canonicalUri = rawPath!.split("/").map((segment) => encode(segment)).join("/");
+  const canonicalUri = rawPath!
+    .split("/")
+    .map((segment) => encode(segment))
+    .join("/");
   const canonicalQuery = rawQuery
     .split("&")
     .filter(Boolean)
@@ -30,7 +40,14 @@ export function verifySigV4(request: Received, credentials: { accessKeyId: strin
     .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0))
     .map(([key, value = ""]) => `${key}=${value}`)
     .join("&");
-  const canonicalHeaders = names.map((name) => `${name}:${String(request.headers[name] ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
+  const canonicalHeaders = names
+    .map(
+      (name) =>
+        `${name}:${String(request.headers[name] ?? "")
+          .trim()
+          .replace(/\s+/g, " ")}\n`,
+    )
+    .join("");
   const canonicalRequest = [request.method, canonicalUri, canonicalQuery, canonicalHeaders, signedHeaders, sha256(request.raw)].join("\n");
   const scope = `${date}/${region}/${service}/aws4_request`;
   const stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, sha256(canonicalRequest)].join("\n");

@@ -1,6 +1,16 @@
 import type { AssistantTurn } from "../../../src/carriers/turn-accumulator.js";
 import { TurnAccumulator } from "../../../src/carriers/turn-accumulator.js";
-import type { CarrierPolicy, ChatMessage, ChatRequest, HttpCodec, JsonObject, ProviderConfig, RequestDialect, StreamPart, UpstreamCall } from "../../../src/plugins/contract.js";
+import type {
+  CarrierPolicy,
+  ChatMessage,
+  ChatRequest,
+  HttpCodec,
+  JsonObject,
+  ProviderConfig,
+  RequestDialect,
+  StreamPart,
+  UpstreamCall,
+} from "../../../src/plugins/contract.js";
 import { resolveDialect } from "../../../src/routes/request-dialect.js";
 
 export const POLICY: CarrierPolicy = { fields: [], mustEcho: false, requestExtra: undefined, native: true, replay: undefined, routeIndex: 0 };
@@ -21,7 +31,13 @@ export function upstreamCall(options: {
   dialect?: RequestDialect;
 }): UpstreamCall {
   const url = new URL(options.baseUrl);
-  const provider: ProviderConfig = { id: options.plugin, plugin: options.plugin, baseUrl: options.baseUrl, host: url.hostname.toLowerCase(), headers: options.headers ?? {} };
+  const provider: ProviderConfig = {
+    id: options.plugin,
+    plugin: options.plugin,
+    baseUrl: options.baseUrl,
+    host: url.hostname.toLowerCase(),
+    headers: options.headers ?? {},
+  };
   const stream = options.stream ?? false;
   return {
     provider,

@@ -2,7 +2,6 @@ import { createParser } from "eventsource-parser";
 import { parse } from "yaml";
 import { readFixture } from "../../support/fixtures-dir.js";
 
-
 /** One recorded HTTP exchange of a go-vcr cassette. */
 export interface Interaction {
   request: { url: string; method: string; body: string; headers: Record<string, string[]> };
@@ -16,7 +15,11 @@ export function cassette(path: string): Interaction[] {
   const document = parse(readFixture(`cassettes/${path}.yaml`)) as { interactions: RawInteraction[] };
   return document.interactions.map((raw) => ({
     request: { url: raw.request.url, method: raw.request.method, body: raw.request.body, headers: raw.request.headers ?? {} },
-    response: { status: raw.response.code, body: typeof raw.response.body === "string" ? raw.response.body : "", contentType: raw.response.headers?.["Content-Type"]?.[0] ?? "application/json" },
+    response: {
+      status: raw.response.code,
+      body: typeof raw.response.body === "string" ? raw.response.body : "",
+      contentType: raw.response.headers?.["Content-Type"]?.[0] ?? "application/json",
+    },
     responseBytes: typeof raw.response.body === "string" ? undefined : (raw.response.body as Uint8Array),
   }));
 }
@@ -41,7 +44,9 @@ export function sseEvents(body: string): { event?: string; data: string }[] {
 
 /** `chunks/<provider>/<name>`: a `.chunks.txt` file is one JSON payload per line. */
 export function chunkLines(path: string): string[] {
-  return readFixture(`chunks/${path}`).split("\n").filter((line) => line.trim().length > 0);
+  return readFixture(`chunks/${path}`)
+    .split("\n")
+    .filter((line) => line.trim().length > 0);
 }
 
 export function chunkJson(path: string): Record<string, unknown> {

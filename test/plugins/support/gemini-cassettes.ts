@@ -83,5 +83,7 @@ export function expectedTurn2(scenario: GeminiScenario): JsonObject {
 function lowerTypes(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(lowerTypes);
   if (!schema || typeof schema !== "object") return schema;
-  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, key === "type" && typeof value === "string" ? value.toLowerCase() : lowerTypes(value)]));
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, key === "type" && typeof value === "string" ? value.toLowerCase() : lowerTypes(value)]),
+  );
 }

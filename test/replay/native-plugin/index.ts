@@ -32,7 +32,8 @@ const codec: HttpCodec = {
 function nativeParts(message: JsonObject): StreamPart[] {
   const parts: StreamPart[] = [];
   if (typeof message.reasoning_text === "string" && message.reasoning_text) parts.push({ type: "reasoning-delta", text: message.reasoning_text });
-  if (message.reasoning_opaque !== undefined) parts.push({ type: "native-record", record: { type: "native-test.assistant", opaque: message.reasoning_opaque } });
+  if (message.reasoning_opaque !== undefined)
+    parts.push({ type: "native-record", record: { type: "native-test.assistant", opaque: message.reasoning_opaque } });
   return parts;
 }
 
@@ -55,7 +56,10 @@ export default definePlugin({
       // opaque fragments concatenate (Copilot splits one opaque across chunks); anything else is taken as sent
       mergeNative: (collected, fragment) => ({
         type: "native-test.assistant",
-        opaque: typeof collected?.opaque === "string" && typeof fragment.opaque === "string" ? collected.opaque + fragment.opaque : (fragment.opaque ?? collected?.opaque ?? ""),
+        opaque:
+          typeof collected?.opaque === "string" && typeof fragment.opaque === "string"
+            ? collected.opaque + fragment.opaque
+            : (fragment.opaque ?? collected?.opaque ?? ""),
       }),
     };
   },
