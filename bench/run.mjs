@@ -44,14 +44,19 @@ async function latencyRows(targets, bodies) {
           const dbBefore = target.store ? await target.store.backendCpu() : undefined;
           const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyOf(target), key: KEY, core: 1 });
           // CPU per request is steadier than req/s on a shared VM: it does not move with the time slices the host grants
-          if (target.pid) run.cpuUs = ((await cpuMsOf(target.pid)) - cpuBefore) * 1000 / (run.rps * SECONDS);
-          if (dbBefore) run.dbCpuUs = backendCpuBetween(dbBefore, await target.store.backendCpu()) * 1000 / (run.rps * SECONDS);
+          if (target.pid) run.cpuUs = (((await cpuMsOf(target.pid)) - cpuBefore) * 1000) / (run.rps * SECONDS);
+          if (dbBefore) run.dbCpuUs = (backendCpuBetween(dbBefore, await target.store.backendCpu()) * 1000) / (run.rps * SECONDS);
           runs[target.name].push(run);
         }
       }
       for (const target of targets) {
         const own = runs[target.name];
-        row[target.name] = { p50: median(own.map((r) => r.p50)), p99: median(own.map((r) => r.p99)), rps: median(own.map((r) => r.rps)), cpuUs: target.pid ? median(own.map((r) => r.cpuUs)) : undefined };
+        row[target.name] = {
+          p50: median(own.map((r) => r.p50)),
+          p99: median(own.map((r) => r.p99)),
+          rps: median(own.map((r) => r.rps)),
+          cpuUs: target.pid ? median(own.map((r) => r.cpuUs)) : undefined,
+        };
         if (target.store) row[target.name].dbCpuUs = median(own.map((r) => r.dbCpuUs));
       }
       for (const name of ["raw", "carrierd", "carrierdRedis", "carrierdPg"].filter((name) => row[name])) {
@@ -64,10 +69,17 @@ async function latencyRows(targets, bodies) {
       rows.push(row);
       if (row.carrierdPg) {
         const pg = row.carrierdPg;
-        console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} PostgreSQL store: added p50 ${pg.addedP50.toFixed(3)} ms (SQLite ${row.carrierd.addedP50.toFixed(3)} ms, Δ ${(pg.addedP50 - row.carrierd.addedP50).toFixed(3)}), p99 ${pg.addedP99.toFixed(3)} ms (SQLite ${row.carrierd.addedP99.toFixed(3)}), rps ${pg.rps.toFixed(0)} (SQLite ${row.carrierd.rps.toFixed(0)}), CPU per request gateway ${pg.cpuUs.toFixed(0)} µs + database ${pg.dbCpuUs.toFixed(0)} µs`);
+        console.log(
+          `${mode.padEnd(6)} c=${String(connections).padEnd(3)} PostgreSQL store: added p50 ${pg.addedP50.toFixed(3)} ms (SQLite ${row.carrierd.addedP50.toFixed(3)} ms, Δ ${(pg.addedP50 - row.carrierd.addedP50).toFixed(3)}), p99 ${pg.addedP99.toFixed(3)} ms (SQLite ${row.carrierd.addedP99.toFixed(3)}), rps ${pg.rps.toFixed(0)} (SQLite ${row.carrierd.rps.toFixed(0)}), CPU per request gateway ${pg.cpuUs.toFixed(0)} µs + database ${pg.dbCpuUs.toFixed(0)} µs`,
+        );
       }
-      if (row.carrierdRedis) console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} events through Redis: added p50 ${row.carrierdRedis.addedP50.toFixed(3)} ms (local events ${row.carrierd.addedP50.toFixed(3)} ms), p99 ${row.carrierdRedis.addedP99.toFixed(3)} ms, rps ${row.carrierdRedis.rps.toFixed(0)}, CPU per request ${row.carrierdRedis.cpuUs.toFixed(0)} µs`);
-      console.log(`${mode.padEnd(6)} c=${String(connections).padEnd(3)} added p50 raw ${row.raw.addedP50.toFixed(3)} ms, carrierd ${row.carrierd.addedP50.toFixed(3)} ms (×${row.ratioP50.toFixed(2)}); p99 raw ${row.raw.addedP99.toFixed(3)}, carrierd ${row.carrierd.addedP99.toFixed(3)}; rps raw ${row.raw.rps.toFixed(0)}, carrierd ${row.carrierd.rps.toFixed(0)} (×${row.ratioRps.toFixed(2)}); CPU per request raw ${row.raw.cpuUs.toFixed(0)} µs, carrierd ${row.carrierd.cpuUs.toFixed(0)} µs`);
+      if (row.carrierdRedis)
+        console.log(
+          `${mode.padEnd(6)} c=${String(connections).padEnd(3)} events through Redis: added p50 ${row.carrierdRedis.addedP50.toFixed(3)} ms (local events ${row.carrierd.addedP50.toFixed(3)} ms), p99 ${row.carrierdRedis.addedP99.toFixed(3)} ms, rps ${row.carrierdRedis.rps.toFixed(0)}, CPU per request ${row.carrierdRedis.cpuUs.toFixed(0)} µs`,
+        );
+      console.log(
+        `${mode.padEnd(6)} c=${String(connections).padEnd(3)} added p50 raw ${row.raw.addedP50.toFixed(3)} ms, carrierd ${row.carrierd.addedP50.toFixed(3)} ms (×${row.ratioP50.toFixed(2)}); p99 raw ${row.raw.addedP99.toFixed(3)}, carrierd ${row.carrierd.addedP99.toFixed(3)}; rps raw ${row.raw.rps.toFixed(0)}, carrierd ${row.carrierd.rps.toFixed(0)} (×${row.ratioRps.toFixed(2)}); CPU per request raw ${row.raw.cpuUs.toFixed(0)} µs, carrierd ${row.carrierd.cpuUs.toFixed(0)} µs`,
+      );
     }
   }
   return rows;
@@ -87,11 +99,23 @@ async function firstReasoningBytes(targets, bodyFile, key, total = 320, concurre
   const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
   for (let i = 0; i < RUNS; i++) {
     for (const target of targets) {
-      const { stdout } = await runFile("taskset", ["-c", "1", process.execPath, here("./first-byte.mjs"), target.url, bodyFile, key, String(total), String(concurrency)]);
+      const { stdout } = await runFile("taskset", [
+        "-c",
+        "1",
+        process.execPath,
+        here("./first-byte.mjs"),
+        target.url,
+        bodyFile,
+        key,
+        String(total),
+        String(concurrency),
+      ]);
       runs[target.name].push(JSON.parse(stdout));
     }
   }
-  return Object.fromEntries(Object.entries(runs).map(([name, own]) => [name, { p50: median(own.map((run) => run.p50)), p99: median(own.map((run) => run.p99)) }]));
+  return Object.fromEntries(
+    Object.entries(runs).map(([name, own]) => [name, { p50: median(own.map((run) => run.p50)), p99: median(own.map((run) => run.p99)) }]),
+  );
 }
 
 /** Peak RSS of carrierd while 1,000 streams are open at once. */
@@ -105,7 +129,12 @@ async function rssWithOpenStreams(count = 1000) {
   let open = 0;
   let peakWhileOpen = 0;
   const requests = Array.from({ length: count }, async () => {
-    const response = await pool.request({ path: "/v1/chat/completions", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` }, body });
+    const response = await pool.request({
+      path: "/v1/chat/completions",
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
+      body,
+    });
     let counted = false;
     for await (const chunk of response.body) {
       if (!counted && chunk.includes("think")) {
@@ -181,7 +210,10 @@ async function scaleOut(upstreamPort, store, bodyFile, connections = 16) {
 /** wrk and taskset must be on PATH; say how to get them rather than fail half-way. */
 async function checkTools() {
   const { execFileSync } = await import("node:child_process");
-  for (const [tool, pkg] of [["wrk", "wrk"], ["taskset", "util-linux"]]) {
+  for (const [tool, pkg] of [
+    ["wrk", "wrk"],
+    ["taskset", "util-linux"],
+  ]) {
     try {
       execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
     } catch {
@@ -200,7 +232,9 @@ async function main() {
   const redis = redisForBench();
   const redisStream = `carrierd-bench:${process.pid}:events`;
   if (redis.problem) console.log(`no Redis event bus figures: ${redis.problem}`);
-  const redisGateway = redis.problem ? undefined : await startCarrierd(upstream.port, join(work, "redis"), { env: { CARRIERD_EVENTS: redis.url, CARRIERD_EVENTS_STREAM: redisStream } });
+  const redisGateway = redis.problem
+    ? undefined
+    : await startCarrierd(upstream.port, join(work, "redis"), { env: { CARRIERD_EVENTS: redis.url, CARRIERD_EVENTS_STREAM: redisStream } });
   // the PostgreSQL store (issue 25), when a server is there: the same build with its state in a database of its own
   const store = await postgresForBench();
   if (store.problem) console.log(`no PostgreSQL store figures: ${store.problem}`);
@@ -228,9 +262,13 @@ async function main() {
       { name: "raw", url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.pid },
       { name: "carrierd", url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, pid: gateway.pid },
       ...(redisGateway ? [{ name: "carrierdRedis", url: `http://127.0.0.1:${redisGateway.port}/v1/chat/completions`, pid: redisGateway.pid }] : []),
-      ...(pgGateway ? [{ name: "carrierdPg", url: `http://127.0.0.1:${pgGateway.port}/v1/chat/completions`, pid: pgGateway.pid, bodies: pgBodies, store }] : []),
+      ...(pgGateway
+        ? [{ name: "carrierdPg", url: `http://127.0.0.1:${pgGateway.port}/v1/chat/completions`, pid: pgGateway.pid, bodies: pgBodies, store }]
+        : []),
     ];
-    console.log(`carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`);
+    console.log(
+      `carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`,
+    );
     const latency = await latencyRows(targets, bodies);
     await stop(redisGateway);
     await stop(pgGateway);
@@ -239,33 +277,60 @@ async function main() {
     let scale;
     if (pgGateway) {
       scale = await scaleOut(upstream.port, store, pgBodies.json);
-      console.log(`two instances on one PostgreSQL, json c=${scale.connections}: one instance ${scale.oneInstance.rps.toFixed(0)} req/s (database CPU ${scale.oneInstance.dbCpuUs.toFixed(0)} µs per request), two ${scale.twoInstances.rps.toFixed(0)} req/s (database CPU ${scale.twoInstances.dbCpuUs.toFixed(0)} µs per request), ×${scale.scaling.toFixed(2)}`);
+      console.log(
+        `two instances on one PostgreSQL, json c=${scale.connections}: one instance ${scale.oneInstance.rps.toFixed(0)} req/s (database CPU ${scale.oneInstance.dbCpuUs.toFixed(0)} µs per request), two ${scale.twoInstances.rps.toFixed(0)} req/s (database CPU ${scale.twoInstances.dbCpuUs.toFixed(0)} µs per request), ×${scale.scaling.toFixed(2)}`,
+      );
     }
     const ttfr = await firstReasoningBytes(targets, bodies.stream, KEY);
     const ttfrOverhead = { raw: ttfr.raw.p50 - ttfr.direct.p50, carrierd: ttfr.carrierd.p50 - ttfr.direct.p50 };
-    console.log(`first reasoning byte at c=16, instant upstream (saturated), p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`);
+    console.log(
+      `first reasoning byte at c=16, instant upstream (saturated), p50 overhead: raw ${ttfrOverhead.raw.toFixed(3)} ms, carrierd ${ttfrOverhead.carrierd.toFixed(3)} ms`,
+    );
     const paced = await firstReasoningBytes(targets, bodies.paced, KEY);
     const pacedOverhead = { raw: paced.raw.p50 - paced.direct.p50, carrierd: paced.carrierd.p50 - paced.direct.p50 };
-    console.log(`first reasoning byte at c=16, paced upstream (16 open streams), p50 overhead: raw ${pacedOverhead.raw.toFixed(3)} ms, carrierd ${pacedOverhead.carrierd.toFixed(3)} ms; p99 direct ${paced.direct.p99.toFixed(3)}, raw ${paced.raw.p99.toFixed(3)}, carrierd ${paced.carrierd.p99.toFixed(3)} ms`);
+    console.log(
+      `first reasoning byte at c=16, paced upstream (16 open streams), p50 overhead: raw ${pacedOverhead.raw.toFixed(3)} ms, carrierd ${pacedOverhead.carrierd.toFixed(3)} ms; p99 direct ${paced.direct.p99.toFixed(3)}, raw ${paced.raw.p99.toFixed(3)}, carrierd ${paced.carrierd.p99.toFixed(3)} ms`,
+    );
     const reload = await hotReload(gateway, upstream.port);
     console.log(`hot reload (write → in force): p50 ${reload.p50.toFixed(1)} ms, max ${reload.max.toFixed(1)} ms`);
     await stop(gateway);
     await stop(raw);
     await stop(upstream);
     const rss = await rssWithOpenStreams();
-    console.log(`1,000 open streams: RSS idle ${rss.idleRssMiB.toFixed(0)} MiB, with all open ${rss.rssWithAllOpenMiB.toFixed(0)} MiB, peak ${rss.peakRssMiB.toFixed(0)} MiB`);
-    const results = { date: new Date().toISOString(), node: process.version, seconds: SECONDS, runs: RUNS, latency, firstReasoningByte: { ...ttfr, overhead: ttfrOverhead }, firstReasoningBytePaced: { ...paced, overhead: pacedOverhead }, hotReload: reload, rss, scaleOut: scale };
+    console.log(
+      `1,000 open streams: RSS idle ${rss.idleRssMiB.toFixed(0)} MiB, with all open ${rss.rssWithAllOpenMiB.toFixed(0)} MiB, peak ${rss.peakRssMiB.toFixed(0)} MiB`,
+    );
+    const results = {
+      date: new Date().toISOString(),
+      node: process.version,
+      seconds: SECONDS,
+      runs: RUNS,
+      latency,
+      firstReasoningByte: { ...ttfr, overhead: ttfrOverhead },
+      firstReasoningBytePaced: { ...paced, overhead: pacedOverhead },
+      hotReload: reload,
+      rss,
+      scaleOut: scale,
+    };
     mkdirSync(here("./results/"), { recursive: true });
     writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-    console.log("\n| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw req/s | carrierd req/s | req/s ratio | raw CPU/req | carrierd CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|");
+    console.log(
+      "\n| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw req/s | carrierd req/s | req/s ratio | raw CPU/req | carrierd CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|",
+    );
     for (const row of latency) {
-      console.log(`| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} | ${row.raw.cpuUs.toFixed(0)} µs | ${row.carrierd.cpuUs.toFixed(0)} µs |`);
+      console.log(
+        `| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} | ${row.raw.cpuUs.toFixed(0)} µs | ${row.carrierd.cpuUs.toFixed(0)} µs |`,
+      );
     }
     if (latency[0].carrierdPg) {
-      console.log("\n| mode | c | SQLite added p50 | PostgreSQL added p50 | Δ p50 | SQLite added p99 | PostgreSQL added p99 | SQLite req/s | PostgreSQL req/s | PostgreSQL gateway CPU/req | database CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|");
+      console.log(
+        "\n| mode | c | SQLite added p50 | PostgreSQL added p50 | Δ p50 | SQLite added p99 | PostgreSQL added p99 | SQLite req/s | PostgreSQL req/s | PostgreSQL gateway CPU/req | database CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|",
+      );
       for (const row of latency) {
         const [lite, pg] = [row.carrierd, row.carrierdPg];
-        console.log(`| ${row.mode} | ${row.connections} | ${lite.addedP50.toFixed(3)} ms | ${pg.addedP50.toFixed(3)} ms | ${(pg.addedP50 - lite.addedP50).toFixed(3)} ms | ${lite.addedP99.toFixed(3)} ms | ${pg.addedP99.toFixed(3)} ms | ${lite.rps.toFixed(0)} | ${pg.rps.toFixed(0)} | ${pg.cpuUs.toFixed(0)} µs | ${pg.dbCpuUs.toFixed(0)} µs |`);
+        console.log(
+          `| ${row.mode} | ${row.connections} | ${lite.addedP50.toFixed(3)} ms | ${pg.addedP50.toFixed(3)} ms | ${(pg.addedP50 - lite.addedP50).toFixed(3)} ms | ${lite.addedP99.toFixed(3)} ms | ${pg.addedP99.toFixed(3)} ms | ${lite.rps.toFixed(0)} | ${pg.rps.toFixed(0)} | ${pg.cpuUs.toFixed(0)} µs | ${pg.dbCpuUs.toFixed(0)} µs |`,
+        );
       }
     }
   } finally {

@@ -4,11 +4,14 @@ import { unescapeNul } from "./nul-escape.js";
 // the OID of `text`: every string column carrierd keeps
 const TEXT_OID = 25;
 
-/** The driver's parsers, with `text` columns unescaped (see nul-escape.ts), for this pool only. */
-const types = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === TEXT_OID && format !== "binary" ? unescapeNul : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
+/** A column's parser: the driver's, except that `text` columns are unescaped (see nul-escape.ts). Queries here use the text format. */
+function parserFor(oid: number): (value: string) => unknown {
+  if (oid === TEXT_OID) return unescapeNul;
+  return pg.types.getTypeParser(oid, "text") as (value: string) => unknown;
+}
+
+/** The driver's parsers with parserFor's change, for this pool only (the driver's global table is left alone). */
+const types: pg.CustomTypesConfig = { getTypeParser: parserFor };
 
 /** One instance's connections to PostgreSQL: a bounded pool. */
 export type Sql = pg.Pool;

@@ -27,15 +27,16 @@ export function unescapeNul(stored: string): string {
 export function escapeParameter(value: unknown): unknown {
   if (typeof value === "string") return escapeNul(value);
   if (Array.isArray(value)) {
+    const list: readonly unknown[] = value;
     // most arrays are hashes or ids: hand the same array on when no element needs the escape
     let escaped: unknown[] | undefined;
-    for (let index = 0; index < value.length; index++) {
-      const element: unknown = value[index];
+    for (let index = 0; index < list.length; index++) {
+      const element = list[index];
       if (typeof element !== "string") continue;
       const stored = escapeNul(element);
-      if (stored !== element) (escaped ??= [...value])[index] = stored;
+      if (stored !== element) (escaped ??= [...list])[index] = stored;
     }
-    return escaped ?? value;
+    return escaped ?? list;
   }
   return value;
 }

@@ -53,7 +53,16 @@ export async function lookupRequest(sql: Sql, query: RequestLookup): Promise<Req
   const unique = [...new Set(query.keys)];
   const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
   const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
-  const rows = await run<LookupRow>(sql, LOOKUP, [query.keyHash, fingerprints, callKeys, query.explicit ?? null, query.provider, query.host, query.model, query.withCarriers]);
+  const rows = await run<LookupRow>(sql, LOOKUP, [
+    query.keyHash,
+    fingerprints,
+    callKeys,
+    query.explicit ?? null,
+    query.provider,
+    query.host,
+    query.model,
+    query.withCarriers,
+  ]);
   const matches = new Map<string, FingerprintMatch[]>();
   const verdictFields: CarrierField[] = [];
   const modelConfigs = new Map<string, Readonly<SessionModelConfig>>();
@@ -65,7 +74,18 @@ export async function lookupRequest(sql: Sql, query: RequestLookup): Promise<Req
       if (list) list.push(match);
       else matches.set(row.key!, [match]);
     } else if (row.kind === "r") {
-      sources.set(row.id!, toReplaySource({ id: row.id!, session_id: row.session_id!, plugin: row.a!, upstream_model: row.b!, reasoning_text: row.c, reasoning_details: row.d, native_record: row.e }));
+      sources.set(
+        row.id!,
+        toReplaySource({
+          id: row.id!,
+          session_id: row.session_id!,
+          plugin: row.a!,
+          upstream_model: row.b!,
+          reasoning_text: row.c,
+          reasoning_details: row.d,
+          native_record: row.e,
+        }),
+      );
     } else if (row.kind === "c") {
       modelConfigs.set(row.id!, parseJson<SessionModelConfig>(row.a) ?? {});
     } else {

@@ -37,7 +37,10 @@ export interface RequestLookupAnswer {
  * side, then the configs and carriers of what matched.
  */
 export async function lookupByParts(storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig">, query: RequestLookup): Promise<RequestLookupAnswer> {
-  const [matches, verdictFields] = await Promise.all([storage.turns.matchesFor(query.keyHash, query.keys), storage.verdicts.fieldsFor(query.provider, query.host, query.model)]);
+  const [matches, verdictFields] = await Promise.all([
+    storage.turns.matchesFor(query.keyHash, query.keys),
+    storage.verdicts.fieldsFor(query.provider, query.host, query.model),
+  ]);
   const sessions = new Set<string>();
   const newest = new Map<string, string>();
   for (const [key, list] of matches) {
@@ -47,6 +50,9 @@ export async function lookupByParts(storage: Pick<Storage, "turns" | "verdicts" 
   if (query.explicit !== undefined) sessions.add(query.explicit);
   const modelConfigs = new Map<string, Readonly<SessionModelConfig>>();
   for (const session of sessions) modelConfigs.set(session, await storage.sessionConfig.modelConfig(session));
-  const bySource = query.withCarriers && newest.size > 0 ? await storage.turns.replaySources(new Map([...newest.values()].map((id) => [id, id]))) : new Map<string, ReplaySource>();
+  const bySource =
+    query.withCarriers && newest.size > 0
+      ? await storage.turns.replaySources(new Map([...newest.values()].map((id) => [id, id])))
+      : new Map<string, ReplaySource>();
   return { matches, verdictFields, modelConfigs, sources: bySource };
 }

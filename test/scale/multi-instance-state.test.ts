@@ -112,7 +112,15 @@ describe.skipIf(pgSkipReason() !== undefined)("state shared by three gateways on
         const matches = await reader.turns.matchesFor(turn.keyHash, [turn.fingerprint]);
         const sources = await reader.turns.replaySources(new Map([[0, turn.id]]));
         // the request path's one-statement read: its matches and carriers are as fresh as the separate reads
-        const read = await reader.lookup({ keyHash: turn.keyHash, keys: [turn.fingerprint], provider: "p", host: "h", model: "m", explicit: undefined, withCarriers: true });
+        const read = await reader.lookup({
+          keyHash: turn.keyHash,
+          keys: [turn.fingerprint],
+          provider: "p",
+          host: "h",
+          model: "m",
+          explicit: undefined,
+          withCarriers: true,
+        });
         if (matches.get(turn.fingerprint)?.[0]?.id !== turn.id || sources.get(0)?.reasoningText !== turn.reasoningText) stale++;
         if (read.matches.get(turn.fingerprint)?.[0]?.id !== turn.id || read.sources.get(turn.id)?.reasoningText !== turn.reasoningText) stale++;
       }

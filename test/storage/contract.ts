@@ -123,7 +123,10 @@ export function storageContract(name: string, factory: StorageFactory): void {
       test("a NUL anywhere (content, prompt, reasoning, details, native record, tool call) comes back byte for byte", async () => {
         const store = await storage();
         // a string that starts with U+0001 and one that holds the escape's own pairs must survive as well as a NUL
-        const details: Json[] = [{ type: "reasoning.text", text: "a\u0000b\u0000", signature: "sig\u0000==" }, { type: "reasoning.encrypted", data: "\u0001\u0003x\u0001\u0002" }];
+        const details: Json[] = [
+          { type: "reasoning.text", text: "a\u0000b\u0000", signature: "sig\u0000==" },
+          { type: "reasoning.encrypted", data: "\u0001\u0003x\u0001\u0002" },
+        ];
         const native: JsonObject = { type: "native-test.assistant", "k\u0000ey": "v\u0000", blocks: [{ data: "\u0000" }] };
         const turn = newTurn("sess_nul\u0000", "Four\u0000 and \u0001\u0002 done", {
           prompt: [{ role: "user", content: "what\u0000 is 2+2?" }],
@@ -142,7 +145,12 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(native));
         expect(ids((await store.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
         const shown = (await store.catalogue.show("sess_nul\u0000"))!;
-        expect(shown.turnList[0]).toMatchObject({ content: "Four\u0000 and \u0001\u0002 done", model: "client\u0000model", upstreamId: "up\u0000", toolCalls: turn.toolCalls });
+        expect(shown.turnList[0]).toMatchObject({
+          content: "Four\u0000 and \u0001\u0002 done",
+          model: "client\u0000model",
+          upstreamId: "up\u0000",
+          toolCalls: turn.toolCalls,
+        });
         expect(shown.prompts).toEqual([[{ role: "user", content: "what\u0000 is 2+2?" }]]);
         expect((await store.catalogue.list(10)).map((session) => session.id)).toContain("sess_nul\u0000");
       });
@@ -221,7 +229,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const newer = newTurn("sess_lookup_b", "Shared text.", { reasoningText: "newer reasoning" });
         const other = newTurn("sess_lookup_a", "Only here.", { toolCalls: [toolCall("call_01_Qm7vR2xLp9Ks4TdW")] });
         for (const turn of [older, other, newer]) await store.turns.save(turn);
-        await store.verdicts.record({ provider: "prov", host: "upstream.example", model: "upstream-model", field: "reasoning_details", status: 400, message: "no" });
+        await store.verdicts.record({
+          provider: "prov",
+          host: "upstream.example",
+          model: "upstream-model",
+          field: "reasoning_details",
+          status: 400,
+          message: "no",
+        });
         await store.verdicts.record({ provider: "prov", host: "elsewhere", model: "upstream-model", field: "reasoning", status: 400, message: "no" });
         const config = { rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning_content"]]] as [string, string, string, string[]][] };
         await store.sessionConfig.patchModelConfig("sess_lookup_a", () => config);
@@ -229,7 +244,15 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await store.sessionConfig.patchModelConfig("sess_explicit", () => ({ note: "explicit" }));
         const callKey = callKeyOf(other.toolCalls)!;
         const keys = [older.fingerprint, other.fingerprint, callKey, fingerprintOf("never said", [])];
-        const query = { keyHash: "key-a", keys, provider: "prov", host: "upstream.example", model: "upstream-model", explicit: "sess_explicit", withCarriers: true };
+        const query = {
+          keyHash: "key-a",
+          keys,
+          provider: "prov",
+          host: "upstream.example",
+          model: "upstream-model",
+          explicit: "sess_explicit",
+          withCarriers: true,
+        };
         const answer = await store.lookup(query);
         expect(answer.matches).toEqual(await store.turns.matchesFor("key-a", keys));
         expect(ids(answer.matches.get(older.fingerprint))).toEqual([newer.id, older.id]);
@@ -240,7 +263,12 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(answer.modelConfigs.get("sess_lookup_b") ?? {}).toEqual({});
         // the newest match of each key carries its carriers; the older one is left to replaySources
         expect([...answer.sources.keys()].sort()).toEqual([newer.id, other.id].sort());
-        const expected = await store.turns.replaySources(new Map([[newer.id, newer.id], [other.id, other.id]]));
+        const expected = await store.turns.replaySources(
+          new Map([
+            [newer.id, newer.id],
+            [other.id, other.id],
+          ]),
+        );
         for (const [id, source] of expected) expect(JSON.stringify(answer.sources.get(id))).toBe(JSON.stringify(source));
         expect((await store.lookup({ ...query, withCarriers: false })).sources.size).toBe(0);
         const empty = await store.lookup({ ...query, keys: [], explicit: undefined, host: "nowhere" });
