@@ -30,17 +30,17 @@ carriers:
 
 /**
  * Starts `bin/carrierd gateway` from `checkout` (this one by default) on
- * core 0, with its routes.yaml and $CARRIERD_HOME under `dir`. `nodeFlags`
+ * `core` (0 by default), with its routes.yaml and $CARRIERD_HOME under `dir`. `nodeFlags`
  * go to node before the script; `env` is added to its environment (e.g.
  * CARRIERD_EVENTS for the Redis event bus).
  */
-export async function startCarrierd(upstreamPort, dir, { checkout = fileURLToPath(new URL("..", import.meta.url)), nodeFlags = [], env = {} } = {}) {
+export async function startCarrierd(upstreamPort, dir, { checkout = fileURLToPath(new URL("..", import.meta.url)), nodeFlags = [], env = {}, core = 0 } = {}) {
   // the default layout: routes.yaml in the working directory, state.db under $CARRIERD_HOME
   const home = join(dir, "home");
   mkdirSync(home, { recursive: true });
   const routes = join(dir, "routes.yaml");
   writeFileSync(routes, routesYaml(upstreamPort));
-  const handle = await startPinned(0, [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], {
+  const handle = await startPinned(core, [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], {
     CARRIERD_HOME: home,
     CARRIERD_API_KEY: KEY,
     ...env,

@@ -16,6 +16,7 @@ import { buildHistory, KEY, routesYaml, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 import { redisForBench, streamEntries } from "./redis-events.mjs";
+import { backendCpuBetween, postgresForBench } from "./postgres-store.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const runFile = promisify(execFile);
@@ -34,13 +35,17 @@ async function latencyRows(targets, bodies) {
     for (const connections of [1, 16, 64]) {
       const row = { mode, connections };
       const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
-      for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile: bodies[mode], key: KEY, core: 1 });
+      // a gateway on another store replays the history it stored itself: its own request bodies
+      const bodyOf = (target) => target.bodies?.[mode] ?? bodies[mode];
+      for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile: bodyOf(target), key: KEY, core: 1 });
       for (let i = 0; i < RUNS; i++) {
         for (const target of targets) {
           const cpuBefore = target.pid ? await cpuMsOf(target.pid) : 0;
-          const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodies[mode], key: KEY, core: 1 });
+          const dbBefore = target.store ? await target.store.backendCpu() : undefined;
+          const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyOf(target), key: KEY, core: 1 });
           // CPU per request is steadier than req/s on a shared VM: it does not move with the time slices the host grants
           if (target.pid) run.cpuUs = (((await cpuMsOf(target.pid)) - cpuBefore) * 1000) / (run.rps * SECONDS);
+          if (dbBefore) run.dbCpuUs = (backendCpuBetween(dbBefore, await target.store.backendCpu()) * 1000) / (run.rps * SECONDS);
           runs[target.name].push(run);
         }
       }
@@ -52,8 +57,9 @@ async function latencyRows(targets, bodies) {
           rps: median(own.map((r) => r.rps)),
           cpuUs: target.pid ? median(own.map((r) => r.cpuUs)) : undefined,
         };
+        if (target.store) row[target.name].dbCpuUs = median(own.map((r) => r.dbCpuUs));
       }
-      for (const name of ["raw", "carrierd", "carrierdRedis"].filter((name) => row[name])) {
+      for (const name of ["raw", "carrierd", "carrierdRedis", "carrierdPg"].filter((name) => row[name])) {
         row[name].addedP50 = row[name].p50 - row.direct.p50;
         row[name].addedP99 = row[name].p99 - row.direct.p99;
       }
@@ -61,6 +67,12 @@ async function latencyRows(targets, bodies) {
       row.ratioRps = row.carrierd.rps / row.raw.rps;
       row.ratioCpu = row.carrierd.cpuUs / row.raw.cpuUs;
       rows.push(row);
+      if (row.carrierdPg) {
+        const pg = row.carrierdPg;
+        console.log(
+          `${mode.padEnd(6)} c=${String(connections).padEnd(3)} PostgreSQL store: added p50 ${pg.addedP50.toFixed(3)} ms (SQLite ${row.carrierd.addedP50.toFixed(3)} ms, Δ ${(pg.addedP50 - row.carrierd.addedP50).toFixed(3)}), p99 ${pg.addedP99.toFixed(3)} ms (SQLite ${row.carrierd.addedP99.toFixed(3)}), rps ${pg.rps.toFixed(0)} (SQLite ${row.carrierd.rps.toFixed(0)}), CPU per request gateway ${pg.cpuUs.toFixed(0)} µs + database ${pg.dbCpuUs.toFixed(0)} µs`,
+        );
+      }
       if (row.carrierdRedis)
         console.log(
           `${mode.padEnd(6)} c=${String(connections).padEnd(3)} events through Redis: added p50 ${row.carrierdRedis.addedP50.toFixed(3)} ms (local events ${row.carrierd.addedP50.toFixed(3)} ms), p99 ${row.carrierdRedis.addedP99.toFixed(3)} ms, rps ${row.carrierdRedis.rps.toFixed(0)}, CPU per request ${row.carrierdRedis.cpuUs.toFixed(0)} µs`,
@@ -157,6 +169,44 @@ async function hotReload(gateway, upstreamPort, times = 5) {
   return { p50: median(samples), max: Math.max(...samples) };
 }
 
+/**
+ * Two gateways on one PostgreSQL serving one load, against one: the same
+ * stored history, wrk at `connections` against the one instance, then two
+ * wrk at half of it each, one per instance, at the same time (what a load
+ * balancer in front of two instances sees). One instance is on core 0; the
+ * second takes core 1, beside wrk and the upstream emulator, so the figure
+ * is how throughput scales on this machine, not on two free machines.
+ * Runs interleave; per setup the median of the summed req/s and of the
+ * database backends' CPU per request.
+ */
+async function scaleOut(upstreamPort, store, bodyFile, connections = 16) {
+  const one = await startCarrierd(upstreamPort, join(work, "pg-a"), { env: { CARRIERD_STORE: store.url }, core: 0 });
+  const two = await startCarrierd(upstreamPort, join(work, "pg-b"), { env: { CARRIERD_STORE: store.url }, core: 1 });
+  const url = (gateway) => `http://127.0.0.1:${gateway.port}/v1/chat/completions`;
+  const setups = {
+    oneInstance: () => [wrk({ url: url(one), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 })],
+    twoInstances: () => [one, two].map((gateway) => wrk({ url: url(gateway), connections: connections / 2, seconds: SECONDS, bodyFile, key: KEY, core: 1 })),
+  };
+  try {
+    for (const start of Object.values(setups)) await Promise.all(start());
+    const runs = { oneInstance: [], twoInstances: [] };
+    for (let i = 0; i < RUNS; i++) {
+      for (const [name, start] of Object.entries(setups)) {
+        const dbBefore = await store.backendCpu();
+        const rps = (await Promise.all(start())).reduce((sum, run) => sum + run.rps, 0);
+        runs[name].push({ rps, dbCpuUs: (backendCpuBetween(dbBefore, await store.backendCpu()) * 1000) / (rps * SECONDS) });
+      }
+    }
+    const result = { connections };
+    for (const [name, own] of Object.entries(runs)) result[name] = { rps: median(own.map((r) => r.rps)), dbCpuUs: median(own.map((r) => r.dbCpuUs)) };
+    result.scaling = result.twoInstances.rps / result.oneInstance.rps;
+    return result;
+  } finally {
+    await stop(one).catch(() => undefined);
+    await stop(two).catch(() => undefined);
+  }
+}
+
 /** wrk and taskset must be on PATH; say how to get them rather than fail half-way. */
 async function checkTools() {
   const { execFileSync } = await import("node:child_process");
@@ -185,12 +235,25 @@ async function main() {
   const redisGateway = redis.problem
     ? undefined
     : await startCarrierd(upstream.port, join(work, "redis"), { env: { CARRIERD_EVENTS: redis.url, CARRIERD_EVENTS_STREAM: redisStream } });
+  // the PostgreSQL store (issue 25), when a server is there: the same build with its state in a database of its own
+  const store = await postgresForBench();
+  if (store.problem) console.log(`no PostgreSQL store figures: ${store.problem}`);
+  const pgGateway = store.problem ? undefined : await startCarrierd(upstream.port, join(work, "pg"), { env: { CARRIERD_STORE: store.url } });
   try {
     const history = await buildHistory(gateway.port, 20);
     const bodies = {};
     for (const mode of ["json", "stream"]) {
       bodies[mode] = join(work, `${mode}.json`);
       writeFileSync(bodies[mode], JSON.stringify({ model: "bench", stream: mode === "stream", messages: history }));
+    }
+    // the PostgreSQL gateway stores the same conversation for itself, so its requests replay from its own store
+    const pgBodies = {};
+    if (pgGateway) {
+      const pgHistory = await buildHistory(pgGateway.port, 20);
+      for (const mode of ["json", "stream"]) {
+        pgBodies[mode] = join(work, `pg.${mode}.json`);
+        writeFileSync(pgBodies[mode], JSON.stringify({ model: "bench", stream: mode === "stream", messages: pgHistory }));
+      }
     }
     bodies.paced = join(work, "paced.json");
     writeFileSync(bodies.paced, JSON.stringify({ model: "bench-paced", stream: true, messages: history }));
@@ -199,14 +262,25 @@ async function main() {
       { name: "raw", url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.pid },
       { name: "carrierd", url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, pid: gateway.pid },
       ...(redisGateway ? [{ name: "carrierdRedis", url: `http://127.0.0.1:${redisGateway.port}/v1/chat/completions`, pid: redisGateway.pid }] : []),
+      ...(pgGateway
+        ? [{ name: "carrierdPg", url: `http://127.0.0.1:${pgGateway.port}/v1/chat/completions`, pid: pgGateway.pid, bodies: pgBodies, store }]
+        : []),
     ];
     console.log(
       `carrierd benchmark: ${RUNS} runs × ${SECONDS}s per figure, medians; history ${history.length} messages (20 assistant turns replayed on a must_echo route)`,
     );
     const latency = await latencyRows(targets, bodies);
     await stop(redisGateway);
-    // the other figures are of the default build; the Redis one is measured for latency and throughput only
-    if (redisGateway) targets.pop();
+    await stop(pgGateway);
+    // the other figures are of the default build; the Redis and PostgreSQL ones are measured for latency and throughput only
+    targets.splice(3);
+    let scale;
+    if (pgGateway) {
+      scale = await scaleOut(upstream.port, store, pgBodies.json);
+      console.log(
+        `two instances on one PostgreSQL, json c=${scale.connections}: one instance ${scale.oneInstance.rps.toFixed(0)} req/s (database CPU ${scale.oneInstance.dbCpuUs.toFixed(0)} µs per request), two ${scale.twoInstances.rps.toFixed(0)} req/s (database CPU ${scale.twoInstances.dbCpuUs.toFixed(0)} µs per request), ×${scale.scaling.toFixed(2)}`,
+      );
+    }
     const ttfr = await firstReasoningBytes(targets, bodies.stream, KEY);
     const ttfrOverhead = { raw: ttfr.raw.p50 - ttfr.direct.p50, carrierd: ttfr.carrierd.p50 - ttfr.direct.p50 };
     console.log(
@@ -236,6 +310,7 @@ async function main() {
       firstReasoningBytePaced: { ...paced, overhead: pacedOverhead },
       hotReload: reload,
       rss,
+      scaleOut: scale,
     };
     mkdirSync(here("./results/"), { recursive: true });
     writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
@@ -247,8 +322,21 @@ async function main() {
         `| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} | ${row.raw.cpuUs.toFixed(0)} µs | ${row.carrierd.cpuUs.toFixed(0)} µs |`,
       );
     }
+    if (latency[0].carrierdPg) {
+      console.log(
+        "\n| mode | c | SQLite added p50 | PostgreSQL added p50 | Δ p50 | SQLite added p99 | PostgreSQL added p99 | SQLite req/s | PostgreSQL req/s | PostgreSQL gateway CPU/req | database CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|",
+      );
+      for (const row of latency) {
+        const [lite, pg] = [row.carrierd, row.carrierdPg];
+        console.log(
+          `| ${row.mode} | ${row.connections} | ${lite.addedP50.toFixed(3)} ms | ${pg.addedP50.toFixed(3)} ms | ${(pg.addedP50 - lite.addedP50).toFixed(3)} ms | ${lite.addedP99.toFixed(3)} ms | ${pg.addedP99.toFixed(3)} ms | ${lite.rps.toFixed(0)} | ${pg.rps.toFixed(0)} | ${pg.cpuUs.toFixed(0)} µs | ${pg.dbCpuUs.toFixed(0)} µs |`,
+        );
+      }
+    }
   } finally {
     await stop(redisGateway).catch(() => undefined);
+    await stop(pgGateway).catch(() => undefined);
+    if (store.drop) await store.drop().catch(() => undefined);
     if (redisGateway) {
       try {
         streamEntries(redis, redisStream, true);

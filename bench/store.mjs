@@ -19,6 +19,9 @@ import { median, wrk } from "./wrk.mjs";
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+// a subset for a quick comparison, e.g. BENCH_CONNECTIONS=1 BENCH_MODES=json
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,16,64").split(",").map(Number);
+const MODES = (process.env.BENCH_MODES ?? "json,stream").split(",");
 const SERVER = process.env.CARRIERD_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const work = mkdtempSync(join(tmpdir(), "carrierd-bench-store-"));
 const database = `carrierd_bench_${process.pid}`;
@@ -56,8 +59,8 @@ try {
   }
   const bodyFor = (target, mode) => bodies[`${target.name === "direct" ? "sqlite" : target.name}.${mode}`];
   const rows = [];
-  for (const mode of ["json", "stream"]) {
-    for (const connections of [1, 16, 64]) {
+  for (const mode of MODES) {
+    for (const connections of CONNECTIONS) {
       const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
       for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile: bodyFor(target, mode), key: KEY, core: 1 });
       for (let i = 0; i < RUNS; i++) {

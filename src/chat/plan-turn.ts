@@ -3,16 +3,17 @@ import type { CarrierField, CarrierPolicy, ChatRequest } from "../plugins/contra
 import type { PluginRegistry } from "../plugins/plugin-registry.js";
 import type { ResolvedModel } from "../routes/route-table.js";
 import { findSession, type SessionMatch } from "../sessions/session-finder.js";
+import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { Storage } from "../storage/storage.js";
 import type { ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../upstream/cancellation.js";
-import { rejectedFor, type VerdictKey } from "../verdicts/record-rejection.js";
+import { rejectedIn, type VerdictKey } from "../verdicts/record-rejection.js";
 import { newId } from "./session-id.js";
 import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./upstream-request.js";
 
 /** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {
-  readonly storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig">;
+  readonly storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig" | "lookup">;
   readonly registry: PluginRegistry;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -64,18 +65,22 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   const { storage, registry, env } = context;
   const optOut = replayOptOut(request);
   const key = { provider: resolved.provider.id, host: resolved.provider.host, model: resolved.upstreamModel };
-  // the route's verdicts do not depend on the session: read beside its lookup (a networked store answers both in one wait)
-  const verdicts = storage.verdicts.fieldsFor(key.provider, key.host, key.model);
-  verdicts.catch(() => undefined); // awaited below; a lookup that fails first must not leave this rejection unhandled
-  const match = await findSession(storage.turns, options.keyHash, request.messages, options.explicit);
+  // the request's one read before its first upstream call: key matches, verdicts, the sessions' config and the newest
+  // matches' carriers together (a networked store answers it in one round trip). The carriers are asked for when any
+  // field verdicts could leave would replay them: the fields that remain are a subset of these.
+  const wanted = policy.fields.filter((field) => !optOut.includes(field));
+  const reading = readBeforeCall(storage, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
+  const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit);
+  const read = await reading.answer(options.keyHash);
   const sessionId = match.sessionId ?? newId("sess_");
   options.onSession?.(sessionId);
-  const rejected = await rejectedFor(storage, key, match.sessionId, verdicts);
+  const rejected = rejectedIn(key, read.verdictFields, match.sessionId === undefined ? undefined : read.modelConfigs.get(match.sessionId));
   const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
   const sourcesFor = storedCarriers(context, route, match);
   const call = { stream: options.stream, cancellation: options.cancellation };
   const builder = new UpstreamRequestBuilder(registry, request, resolved, policy, call, env);
-  const first = builder.build(effective, await sourcesFor(effective));
+  const sources = wantsStoredCarriers(registry, resolved, policy, effective) ? await withRead(context, match, read.sources) : NO_SOURCES;
+  const first = builder.build(effective, sources);
   return {
     match,
     sessionId,
@@ -89,6 +94,37 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
 }
 
 const NO_SOURCES: ReadonlyMap<number, ReplaySource> = new Map();
+
+/**
+ * Storage.lookup made where findSession asks for its matches (it computes
+ * the keys): the rest of the answer is kept for the plan. Its own scope, so
+ * no closure of the plan holds the answer's carriers past the first call.
+ */
+function readBeforeCall(storage: PlanningContext["storage"], query: Omit<RequestLookup, "keyHash" | "keys">) {
+  let read: Promise<RequestLookupAnswer> | undefined;
+  const lookup = (keyHash: string, keys: readonly string[]) => (read = storage.lookup({ ...query, keyHash, keys }));
+  return {
+    turns: {
+      matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,
+      turnsAtPositions: (keyHash: string, sessionId: string, positions: readonly number[]) => storage.turns.turnsAtPositions(keyHash, sessionId, positions),
+    },
+    /** The answer findSession's lookup got (or, had it asked none, one without keys). */
+    answer: (keyHash: string) => read ?? lookup(keyHash, []),
+  };
+}
+
+/** The matched turns' carriers from the lookup's answer; the turns it did not carry (an older match chosen) read now. */
+async function withRead(context: PlanningContext, match: SessionMatch, read: ReadonlyMap<string, ReplaySource>): Promise<ReadonlyMap<number, ReplaySource>> {
+  const sources = new Map<number, ReplaySource>();
+  let missing: Map<number, string> | undefined;
+  for (const [index, id] of match.turnIds) {
+    const source = read.get(id);
+    if (source) sources.set(index, source);
+    else (missing ??= new Map()).set(index, id);
+  }
+  if (missing) for (const [index, source] of await context.storage.turns.replaySources(missing)) sources.set(index, source);
+  return sources;
+}
 
 /** The matched turns' carriers for a set of fields: read only when a call with them can carry any. */
 function storedCarriers(

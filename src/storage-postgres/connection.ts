@@ -1,4 +1,17 @@
 import pg from "pg";
+import { unescapeNul } from "./nul-escape.js";
+
+// the OID of `text`: every string column carrierd keeps
+const TEXT_OID = 25;
+
+/** A column's parser: the driver's, except that `text` columns are unescaped (see nul-escape.ts). Queries here use the text format. */
+function parserFor(oid: number): (value: string) => unknown {
+  if (oid === TEXT_OID) return unescapeNul;
+  return pg.types.getTypeParser(oid, "text") as (value: string) => unknown;
+}
+
+/** The driver's parsers with parserFor's change, for this pool only (the driver's global table is left alone). */
+const types: pg.CustomTypesConfig = { getTypeParser: parserFor };
 
 /** One instance's connections to PostgreSQL: a bounded pool. */
 export type Sql = pg.Pool;
@@ -16,7 +29,8 @@ export interface PostgresConnectionOptions {
  * A bounded pool on the URL. Each statement is prepared once per
  * connection under a name derived from its text (see run.ts). bigint
  * columns come back as strings; callers turn them into numbers where a
- * number is meant.
+ * number is meant. `text` columns are read through unescapeNul, the
+ * inverse of what run() does to every string it sends.
  */
 export function connect(options: PostgresConnectionOptions): Sql {
   const pool = new pg.Pool({
@@ -27,6 +41,7 @@ export function connect(options: PostgresConnectionOptions): Sql {
     idleTimeoutMillis: 60_000,
     keepAlive: true,
     application_name: "carrierd",
+    types,
   });
   // an idle connection the server or the network dropped: the pool discards it and opens a new one when next needed;
   // the statements that needed it get their own error (StoreUnavailableError)

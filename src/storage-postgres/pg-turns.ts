@@ -6,7 +6,7 @@ import { toReplaySource, type ReplayRow } from "./row-mapping.js";
 import { run } from "./run.js";
 
 /** A key seen in thousands of sessions (a greeting) must not load them all: the newest few are enough to pick one. */
-const MATCHES_PER_KEY = 8;
+export const MATCHES_PER_KEY = 8;
 
 // one statement for a whole history: per key one probe of its index, newest first, at most MATCHES_PER_KEY;
 // fingerprints ($2) and call keys ($3) in one round trip

@@ -18,6 +18,8 @@ import { PgResponses } from "./pg-responses.js";
 import { PgSessionConfig } from "./pg-session-config.js";
 import { PgTurns } from "./pg-turns.js";
 import { PgVerdicts } from "./pg-verdicts.js";
+import { lookupRequest } from "./pg-request-lookup.js";
+import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import { run } from "./run.js";
 import { isConnectionFailure, StoreUnavailableError } from "./store-unavailable.js";
 
@@ -62,6 +64,11 @@ export class PostgresStorage implements Storage {
     this.responses = new PgResponses(sql);
     this.checkpoints = new PgCheckpoints(sql);
     this.keys = new PgKeys(sql);
+  }
+
+  /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */
+  lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
+    return lookupRequest(this.sql, query);
   }
 
   async committed(): Promise<void> {}

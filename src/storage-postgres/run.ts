@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import type { Sql } from "./connection.js";
+import { escapeParameter } from "./nul-escape.js";
 import { guarded, isConnectionFailure, StoreUnavailableError } from "./store-unavailable.js";
 
 /** The pool, or one connection holding a transaction: what a statement runs on. */
@@ -32,11 +33,12 @@ function nameOf(text: string): string {
 /**
  * One statement, prepared once per connection (a named statement: its text
  * is a constant, the values go as parameters), its connection failures and
- * a deadline passed as StoreUnavailableError.
+ * a deadline passed as StoreUnavailableError. String values are escaped so
+ * a NUL can be stored (see nul-escape.ts); the pool's text parser undoes it.
  */
 export function run<Row extends object = object>(on: Runner, text: string, values: readonly unknown[] = []): Promise<Rows<Row>> {
   return guarded(async () => {
-    const result = await withDeadline(on.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values as unknown[] }));
+    const result = await withDeadline(on.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values.map(escapeParameter) }));
     return Object.assign(result.rows, { count: result.rowCount ?? 0 });
   });
 }

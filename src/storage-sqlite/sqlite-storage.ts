@@ -15,6 +15,7 @@ import type {
 } from "../storage/storage.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
+import { lookupByParts, type RequestLookup, type RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";
 import { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
@@ -78,6 +79,11 @@ export class SqliteStorage implements Storage {
     this.checkpoints = new SqliteCheckpoints(this.checkpointStore);
     this.keyStore = new KeyStore(db);
     this.keys = new SqliteKeys(this.keyStore);
+  }
+
+  /** From the parts: every one of them is answered in this process. */
+  lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
+    return lookupByParts(this, query);
   }
 
   committed(): Promise<void> {

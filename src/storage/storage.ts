@@ -1,5 +1,6 @@
 import type { CarrierField, ChatMessage, JsonObject } from "../plugins/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
+import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
@@ -25,6 +26,14 @@ export interface Storage {
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
+  /**
+   * What a chat request reads before its first upstream call, as one answer:
+   * the key matches, the route's verdict fields, the sessions' model config
+   * and the newest matches' carriers. A backend over the network answers it
+   * in one round trip instead of one per part; each part is what its own
+   * operation would answer, so nothing here is a cache.
+   */
+  lookup(query: RequestLookup): Promise<RequestLookupAnswer>;
   readonly keys: KeyStorage;
   /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
   committed(): Promise<void>;

@@ -2,6 +2,7 @@ import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { CarrierField } from "../plugins/contract.js";
 import type { Storage } from "../storage/storage.js";
+import type { SessionModelConfig } from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
 import { upstreamError } from "../errors/gateway-error.js";
 
@@ -23,11 +24,15 @@ export async function rejectedFor(
   sessionId: string | undefined,
   verdicts: Promise<readonly CarrierField[]> = storage.verdicts.fieldsFor(key.provider, key.host, key.model),
 ): Promise<CarrierField[]> {
-  const fields = new Set(await verdicts);
-  if (sessionId !== undefined) {
-    for (const entry of (await storage.sessionConfig.modelConfig(sessionId)).rejected_carriers ?? []) {
-      if (isFor(key, entry)) for (const field of entry[3]) fields.add(field as CarrierField);
-    }
+  const fields = await verdicts;
+  return rejectedIn(key, fields, sessionId === undefined ? undefined : await storage.sessionConfig.modelConfig(sessionId));
+}
+
+/** rejectedFor from what was read already: the verdict table's fields for the key and the session's model config. */
+export function rejectedIn(key: VerdictKey, verdictFields: readonly CarrierField[], config: Readonly<SessionModelConfig> | undefined): CarrierField[] {
+  const fields = new Set(verdictFields);
+  for (const entry of config?.rejected_carriers ?? []) {
+    if (isFor(key, entry)) for (const field of entry[3]) fields.add(field as CarrierField);
   }
   return [...fields];
 }

@@ -101,7 +101,7 @@ describe.skipIf(pgSkipReason() !== undefined)("state shared by three gateways on
     expect(capabilities.store).toEqual({ backend: "postgres", url: cluster.store.url });
   });
 
-  test("a turn written on one storage is matched and replayed by another at once, 1,000 times", async () => {
+  test("a turn written on one storage is matched and replayed by another at once (separate reads and the one-statement lookup), 1,000 times", async () => {
     const writer = await openPostgresStorage({ url: cluster.store.url, poolSize: 1 });
     const reader = await openPostgresStorage({ url: cluster.store.url, poolSize: 1 });
     try {
@@ -111,7 +111,18 @@ describe.skipIf(pgSkipReason() !== undefined)("state shared by three gateways on
         await writer.turns.save(turn);
         const matches = await reader.turns.matchesFor(turn.keyHash, [turn.fingerprint]);
         const sources = await reader.turns.replaySources(new Map([[0, turn.id]]));
+        // the request path's one-statement read: its matches and carriers are as fresh as the separate reads
+        const read = await reader.lookup({
+          keyHash: turn.keyHash,
+          keys: [turn.fingerprint],
+          provider: "p",
+          host: "h",
+          model: "m",
+          explicit: undefined,
+          withCarriers: true,
+        });
         if (matches.get(turn.fingerprint)?.[0]?.id !== turn.id || sources.get(0)?.reasoningText !== turn.reasoningText) stale++;
+        if (read.matches.get(turn.fingerprint)?.[0]?.id !== turn.id || read.sources.get(turn.id)?.reasoningText !== turn.reasoningText) stale++;
       }
       expect(stale).toBe(0);
     } finally {

@@ -120,6 +120,41 @@ export function storageContract(name: string, factory: StorageFactory): void {
         });
       });
 
+      test("a NUL anywhere (content, prompt, reasoning, details, native record, tool call) comes back byte for byte", async () => {
+        const store = await storage();
+        // a string that starts with U+0001 and one that holds the escape's own pairs must survive as well as a NUL
+        const details: Json[] = [
+          { type: "reasoning.text", text: "a\u0000b\u0000", signature: "sig\u0000==" },
+          { type: "reasoning.encrypted", data: "\u0001\u0003x\u0001\u0002" },
+        ];
+        const native: JsonObject = { type: "native-test.assistant", "k\u0000ey": "v\u0000", blocks: [{ data: "\u0000" }] };
+        const turn = newTurn("sess_nul\u0000", "Four\u0000 and \u0001\u0002 done", {
+          prompt: [{ role: "user", content: "what\u0000 is 2+2?" }],
+          reasoningText: "\u0001think\u0000ing\u0001",
+          reasoningDetails: details,
+          nativeRecord: native,
+          toolCalls: [toolCall("call_\u0000", "f\u0000n", '{"x":"\u0000"}')],
+          upstreamId: "up\u0000",
+          model: "client\u0000model",
+        });
+        await store.turns.save(turn);
+        const source = (await store.turns.replaySources(new Map([[0, turn.id]]))).get(0)!;
+        expect(source.sessionId).toBe("sess_nul\u0000");
+        expect(source.reasoningText).toBe("\u0001think\u0000ing\u0001");
+        expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(details));
+        expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(native));
+        expect(ids((await store.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
+        const shown = (await store.catalogue.show("sess_nul\u0000"))!;
+        expect(shown.turnList[0]).toMatchObject({
+          content: "Four\u0000 and \u0001\u0002 done",
+          model: "client\u0000model",
+          upstreamId: "up\u0000",
+          toolCalls: turn.toolCalls,
+        });
+        expect(shown.prompts).toEqual([[{ role: "user", content: "what\u0000 is 2+2?" }]]);
+        expect((await store.catalogue.list(10)).map((session) => session.id)).toContain("sess_nul\u0000");
+      });
+
       test("a turn without carriers stores none; unknown turn ids are absent from the answer", async () => {
         const store = await storage();
         const bare = newTurn("sess_bare", "Plain.", {
@@ -186,6 +221,58 @@ export function storageContract(name: string, factory: StorageFactory): void {
           [alone.id, 1],
           [beside.id, 2],
         ]);
+      });
+
+      test("lookup answers what matchesFor, fieldsFor, modelConfig and replaySources answer, in one call", async () => {
+        const store = await storage();
+        const older = newTurn("sess_lookup_a", "Shared text.");
+        const newer = newTurn("sess_lookup_b", "Shared text.", { reasoningText: "newer reasoning" });
+        const other = newTurn("sess_lookup_a", "Only here.", { toolCalls: [toolCall("call_01_Qm7vR2xLp9Ks4TdW")] });
+        for (const turn of [older, other, newer]) await store.turns.save(turn);
+        await store.verdicts.record({
+          provider: "prov",
+          host: "upstream.example",
+          model: "upstream-model",
+          field: "reasoning_details",
+          status: 400,
+          message: "no",
+        });
+        await store.verdicts.record({ provider: "prov", host: "elsewhere", model: "upstream-model", field: "reasoning", status: 400, message: "no" });
+        const config = { rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning_content"]]] as [string, string, string, string[]][] };
+        await store.sessionConfig.patchModelConfig("sess_lookup_a", () => config);
+        await store.catalogue.ensure("sess_explicit", "key-a", null);
+        await store.sessionConfig.patchModelConfig("sess_explicit", () => ({ note: "explicit" }));
+        const callKey = callKeyOf(other.toolCalls)!;
+        const keys = [older.fingerprint, other.fingerprint, callKey, fingerprintOf("never said", [])];
+        const query = {
+          keyHash: "key-a",
+          keys,
+          provider: "prov",
+          host: "upstream.example",
+          model: "upstream-model",
+          explicit: "sess_explicit",
+          withCarriers: true,
+        };
+        const answer = await store.lookup(query);
+        expect(answer.matches).toEqual(await store.turns.matchesFor("key-a", keys));
+        expect(ids(answer.matches.get(older.fingerprint))).toEqual([newer.id, older.id]);
+        expect([...answer.verdictFields]).toEqual([...(await store.verdicts.fieldsFor("prov", "upstream.example", "upstream-model"))]);
+        expect(answer.verdictFields).toEqual(["reasoning_details"]);
+        expect(answer.modelConfigs.get("sess_lookup_a")).toEqual(config);
+        expect(answer.modelConfigs.get("sess_explicit")).toEqual({ note: "explicit" });
+        expect(answer.modelConfigs.get("sess_lookup_b") ?? {}).toEqual({});
+        // the newest match of each key carries its carriers; the older one is left to replaySources
+        expect([...answer.sources.keys()].sort()).toEqual([newer.id, other.id].sort());
+        const expected = await store.turns.replaySources(
+          new Map([
+            [newer.id, newer.id],
+            [other.id, other.id],
+          ]),
+        );
+        for (const [id, source] of expected) expect(JSON.stringify(answer.sources.get(id))).toBe(JSON.stringify(source));
+        expect((await store.lookup({ ...query, withCarriers: false })).sources.size).toBe(0);
+        const empty = await store.lookup({ ...query, keys: [], explicit: undefined, host: "nowhere" });
+        expect([empty.matches.size, empty.verdictFields.length, empty.modelConfigs.size, empty.sources.size]).toEqual([0, 0, 0, 0]);
       });
 
       test("turnsAtPositions answers the positions asked for that exist", async () => {

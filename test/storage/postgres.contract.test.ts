@@ -4,7 +4,7 @@ import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 import { storageContract } from "./contract.js";
 
-announceSkipped("test/storage/postgres.contract.test.ts", 21);
+announceSkipped("test/storage/postgres.contract.test.ts", 23);
 // a state is a schema of the run's database: the gateway and a CLI command open it alike, each with its own pool
 describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () => {
   storageContract("postgres", async () => {

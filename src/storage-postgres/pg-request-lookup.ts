@@ -1,0 +1,96 @@
+import { CALL_KEY_PREFIX } from "../sessions/fingerprint.js";
+import type { CarrierField } from "../plugins/contract.js";
+import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
+import type { FingerprintMatch, ReplaySource, SessionModelConfig } from "../storage/turns.js";
+import type { Sql } from "./connection.js";
+import { MATCHES_PER_KEY } from "./pg-turns.js";
+import { parseJson, toReplaySource } from "./row-mapping.js";
+import { run } from "./run.js";
+
+// Everything a chat request reads before its first upstream call, in one statement and so one round trip, as rows of
+// one shape told apart by `kind`: 'm' a key's match (the statement of PgTurns.matchesFor), 'r' the carriers of each
+// key's newest match (only when $8), 'c' the model config of a matched or the explicit ($4) session when not '{}',
+// 'v' one of the route's verdict fields ($5, $6, $7). One snapshot answers all of it: a turn committed on another
+// instance before the statement began is in every part or in none.
+const LOOKUP = `
+  WITH m AS (
+    SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
+      FROM unnest($2::text[]) AS k(key)
+      CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
+                           WHERE f.key_hash = $1 AND f.fingerprint = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
+    UNION ALL
+    SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
+      FROM unnest($3::text[]) AS k(key)
+      CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
+                           WHERE f.key_hash = $1 AND f.call_key = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
+  )
+  SELECT 'm' AS kind, key, seq, id, session_id, parent_turn_id, NULL AS a, NULL AS b, NULL AS c, NULL AS d, NULL AS e FROM m
+  UNION ALL
+  SELECT 'r', NULL, NULL, t.id, t.session_id, NULL, t.plugin, t.upstream_model, t.reasoning_text, t.reasoning_details, t.native_record
+    FROM turns t WHERE $8::boolean AND t.id IN (SELECT DISTINCT ON (key) id FROM m ORDER BY key, seq DESC)
+  UNION ALL
+  SELECT 'c', NULL, NULL, s.id, s.id, NULL, s.model_config, NULL, NULL, NULL, NULL
+    FROM sessions s WHERE (s.id IN (SELECT session_id FROM m) OR s.id = $4) AND s.model_config <> '{}'
+  UNION ALL
+  SELECT 'v', NULL, NULL, NULL, NULL, NULL, field, NULL, NULL, NULL, NULL FROM verdicts WHERE provider = $5 AND host = $6 AND model = $7
+  ORDER BY 1, 3 DESC`;
+
+interface LookupRow {
+  kind: "m" | "r" | "c" | "v";
+  key: string | null;
+  id: string | null;
+  session_id: string | null;
+  parent_turn_id: string | null;
+  a: string | null;
+  b: string | null;
+  c: string | null;
+  d: string | null;
+  e: string | null;
+}
+
+/** Storage.lookup in one round trip (see LOOKUP). */
+export async function lookupRequest(sql: Sql, query: RequestLookup): Promise<RequestLookupAnswer> {
+  const unique = [...new Set(query.keys)];
+  const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
+  const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
+  const rows = await run<LookupRow>(sql, LOOKUP, [
+    query.keyHash,
+    fingerprints,
+    callKeys,
+    query.explicit ?? null,
+    query.provider,
+    query.host,
+    query.model,
+    query.withCarriers,
+  ]);
+  const matches = new Map<string, FingerprintMatch[]>();
+  const verdictFields: CarrierField[] = [];
+  const modelConfigs = new Map<string, Readonly<SessionModelConfig>>();
+  const sources = new Map<string, ReplaySource>();
+  for (const row of rows) {
+    if (row.kind === "m") {
+      const match = { id: row.id!, session_id: row.session_id!, parent_turn_id: row.parent_turn_id };
+      const list = matches.get(row.key!);
+      if (list) list.push(match);
+      else matches.set(row.key!, [match]);
+    } else if (row.kind === "r") {
+      sources.set(
+        row.id!,
+        toReplaySource({
+          id: row.id!,
+          session_id: row.session_id!,
+          plugin: row.a!,
+          upstream_model: row.b!,
+          reasoning_text: row.c,
+          reasoning_details: row.d,
+          native_record: row.e,
+        }),
+      );
+    } else if (row.kind === "c") {
+      modelConfigs.set(row.id!, parseJson<SessionModelConfig>(row.a) ?? {});
+    } else {
+      verdictFields.push(row.a as CarrierField);
+    }
+  }
+  return { matches, verdictFields, modelConfigs, sources };
+}
