@@ -3,7 +3,7 @@ import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, upstreamError } from "../errors/gateway-error.js";
-import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
+import { withKey, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, type StreamItem, type StreamPart } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
@@ -168,7 +168,7 @@ export class ChatService {
     const upstreamMs = performance.now() - outcome.sentAt;
     let seq = 0;
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
-      this.bus.publish({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields, [EVENT_KEY]: keyHash });
+      this.bus.publish(withKey({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields }, keyHash));
     publish("turn.started", {
       model: clientModel,
       provider: key.provider,

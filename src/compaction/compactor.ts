@@ -3,7 +3,7 @@ import type { ChatService } from "../chat/chat-service.js";
 import { newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
-import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
+import { withKey, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, ChatRequest } from "../plugins/contract.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
@@ -181,7 +181,7 @@ export class Compactor {
       tokens_after: facts.after,
       budget: facts.budget,
     };
-    this.bus.publish({ type: "session.compacted", ...fields, [EVENT_KEY]: keyHash });
+    this.bus.publish(withKey({ type: "session.compacted", ...fields }, keyHash));
     if (facts.after > facts.budget) this.log.warn(fields, "session compacted, but the head and the newest messages alone exceed the budget");
     else this.log.info(fields, "session compacted");
   }

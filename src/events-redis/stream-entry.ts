@@ -1,4 +1,4 @@
-import { EVENT_KEY, type GatewayEvent } from "../bus/event-bus.js";
+import { keyOf, withKey, type GatewayEvent } from "../bus/event-bus.js";
 import { CONTROL, WIRE_TEXT, type GapNotice, type HubEvent } from "../events/event-feed.js";
 
 const NEWLINE = 0x0a;
@@ -24,7 +24,7 @@ export function entryFields(events: readonly (GatewayEvent | GapNotice)[]): stri
     const separator = i === 0 ? "" : "\n";
     types += separator + event.type;
     sessions += separator + (typeof event.session_id === "string" ? event.session_id : "");
-    keys += separator + ((event as GatewayEvent)[EVENT_KEY] ?? "");
+    keys += separator + (keyOf(event) ?? "");
     texts += separator + JSON.stringify(event);
   }
   return ["t", types, "s", sessions, "k", keys, "e", texts];
@@ -76,8 +76,8 @@ export function hubEventsOf(entry: RawEntry): HubEvent[] {
       session_id: sessions?.[index] || undefined,
       event_id: eventId,
       [WIRE_TEXT]: wire,
-      [EVENT_KEY]: keys?.[index] || undefined,
     };
+    withKey(event, keys?.[index] || undefined);
     if (type === "gap") event[CONTROL] = true;
     events.push(event);
   }

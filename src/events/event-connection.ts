@@ -4,7 +4,7 @@ import type { Logger } from "../logging/logger.js";
 import { seesEventsOf, type Caller } from "../keys/caller.js";
 import type { Identification } from "../keys/key-ring.js";
 import { EventFilter } from "./event-filter.js";
-import { EVENT_KEY } from "../bus/event-bus.js";
+import { keyOf } from "../bus/event-bus.js";
 import { compareEventIds, CONTROL, EVENT_ID, type HubEvent } from "./event-feed.js";
 import type { HubLimits } from "./hub-limits.js";
 
@@ -144,7 +144,7 @@ export class EventConnection {
 
   private send(event: HubEvent, payload: () => Buffer): boolean {
     if (!this.authenticated || this.ws.readyState !== this.ws.OPEN) return false;
-    if (!event[CONTROL] && (!this.filter.matches(event) || !seesEventsOf(this.authenticatedAs!, event[EVENT_KEY]))) return false;
+    if (!event[CONTROL] && (!this.filter.matches(event) || !seesEventsOf(this.authenticatedAs!, keyOf(event)))) return false;
     if (this.ws.bufferedAmount > this.hooks.limits.maxBufferedBytes) {
       this.dropped++;
       this.hooks.onDropped(1);

@@ -1,4 +1,4 @@
-import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
+import type { EventBus } from "../bus/event-bus.js";
 
 /**
  * The JSON text of an event that arrived from a shared stream, id included,
@@ -17,8 +17,6 @@ export interface HubEvent {
   readonly event_id?: string;
   readonly [WIRE_TEXT]?: Buffer;
   readonly [CONTROL]?: true;
-  /** The data scope of the access key whose turn produced it (see EVENT_KEY); absent for events of no key. */
-  readonly [EVENT_KEY]?: string;
 }
 
 /** `{"type":"gap",…}`: events a subscriber can no longer get (schemas/events/control/gap.schema.json). */

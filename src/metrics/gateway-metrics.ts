@@ -2,7 +2,7 @@ import { inject, injectable } from "tsyringe";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from "prom-client";
 import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING } from "../container/tokens.js";
 import type { EventFeed } from "../events/event-feed.js";
-import { EVENT_KEY, type EventBus, type GatewayEvent, type GatewayEventType } from "../bus/event-bus.js";
+import { keyOf, type EventBus, type GatewayEvent, type GatewayEventType } from "../bus/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { KeyRing } from "../keys/key-ring.js";
 import { shown } from "../util/shown.js";
@@ -244,7 +244,7 @@ export class GatewayMetrics {
   private countTokens(event: GatewayEvent): void {
     const usage = event.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
     if (!usage) return;
-    const keyHash = event[EVENT_KEY];
+    const keyHash = keyOf(event);
     const key = (keyHash !== undefined ? this.keys.nameOf(keyHash) : undefined) ?? "";
     if (typeof usage.prompt_tokens === "number" && usage.prompt_tokens > 0) this.later(this.tokens, { key, kind: "prompt" }, usage.prompt_tokens);
     if (typeof usage.completion_tokens === "number" && usage.completion_tokens > 0)

@@ -1,4 +1,4 @@
-import { EVENT_KEY, type EventBus } from "../bus/event-bus.js";
+import { withKey, type EventBus } from "../bus/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { CarrierField } from "../plugins/contract.js";
 import type { Storage } from "../storage/storage.js";
@@ -73,18 +73,22 @@ export async function recordRejection(
     },
     `verdict recorded: ${rejection.provider} (${rejection.host}) ${rejection.model} rejects ${rejection.fields.join(", ")}; retrying once without it`,
   );
-  services.bus.publish({
-    [EVENT_KEY]: rejection.keyHash,
-    type: "verdict.recorded",
-    session_id: rejection.sessionId,
-    provider: rejection.provider,
-    host: rejection.host,
-    model: rejection.model,
-    field: rejection.fields[0],
-    fields: rejection.fields,
-    status: rejection.status,
-    message,
-    recorded_at: recorded[0]?.recorded_at,
-    retried: true,
-  });
+  services.bus.publish(
+    withKey(
+      {
+        type: "verdict.recorded",
+        session_id: rejection.sessionId,
+        provider: rejection.provider,
+        host: rejection.host,
+        model: rejection.model,
+        field: rejection.fields[0],
+        fields: rejection.fields,
+        status: rejection.status,
+        message,
+        recorded_at: recorded[0]?.recorded_at,
+        retried: true,
+      },
+      rejection.keyHash,
+    ),
+  );
 }
