@@ -15,13 +15,14 @@ import type {
 } from "../storage/storage.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
-import { lookupByParts, type RequestLookup, type RequestLookupAnswer } from "../storage/request-lookup.js";
+import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";
 import { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
 import { KeyStore } from "./key-store.js";
 import { ReplayCache } from "./replay-cache.js";
 import { ReplayReads } from "./replay-reads.js";
+import { lookupInProcess } from "./request-lookup.js";
 import { ResponseStore } from "./response-store.js";
 import { SessionCatalogueSql } from "./session-catalogue.js";
 import { SessionConfigSql } from "./session-config.js";
@@ -81,9 +82,8 @@ export class SqliteStorage implements Storage {
     this.keys = new SqliteKeys(this.keyStore);
   }
 
-  /** From the parts: every one of them is answered in this process. */
-  lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
-    return lookupByParts(this, query);
+  async lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
+    return lookupInProcess(this, query);
   }
 
   committed(): Promise<void> {
