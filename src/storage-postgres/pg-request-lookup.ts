@@ -12,7 +12,7 @@ import { run } from "./run.js";
 // key's newest match (only when $8), 'c' the model config of a matched or the explicit ($4) session when not '{}',
 // 'v' one of the route's verdict fields ($5, $6, $7). One snapshot answers all of it: a turn committed on another
 // instance before the statement began is in every part or in none.
-const LOOKUP = `
+export const LOOKUP = `
   WITH m AS (
     SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
       FROM unnest($2::text[]) AS k(key)
@@ -30,7 +30,8 @@ const LOOKUP = `
     FROM turns t WHERE $8::boolean AND t.id IN (SELECT DISTINCT ON (key) id FROM m ORDER BY key, seq DESC)
   UNION ALL
   SELECT 'c', NULL, NULL, s.id, s.id, NULL, s.model_config, NULL, NULL, NULL, NULL
-    FROM sessions s WHERE (s.id IN (SELECT session_id FROM m) OR s.id = $4) AND s.model_config <> '{}'
+    FROM (SELECT session_id FROM m UNION SELECT $4::text WHERE $4 IS NOT NULL) w
+    JOIN sessions s ON s.id = w.session_id WHERE s.model_config <> '{}'
   UNION ALL
   SELECT 'v', NULL, NULL, NULL, NULL, NULL, field, NULL, NULL, NULL, NULL FROM verdicts WHERE provider = $5 AND host = $6 AND model = $7
   ORDER BY 1, 3 DESC`;
