@@ -4,7 +4,8 @@ import type { RequestLookup, RequestLookupAnswer } from "../storage/request-look
 import type { FingerprintMatch, ReplaySource, SessionModelConfig } from "../storage/turns.js";
 import type { Sql } from "./connection.js";
 import { MATCHES_PER_KEY } from "./pg-turns.js";
-import { parseJson, toReplaySource } from "./row-mapping.js";
+import { parseJson } from "./row-mapping.js";
+import type { SourceCache } from "./source-cache.js";
 import { run } from "./run.js";
 
 // Everything a chat request reads before its first upstream call, in one statement and so one round trip, as rows of
@@ -50,7 +51,7 @@ interface LookupRow {
 }
 
 /** Storage.lookup in one round trip (see LOOKUP). */
-export async function lookupRequest(sql: Sql, query: RequestLookup): Promise<RequestLookupAnswer> {
+export async function lookupRequest(sql: Sql, sources: SourceCache, query: RequestLookup): Promise<RequestLookupAnswer> {
   const unique = [...new Set(query.keys)];
   const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
   const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
@@ -67,7 +68,7 @@ export async function lookupRequest(sql: Sql, query: RequestLookup): Promise<Req
   const matches = new Map<string, FingerprintMatch[]>();
   const verdictFields: CarrierField[] = [];
   const modelConfigs = new Map<string, Readonly<SessionModelConfig>>();
-  const sources = new Map<string, ReplaySource>();
+  const carriers = new Map<string, ReplaySource>();
   for (const row of rows) {
     if (row.kind === "m") {
       const match = { id: row.id!, session_id: row.session_id!, parent_turn_id: row.parent_turn_id };
@@ -75,9 +76,9 @@ export async function lookupRequest(sql: Sql, query: RequestLookup): Promise<Req
       if (list) list.push(match);
       else matches.set(row.key!, [match]);
     } else if (row.kind === "r") {
-      sources.set(
+      carriers.set(
         row.id!,
-        toReplaySource({
+        sources.fromRow({
           id: row.id!,
           session_id: row.session_id!,
           plugin: row.a!,
@@ -93,5 +94,5 @@ export async function lookupRequest(sql: Sql, query: RequestLookup): Promise<Req
       verdictFields.push(row.a as CarrierField);
     }
   }
-  return { matches, verdictFields, modelConfigs, sources };
+  return { matches, verdictFields, modelConfigs, sources: carriers };
 }

@@ -2,8 +2,9 @@ import { CALL_KEY_PREFIX, callKeyOf } from "../sessions/fingerprint.js";
 import type { TurnInFlight, TurnStorage } from "../storage/storage.js";
 import type { FingerprintMatch, NewTurn, ReplaySource } from "../storage/turns.js";
 import type { Sql } from "./connection.js";
-import { toReplaySource, type ReplayRow } from "./row-mapping.js";
+import type { ReplayRow } from "./row-mapping.js";
 import { run } from "./run.js";
+import type { SourceCache } from "./source-cache.js";
 
 /** A key seen in thousands of sessions (a greeting) must not load them all: the newest few are enough to pick one. */
 export const MATCHES_PER_KEY = 8;
@@ -38,14 +39,19 @@ const INSERT_TURN = `
   RETURNING position`;
 
 /**
- * Turns in PostgreSQL, with no cache in this process: every lookup is one
- * statement, so what any instance committed is what the next lookup on
- * any other instance finds (a per-instance cache would need a check of
- * its own against the other instances' writes, one round trip of its own:
- * the lookup costs the same).
+ * Turns in PostgreSQL. Which turns match is never cached in this process:
+ * every lookup is one statement, so what any instance committed is what
+ * the next lookup on any other instance finds (a per-instance cache of
+ * matches would need a check of its own against the other instances'
+ * writes, one round trip of its own: the lookup costs the same). Only the
+ * objects built from the carriers of the turns it returns are kept
+ * (SourceCache), since a stored turn's carriers never change.
  */
 export class PgTurns implements TurnStorage {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly sources: SourceCache,
+  ) {}
 
   async matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>> {
     const found = new Map<string, FingerprintMatch[]>();
@@ -71,7 +77,7 @@ export class PgTurns implements TurnStorage {
     const found = new Map<K, ReplaySource>();
     if (turnIds.size === 0) return found;
     const rows = await run<ReplayRow>(this.sql, REPLAY_SOURCES, [[...new Set(turnIds.values())]]);
-    const byId = new Map(rows.map((row) => [row.id, toReplaySource(row)]));
+    const byId = new Map(rows.map((row) => [row.id, this.sources.fromRow(row)]));
     for (const [key, id] of turnIds) {
       const source = byId.get(id);
       if (source) found.set(key, source);

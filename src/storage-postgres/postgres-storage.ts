@@ -21,6 +21,7 @@ import { PgVerdicts } from "./pg-verdicts.js";
 import { lookupRequest } from "./pg-request-lookup.js";
 import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import { run } from "./run.js";
+import { SourceCache } from "./source-cache.js";
 import { isConnectionFailure, StoreUnavailableError } from "./store-unavailable.js";
 
 export interface PostgresStorageOptions {
@@ -56,8 +57,11 @@ export class PostgresStorage implements Storage {
   readonly keys: KeyStorage;
   private closed = false;
 
+  /** The carriers of turns read before, as the objects built for them then (see SourceCache: never stale). */
+  private readonly sources = new SourceCache();
+
   constructor(readonly sql: Sql) {
-    this.turns = new PgTurns(sql);
+    this.turns = new PgTurns(sql, this.sources);
     this.catalogue = new PgCatalogue(sql);
     this.sessionConfig = new PgSessionConfig(sql);
     this.verdicts = new PgVerdicts(sql);
@@ -68,7 +72,7 @@ export class PostgresStorage implements Storage {
 
   /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */
   lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
-    return lookupRequest(this.sql, query);
+    return lookupRequest(this.sql, this.sources, query);
   }
 
   async committed(): Promise<void> {}

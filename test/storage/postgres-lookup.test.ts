@@ -7,7 +7,7 @@ import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 
-announceSkipped("test/storage/postgres-lookup-plan.test.ts", 1);
+announceSkipped("test/storage/postgres-lookup.test.ts", 2);
 
 const SESSIONS = 20_000;
 
@@ -99,5 +99,30 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
     });
     expect([answer.matches.size, answer.sources.size]).toEqual([3, 3]);
     expect(answer.modelConfigs.get("sess_other_14")).toEqual({ note: 1 });
+  });
+
+  test("a turn read again is the same object (replay reuses what it built for it); a turn removed by another instance is not answered from memory", async () => {
+    const other = await openPostgresStorage({ url: schema.url, poolSize: 1 });
+    try {
+      const query = {
+        keyHash: "key-a",
+        keys: [turn("sess_asked", 1).fingerprint],
+        provider: "prov",
+        host: "upstream.example",
+        model: "upstream-model",
+        explicit: undefined,
+        withCarriers: true,
+      };
+      const id = turn("sess_asked", 1).id;
+      const first = (await storage.lookup(query)).sources.get(id);
+      expect(first?.reasoningText).toBe("thinking");
+      expect((await storage.lookup(query)).sources.get(id)).toBe(first);
+      expect((await storage.turns.replaySources(new Map([[0, id]]))).get(0)).toBe(first);
+      expect(await other.catalogue.remove("sess_asked")).toBe(true);
+      const after = await storage.lookup(query);
+      expect([after.matches.size, after.sources.size]).toEqual([0, 0]);
+    } finally {
+      await other.close();
+    }
   });
 });
