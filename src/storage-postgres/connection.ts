@@ -46,5 +46,10 @@ export function connect(options: PostgresConnectionOptions): Sql {
   // an idle connection the server or the network dropped: the pool discards it and opens a new one when next needed;
   // the statements that needed it get their own error (StoreUnavailableError)
   pool.on("error", () => {});
+  // Plans are made for each execution, with the table sizes of that moment. A prepared statement otherwise
+  // settles on a generic plan after five runs and keeps it: one made while the tables were nearly empty (a new
+  // store) reads turns by a sequential scan, which grows with every turn stored. Queued on the connection, so
+  // it runs before the statement that opened it; a failure surfaces there.
+  pool.on("connect", (client) => void client.query("SET plan_cache_mode = force_custom_plan").catch(() => {}));
   return pool;
 }

@@ -7,7 +7,7 @@ import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 
-announceSkipped("test/storage/postgres-lookup.test.ts", 2);
+announceSkipped("test/storage/postgres-lookup.test.ts", 3);
 
 const SESSIONS = 20_000;
 
@@ -124,5 +124,10 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
     } finally {
       await other.close();
     }
+  });
+
+  test("every connection of the pool plans each statement for the table sizes of the moment, never keeping a plan made for an empty store", async () => {
+    const settings = await Promise.all([0, 1, 2].map(() => storage.sql.query("SHOW plan_cache_mode")));
+    expect(settings.map((result) => result.rows[0])).toEqual([0, 1, 2].map(() => ({ plan_cache_mode: "force_custom_plan" })));
   });
 });
