@@ -42,11 +42,16 @@ await admin(`CREATE DATABASE ${database}`);
 const upstream = await startPinned(1, [here("./upstream.mjs")]);
 const sqlite = await startCarrierd(upstream.port, join(work, "sqlite"));
 const postgres = await startCarrierd(upstream.port, join(work, "postgres"), { env: { CARRIERD_STORE: storeUrl.toString() } });
+// the same database with commits that do not wait for the WAL to reach the disk: SQLite's durability (synchronous = NORMAL)
+const asyncUrl = new URL(storeUrl);
+asyncUrl.searchParams.set("options", "-c synchronous_commit=off");
+const postgresAsync = await startCarrierd(upstream.port, join(work, "postgres-async"), { env: { CARRIERD_STORE: asyncUrl.toString() } });
 try {
   const targets = [
     { name: "direct", url: `http://127.0.0.1:${upstream.port}/v1/chat/completions` },
     { name: "sqlite", url: `http://127.0.0.1:${sqlite.port}/v1/chat/completions`, port: sqlite.port },
     { name: "postgres", url: `http://127.0.0.1:${postgres.port}/v1/chat/completions`, port: postgres.port },
+    { name: "postgresAsync", url: `http://127.0.0.1:${postgresAsync.port}/v1/chat/completions`, port: postgresAsync.port },
   ];
   const bodies = {};
   for (const target of targets.slice(1)) {
@@ -74,14 +79,15 @@ try {
           p99: median(runs[target.name].map((r) => r.p99)),
           rps: median(runs[target.name].map((r) => r.rps)),
         };
-      for (const name of ["sqlite", "postgres"]) {
+      for (const name of ["sqlite", "postgres", "postgresAsync"]) {
         row[name].addedP50 = row[name].p50 - row.direct.p50;
         row[name].addedP99 = row[name].p99 - row.direct.p99;
       }
       rows.push(row);
       console.log(
         `${mode.padEnd(6)} c=${String(connections).padEnd(3)} added p50 sqlite ${row.sqlite.addedP50.toFixed(3)} ms, postgres ${row.postgres.addedP50.toFixed(3)} ms ` +
-          `(Δ ${(row.postgres.addedP50 - row.sqlite.addedP50).toFixed(3)}); p99 sqlite ${row.sqlite.addedP99.toFixed(3)}, postgres ${row.postgres.addedP99.toFixed(3)}; ` +
+          `(Δ ${(row.postgres.addedP50 - row.sqlite.addedP50).toFixed(3)}), postgres synchronous_commit=off ${row.postgresAsync.addedP50.toFixed(3)} ms ` +
+          `(Δ ${(row.postgresAsync.addedP50 - row.sqlite.addedP50).toFixed(3)}); p99 sqlite ${row.sqlite.addedP99.toFixed(3)}, postgres ${row.postgres.addedP99.toFixed(3)}; ` +
           `rps sqlite ${row.sqlite.rps.toFixed(0)}, postgres ${row.postgres.rps.toFixed(0)}`,
       );
     }
@@ -89,6 +95,7 @@ try {
   mkdirSync(here("./results"), { recursive: true });
   writeFileSync(here("./results/store.json"), `${JSON.stringify({ measured_at: new Date().toISOString(), seconds: SECONDS, runs: RUNS, rows }, null, 2)}\n`);
 } finally {
+  await stop(postgresAsync).catch(() => undefined);
   await stop(postgres).catch(() => undefined);
   await stop(sqlite).catch(() => undefined);
   await stop(upstream).catch(() => undefined);
