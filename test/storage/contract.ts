@@ -40,7 +40,8 @@ const NATIVE: JsonObject = {
 const REASONING = 'Let me think.\n\n  Indented — and a trailing space \nand "quotes" and \\ backslashes ';
 
 let counter = 0;
-function newTurn(sessionId: string, content: string, extra: Partial<NewTurn> = {}): NewTurn {
+/** A turn with every kind of carrier, under key-a; `extra` overrides any field. */
+export function newTurn(sessionId: string, content: string, extra: Partial<NewTurn> = {}): NewTurn {
   const id = extra.id ?? `turn_contract_${++counter}`;
   const toolCalls = extra.toolCalls ?? [];
   return {

@@ -3,37 +3,16 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
 import { LOOKUP } from "../../src/storage-postgres/pg-request-lookup.js";
 import { openPostgresStorage, type PostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
-import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
+import { newTurn } from "./contract.js";
 
 announceSkipped("test/storage/postgres-lookup.test.ts", 3);
 
 const SESSIONS = 20_000;
 
 function turn(sessionId: string, position: number): NewTurn {
-  const content = `answer ${position} of ${sessionId}`;
-  return {
-    id: `turn_${sessionId}_${position}`,
-    sessionId,
-    keyHash: "key-a",
-    parentTurnId: undefined,
-    model: "client-model",
-    plugin: "openai-compatible",
-    provider: "prov",
-    host: "upstream.example",
-    upstreamModel: "upstream-model",
-    prompt: [{ role: "user", content: `question ${position}` }],
-    content,
-    toolCalls: [],
-    reasoningText: "thinking",
-    reasoningDetails: undefined,
-    nativeRecord: undefined,
-    usage: undefined,
-    finishReason: "stop",
-    upstreamId: undefined,
-    fingerprint: fingerprintOf(content, []),
-  };
+  return newTurn(sessionId, `answer ${position} of ${sessionId}`, { id: `turn_${sessionId}_${position}`, reasoningText: "thinking" });
 }
 
 // The request's one read runs on every chat request: its cost must not grow with the number of sessions stored.
