@@ -46,10 +46,13 @@ export function connect(options: PostgresConnectionOptions): Sql {
   // an idle connection the server or the network dropped: the pool discards it and opens a new one when next needed;
   // the statements that needed it get their own error (StoreUnavailableError)
   pool.on("error", () => {});
-  // Plans are made for each execution, with the table sizes of that moment. A prepared statement otherwise
-  // settles on a generic plan after five runs and keeps it: one made while the tables were nearly empty (a new
-  // store) reads turns by a sequential scan, which grows with every turn stored. Queued on the connection, so
-  // it runs before the statement that opened it; a failure surfaces there.
-  pool.on("connect", (client) => void client.query("SET plan_cache_mode = force_custom_plan").catch(() => {}));
+  // Never a sequential scan where an index serves. Every statement on the request path reads by an index, and a
+  // prepared statement keeps the plan it was first given: one made while the store was nearly empty (a new store,
+  // before autovacuum's first ANALYZE) would read turns and sessions by sequential scans that grow with every turn
+  // stored. With this setting the first plan is the index plan and stays right at any size, so it can be kept (the
+  // default plan_cache_mode): planning the request's read anew for each request costs the server more than running
+  // it. Statements that no index serves (operator listings) still scan: the setting adds a cost, it forbids nothing.
+  // Queued on the connection, so it runs before the statement that opened it; a failure surfaces there.
+  pool.on("connect", (client) => void client.query("SET enable_seqscan = off").catch(() => {}));
   return pool;
 }

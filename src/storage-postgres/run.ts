@@ -21,7 +21,8 @@ export const STATEMENT_DEADLINE_MS = 10_000;
 /** Statement names by text: computed once per statement, not per call. */
 const names = new Map<string, string>();
 
-function nameOf(text: string): string {
+/** The name a statement is prepared under on every connection (what `EXECUTE` and `EXPLAIN EXECUTE` call it by). */
+export function statementName(text: string): string {
   let name = names.get(text);
   if (!name) {
     name = `carrierd_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
@@ -38,7 +39,7 @@ function nameOf(text: string): string {
  */
 export function run<Row extends object = object>(on: Runner, text: string, values: readonly unknown[] = []): Promise<Rows<Row>> {
   return guarded(async () => {
-    const result = await withDeadline(on.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values.map(escapeParameter) }));
+    const result = await withDeadline(on.query<Row & pg.QueryResultRow>({ name: statementName(text), text, values: values.map(escapeParameter) }));
     return Object.assign(result.rows, { count: result.rowCount ?? 0 });
   });
 }
