@@ -10,9 +10,10 @@ import { run } from "./run.js";
 
 // Everything a chat request reads before its first upstream call, in one statement and so one round trip, as rows of
 // one shape told apart by `kind`: 'm' a key's match (the statement of PgTurns.matchesFor), 'r' the carriers of each
-// key's newest match (only when $8), 'c' the model config of a matched or the explicit ($4) session when not '{}',
-// 'v' one of the route's verdict fields ($5, $6, $7). One snapshot answers all of it: a turn committed on another
-// instance before the statement began is in every part or in none.
+// key's newest match (only when $8) except the turns whose carriers this instance holds ($9), 'c' the model config
+// of a matched or the explicit ($4) session when not '{}', 'v' one of the route's verdict fields ($5, $6, $7). One
+// snapshot answers all of it: a turn committed on another instance before the statement began is in every part or
+// in none.
 export const LOOKUP = `
   WITH m AS (
     SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
@@ -28,7 +29,7 @@ export const LOOKUP = `
   SELECT 'm' AS kind, key, seq, id, session_id, parent_turn_id, NULL AS a, NULL AS b, NULL AS c, NULL AS d, NULL AS e FROM m
   UNION ALL
   SELECT 'r', NULL, NULL, t.id, t.session_id, NULL, t.plugin, t.upstream_model, t.reasoning_text, t.reasoning_details, t.native_record
-    FROM turns t WHERE $8::boolean AND t.id IN (SELECT DISTINCT ON (key) id FROM m ORDER BY key, seq DESC)
+    FROM turns t WHERE $8::boolean AND t.id IN (SELECT DISTINCT ON (key) id FROM m ORDER BY key, seq DESC) AND t.id <> ALL($9::text[])
   UNION ALL
   SELECT 'c', NULL, NULL, s.id, s.id, NULL, s.model_config, NULL, NULL, NULL, NULL
     FROM (SELECT session_id FROM m UNION SELECT $4::text WHERE $4 IS NOT NULL) w
@@ -50,11 +51,15 @@ interface LookupRow {
   e: string | null;
 }
 
+const NOTHING_HELD: ReadonlyMap<string, ReplaySource> = new Map();
+
 /** Storage.lookup in one round trip (see LOOKUP). */
 export async function lookupRequest(sql: Sql, sources: SourceCache, query: RequestLookup): Promise<RequestLookupAnswer> {
   const unique = [...new Set(query.keys)];
   const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
   const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
+  // carriers of a turn never change: those this instance built before need not travel again
+  const held = query.withCarriers ? sources.heldFor(unique) : NOTHING_HELD;
   const rows = await run<LookupRow>(sql, LOOKUP, [
     query.keyHash,
     fingerprints,
@@ -64,6 +69,7 @@ export async function lookupRequest(sql: Sql, sources: SourceCache, query: Reque
     query.host,
     query.model,
     query.withCarriers,
+    [...held.keys()],
   ]);
   const matches = new Map<string, FingerprintMatch[]>();
   const verdictFields: CarrierField[] = [];
@@ -74,7 +80,13 @@ export async function lookupRequest(sql: Sql, sources: SourceCache, query: Reque
       const match = { id: row.id!, session_id: row.session_id!, parent_turn_id: row.parent_turn_id };
       const list = matches.get(row.key!);
       if (list) list.push(match);
-      else matches.set(row.key!, [match]);
+      else {
+        // the rows come newest first: this is the key's newest match, whose carriers the answer gives
+        matches.set(row.key!, [match]);
+        const source = held.get(match.id);
+        if (source) carriers.set(match.id, source);
+        if (query.withCarriers) sources.matchedNewest(row.key!, match.id);
+      }
     } else if (row.kind === "r") {
       carriers.set(
         row.id!,

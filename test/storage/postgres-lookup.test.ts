@@ -8,7 +8,7 @@ import type { NewTurn } from "../../src/storage/turns.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 import { newTurn } from "./contract.js";
 
-announceSkipped("test/storage/postgres-lookup.test.ts", 3);
+announceSkipped("test/storage/postgres-lookup.test.ts", 4);
 
 const SESSIONS = 20_000;
 const HISTORY = Array.from({ length: 20 }, (_, index) => index + 1);
@@ -62,9 +62,9 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
 
   test(`probes the sessions and turns it needs by index, never scanning either table (${SESSIONS} sessions and turns stored)`, async () => {
     const fingerprints = [1, 2, 3].map((position) => turn("sess_asked", position).fingerprint);
-    await client.query(`PREPARE lookup (text, text[], text[], text, text, text, text, boolean) AS ${LOOKUP}`);
+    await client.query(`PREPARE lookup (text, text[], text[], text, text, text, text, boolean, text[]) AS ${LOOKUP}`);
     for (const explicit of [null, "sess_other_14"]) {
-      const call = execute("lookup", ["key-a", fingerprints, [], explicit, "prov", "upstream.example", "upstream-model", true]);
+      const call = execute("lookup", ["key-a", fingerprints, [], explicit, "prov", "upstream.example", "upstream-model", true, []]);
       // past the first five runs PostgreSQL may switch to its generic plan: look at that one too
       for (let run = 0; run < 6; run++) await client.query(call);
       const plan = (await client.query(`EXPLAIN ${call}`)).rows.map((row: Record<string, string>) => row["QUERY PLAN"]).join("\n");
@@ -112,6 +112,39 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
     }
   });
 
+  test("carriers this instance holds are not sent again; a newer turn on the same key, written by another instance, comes with its own", async () => {
+    const other = await openPostgresStorage({ url: schema.url, poolSize: 1 });
+    try {
+      const held = newTurn("sess_held", "the same reply", { id: "turn_held", reasoningText: "held thinking" });
+      await storage.turns.save(held);
+      const query = {
+        keyHash: held.keyHash,
+        keys: [held.fingerprint],
+        provider: "prov",
+        host: "upstream.example",
+        model: "upstream-model",
+        explicit: undefined,
+        withCarriers: true,
+      };
+      const first = (await storage.lookup(query)).sources.get("turn_held");
+      expect(first?.reasoningText).toBe("held thinking");
+      // the statement itself: told the turn is held, it answers the match without the carriers
+      const values = [held.keyHash, [held.fingerprint], [], null, "prov", "upstream.example", "upstream-model", true];
+      const kinds = async (heldIds: string[]) =>
+        (await client.query({ text: LOOKUP, values: [...values, heldIds] })).rows.map((row: { kind: string }) => row.kind).join("");
+      expect([await kinds([]), await kinds(["turn_held"])]).toEqual(["mr", "m"]);
+      expect((await storage.lookup(query)).sources.get("turn_held")).toBe(first);
+      // the same reply stored later in another session, through another instance: the newest match, read with its carriers
+      await other.turns.save(newTurn("sess_newer", "the same reply", { id: "turn_newer", keyHash: held.keyHash, reasoningText: "newer thinking" }));
+      const answer = await storage.lookup(query);
+      expect(answer.matches.get(held.fingerprint)?.map((match) => match.id)).toEqual(["turn_newer", "turn_held"]);
+      expect([...answer.sources.keys()]).toEqual(["turn_newer"]);
+      expect(answer.sources.get("turn_newer")?.reasoningText).toBe("newer thinking");
+    } finally {
+      await other.close();
+    }
+  });
+
 });
 
 // A prepared statement keeps the plan it was first given until the server invalidates it (an ANALYZE, which
@@ -152,7 +185,7 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup on 
               '2026-12-01', 'key-a', 'fp_' || g
          FROM generate_series(1, ${SESSIONS}) g`,
     );
-    const call = execute(statementName(LOOKUP), ["key-a", query.keys, [], "sess_other_14", "prov", "upstream.example", "upstream-model", true]);
+    const call = execute(statementName(LOOKUP), ["key-a", query.keys, [], "sess_other_14", "prov", "upstream.example", "upstream-model", true, []]);
     const plan = (await storage.sql.query(`EXPLAIN ${call}`)).rows
       .map((row: Record<string, string>) => row["QUERY PLAN"])
       .join("\n");
