@@ -13,7 +13,8 @@ import { run } from "./run.js";
 // key's newest match (only when $8) except the turns whose carriers this instance holds ($9), 'c' the model config
 // of a matched or the explicit ($4) session when not '{}', 'v' one of the route's verdict fields ($5, $6, $7). One
 // snapshot answers all of it: a turn committed on another instance before the statement began is in every part or
-// in none.
+// in none. The rows come in no stated order (sorting them cost the server more than the few matches of a key cost to
+// sort here).
 export const LOOKUP = `
   WITH m AS (
     SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
@@ -35,12 +36,13 @@ export const LOOKUP = `
     FROM (SELECT session_id FROM m UNION SELECT $4::text WHERE $4 IS NOT NULL) w
     JOIN sessions s ON s.id = w.session_id WHERE s.model_config <> '{}'
   UNION ALL
-  SELECT 'v', NULL, NULL, NULL, NULL, NULL, field, NULL, NULL, NULL, NULL FROM verdicts WHERE provider = $5 AND host = $6 AND model = $7
-  ORDER BY 1, 3 DESC`;
+  SELECT 'v', NULL, NULL, NULL, NULL, NULL, field, NULL, NULL, NULL, NULL FROM verdicts WHERE provider = $5 AND host = $6 AND model = $7`;
 
 interface LookupRow {
   kind: "m" | "r" | "c" | "v";
   key: string | null;
+  /** bigint, as text */
+  seq: string | null;
   id: string | null;
   session_id: string | null;
   parent_turn_id: string | null;
@@ -49,6 +51,11 @@ interface LookupRow {
   c: string | null;
   d: string | null;
   e: string | null;
+}
+
+/** A match with its turn's `seq`: the order turns were stored in. */
+interface SequencedMatch extends FingerprintMatch {
+  readonly seq: number;
 }
 
 const NOTHING_HELD: ReadonlyMap<string, ReplaySource> = new Map();
@@ -71,22 +78,16 @@ export async function lookupRequest(sql: Sql, sources: SourceCache, query: Reque
     query.withCarriers,
     [...held.keys()],
   ]);
-  const matches = new Map<string, FingerprintMatch[]>();
+  const found = new Map<string, SequencedMatch[]>();
   const verdictFields: CarrierField[] = [];
   const modelConfigs = new Map<string, Readonly<SessionModelConfig>>();
   const carriers = new Map<string, ReplaySource>();
   for (const row of rows) {
     if (row.kind === "m") {
-      const match = { id: row.id!, session_id: row.session_id!, parent_turn_id: row.parent_turn_id };
-      const list = matches.get(row.key!);
+      const match = { seq: Number(row.seq), id: row.id!, session_id: row.session_id!, parent_turn_id: row.parent_turn_id };
+      const list = found.get(row.key!);
       if (list) list.push(match);
-      else {
-        // the rows come newest first: this is the key's newest match, whose carriers the answer gives
-        matches.set(row.key!, [match]);
-        const source = held.get(match.id);
-        if (source) carriers.set(match.id, source);
-        if (query.withCarriers) sources.matchedNewest(row.key!, match.id);
-      }
+      else found.set(row.key!, [match]);
     } else if (row.kind === "r") {
       carriers.set(
         row.id!,
@@ -105,6 +106,17 @@ export async function lookupRequest(sql: Sql, sources: SourceCache, query: Reque
     } else {
       verdictFields.push(row.a as CarrierField);
     }
+  }
+  const matches = new Map<string, FingerprintMatch[]>();
+  for (const [key, list] of found) {
+    // newest first; the newest is the match whose carriers the answer gives (read above, or held here)
+    if (list.length > 1) list.sort((a, b) => b.seq - a.seq);
+    matches.set(key, list.map(({ id, session_id, parent_turn_id }) => ({ id, session_id, parent_turn_id })));
+    if (!query.withCarriers) continue;
+    const newest = list[0]!.id;
+    const source = held.get(newest);
+    if (source) carriers.set(newest, source);
+    sources.matchedNewest(key, newest);
   }
   return { matches, verdictFields, modelConfigs, sources: carriers };
 }
