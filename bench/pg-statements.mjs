@@ -64,7 +64,9 @@ async function alternating(variants, block) {
       for (let call = 0; call < CALLS; call++) times.push(await block(variant));
       p50s[name].push(median(times));
     }
-  return Object.fromEntries(Object.entries(p50s).map(([name, values]) => [name, `${median(values).toFixed(0)} µs [${values.map((t) => t.toFixed(0)).join(" ")}]`]));
+  return Object.fromEntries(
+    Object.entries(p50s).map(([name, values]) => [name, `${median(values).toFixed(0)} µs [${values.map((t) => t.toFixed(0)).join(" ")}]`]),
+  );
 }
 
 const timed = async (call) => {
@@ -91,7 +93,11 @@ try {
   // the statement on the store's own pool (its connection settings and column parsers), held carriers named outright
   const read = await alternating({ none: [], all: ids }, (held) =>
     timed(() =>
-      storage.sql.query({ name: statementName(LOOKUP), text: LOOKUP, values: ["bench-key", keys, [], null, "bench", "127.0.0.1", "bench-reasoner", true, held] }),
+      storage.sql.query({
+        name: statementName(LOOKUP),
+        text: LOOKUP,
+        values: ["bench-key", keys, [], null, "bench", "127.0.0.1", "bench-reasoner", true, held],
+      }),
     ),
   );
   await storage.close();

@@ -111,9 +111,12 @@ export async function lookupRequest(sql: Sql, sources: SourceCache, query: Reque
   for (const [key, list] of found) {
     // newest first; the newest is the match whose carriers the answer gives (read above, or held here)
     if (list.length > 1) list.sort((a, b) => b.seq - a.seq);
-    matches.set(key, list.map(({ id, session_id, parent_turn_id }) => ({ id, session_id, parent_turn_id })));
+    matches.set(
+      key,
+      list.map(({ id, session_id, parent_turn_id }) => ({ id, session_id, parent_turn_id })),
+    );
     if (!query.withCarriers) continue;
-    const newest = list[0]!.id;
+    const newest = list[0].id;
     const source = held.get(newest);
     if (source) carriers.set(newest, source);
     sources.matchedNewest(key, newest);

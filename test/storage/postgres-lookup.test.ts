@@ -69,7 +69,10 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
       for (let run = 0; run < 6; run++) await client.query(call);
       const plan = (await client.query(`EXPLAIN ${call}`)).rows.map((row: Record<string, string>) => row["QUERY PLAN"]).join("\n");
       expect(plan).not.toMatch(/Seq Scan on (sessions|turns)/);
-      const kinds = (await client.query(call)).rows.map((row: { kind: string }) => row.kind).sort().join("");
+      const kinds = (await client.query(call)).rows
+        .map((row: { kind: string }) => row.kind)
+        .sort()
+        .join("");
       // three matches, their three carriers, and the explicit session's config when it has one
       expect(kinds).toBe(explicit ? "cmmmrrr" : "mmmrrr");
     }
@@ -131,7 +134,10 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
       // the statement itself: told the turn is held, it answers the match without the carriers
       const values = [held.keyHash, [held.fingerprint], [], null, "prov", "upstream.example", "upstream-model", true];
       const kinds = async (heldIds: string[]) =>
-        (await client.query({ text: LOOKUP, values: [...values, heldIds] })).rows.map((row: { kind: string }) => row.kind).sort().join("");
+        (await client.query({ text: LOOKUP, values: [...values, heldIds] })).rows
+          .map((row: { kind: string }) => row.kind)
+          .sort()
+          .join("");
       expect([await kinds([]), await kinds(["turn_held"])]).toEqual(["mr", "m"]);
       expect((await storage.lookup(query)).sources.get("turn_held")).toBe(first);
       // the same reply stored later in another session, through another instance: the newest match, read with its carriers
@@ -144,7 +150,6 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
       await other.close();
     }
   });
-
 });
 
 // A prepared statement keeps the plan it was first given until the server invalidates it (an ANALYZE, which
@@ -186,9 +191,7 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup on 
          FROM generate_series(1, ${SESSIONS}) g`,
     );
     const call = execute(statementName(LOOKUP), ["key-a", query.keys, [], "sess_other_14", "prov", "upstream.example", "upstream-model", true, []]);
-    const plan = (await storage.sql.query(`EXPLAIN ${call}`)).rows
-      .map((row: Record<string, string>) => row["QUERY PLAN"])
-      .join("\n");
+    const plan = (await storage.sql.query(`EXPLAIN ${call}`)).rows.map((row: Record<string, string>) => row["QUERY PLAN"]).join("\n");
     expect(plan).toMatch(/Index Scan using turns_fingerprint/);
     expect(plan).not.toMatch(/Seq Scan on (sessions|turns)/);
     const answer = await storage.lookup(query);
