@@ -29,7 +29,9 @@ const OUTSIDE_CITATIONS: readonly { pattern: RegExp; what: string }[] = [
 /** Every tracked file a citation could hide in: recorded traffic in test/fixtures is copied unchanged from its source, so only its README is ours. */
 function ownFiles(): string[] {
   const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
-  return tracked.filter((file) => file !== THIS_FILE && (!file.startsWith("test/fixtures/") || file === "test/fixtures/README.md"));
+  return tracked.filter(
+    (file) => file !== THIS_FILE && (!file.startsWith("test/fixtures/") || file === "test/fixtures/README.md") && existsSync(join(ROOT, file)),
+  );
 }
 
 function outsideCitations(file: string, text: string): string[] {
