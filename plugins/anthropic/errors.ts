@@ -1,8 +1,8 @@
 /**
- * Anthropic's unknown-field rejection (SPEC §6, providers.md §4): a 400
+ * Anthropic's unknown-field rejection (docs/plugins.md#6-the-error-classifier): a 400
  * `invalid_request_error` whose message is "<path>: Extra inputs are not
  * permitted", e.g. "messages.65.content.1.tool_use.text: Extra inputs are not
- * permitted". Bedrock prefixes "The model returned the following errors: ";
+ * permitted" (https://github.com/anthropics/claude-code/issues/4378). Bedrock prefixes "The model returned the following errors: ";
  * Vertex may wrap the whole body in a JSON string. The field is the last
  * segment of the path.
  */

@@ -4,8 +4,8 @@ import { readLayout, rebuildTurn } from "./content-layout.js";
 /**
  * OpenAI chat messages → Anthropic `system` + `messages`. The conversion is
  * a pure function of the history, so every turn of a conversation produces
- * the same prefix: Anthropic binds signatures to it (providers.md §4,
- * preserved thinking), so nothing earlier may ever be rewritten.
+ * the same prefix: Anthropic binds signatures to it (preserved thinking,
+ * https://platform.claude.com/docs/en/build-with-claude/preserved-thinking), so nothing earlier may ever be rewritten.
  */
 export function convertMessages(messages: readonly ChatMessage[]): { system: JsonObject[]; messages: AnthropicMessage[] } {
   const system: JsonObject[] = [];

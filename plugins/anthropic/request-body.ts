@@ -52,7 +52,7 @@ export function buildMessagesBody(call: UpstreamCall, note: (message: string) =>
 }
 
 /**
- * The request's reasoning controls in Anthropic's form (SPEC §7, §12.4):
+ * The request's reasoning controls in Anthropic's form (docs/plugins.md#7-worked-example-pluginsanthropic):
  * reasoning off → no `thinking`; an effort → a budget (or `output_config.effort`
  * on adaptive thinking); `max_tokens` always stays above `budget_tokens`, with
  * the client's `max_tokens` left for the answer. With thinking on, Anthropic

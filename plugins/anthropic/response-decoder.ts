@@ -82,7 +82,7 @@ export class AnthropicDecoder {
         return thinking ? [{ type: "reasoning-delta", text: thinking }] : [];
       }
       case "redacted_thinking":
-        // arrives whole; encrypted, so it is stored but never shown (SPEC §12.16)
+        // arrives whole; encrypted, so it is stored but never shown
         this.blocks.set(index, { kind: "redacted", block });
         return [];
       case "text": {

@@ -138,7 +138,7 @@ function convertTools(tools: ChatRequest["tools"], choice: unknown): JsonObject 
 }
 
 /**
- * Reasoning controls (SPEC §7): Claude takes Anthropic's `thinking` in
+ * Reasoning controls (docs/api.md#reasoning-controls-both-apis): Claude takes Anthropic's `thinking` in
  * `additionalModelRequestFields` (max tokens kept above the budget), Nova 2
  * takes `reasoningConfig`; others get what routes.yaml params say.
  */

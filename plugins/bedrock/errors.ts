@@ -1,10 +1,10 @@
 import { classifyAnthropicError } from "../anthropic/errors.js";
 
 /**
- * Bedrock's unknown-field rejections (SPEC §6): a ValidationException whose
+ * Bedrock's unknown-field rejections (docs/plugins.md#6-the-error-classifier): a ValidationException whose
  * message relays the model's own "…: Extra inputs are not permitted"
  * ("The model returned the following errors: reasoning_effort: Extra inputs
- * are not permitted", providers.md §4), or InvokeModel's schema check
+ * are not permitted", https://github.com/crmne/ruby_llm/issues/851), or InvokeModel's schema check
  * "Malformed input request: #: extraneous key [reasoning_effort] is not permitted".
  */
 const EXTRANEOUS_KEY = /extraneous key \[([^\]]+)\] is not permitted/;

@@ -1,7 +1,7 @@
 import type { UpstreamCall } from "../../src/plugins/plugin-api.js";
 
 /**
- * Which stored reasoning a Bedrock model may read back (SPEC §3 `replay`,
+ * Which stored reasoning a Bedrock model may read back (routes.yaml `replay`, docs/routes.md#what-a-route-sets;
  * hermes-agent, https://github.com/NousResearch/hermes-agent, `agent/bedrock_adapter.py`):
  * - `signed`: thinking with its signature and redacted blocks, verbatim (Claude);
  * - `stripped`: no reasoning on earlier turns (DeepSeek-R1 and Kimi K3 reject or misread it);

@@ -16,7 +16,8 @@ import { firstChoice, openAICompatibleCodec } from "../openai-compatible/codec.j
 
 /**
  * GitHub Copilot's chat API (`https://api.githubcopilot.com/chat/completions`)
- * is OpenAI chat completions plus two reasoning fields (providers.md §6):
+ * is OpenAI chat completions plus two reasoning fields (as opencode's Copilot client
+ * speaks it: https://github.com/anomalyco/opencode, `packages/opencode/src/provider/sdk/copilot/chat/`):
  * `reasoning_text` (readable) and `reasoning_opaque` (encrypted state). This
  * codec is the OpenAI-compatible one with those two added:
  * - in: `reasoning_text` fragments are reasoning; `reasoning_opaque`
@@ -105,7 +106,7 @@ export function mergeCopilotRecord(collected: JsonObject | undefined, fragment: 
 
 /**
  * The assistant message as Copilot reads it. The stored record wins over
- * what the client sent (SPEC §12.3); `reasoning_text` never goes alone.
+ * what the client sent (replay rule 3, docs/sessions-and-replay.md#replay-rules); `reasoning_text` never goes alone.
  */
 function wireMessage(message: ChatMessage): ChatMessage {
   if (message.role !== "assistant") return message;

@@ -1,5 +1,5 @@
 /**
- * Gemini's unknown-field rejection (SPEC §6, providers.md §5): a 400
+ * Gemini's unknown-field rejection (docs/plugins.md#6-the-error-classifier): a 400
  * `INVALID_ARGUMENT` "Invalid JSON payload received. Unknown name \"reasoning\"
  * at 'contents[1]': Cannot find field." (the OpenAI-compatible endpoint wraps
  * the same body in an array). Names the field in the quotes.

@@ -71,7 +71,7 @@ export function buildGenerateBody(call: UpstreamCall, log: { readonly skipped: (
 }
 
 /**
- * The request's reasoning controls as `thinkingConfig` (SPEC §7). An effort
+ * The request's reasoning controls as `thinkingConfig` (docs/api.md#reasoning-controls-both-apis). An effort
  * becomes a level (Gemini 3) or a budget (2.5) and turns on thought summaries
  * so the reasoning can stream; without one, routes.yaml `params` decide.
  * Reasoning off asks for no summaries (and no thinking where a model can skip it).

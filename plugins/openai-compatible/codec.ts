@@ -129,11 +129,11 @@ class UpstreamStreamError extends Error {
   }
 }
 
-/** Reasoning and text of one message or delta. One reasoning text, whichever name it came under (SPEC §12.1). */
+/** Reasoning and text of one message or delta. One reasoning text, whichever name it came under. */
 function decodeMessage(message: JsonObject, parts: StreamPart[]): void {
   const reasoning = nonEmpty(message.reasoning_content) ?? nonEmpty(message.reasoning);
   if (reasoning) parts.push({ type: "reasoning-delta", text: reasoning });
-  // the core merges the entries by their index (SPEC §12.2): passed on as they came, each must be an object
+  // the core merges the entries by their index (docs/sessions-and-replay.md#what-is-stored): passed on as they came, each must be an object
   const details = readArray(message.reasoning_details);
   if (details && details.length > 0) parts.push({ type: "reasoning-details-delta", details: requireObjects(details, REASONING_DETAIL) });
   const content = message.content;

@@ -1,5 +1,5 @@
 /**
- * The unknown-field classifier for OpenAI-style upstreams (SPEC §6): from an
+ * The unknown-field classifier for OpenAI-style upstreams (docs/sessions-and-replay.md#unknown-field-fallback-verdicts): from an
  * upstream 4xx, names the carrier field the provider refused as unknown or
  * not permitted — only when the message really says so, in the providers'
  * own phrasings (Mistral, Groq, Cerebras and the others as they answer, and hermes-agent's `agent/turn_recovery.py`, https://github.com/NousResearch/hermes-agent):

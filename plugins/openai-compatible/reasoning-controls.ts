@@ -1,7 +1,7 @@
 import type { ChatRequest, JsonObject, ReasoningControls, RequestDialect } from "../../src/plugins/plugin-api.js";
 
 /**
- * Expresses the request's reasoning controls (SPEC §7) in the upstream's own
+ * Expresses the request's reasoning controls (docs/api.md#reasoning-controls-both-apis) in the upstream's own
  * fields, as its dialect (routes.yaml `dialects`) spells them. carrierd owns
  * `reasoning_effort`: a client-sent value arrives here as `controls.effort`
  * and is re-spelled per host, so a host that rejects the field never

@@ -15,7 +15,7 @@ import { sendJson } from "./respond.js";
 import { dataFrame, SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
 
-/** POST /v1/chat/completions, streaming and not (SPEC §7). */
+/** POST /v1/chat/completions, streaming and not (docs/api.md#post-v1chatcompletions). */
 export async function handleChatCompletions(
   request: IncomingMessage,
   response: ServerResponse,

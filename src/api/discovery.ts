@@ -25,7 +25,7 @@ export function modelsBody(table: RouteTable, env: Readonly<Record<string, strin
   return { object: "list", data };
 }
 
-/** GET /v1/capabilities (SPEC §7). */
+/** GET /v1/capabilities (docs/api.md#discovery). */
 export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind: "sqlite" }, events: Record<string, unknown> = { backend: "local" }): object {
   return {
     object: "capabilities",

@@ -83,7 +83,7 @@ export class HttpServer {
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
       // an unknown path needs the key too: without it, nobody learns which paths exist
       if (match.kind !== "found" || match.endpoint.auth) caller = this.authenticate(request, match.kind === "found" ? match.endpoint.scope : undefined);
-      // a malformed X-Session-Id is a 400 on every route, whatever else names the session (SPEC §12.11)
+      // a malformed X-Session-Id is a 400 on every route, whatever else names the session (docs/api.md#sessions-x-session-id)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
       if (match.kind === "found") return await match.endpoint.handler(request, response, { url, params: match.params, caller });

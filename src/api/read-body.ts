@@ -9,7 +9,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /**
  * Reads a JSON body: at most `limit` bytes (413 past it, counted after
  * decompression too), gzip/deflate/br or identity (400 for anything else),
- * strict UTF-8, nesting at most 64 levels (SPEC §12.12).
+ * strict UTF-8, nesting at most 64 levels (docs/operators.md#limits).
  */
 export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
   return parseJsonBody(await readBodyBytes(request, limit));

@@ -22,7 +22,7 @@ export const DEFAULT_CLIENT_STALL_SECONDS = 30;
 /**
  * Starts a turn on behalf of an HTTP response, for both APIs: the upstream
  * call is aborted when the client goes away, X-Session-Id is set as soon as
- * the session is known (so an error answer names it too, SPEC §4), and a
+ * the session is known (so an error answer names it too: docs/api.md#sessions-x-session-id), and a
  * streaming client gets keepalives while the upstream has not answered and
  * backpressure once it has. Not async itself: `request` is handed on at
  * once, not held while the upstream answers.

@@ -1,11 +1,11 @@
 /**
- * The one source of live events (SPEC §8). A turn's reasoning delta is
+ * The one source of live events (docs/events.md). A turn's reasoning delta is
  * published once here and fanned out to every listener: the SSE writer of the
  * request that produced it, the WebSocket hub, metrics. Listeners run
  * synchronously and must not block; the WebSocket hub buffers per connection.
  */
 
-/** Every event type, in the order SPEC §8 lists them (a client subscribes by these names). */
+/** Every event type, in the order docs/events.md#events lists them (a client subscribes by these names). */
 export const EVENT_TYPES = [
   "turn.started",
   "reasoning.delta",

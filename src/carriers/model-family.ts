@@ -7,7 +7,7 @@
 export const SHIPPED_FAMILY_STRIP: readonly string[] = Object.freeze([":[a-z0-9._-]+$", "@[a-z0-9._-]+$", "-(\\d{8}|\\d{4}-\\d{2}-\\d{2})$"]);
 
 /**
- * The model family a signed or encrypted carrier belongs to (SPEC §5 rule 7).
+ * The model family a signed or encrypted carrier belongs to (docs/sessions-and-replay.md#replay-rules, rule 7).
  * Signatures are bound to the model that produced them (Anthropic rejects a
  * block "produced by another model"), so the family is the model name itself,
  * trimmed and lower-cased, minus what each strip pattern matches. One per

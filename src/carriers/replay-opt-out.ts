@@ -2,7 +2,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import { CARRIER_FIELDS, type CarrierField, type ChatRequest } from "../plugins/contract.js";
 
 /**
- * The per-request opt-out of SPEC §5 rule 2, carrierd's own request option:
+ * The per-request opt-out of replay rule 2 (docs/sessions-and-replay.md#replay-rules), carrierd's own request option:
  * `model_options.replay: false` withholds every carrier field from this
  * request; `model_options.replay: {omit: ["reasoning_details", …]}` withholds
  * the named ones. Never sent upstream.

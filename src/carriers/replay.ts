@@ -29,8 +29,8 @@ export interface AttachedFields {
 const PLAIN_FIELDS = ["reasoning_content", "reasoning"] as const;
 
 /**
- * Attaches stored carriers to the assistant messages going upstream (SPEC §5
- * rules 3, 6, 7; §12.1, §12.3). Stored wins over what the client sent; a
+ * Attaches stored carriers to the assistant messages going upstream (docs/sessions-and-replay.md#replay-rules,
+ * rules 3, 6, 7). Stored wins over what the client sent; a
  * client-sent value is used only when nothing is stored. Plain reasoning text
  * goes under every effective plain field; `reasoning_details` is only ever the
  * verbatim stored array (same object, never rebuilt). Stripping of what is not
@@ -195,7 +195,7 @@ function isSignedOrEncrypted(detail: Json): boolean {
   );
 }
 
-/** One reasoning text whichever name the client used (§12.1); a blank or " " placeholder is not reasoning. */
+/** One reasoning text whichever name the client used; a blank or " " placeholder is not reasoning. */
 function clientText(message: ChatMessage): string | undefined {
   for (const value of [message.reasoning_content, message.reasoning]) {
     if (typeof value === "string" && value.trim().length > 0) return value;

@@ -4,7 +4,7 @@ import { CARRIER_FIELDS, type CarrierField, type CarrierPolicy, type ChatMessage
 export const ECHO_PLACEHOLDER = " ";
 
 /**
- * Builds the wire messages for one route (SPEC §5, rules 2–5): every carrier
+ * Builds the wire messages for one route (docs/sessions-and-replay.md#replay-rules, rules 2–5): every carrier
  * field that is not effective is stripped, including ones the client sent;
  * `must_echo` tool-call turns with no reasoning get the placeholder. The
  * input history is never modified; a message is copied only when it changes.

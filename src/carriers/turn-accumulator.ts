@@ -4,9 +4,9 @@ import type { JsonObject, StreamPart, ToolCall, Usage } from "../plugins/contrac
 export interface AssistantTurn {
   content: string;
   toolCalls: ToolCall[];
-  /** The one plain reasoning text, whichever field it arrived in (SPEC §12.1). */
+  /** The one plain reasoning text, whichever field it arrived in. */
   reasoningText: string;
-  /** `reasoning_details` as the provider returns it non-streamed (SPEC §12.2); undefined when none came. */
+  /** `reasoning_details` as the provider returns it non-streamed; undefined when none came. */
   reasoningDetails: JsonObject[] | undefined;
   /** The plugin's private record, merged from its fragments. */
   nativeRecord: JsonObject | undefined;
@@ -65,7 +65,7 @@ export class TurnAccumulator {
   }
 
   /**
-   * Merge by `index` (SPEC §12.2): texts (and summaries) concatenate in order;
+   * Merge by `index` (docs/sessions-and-replay.md#what-is-stored): texts (and summaries) concatenate in order;
    * `signature`, `data`, `id`, `format` are kept from whichever fragment has
    * them. A Claude signature arrives as its own fragment with no text.
    */

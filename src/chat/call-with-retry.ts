@@ -33,7 +33,7 @@ export interface CallOutcome {
 /**
  * Sends the planned call; when the upstream rejects it for fields it does
  * not know (the plugin classifies the error), records the verdict and
- * retries exactly once without them (SPEC §6). The call is built at most
+ * retries exactly once without them (docs/sessions-and-replay.md#unknown-field-fallback-verdicts). The call is built at most
  * twice: the plan's first call, and the retry (TurnPlan.rebuild). What the
  * first call carried is kept when it is sent, a few field names, so the
  * classifier needs no second build. A rejection that names no carrier

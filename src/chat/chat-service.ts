@@ -28,12 +28,12 @@ export interface RequestContext {
   /**
    * The same request again, parsed anew from the bytes the client sent. With
    * it the turn lets go of the parsed history once its first upstream call
-   * is built, and reads it again only for the rare retry (SPEC §6): under
+   * is built, and reads it again only for the rare unknown-field retry: under
    * load a turn waits tens of milliseconds for its upstream answer, and a
    * history held that long is copied by every young-generation GC meanwhile.
    */
   readonly reread?: () => ChatRequest;
-  /** Told the session as soon as it is known, before the upstream is called: every answer, a failed one too, can name it (SPEC §4). */
+  /** Told the session as soon as it is known, before the upstream is called: every answer, a failed one too, can name it. */
   readonly onSession?: (sessionId: string) => void;
   /**
    * Between two batches of a streamed answer: a promise while the client is
@@ -91,7 +91,7 @@ export class ChatService {
   /**
    * Finds the session, replays stored carriers, and calls the upstream; on an
    * unknown-field rejection records the verdict and retries exactly once
-   * (SPEC §6). Throws a GatewayError (404, upstream 4xx…) before anything
+   * (docs/sessions-and-replay.md#unknown-field-fallback-verdicts). Throws a GatewayError (404, upstream 4xx…) before anything
    * reached the client.
    */
   start(request: ChatRequest, context: RequestContext): Promise<TurnRun> {

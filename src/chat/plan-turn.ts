@@ -25,7 +25,7 @@ export interface PlannedRoute {
 }
 
 export interface PlanOptions {
-  /** The data scope of the request's key: fingerprints match only turns filed under it (SPEC §4), never another key's. */
+  /** The data scope of the request's key: fingerprints match only turns filed under it, never another key's. */
   readonly keyHash: string;
   /** The client's X-Session-Id, checked already. */
   readonly explicit: string | undefined;

@@ -8,8 +8,8 @@ const GATEWAY_KEYS = new Set(["model_options"]);
 /**
  * The canonical upstream body: the client's request with the upstream model
  * name, the shaped messages, `models[].params` as defaults the client's
- * values override (SPEC §12.4), then the route's `request_extra` on top.
- * Upstream stream mode mirrors the client's (SPEC §12.13).
+ * values override (docs/routes.md#models), then the route's `request_extra` on top.
+ * Upstream stream mode mirrors the client's.
  */
 export function buildUpstreamBody(request: ChatRequest, messages: ChatMessage[], resolved: ResolvedModel, policy: CarrierPolicy, stream: boolean): ChatRequest {
   const body: ChatRequest = { model: resolved.upstreamModel, messages };

@@ -38,7 +38,7 @@ function hasNative(registry: PluginRegistry, resolved: ResolvedModel): boolean {
 }
 
 /**
- * Builds the upstream call for a set of effective fields (SPEC §5) from the
+ * Builds the upstream call for a set of effective fields (docs/sessions-and-replay.md#replay-rules) from the
  * stored carriers of the request's matched turns, read beforehand. The
  * fallback builds a second one with fewer fields from the same request; the
  * client's history is never touched, only the wire copy differs.

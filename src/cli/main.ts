@@ -11,7 +11,7 @@ import { sessionsCommand } from "./commands/sessions.js";
 import { verdictsCommand } from "./commands/verdicts.js";
 import { storeCommand } from "./commands/store.js";
 
-/** The carrierd CLI (SPEC §2). Every subcommand takes --home and --store and honours CARRIERD_HOME and CARRIERD_STORE. */
+/** The carrierd CLI (docs/operators.md#flags-and-environment). Every subcommand takes --home and --store and honours CARRIERD_HOME and CARRIERD_STORE. */
 export async function main(argv: string[]): Promise<void> {
   await yargs(argv)
     .scriptName("carrierd")

@@ -43,7 +43,7 @@ export interface CompactionRequest {
 }
 
 /**
- * Compaction of daemon-owned histories (SPEC §10). Every request of a chain
+ * Compaction of daemon-owned histories (docs/compaction.md). Every request of a chain
  * gets the history under the checkpoint in force; when the wire estimate of
  * the request passes compact_at × context_window, the middle is summarised
  * once, the summary becomes the chain's newest checkpoint, and the turns it

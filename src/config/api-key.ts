@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import { join } from "node:path";
 
 /**
- * The API key is mandatory, loopback included (SPEC §2). Without
+ * The API key is mandatory, loopback included (docs/operators.md#the-api-key). Without
  * CARRIERD_API_KEY a random key is generated once, stored 0600 in
  * `$CARRIERD_HOME/api_key`, and reused on later starts.
  */

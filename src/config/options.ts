@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { parseEventsSetting, type EventsSetting } from "./events-setting.js";
 import { resolveStore, type StoreChoice, type StoreFlags } from "./store-choice.js";
 
-/** Everything the gateway is configured with (SPEC §2), resolved from flags, then env, then defaults. */
+/** Everything the gateway is configured with (docs/operators.md#flags-and-environment), resolved from flags, then env, then defaults. */
 export interface GatewayOptions {
   readonly home: string;
   /** Where the state is kept (`--store` / CARRIERD_STORE): SQLite in `home` when unset. */
@@ -16,7 +16,7 @@ export interface GatewayOptions {
   readonly corsOrigins: readonly string[];
   readonly pluginDirs: readonly string[];
   readonly logLevel: string;
-  /** Request body limit in bytes (SPEC §12.12: 10 MiB). */
+  /** Request body limit in bytes (default 10 MiB: docs/operators.md#limits). */
   readonly bodyLimit: number;
   /** Seconds of upstream silence before an SSE `: keepalive` comment. */
   readonly keepaliveSeconds: number;

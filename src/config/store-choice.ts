@@ -1,5 +1,5 @@
 /**
- * Where carrierd keeps its state (SPEC §2): `sqlite`, the default, a file
+ * Where carrierd keeps its state (docs/operators.md#flags-and-environment): `sqlite`, the default, a file
  * in `$CARRIERD_HOME`; or a PostgreSQL URL, shared by any number of
  * gateways and every CLI command pointed at it.
  */

@@ -68,7 +68,7 @@ export function toOpenAIError(error: GatewayError): OpenAIErrorBody {
 
 /**
  * An upstream's own error, passed to the client with the upstream's status and
- * message (SPEC §6), secrets masked, reshaped to the OpenAI error form when it is not already.
+ * message (docs/api.md#errors), secrets masked, reshaped to the OpenAI error form when it is not already.
  */
 export function upstreamError(status: number, body: string, headers?: Readonly<Record<string, string>>): GatewayError {
   // an upstream may echo the credential it was sent ("Incorrect API key provided: sk-…"): scrubbed as a log line would be

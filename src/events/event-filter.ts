@@ -1,7 +1,7 @@
 import { EVENT_TYPES } from "../bus/event-bus.js";
 
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
-/** SPEC §12.11: what a session id may look like. */
+/** What a session id may look like (docs/api.md#sessions-x-session-id). */
 const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const MAX_SESSIONS = 1000;
 

@@ -12,7 +12,7 @@ import { hubLimitsFromEnv, type HubLimits } from "./hub-limits.js";
 import { checkUpgrade } from "./upgrade-guard.js";
 
 /**
- * The WebSocket side of the event bus (SPEC §8): `GET /v1/events`. The hub
+ * The WebSocket side of the event bus (docs/events.md#get-v1events--the-websocket-stream): `GET /v1/events`. The hub
  * is the feed's one WebSocket listener (and listens only while someone is
  * connected): the gateway's own bus, or with events: redis the stream every
  * instance writes. Each event is serialised at most once and handed to every

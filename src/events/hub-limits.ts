@@ -1,5 +1,5 @@
 /**
- * Back-pressure and liveness limits of the WebSocket hub (SPEC §8). The
+ * Back-pressure and liveness limits of the WebSocket hub (docs/events.md#slow-and-dead-subscribers). The
  * defaults suit a dashboard on a LAN; operators (and tests that need a
  * stall to happen quickly) can tune them through the environment.
  */

@@ -13,7 +13,7 @@ export type UpgradeDecision =
 
 /**
  * Decides an upgrade request on `GET /v1/events` before the WebSocket
- * handshake (SPEC §12.10); upgrades elsewhere never reach it.
+ * handshake (docs/events.md#authenticating); upgrades elsewhere never reach it.
  * Browsers always send `Origin`: it must be on the CORS allowlist or be the
  * gateway's own origin (the built-in dashboard). A wrong key in the header is
  * refused with 401, a key without the `events` scope with 403; no header

@@ -38,7 +38,7 @@ const MAX_PENDING_RETRIES = 1024;
 /**
  * One line per request at `info`: method, path (no query string), model,
  * status, duration, session id and upstream attempts (1, or 2 after the
- * unknown-field retry of SPEC §6, which the turn announces as
+ * unknown-field retry, which the turn announces as
  * `verdict.recorded`). Probes log at `debug`.
  */
 export class AccessLog {

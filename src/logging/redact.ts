@@ -1,5 +1,5 @@
 /**
- * Secrets never reach a log line (SPEC §11). pino's path-based redaction
+ * Secrets never reach a log line (docs/operators.md#logs). pino's path-based redaction
  * only covers paths someone thought of; this walks every logged object, so
  * a key nested in an error's request options or an upstream's headers is
  * caught too, and a bearer token inside any string is masked.

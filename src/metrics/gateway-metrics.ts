@@ -29,7 +29,7 @@ const TURN_AND_GATEWAY_EVENTS: GatewayEventType[] = ["turn.started", "turn.compl
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /**
- * Prometheus metrics (SPEC §11), one Registry per gateway so two gateways in
+ * Prometheus metrics (docs/events.md#get-metrics), one Registry per gateway so two gateways in
  * one process (tests) never share counters. Everything but request counts is
  * derived from the event bus; per streamed chunk the only work is one map
  * lookup for the turn's first reasoning token.
@@ -117,7 +117,7 @@ export class GatewayMetrics {
     });
     this.retries = new Counter({
       name: "carrierd_upstream_retries_total",
-      help: "Requests retried upstream without a field the upstream rejected (SPEC §6)",
+      help: "Requests retried upstream without a field the upstream rejected",
       labelNames: ["provider"],
       registers,
       collect: this.fold,

@@ -16,7 +16,7 @@ export type { Json, JsonObject };
 /** Bumped on any breaking change of this file. A plugin declares the version it was written for. */
 export const PLUGIN_API_VERSION = 1;
 
-/** The standard OpenAI-style reasoning carrier fields (SPEC §3). */
+/** The standard OpenAI-style reasoning carrier fields (docs/routes.md#what-a-route-sets). */
 export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details";
 export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details"];
 
@@ -39,7 +39,7 @@ export interface ChatMessage {
   reasoning_details?: Json[];
   /**
    * The stored native record of this turn. Replay sets it only when the
-   * route's plugin owns the record (SPEC §5 rule 6); that plugin's codec turns
+   * route's plugin owns the record (replay rule 6, docs/sessions-and-replay.md#replay-rules); that plugin's codec turns
    * it into wire fields and must never send this key itself.
    */
   native_record?: JsonObject;
@@ -62,7 +62,7 @@ export interface ChatRequest {
   [key: string]: unknown;
 }
 
-/** The request's reasoning controls (SPEC §7), for plugins to express in their provider's native form. */
+/** The request's reasoning controls (docs/api.md#reasoning-controls-both-apis), for plugins to express in their provider's native form. */
 export interface ReasoningControls {
   /** false: the client asked for no reasoning; ask the upstream not to reason where it can. */
   readonly enabled: boolean;
@@ -157,7 +157,7 @@ export type StreamPart =
   | { type: "text-delta"; text: string }
   /** A fragment of a tool call, OpenAI-style: `index` groups fragments; id and name arrive once. */
   | { type: "tool-call-delta"; index: number; id?: string; name?: string; arguments?: string }
-  /** Fragments of the provider's `reasoning_details` array, merged by `index` (SPEC §12.2). */
+  /** Fragments of the provider's `reasoning_details` array, merged by `index` (docs/sessions-and-replay.md#what-is-stored). */
   | { type: "reasoning-details-delta"; details: JsonObject[] }
   /** A fragment of the plugin's private record; the plugin merges fragments itself via `mergeNative`. */
   | { type: "native-record"; record: JsonObject }

@@ -81,7 +81,7 @@ export function convertInput(input: string | unknown[], resolve: ItemResolver): 
   return messages;
 }
 
-/** Summary and reasoning text are one plain reasoning text (SPEC §12.1); encrypted content is kept verbatim. */
+/** Summary and reasoning text are one plain reasoning text (docs/api.md#multi-turn); encrypted content is kept verbatim. */
 function addReasoning(message: ChatMessage, item: JsonObject, path: string): void {
   const texts: string[] = [];
   for (const list of [item.summary, item.content]) {

@@ -16,7 +16,7 @@ type Entry =
   | { kind: "function"; id: string; index: number; callId: string; name: string; arguments: string; head: string };
 
 /**
- * Turns canonical stream parts into Responses output items (SPEC §7): each
+ * Turns canonical stream parts into Responses output items (docs/api.md#streaming): each
  * burst of reasoning, text or one tool call's fragments is one item, and an
  * item is closed (all its `.done` events) before the next one opens. The
  * same fold serves streaming and non-streaming, so both return the same items.

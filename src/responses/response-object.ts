@@ -28,7 +28,7 @@ export interface ResponseOutcome {
  * The Response object as the Open Responses specification (and OpenAI's API)
  * spells it: every field the spec requires, and echoed settings as the
  * request asked or as their effective default, never `null` where the spec
- * wants a value (SPEC §13.4). `completed_at` is set only once the response
+ * wants a value (docs/api.md#open-responses). `completed_at` is set only once the response
  * completed.
  */
 export function responseObject(identity: ResponseIdentity, outcome: ResponseOutcome): JsonObject {

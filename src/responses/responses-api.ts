@@ -65,7 +65,7 @@ interface Continuation {
   readonly keyHash: string;
 }
 
-/** POST/GET/DELETE /v1/responses (SPEC §7), on top of the chat path every plugin serves. */
+/** POST/GET/DELETE /v1/responses (docs/api.md#post-v1responses), on top of the chat path every plugin serves. */
 @injectable()
 export class ResponsesApi {
   private readonly store: ResponseStorage;
@@ -93,7 +93,7 @@ export class ResponsesApi {
       typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined,
       caller,
     );
-    // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
+    // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (docs/compaction.md)
     const chatRequest = await this.compactor.prepare({
       keyHash: caller.keyHash,
       sessionId: continuation.sessionHeader,
@@ -119,8 +119,8 @@ export class ResponsesApi {
   }
 
   /**
-   * POST /v1/responses/compact, backed by carrierd's own compaction (SPEC
-   * §10): the chain ending at `previous_response_id` is compacted now — its
+   * POST /v1/responses/compact, backed by carrierd's own compaction
+   * (docs/compaction.md): the chain ending at `previous_response_id` is compacted now — its
    * middle summarised into a checkpoint, every carrier of the kept turns
    * kept — and the window as it will go upstream is returned. A request that
    * continues the chain with `previous_response_id` goes under it.
@@ -204,7 +204,7 @@ export class ResponsesApi {
   }
 
   private async continuation(body: ResponsesRequest, header: string | undefined, caller: Caller): Promise<Continuation> {
-    // checked wherever it appears, even when previous_response_id or conversation decides the session (SPEC §12.11)
+    // checked wherever it appears, even when previous_response_id or conversation decides the session (docs/api.md#sessions-x-session-id)
     sessionOf(header);
     if (body.previous_response_id && body.conversation) {
       throw new GatewayError("invalid_request", "Mutually exclusive parameters: provide only one of 'previous_response_id' or 'conversation'.", "conversation");
@@ -274,7 +274,7 @@ export class ResponsesApi {
     sendJson(response, 200, body, { "x-session-id": run.sessionId });
   }
 
-  /** Streams SPEC §7's events; the response is stored before `response.completed` goes out. */
+  /** Streams the events docs/api.md#streaming lists; the response is stored before `response.completed` goes out. */
   private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
     const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds));
     // the Open Responses streaming order: created, then in_progress, then the items

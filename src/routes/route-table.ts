@@ -36,7 +36,7 @@ export interface ModelEntry {
   model?: string;
   params?: JsonObject;
   context_window?: number;
-  /** Share of context_window at which a daemon-owned history is compacted (SPEC §10); default 0.8. */
+  /** Share of context_window at which a daemon-owned history is compacted (docs/compaction.md#configuration); default 0.8. */
   compact_at?: number;
   /** The model (a `models` name) that writes compaction summaries; default the model itself. */
   summarizer?: string;

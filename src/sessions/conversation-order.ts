@@ -1,7 +1,7 @@
 import type { FingerprintMatch } from "../storage/turns.js";
 
 /**
- * Settling ambiguous matches by the conversation's order (SPEC §12.6).
+ * Settling ambiguous matches by the conversation's order (docs/sessions-and-replay.md#how-a-request-finds-its-session).
  * Normalised text makes turns alike: "OK." in two conversations, the same
  * reply twice in one, the same reply on two branches of one. What tells them
  * apart is what the request holds before them.
@@ -10,7 +10,7 @@ import type { FingerprintMatch } from "../storage/turns.js";
 /**
  * The session most of the request's assistant messages have a stored turn
  * in; among sessions alike in that, the one of the most recent turn of the
- * latest message (SPEC §4: a fingerprint seen in several sessions resolves
+ * latest message (a fingerprint seen in several sessions resolves
  * to the most recent). A generic last reply does not pull a conversation
  * into another session that happens to hold the same reply.
  */

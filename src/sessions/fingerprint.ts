@@ -8,7 +8,7 @@ import { isUniqueCallId } from "./call-ids.js";
 /**
  * The keys a stored assistant turn is found by, computed the same way for
  * the turn when it is stored and for each assistant message a client sends
- * (SPEC §12.6). `fingerprint` is what every frontend keeps of a turn, its
+ * (docs/sessions-and-replay.md#how-a-request-finds-its-session). `fingerprint` is what every frontend keeps of a turn, its
  * visible text and tool calls, normalised; `callKey` is the ids and names of
  * its tool calls alone, for frontends that blank the text or reshape the
  * arguments, and only when those ids cannot repeat.

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * Fingerprint matching is scoped to the API key (SPEC §4): turns are indexed
+ * Fingerprint matching is scoped to the API key: turns are indexed
  * under a hash of the key, never the key itself, so state.db holds no secret.
  */
 export function keyScope(apiKey: string): string {

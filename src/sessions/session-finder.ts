@@ -28,7 +28,7 @@ export interface SessionMatch {
 }
 
 /**
- * Finds a request's session (SPEC §4, §5 rule 1, §12.6).
+ * Finds a request's session (docs/sessions-and-replay.md#how-a-request-finds-its-session).
  *
  * Each assistant message is looked up by its keys (TurnKeys: the fingerprint,
  * and for tool-call turns with unique ids the ids-and-names key), scoped to

@@ -27,7 +27,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         key_hash      text NOT NULL,
         model         text,
         parent_id     text,
-        -- JSON; holds "rejected_carriers" so a resumed session keeps its verdicts (SPEC §6)
+        -- JSON; holds "rejected_carriers" so a resumed session keeps its verdicts
         model_config  text NOT NULL DEFAULT '{}',
         -- the position of the session's newest turn: a new turn takes the next one in the same statement that
         -- locks the row, so two instances writing to one session never race for a position
@@ -58,11 +58,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         finish_reason     text,
         upstream_id       text,
         created_at        text NOT NULL,
-        -- the fingerprint and call key stateless clients are matched by (SPEC §12.6), under the API key's hash
+        -- the fingerprint and call key that stateless clients are matched by, under the API key's hash
         key_hash          text,
         fingerprint       text,
         call_key          text,
-        -- 0 once a compaction checkpoint summarises the turn (SPEC §10); its carriers stay
+        -- 0 once a compaction checkpoint summarises the turn; its carriers stay
         active            smallint NOT NULL DEFAULT 1,
         UNIQUE (session_id, position)
       );
@@ -70,7 +70,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX turns_fingerprint ON turns (key_hash, fingerprint, seq DESC);
       CREATE INDEX turns_call_key ON turns (key_hash, call_key, seq DESC) WHERE call_key IS NOT NULL;
 
-      -- Unknown-field verdicts (SPEC §6, §12.7).
+      -- Unknown-field verdicts.
       CREATE TABLE verdicts (
         provider    text NOT NULL,
         host        text NOT NULL,
@@ -110,7 +110,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
       CREATE INDEX response_conversations_last ON response_conversations (last_response_id);
 
-      -- Compaction checkpoints (SPEC §10).
+      -- Compaction checkpoints.
       CREATE TABLE compaction_checkpoints (
         id                  text PRIMARY KEY,
         ord                 bigserial NOT NULL,

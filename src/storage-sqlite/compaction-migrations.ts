@@ -1,7 +1,7 @@
 import type { Migration } from "./database.js";
 
 /**
- * Compaction (versions 200–299; SPEC §10).
+ * Compaction (versions 200–299; docs/compaction.md).
  *
  * Turns are never deleted by compaction: the summarised ones are marked
  * inactive (`turns.active = 0`) so `sessions show --all` still shows them and

@@ -27,7 +27,7 @@ export class ReplayReads {
       // one statement for a whole history: a 1,000-turn resend costs one query, not a thousand;
       // per fingerprint one probe of turns_fingerprint (its entries end with seq, so newest first needs no sort),
       // at most MATCHES_PER_FINGERPRINT (a greeting seen in thousands of sessions must not load them all)
-      // both keys (SPEC §12.6) in one statement: per key one probe of its index (turns_fingerprint, or the partial
+      // both keys in one statement: per key one probe of its index (turns_fingerprint, or the partial
       // turns_call_key that holds tool-call turns only), newest first
       keyMatchesMany: db.prepare(
         `SELECT j.value AS key, t.seq, t.id, t.session_id, t.parent_turn_id FROM json_each(@fingerprints) j CROSS JOIN turns t
@@ -49,7 +49,7 @@ export class ReplayReads {
   /**
    * Matches for many turn keys at once (fingerprints and call keys, see
    * TurnKeys), most recent first per key: a key seen in several sessions
-   * resolves to the most recent (SPEC §4). One query for all the misses.
+   * resolves to the most recent. One query for all the misses.
    */
   matchesFor(keyHash: string, keys: readonly string[]): Map<string, FingerprintMatch[]> {
     const found = new Map<string, FingerprintMatch[]>();

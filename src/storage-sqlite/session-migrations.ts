@@ -18,7 +18,7 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
         key_hash     TEXT NOT NULL,
         model        TEXT,
         parent_id    TEXT,
-        -- JSON; holds "rejected_carriers" so a resumed session keeps its verdicts (SPEC §6)
+        -- JSON; holds "rejected_carriers" so a resumed session keeps its verdicts
         model_config TEXT NOT NULL DEFAULT '{}',
         created_at   TEXT NOT NULL,
         updated_at   TEXT NOT NULL
@@ -51,7 +51,7 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
         UNIQUE (session_id, position)
       );
 
-      -- Fingerprints of what stateless clients keep (SPEC §12.6), scoped to a hash of the API key.
+      -- Fingerprints of what stateless clients keep, scoped to a hash of the API key.
       CREATE TABLE fingerprints (
         key_hash    TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
@@ -60,7 +60,7 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
       CREATE INDEX fingerprints_turn ON fingerprints (turn_seq);
 
-      -- Unknown-field verdicts (SPEC §6, §12.7).
+      -- Unknown-field verdicts.
       CREATE TABLE verdicts (
         provider    TEXT NOT NULL,
         host        TEXT NOT NULL,
@@ -88,7 +88,7 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    // SPEC §12.6 revised: both ends trimmed, reasoning blocks removed, "" arguments as {}; and the ids-and-names key
+    // the fingerprint rule revised: both ends trimmed, reasoning blocks removed, "" arguments as {}; and the ids-and-names key
     name: "fingerprints as frontends resend turns, and the tool-call ids key",
     sql: refingerprintTurns,
   },
@@ -192,7 +192,7 @@ function turnsWithFingerprint(db: Db): string {
       finish_reason     TEXT,
       upstream_id       TEXT,
       created_at        TEXT NOT NULL,
-      -- the fingerprint of what stateless clients keep (SPEC §12.6), scoped to a hash of the API key
+      -- the fingerprint of what stateless clients keep, scoped to a hash of the API key
       -- that wrote the turn (a branch copies its source's)
       key_hash          TEXT,
       fingerprint       TEXT,${declarations.map((declaration) => `\n      ${declaration},`).join("")}

@@ -107,7 +107,7 @@ export interface SessionConfigStorage {
   removeRejections(predicate: (provider: string, host: string, model: string, field: string) => boolean): Promise<number>;
 }
 
-/** Unknown-field verdicts (SPEC §6): (provider, host, model, field) an upstream rejected. */
+/** Unknown-field verdicts: (provider, host, model, field) an upstream rejected. */
 export interface VerdictStorage {
   /** Read per request: the backend answers from memory while nothing else wrote them. */
   fieldsFor(provider: string, host: string, model: string): Promise<readonly CarrierField[]>;
@@ -137,7 +137,7 @@ export interface ResponseStorage {
   conversation(id: string): Promise<StoredConversation | undefined>;
 }
 
-/** Compaction's checkpoints and the turns they archive (SPEC §10). */
+/** Compaction's checkpoints and the turns they archive. */
 export interface CheckpointStorage {
   /** Whether a session has any checkpoint: most have none, and then a chain need not be walked. */
   has(sessionId: string): Promise<boolean>;

@@ -15,9 +15,9 @@ export interface StoredTurn {
   readonly upstreamModel: string;
   readonly content: string;
   readonly toolCalls: ToolCall[];
-  /** The one plain reasoning text (SPEC §12.1); "" when the turn had none. */
+  /** The one plain reasoning text; "" when the turn had none. */
   readonly reasoningText: string;
-  /** Verbatim, as the provider returns it non-streamed (SPEC §12.2). */
+  /** Verbatim, as the provider returns it non-streamed. */
   readonly reasoningDetails: Json[] | undefined;
   readonly nativeRecord: JsonObject | undefined;
   readonly usage: Usage | undefined;

@@ -1,4 +1,4 @@
-/** One verdict as `verdicts list --json` prints it (SPEC §12.7). */
+/** One verdict as `verdicts list --json` prints it (docs/sessions-and-replay.md#cli). */
 export interface Verdict {
   provider: string;
   /** Hostname without port. */

@@ -6,8 +6,8 @@ import type { Storage } from "../storage/storage.js";
 import type { Verdict } from "../storage/verdicts.js";
 
 /**
- * "Editing the matching route in routes.yaml clears the verdicts it covers —
- * the operator's edit is the newer word" (SPEC §6). After each accepted
+ * Editing the routes.yaml route that covers a verdict clears it: the
+ * operator's edit is the newer word (docs/sessions-and-replay.md#unknown-field-fallback-verdicts). After each accepted
  * reload, a verdict is cleared when the carriers route that governs its
  * (provider, model) is not the same route as before: edited, removed, or
  * shadowed by a new route in front of it.

@@ -38,7 +38,7 @@ export function rejectedIn(key: VerdictKey, verdictFields: readonly CarrierField
 }
 
 /**
- * Records an unknown-field rejection (SPEC §6 step 1 and 3): one verdict per
+ * Records an unknown-field rejection (docs/sessions-and-replay.md#unknown-field-fallback-verdicts, steps 1 and 2): one verdict per
  * field in SQLite, the same in the session's model config, one
  * `verdict.recorded` event and one log line.
  */

@@ -11,8 +11,8 @@ export function sentCarrierFields(messages: readonly ChatMessage[]): CarrierFiel
 }
 
 /**
- * Which fields to record after the classifier named `named` (SPEC §6, §12.8,
- * §12.9, as hermes-agent does it): `reasoning_content` named → every carrier the
+ * Which fields to record after the classifier named `named` (docs/sessions-and-replay.md#unknown-field-fallback-verdicts;
+ * widening as hermes-agent does it): `reasoning_content` named → every carrier the
  * failing request sent; `reasoning` or `reasoning_details` named → those two,
  * where sent. On a must-echo route `reasoning_content` is required, so a
  * complaint naming it is about its value: nothing is recorded, no retry.

@@ -50,7 +50,7 @@ test("Vercel AI SDK: both providers surface a mid-stream failure as an error par
   }
 });
 
-test("an upstream 400 still names the session in X-Session-Id, on both APIs (SPEC §4)", async () => {
+test("an upstream 400 still names the session in X-Session-Id, on both APIs", async () => {
   for (const [path, body] of [
     ["/v1/responses", { model: "deepseek-reasoner", input: "FAIL_400" }],
     ["/v1/chat/completions", { model: "deepseek-reasoner", messages: [{ role: "user", content: "FAIL_400" }] }],

@@ -4,7 +4,7 @@ import { startConformance, MODELS, type ConformanceSetup } from "./harness.js";
 import { checkResponseStream, parseEvents } from "./responses-order.js";
 
 /**
- * The Open Responses specification (SPEC §13.4): the harness checks every
+ * The Open Responses specification (docs/api.md#open-responses): the harness checks every
  * answer of these requests against the vendored schemas after each test;
  * the tests here add the shapes the other suites do not reach.
  */

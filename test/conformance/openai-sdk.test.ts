@@ -80,7 +80,7 @@ describe.each(MODELS)("openai SDK against %s", (model) => {
     expect(finish).toBe("tool_calls");
   });
 
-  test("responses.create streaming: events in SPEC §7 order, numbered from 0", async () => {
+  test("responses.create streaming: events in the documented order, numbered from 0", async () => {
     const stream = await client.responses.create({ model, input: QUESTION, stream: true });
     const types: string[] = [];
     let sequence = -1;

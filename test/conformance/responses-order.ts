@@ -22,7 +22,7 @@ export function parseEvents(raw: string): SseEvent[] {
     });
 }
 
-/** The per-item event grammar of SPEC §7, as a sequence of event types after `output_item.added`. */
+/** The per-item event grammar of docs/api.md#streaming, as a sequence of event types after `output_item.added`. */
 const GRAMMAR: Record<string, { open: string[]; repeat: string; close: string[] }> = {
   reasoning: {
     open: ["response.reasoning_summary_part.added"],
@@ -34,7 +34,7 @@ const GRAMMAR: Record<string, { open: string[]; repeat: string; close: string[] 
 };
 
 /**
- * Checks a whole Responses stream against SPEC §7: `event:` names equal the
+ * Checks a whole Responses stream against docs/api.md#streaming: `event:` names equal the
  * data's type, `sequence_number` counts up from 0, `response.created` then
  * `response.in_progress` first,
  * every item opens, streams and closes before the next opens, and the final

@@ -31,7 +31,7 @@ test("/metrics exposes requests, upstream latency, first reasoning token, retrie
   await subscriber.waitFor((message) => message.type === "routes.reloaded");
   writeFileSync(gateway.routesPath, "version: [");
   await subscriber.waitFor((message) => message.type === "routes.rejected");
-  // the fallback path (SPEC §6) publishes this after recording a verdict and before its one retry
+  // the unknown-field fallback publishes this after recording a verdict and before its one retry
   gateway.container.resolve<EventBus>(EVENT_BUS).publish({
     type: "verdict.recorded",
     provider: "demo",

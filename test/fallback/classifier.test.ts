@@ -31,7 +31,7 @@ describe("classifier", () => {
   });
 });
 
-describe("widening and exemptions (SPEC §12.8, §12.9)", () => {
+describe("widening and exemptions", () => {
   test("reasoning_content named: everything sent; reasoning or details named: those two where sent", () => {
     expect(fieldsToReject("reasoning_content", ["reasoning_content", "reasoning", "reasoning_details"], false, [])).toEqual([
       "reasoning_content",

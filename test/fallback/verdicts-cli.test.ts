@@ -52,7 +52,7 @@ async function conversation(model: string): Promise<number> {
   return upstream.requestsFor("groq").length - before;
 }
 
-test("verdicts list --json has the SPEC §12.7 shape; clear works on the running gateway, by provider and model", async () => {
+test("verdicts list --json has the documented shape; clear works on the running gateway, by provider and model", async () => {
   expect(await conversation("groq/openai/gpt-oss-120b")).toBe(2);
   const listed = JSON.parse(await verdicts(["list", "--json"])) as Record<string, unknown>[];
   expect(listed).toEqual([

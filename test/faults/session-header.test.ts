@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
 import { faultRoutes } from "./routes.js";
 
-// SPEC §12.11: an X-Session-Id outside [A-Za-z0-9._:-]{1,128} is a 400 wherever it appears.
+// an X-Session-Id outside [A-Za-z0-9._:-]{1,128} is a 400 wherever it appears (docs/api.md#sessions-x-session-id).
 let upstream: FaultUpstream;
 let gateway: TestGateway;
 let previousId: string;

@@ -136,7 +136,7 @@ test.each(
     ["verdicts", "clear"],
     ["chat"],
   ].map((command) => [command]),
-)("carrierd %j --help works and offers --home (SPEC §12.18)", async (command) => {
+)("carrierd %j --help works and offers --home", async (command) => {
   const result = await carrierd([...command, "--help"]);
   expect(result.code).toBe(0);
   expect(result.stdout).toContain("carrierd");

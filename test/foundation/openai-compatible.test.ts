@@ -50,7 +50,7 @@ afterAll(async () => {
   await upstream.close();
 });
 
-/** What a correct relay must reproduce: the recorded reasoning and answer, concatenated (one reasoning text, SPEC §12.1). */
+/** What a correct relay must reproduce: the recorded reasoning and answer, concatenated (one reasoning text). */
 function recordedText(name: string): { reasoning: string; content: string } {
   let reasoning = "";
   let content = "";

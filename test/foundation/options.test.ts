@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { DEFAULT_BODY_LIMIT, DEFAULT_PORT, parseSize, resolveOptions } from "../../src/config/options.js";
 
-describe("gateway options: flags, then environment, then defaults (SPEC §2)", () => {
+describe("gateway options: flags, then environment, then defaults", () => {
   test("defaults", () => {
     const options = resolveOptions({}, {});
     expect(options).toMatchObject({

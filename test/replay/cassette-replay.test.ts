@@ -104,7 +104,7 @@ function carriers(message: Record<string, unknown>): Record<string, unknown> {
  * What the provider produced in turn 1, read straight from the recording:
  * the message's fields when whole; when streamed, text fragments
  * concatenated and `reasoning_details` fragments merged by index and type
- * (SPEC §12.2) — written out here independently of the daemon's accumulator.
+ * (docs/sessions-and-replay.md#what-is-stored) — written out here independently of the daemon's accumulator.
  */
 function producedCarriers(interaction: Interaction): { text: string; details: Record<string, unknown>[] | undefined } {
   const body = interaction.response.body;

@@ -108,7 +108,7 @@ const ROUTES: readonly RouteCase[] = [
       expect(String(message.content ?? "")).not.toContain("<think>");
     },
     expectNothingStored(message, answer) {
-      // a tool-call turn gets the placeholder; a text turn nothing (SPEC §12.17)
+      // a tool-call turn gets the placeholder; a text turn nothing
       if ((message.tool_calls as unknown[] | undefined)?.length) expect(message.reasoning_content).toBe(" ");
       else expect(message).not.toHaveProperty("reasoning_content");
       void answer;

@@ -8,7 +8,7 @@ import { openDatabase } from "../../src/storage-sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
 import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
 
-// SPEC §12.6: normalisation makes turns alike; conversation order tells them apart.
+// normalisation makes turns alike; conversation order tells them apart (docs/sessions-and-replay.md#how-a-request-finds-its-session).
 const store = new SqliteStorage(openDatabase(":memory:", SQLITE_MIGRATIONS), undefined);
 let counter = 0;
 function save(sessionId: string, content: string, parentTurnId?: string, toolCalls: ToolCall[] = [], keyHash = "scope"): string {

@@ -6,7 +6,7 @@ import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upst
 import { ask, assistantsOf, type Message } from "../support/stateless-client.js";
 
 /**
- * Native records (SPEC §5 rules 6–7, §9): stored after validation against
+ * Native records (replay rules 6–7, docs/sessions-and-replay.md#replay-rules; docs/plugins.md#5-the-native-record): stored after validation against
  * the owning plugin's schema, replayed only to that plugin, same model
  * family, and only while the route's `native` is true.
  */

@@ -42,7 +42,7 @@ const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayT
   ...overrides,
 });
 
-describe("replay (SPEC §5)", () => {
+describe("replay rules", () => {
   const history: ChatMessage[] = deepFreeze([
     { role: "user", content: "hi" },
     {
@@ -99,9 +99,9 @@ describe("replay (SPEC §5)", () => {
   });
 });
 
-describe("fingerprints (SPEC §12.6)", () => {
+describe("fingerprints", () => {
   const call = (args: string, id = "call_1") => [{ id, type: "function" as const, function: { name: "weather", arguments: args } }];
-  test("null, absent and empty content are the same; whitespace is trimmed at both ends (revised §12.6: Open WebUI's leading newline)", () => {
+  test("null, absent and empty content are the same; whitespace is trimmed at both ends (Open WebUI's leading newline)", () => {
     const empty = fingerprintMessage({ role: "assistant", content: "" });
     expect(fingerprintMessage({ role: "assistant", content: null })).toBe(empty);
     expect(fingerprintMessage({ role: "assistant" })).toBe(empty);

@@ -8,20 +8,20 @@ import { readFixture } from "./fixtures-dir.js";
  * whole document is added to ajv under an `$id` and each schema is compiled
  * by its pointer into that document.
  */
-const SPEC_ID = "https://www.openresponses.org/openapi.json";
+const SCHEMA_DOCUMENT_ID = "https://www.openresponses.org/openapi.json";
 const document = JSON.parse(readFixture("open-responses/openapi.json")) as {
   paths: Record<string, { post: { responses: { 200: { content: Record<string, { schema: { oneOf?: { $ref: string }[] } }> } } } }>;
   components: { schemas: Record<string, { properties?: { type?: { enum?: string[] } } }> };
 };
 // strict: false: the document carries OpenAPI keywords (discriminator, example, x-…) that are not JSON Schema
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addSchema({ ...document, $id: SPEC_ID });
+ajv.addSchema({ ...document, $id: SCHEMA_DOCUMENT_ID });
 
 const compiled = new Map<string, ValidateFunction>();
 function schema(name: string): ValidateFunction {
   let validate = compiled.get(name);
   if (!validate) {
-    validate = ajv.getSchema(`${SPEC_ID}#/components/schemas/${name}`);
+    validate = ajv.getSchema(`${SCHEMA_DOCUMENT_ID}#/components/schemas/${name}`);
     if (!validate) throw new Error(`the Open Responses spec has no schema ${name}`);
     compiled.set(name, validate);
   }

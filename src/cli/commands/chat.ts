@@ -67,7 +67,7 @@ export interface ChatOptions {
  * The chat loop: one streamed Responses request per line typed. The session
  * is a Responses conversation named by the session id, so the gateway owns
  * its history: it replays the stored reasoning and compacts the history
- * when it outgrows the model (SPEC §10), and `--resume` picks the
+ * when it outgrows the model (docs/compaction.md), and `--resume` picks the
  * conversation up under its checkpoint.
  */
 export async function runChat(options: ChatOptions): Promise<{ sessionId: string | undefined; messages: ChatMessage[] }> {

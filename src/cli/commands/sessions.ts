@@ -87,7 +87,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
           withState(flags, async (storage) => {
             const session = await storage.catalogue.show(flags.id!);
             if (!session) return notFound(flags.id!);
-            // compaction archives turns (SPEC §10): shown only with --all, the checkpoint stands in for them
+            // compaction archives turns (docs/compaction.md#sessions-cli): shown only with --all, the checkpoint stands in for them
             const compaction = await compactionOf(storage.checkpoints, session.id);
             const checkpoint = compaction.checkpoints.at(-1);
             const shown = flags.all ? session.turnList : session.turnList.filter((turn) => !compaction.archived.has(turn.position));

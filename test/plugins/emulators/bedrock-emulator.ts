@@ -9,7 +9,7 @@ import { verifySigV4 } from "./sigv4-verifier.js";
  *   InvalidSignatureException when one byte differs);
  * - errors are Bedrock's ValidationException shape (400, `x-amzn-errortype`,
  *   `{"message"}`), relaying Claude's own texts as Bedrock does ("The model
- *   returned the following errors: …", providers.md §4);
+ *   returned the following errors: …");
  * - Claude: signatures are HMACs over the reasoning text, redacted content
  *   carries its own MAC, and with thinking on the last tool-use turn must
  *   start with reasoning; other models accept readable reasoning text only

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { startEmulator, type Emulator, type Received, type Reply } from "./http-emulator.js";
 
 /**
- * A GitHub Copilot chat emulator (OpenAI-style, providers.md §6). It answers
+ * A GitHub Copilot chat emulator (OpenAI-style). It answers
  * with `reasoning_text` and a `reasoning_opaque` that, when streaming, is
  * split into two fragments around the parallel tool calls — so only a client
  * that concatenates them holds the real value. On later requests an
