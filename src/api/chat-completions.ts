@@ -91,7 +91,13 @@ function startParsed(
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   return {
-    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes, tools.sortTools), client: { options, failureFrame: chatFailureFrame } }),
+    started: startTurn(chat, body, response, {
+      keyHash,
+      sessionHeader,
+      stream,
+      reread: rereadOf(bytes, tools.sortTools),
+      client: { options, failureFrame: chatFailureFrame },
+    }),
     stream,
     includeUsage,
   };

@@ -356,7 +356,10 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[], names: Names
     message.tool_calls = calls.map((item) => ({
       id: shown(item.call_id),
       type: "function" as const,
-      function: { name: typeof item.namespace === "string" ? names.flatten(item.namespace, shown(item.name)) : shown(item.name), arguments: shown(item.arguments) },
+      function: {
+        name: typeof item.namespace === "string" ? names.flatten(item.namespace, shown(item.name)) : shown(item.name),
+        arguments: shown(item.arguments),
+      },
     }));
   return message;
 }

@@ -189,7 +189,11 @@ test("POST /v1/responses/{id}/cancel: a finished response is a 400 saying why, a
 
 test.each([
   [{ tools: [{ type: "web_search" }], tool_choice: { type: "web_search" } }, "tool_choice", /forces a tool of type 'web_search'/],
-  [{ tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }], tool_choice: { type: "file_search" } }, "tool_choice", /forces a tool of type 'file_search'/],
+  [
+    { tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }], tool_choice: { type: "file_search" } },
+    "tool_choice",
+    /forces a tool of type 'file_search'/,
+  ],
   [{ background: true }, "background", /background/],
 ])("what carrierd does not run is a spec-shaped 400: %j", async (extra, param, message) => {
   const response = await setup.gateway.post("/v1/responses", { model: "demo", input: "hi", ...extra });
