@@ -5,6 +5,7 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
+import type { ResolvedModel } from "../routes/route-table.js";
 import { requireModel, type Caller } from "../keys/caller.js";
 import { requireProviderKey } from "./provider-keys.js";
 import { noteModel } from "../logging/access-log.js";
@@ -14,17 +15,20 @@ import { asUpstreamFailure, startTurn } from "./start-turn.js";
 import { sendJson } from "./respond.js";
 import { dataFrame, SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
+import { sortChatTools, type HostedToolGate } from "./hosted-tools.js";
+
+/** What the chat completions endpoint works with. */
+export interface ChatEndpoint {
+  readonly chat: ChatService;
+  readonly options: GatewayOptions;
+  readonly routes: RouteSource;
+  readonly gate: HostedToolGate;
+}
 
 /** POST /v1/chat/completions, streaming and not (docs/api.md#post-v1chatcompletions). */
-export async function handleChatCompletions(
-  request: IncomingMessage,
-  response: ServerResponse,
-  chat: ChatService,
-  options: GatewayOptions,
-  routes: RouteSource,
-  caller: Caller,
-): Promise<void> {
-  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes, caller);
+export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, endpoint: ChatEndpoint, caller: Caller): Promise<void> {
+  const { options } = endpoint;
+  const { run, stream, includeUsage } = await startFromBody(request, response, endpoint, caller);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
@@ -45,18 +49,30 @@ export async function handleChatCompletions(
 async function startFromBody(
   request: IncomingMessage,
   response: ServerResponse,
-  chat: ChatService,
-  options: GatewayOptions,
-  routes: RouteSource,
+  endpoint: ChatEndpoint,
   caller: Caller,
 ): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
+  const { chat, options, routes, gate } = endpoint;
   const bytes = await readBodyBytes(request, options.bodyLimit);
   const checkModel = (model: string) => {
     requireModel(caller, model);
     requireProviderKey(routes.current, model, options.env);
   };
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel);
+  // the route of the table in force at the first sort, kept: a retry re-reads the body and sorts its tools the same way, quietly
+  let resolved: ResolvedModel | undefined;
+  const route = (model: string) => (resolved ??= routes.current.resolveModel(model));
+  const sortTools = (body: ChatRequest) => sortChatTools(body, route, gate);
+  const announce = (body: ChatRequest, omitted: string[]) => {
+    const sortedFor = omitted.length > 0 ? route(body.model) : undefined;
+    if (sortedFor) gate.announce(response, sortedFor, omitted);
+  };
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel, { sortTools, announce });
   return { run: await started, stream, includeUsage };
+}
+
+interface ToolSorter {
+  readonly sortTools: (body: ChatRequest) => string[];
+  readonly announce: (body: ChatRequest, omitted: string[]) => void;
 }
 
 function startParsed(
@@ -67,23 +83,35 @@ function startParsed(
   options: GatewayOptions,
   keyHash: string,
   checkKey: (model: string) => void,
+  tools: ToolSorter,
 ): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
   noteModel(response, body.model);
   checkKey(body.model);
+  tools.announce(body, tools.sortTools(body));
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   return {
-    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
+    started: startTurn(chat, body, response, {
+      keyHash,
+      sessionHeader,
+      stream,
+      reread: rereadOf(bytes, tools.sortTools),
+      client: { options, failureFrame: chatFailureFrame },
+    }),
     stream,
     includeUsage,
   };
 }
 
 /** Its own scope: the closure keeps the bytes, not the parsed body. */
-function rereadOf(bytes: Buffer): () => ChatRequest {
-  return () => validateChatRequest(parseJsonBody(bytes));
+function rereadOf(bytes: Buffer, sortTools: (body: ChatRequest) => string[]): () => ChatRequest {
+  return () => {
+    const body = validateChatRequest(parseJsonBody(bytes));
+    sortTools(body);
+    return body;
+  };
 }
 
 async function respondWhole(run: TurnRun, response: ServerResponse, id: string, created: number): Promise<void> {
