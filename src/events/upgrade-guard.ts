@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken } from "../api/auth.js";
 import { sendJson } from "../api/respond.js";
 import type { Caller } from "../keys/caller.js";
+import { noteError } from "../logging/access-log.js";
 import type { Identification } from "../keys/key-ring.js";
 
 export const EVENTS_PATH = "/v1/events";
@@ -47,14 +48,17 @@ function originAllowed(origin: string, host: string | undefined, allowlist: read
   }
 }
 
+const PLAIN_GET = "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket";
+
 /** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
 export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
+  noteError(response, { code: "upgrade_required", message: PLAIN_GET });
   sendJson(
     response,
     426,
     {
       error: {
-        message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket",
+        message: PLAIN_GET,
         type: "invalid_request_error",
         param: null,
         code: "upgrade_required",
