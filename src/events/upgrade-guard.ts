@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken } from "../api/auth.js";
-import { sendJson } from "../api/respond.js";
+import { sendError } from "../api/respond.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import type { Caller } from "../keys/caller.js";
-import { noteError } from "../logging/access-log.js";
 import type { Identification } from "../keys/key-ring.js";
 
 export const EVENTS_PATH = "/v1/events";
@@ -52,18 +52,5 @@ const PLAIN_GET = "GET /v1/events is a WebSocket endpoint: send Upgrade: websock
 
 /** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
 export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
-  noteError(response, { code: "upgrade_required", message: PLAIN_GET });
-  sendJson(
-    response,
-    426,
-    {
-      error: {
-        message: PLAIN_GET,
-        type: "invalid_request_error",
-        param: null,
-        code: "upgrade_required",
-      },
-    },
-    { upgrade: "websocket" },
-  );
+  sendError(response, new GatewayError("upgrade_required", PLAIN_GET, null, { headers: { upgrade: "websocket" } }));
 }

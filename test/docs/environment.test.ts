@@ -9,7 +9,7 @@ import { codeSpans, readDoc, REPO, section, tableRows } from "./markdown.js";
  * CARRIERD_* variable the code reads has a row, every row names a variable
  * the code reads, and the flag column matches the CLI's options.
  */
-const TABLE = "docs/operators.md, section \"Flags and environment\"";
+const TABLE = 'docs/operators.md, section "Flags and environment"';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(REPO, dir), { recursive: true, encoding: "utf8" })
@@ -47,9 +47,9 @@ function documentedRows(): Row[] {
 test("every CARRIERD_* variable the code reads has a row in the environment table", () => {
   const documented = new Set(documentedRows().map((row) => row.variable));
   const missing = [...variablesInCode()].filter(([name]) => !documented.has(name));
-  expect(
-    missing.map(([name, file]) => `${TABLE} lacks ${name} (read in ${file}): add the row | \`${name}\` | \`--flag\` or — | default | meaning |`),
-  ).toEqual([]);
+  expect(missing.map(([name, file]) => `${TABLE} lacks ${name} (read in ${file}): add the row | \`${name}\` | \`--flag\` or — | default | meaning |`)).toEqual(
+    [],
+  );
 });
 
 test("every row of the environment table names a variable the code reads", () => {
@@ -62,10 +62,14 @@ test("the flag column names options the CLI has, and every gateway option is in 
   const commands = await cliCommands();
   const anyCommand = new Set([...commands.values()].flatMap((command) => [...command.options]));
   const rows = documentedRows();
-  const unknown = rows.flatMap((row) => row.flags.filter((flag) => !anyCommand.has(flag.slice(2))).map((flag) => `${TABLE}: ${row.variable}'s flag ${flag} is an option of no carrierd command`));
+  const unknown = rows.flatMap((row) =>
+    row.flags.filter((flag) => !anyCommand.has(flag.slice(2))).map((flag) => `${TABLE}: ${row.variable}'s flag ${flag} is an option of no carrierd command`),
+  );
   expect(unknown).toEqual([]);
   const documentedFlags = new Set(rows.flatMap((row) => row.flags.map((flag) => flag.slice(2))));
   const gateway = commands.get("gateway")!;
   const undocumented = [...gateway.options].filter((option) => !documentedFlags.has(option));
-  expect(undocumented.map((option) => `${TABLE} lacks \`carrierd gateway --${option}\`: put \`--${option}\` in the flag column of its variable's row`)).toEqual([]);
+  expect(undocumented.map((option) => `${TABLE} lacks \`carrierd gateway --${option}\`: put \`--${option}\` in the flag column of its variable's row`)).toEqual(
+    [],
+  );
 });

@@ -54,9 +54,12 @@ export function codeSpans(cell: string): string[] {
 
 /** README.md and every docs/*.md, with their paths, for checks over all the prose a user reads. */
 export function userDocs(): { path: string; text: string }[] {
-  const paths = ["README.md", ...readdirSync(join(REPO, "docs"))
-    .filter((name) => name.endsWith(".md"))
-    .sort()
-    .map((name) => `docs/${name}`)];
+  const paths = [
+    "README.md",
+    ...readdirSync(join(REPO, "docs"))
+      .filter((name) => name.endsWith(".md"))
+      .sort()
+      .map((name) => `docs/${name}`),
+  ];
   return paths.map((path) => ({ path, text: readDoc(path) }));
 }
