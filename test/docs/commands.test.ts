@@ -62,7 +62,7 @@ test("every command shown names a command the CLI has, with options it takes", (
         .slice(command.indexOf("./bin/carrierd") + "./bin/carrierd".length)
         .trim()
         .split(/\s+/);
-      if (words[0] === undefined || /^(|<.*|…)$/.test(words[0])) continue; // "./bin/carrierd <command> --help", "./bin/carrierd …"
+      if (words[0] === undefined || /^(|<.*|…|--help)$/.test(words[0])) continue; // "./bin/carrierd <command> --help", "./bin/carrierd …", "./bin/carrierd --help"
       const name = commands.has(`${words[0]} ${words[1]}`) ? `${words[0]} ${words[1]}` : words[0];
       const known = commands.get(name);
       if (!known) {
