@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect, test } from "vitest";
 import { ERROR_TABLE } from "../../src/errors/gateway-error.js";
-import { codeSpans, readDoc, section, tableRows } from "./markdown.js";
+import { codeSpans, readDoc, REPO, section, tableRows } from "./markdown.js";
 
 /**
  * docs/api.md, "Errors", against the one table of error codes in
@@ -43,4 +45,17 @@ test("each documented code has the status and type the code gives it", () => {
     return [`${TABLE}: the row of \`${row.code}\` says ${row.status} \`${row.type}\`; the code answers ${actual.status} \`${actual.type}\``];
   });
   expect(wrong).toEqual([]);
+});
+
+test("the WebSocket's error codes are the ones docs/events.md lists under Subscribing", () => {
+  const source = readFileSync(join(REPO, "src", "events", "event-connection.ts"), "utf8");
+  const inCode = new Set([...source.matchAll(/\bcode: "([a-z_]+)"/g)].map((match) => match[1]!));
+  expect(inCode.size).toBeGreaterThan(0);
+  const listed = /^Codes: ([\s\S]*?)\.(?: |$)/m.exec(section(readDoc("docs/events.md"), "Subscribing"))?.[1] ?? "";
+  const documented = new Set(codeSpans(listed));
+  const missing = [...inCode].filter((code) => !documented.has(code)).map((code) => `docs/events.md, "Subscribing": add \`${code}\` to the "Codes:" sentence`);
+  const stale = [...documented]
+    .filter((code) => !inCode.has(code))
+    .map((code) => `docs/events.md, "Subscribing": \`${code}\` is no code of src/events/event-connection.ts`);
+  expect([...missing, ...stale]).toEqual([]);
 });
