@@ -117,18 +117,37 @@ test("an unknown path and a plain GET of the WebSocket endpoint log theirs too",
 
 test("a request Node cannot parse is answered 400 and logged with its reason", async () => {
   const before = accessLines().length;
+  const answer = await rawExchange("NOT A REQUEST\r\n\r\n");
+  expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+  await waitUntil(() => accessLines().length > before);
+  expect(accessLines().slice(before)).toContainEqual(
+    expect.objectContaining({ level: 30, status: 400, error_code: "invalid_request", error_message: "malformed HTTP request: bad request" }),
+  );
+});
+
+/** Writes raw bytes to the gateway and reads until it closes the connection. */
+function rawExchange(bytes: string): Promise<string> {
   const { hostname, port } = new URL(gateway.url);
-  const answer = await new Promise<string>((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write("NOT A REQUEST\r\n\r\n"));
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
     let text = "";
     socket.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
     socket.on("end", () => resolve(text));
     socket.on("error", reject);
   });
-  expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+}
+
+test("a refused WebSocket upgrade is logged, and answered with the error table's status and type", async () => {
+  const before = accessLines().length;
+  const answer = await rawExchange(
+    "GET /v1/events HTTP/1.1\r\nHost: carrierd\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer not-a-key\r\n\r\n",
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+  const { error } = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { error: Record<string, unknown> };
+  expect(error).toMatchObject({ type: "authentication_error", code: "invalid_api_key" });
   await waitUntil(() => accessLines().length > before);
   expect(accessLines().slice(before)).toContainEqual(
-    expect.objectContaining({ level: 30, status: 400, error_code: "invalid_request", error_message: "malformed HTTP request: bad request" }),
+    expect.objectContaining({ level: 30, method: "GET", path: "/v1/events", status: 401, error_code: "invalid_api_key", error_message: error.message }),
   );
 });
 
