@@ -1,37 +1,43 @@
-import { type ChatMessage, type ChatRequest, type JsonObject, readArray, readObject, readString, type StreamPart } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type ChatRequest, type StreamPart } from "../../src/plugins/plugin-api.js";
+import { evaluate } from "./arithmetic.js";
+import { clip, pickTool, type ToolDecision } from "./tool-pick.js";
 
 /**
  * A deterministic, simulated reasoning model (a SIMULATION: no model runs).
- * It reasons step by step about the last user message, then answers. When
- * the request offers tools and the last message is not a tool result, it
- * calls the first tool instead of answering.
+ * It reasons step by step about the last user message, then answers. It
+ * calls an offered tool only when the message asks for it by name or the
+ * tool plainly fits the question, and never one that would run a command
+ * or open a path (see tool-pick.ts); its answers say they are simulated.
  */
 export function simulate(request: ChatRequest, reasoningEnabled: boolean): StreamPart[] {
   const question = lastText(request.messages, "user");
   const lastMessage = request.messages[request.messages.length - 1];
   const toolResult = lastMessage.role === "tool" ? textOf(lastMessage) : undefined;
-  const tool = toolResult === undefined ? firstTool(request) : undefined;
+  const decision = toolResult === undefined ? pickTool(request, question) : undefined;
+  const call = decision?.kind === "call" ? decision : undefined;
+  const noCall = decision?.kind === "call" ? undefined : decision;
   const arithmetic = evaluate(question);
 
-  const steps = [
-    `Step 1: the user asks: "${clip(question, 120)}".`,
-    toolResult !== undefined
-      ? `Step 2: the tool answered: "${clip(toolResult, 120)}". I can answer from that.`
-      : tool
-        ? `Step 2: a tool named "${tool.name}" is offered; calling it is the best way to answer.`
-        : arithmetic !== undefined
-          ? `Step 2: this is arithmetic; working it out gives ${arithmetic}.`
-          : `Step 2: the message has ${countOf(wordCount(question), "word")}; I will restate it and answer briefly.`,
-    `Step 3: ${tool ? "prepare the arguments for the call." : "write the answer."}`,
-  ];
-  const reasoning = steps.join("\n");
+  const thoughts = [`the user asks: "${clip(question, 120)}".`];
+  if (toolResult !== undefined) thoughts.push(`the tool answered: "${clip(toolResult, 120)}". I can answer from that.`);
+  else if (call) thoughts.push(`a tool named "${call.tool.name}" is offered and ${call.why}; calling it is the best way to answer.`);
+  else {
+    if (noCall) thoughts.push(toolThought(noCall));
+    thoughts.push(
+      arithmetic !== undefined
+        ? `this is arithmetic; working it out gives ${arithmetic}.`
+        : `the message has ${countOf(wordCount(question), "word")}; I will restate it and answer briefly.`,
+    );
+  }
+  thoughts.push(call ? "prepare the arguments for the call." : "write the answer.");
+  const reasoning = thoughts.map((thought, index) => `Step ${index + 1}: ${thought}`).join("\n");
 
   const parts: StreamPart[] = [{ type: "response-metadata", id: `demo-${hash(JSON.stringify(request.messages))}`, model: "demo-reasoner" }];
   if (reasoningEnabled) for (const piece of words(reasoning)) parts.push({ type: "reasoning-delta", text: piece });
 
-  if (tool) {
-    const args = JSON.stringify(argumentsFor(tool.parameters, question));
-    parts.push({ type: "tool-call-delta", index: 0, id: `call_demo_${hash(question + tool.name)}`, name: tool.name, arguments: "" });
+  if (call) {
+    const args = JSON.stringify(call.args);
+    parts.push({ type: "tool-call-delta", index: 0, id: `call_demo_${hash(question + call.tool.name)}`, name: call.tool.name, arguments: "" });
     for (const piece of chunks(args, 8)) parts.push({ type: "tool-call-delta", index: 0, arguments: piece });
     parts.push(usage(request, reasoning, args), { type: "finish", reason: "tool_calls" });
     return parts;
@@ -43,9 +49,25 @@ export function simulate(request: ChatRequest, reasoningEnabled: boolean): Strea
       : arithmetic !== undefined
         ? `(simulated) The answer is ${arithmetic}.`
         : `(simulated) You said: "${clip(question, 200)}". This is carrierd's demo model; route a real provider in routes.yaml for real answers.`;
-  for (const piece of words(answer)) parts.push({ type: "text-delta", text: piece });
-  parts.push(usage(request, reasoningEnabled ? reasoning : "", answer), { type: "finish", reason: "stop" });
+  const withNote = noCall ? `${answer} ${toolNote(noCall)}` : answer;
+  for (const piece of words(withNote)) parts.push({ type: "text-delta", text: piece });
+  parts.push(usage(request, reasoningEnabled ? reasoning : "", withNote), { type: "finish", reason: "stop" });
   return parts;
+}
+
+/** Why no tool is called, as a step of the reasoning. */
+function toolThought(decision: Exclude<ToolDecision, { kind: "call" }>): string {
+  if (decision.kind === "decline")
+    return `the tool "${decision.tool.name}" is offered and ${decision.why}, but ${decision.argument}, and a simulation must not write commands, code or paths; I answer myself.`;
+  const names = decision.offered.slice(0, 5).map((tool) => `"${tool.name}"`);
+  const more = decision.offered.length > 5 ? ", …" : "";
+  return `${countOf(decision.offered.length, "tool")} offered (${names.join(", ")}${more}), but the message asks for none by name and none fits it; I answer myself.`;
+}
+
+/** What the answer adds when tools were offered and none was called: that this is a simulation, and what it does with tools. */
+function toolNote(decision: Exclude<ToolDecision, { kind: "call" }>): string {
+  const declined = decision.kind === "decline" ? `It did not call "${decision.tool.name}": ` : "It called no tool: ";
+  return `${declined}carrierd's demo model is a simulation that calls a tool only when you name it or it plainly fits (a weather tool for a weather question), and never writes commands, code or file paths.`;
 }
 
 function usage(request: ChatRequest, reasoning: string, output: string): StreamPart {
@@ -61,76 +83,6 @@ function usage(request: ChatRequest, reasoning: string, output: string): StreamP
       completion_tokens_details: { reasoning_tokens: reasoningTokens },
     },
   };
-}
-
-function firstTool(request: ChatRequest): { name: string; parameters: JsonObject | undefined } | undefined {
-  const fn = readObject(request.tools?.[0]?.function);
-  const name = readString(fn?.name);
-  return name === undefined ? undefined : { name, parameters: readObject(fn?.parameters) };
-}
-
-/** Fills every required property from the question: strings get it, numbers 1, booleans true. */
-function argumentsFor(parameters: JsonObject | undefined, question: string): Record<string, unknown> {
-  const properties = readObject(parameters?.properties) ?? {};
-  const required = readArray(parameters?.required)?.filter((key) => typeof key === "string") ?? Object.keys(properties).slice(0, 1);
-  const args: Record<string, unknown> = {};
-  for (const key of required) {
-    const type = readString(readObject(properties[key])?.type);
-    args[key] = type === "number" || type === "integer" ? 1 : type === "boolean" ? true : clip(question, 80);
-  }
-  return args;
-}
-
-/** Questions longer than this are not searched for arithmetic: the pattern below backtracks quadratically on long digit runs. */
-const MAX_ARITHMETIC_INPUT = 500;
-
-/** Plain `12 * (3 + 4)` style arithmetic only; anything else is not arithmetic. */
-function evaluate(text: string): number | undefined {
-  if (text.length > MAX_ARITHMETIC_INPUT) return undefined;
-  const match = /(-?\d+(?:\.\d+)?(?:\s*[-+*/]\s*\(?\s*-?\d+(?:\.\d+)?\s*\)?)+)/.exec(text);
-  if (!match) return undefined;
-  const expression = match[1];
-  if (!/^[\d\s.+\-*/()]+$/.test(expression)) return undefined;
-  const value = calculate(expression);
-  return value !== undefined && Number.isFinite(value) ? Math.round(value * 1e6) / 1e6 : undefined;
-}
-
-/** `+ - * /`, parentheses and unary minus, by the usual precedence; undefined for anything else. */
-function calculate(expression: string): number | undefined {
-  const tokens = expression.match(/\d+(?:\.\d+)?|[-+*/()]/g) ?? [];
-  let at = 0;
-  const sum = (): number | undefined => {
-    let left = product();
-    while (left !== undefined && (tokens[at] === "+" || tokens[at] === "-")) {
-      const op = tokens[at++];
-      const right = product();
-      left = right === undefined ? undefined : op === "+" ? left + right : left - right;
-    }
-    return left;
-  };
-  const product = (): number | undefined => {
-    let left = factor();
-    while (left !== undefined && (tokens[at] === "*" || tokens[at] === "/")) {
-      const op = tokens[at++];
-      const right = factor();
-      left = right === undefined ? undefined : op === "*" ? left * right : left / right;
-    }
-    return left;
-  };
-  const factor = (): number | undefined => {
-    const token = tokens[at++];
-    if (token === "-") {
-      const value = factor();
-      return value === undefined ? undefined : -value;
-    }
-    if (token === "(") {
-      const value = sum();
-      return tokens[at++] === ")" ? value : undefined;
-    }
-    return token !== undefined && /^\d/.test(token) ? Number(token) : undefined;
-  };
-  const value = sum();
-  return at === tokens.length ? value : undefined;
 }
 
 function lastText(messages: ChatMessage[], role: ChatMessage["role"]): string {
@@ -157,11 +109,6 @@ function chunks(text: string, size: number): string[] {
 
 function wordCount(text: string): number {
   return words(text).length;
-}
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function hash(text: string): string {

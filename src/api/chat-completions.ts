@@ -8,7 +8,7 @@ import type { RouteSource } from "../routes/route-source.js";
 import type { ResolvedModel } from "../routes/route-table.js";
 import { requireModel, type Caller } from "../keys/caller.js";
 import { requireProviderKey } from "./provider-keys.js";
-import { noteModel } from "../logging/access-log.js";
+import { noteError, noteRequestedModel } from "../logging/access-log.js";
 import { parseJsonBody, readBodyBytes } from "./read-body.js";
 import { chatFailureFrame } from "./first-byte-wait.js";
 import { asUpstreamFailure, startTurn } from "./start-turn.js";
@@ -85,8 +85,9 @@ function startParsed(
   checkKey: (model: string) => void,
   tools: ToolSorter,
 ): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
-  const body = validateChatRequest(parseJsonBody(bytes));
-  noteModel(response, body.model);
+  const parsed = parseJsonBody(bytes);
+  noteRequestedModel(response, parsed);
+  const body = validateChatRequest(parsed);
   checkKey(body.model);
   tools.announce(body, tools.sortTools(body));
   const stream = body.stream === true;
@@ -175,6 +176,7 @@ async function streamChunks(run: TurnRun, response: ServerResponse, options: Gat
   } catch (error) {
     run.fail(error);
     const failure = asUpstreamFailure(error);
+    noteError(response, failure);
     sse.data(JSON.stringify(toOpenAIError(failure)));
     sse.end("data: [DONE]\n\n");
     return;
@@ -186,6 +188,7 @@ async function streamChunks(run: TurnRun, response: ServerResponse, options: Gat
   } catch (error) {
     if (!(error instanceof GatewayError)) throw error;
     // the turn could not be stored (store_unavailable): the client is told so, never that the turn completed
+    noteError(response, error);
     sse.data(JSON.stringify(toOpenAIError(error)));
     sse.end("data: [DONE]\n\n");
     return;

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
+import { noteError } from "../logging/access-log.js";
 import { watchForKeepalive, type KeepaliveTarget } from "./keepalive.js";
 import { openEventStream } from "./sse.js";
 
@@ -52,6 +53,7 @@ export class FirstByteWait implements KeepaliveTarget {
   failed(failure: GatewayError, failureFrame: FailureFrame): boolean {
     this.answered();
     if (!this.opened || this.response.writableEnded) return false;
+    noteError(this.response, failure);
     this.response.end(failureFrame(failure));
     return true;
   }

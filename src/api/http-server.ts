@@ -37,7 +37,7 @@ export class HttpServer {
   ) {
     this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
-    this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket));
+    this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket, log));
     this.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
   }
 
@@ -107,8 +107,8 @@ export class HttpServer {
     const upgrade = pathname === undefined ? undefined : this.endpoints.upgradeAt(pathname);
     if (upgrade) return upgrade(request, socket, head);
     socket.on("error", () => socket.destroy());
-    if (pathname === undefined) answerOnSocket(socket, 400, "Bad Request", new GatewayError("invalid_request", MALFORMED_TARGET));
-    else answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`));
+    if (pathname === undefined) answerOnSocket(socket, 400, "Bad Request", new GatewayError("invalid_request", MALFORMED_TARGET), this.log);
+    else answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`), this.log, pathname);
   }
 
   private notifyResponse(method: string, route: string, status: number, key: string): void {
@@ -165,17 +165,22 @@ function targetOf(request: IncomingMessage): URL | undefined {
 }
 
 /** A request Node cannot parse (bad request line, oversized headers) still gets an HTTP answer in OpenAI shape, then the connection closes. */
-function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex, log: Logger): void {
   if (error.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
     return;
   }
   const [status, text] = error.code === "HPE_HEADER_OVERFLOW" ? [431, "Request Header Fields Too Large"] : [400, "Bad Request"];
-  answerOnSocket(socket, status, text, new GatewayError("invalid_request", `malformed HTTP request: ${text.toLowerCase()}`));
+  answerOnSocket(socket, status, text, new GatewayError("invalid_request", `malformed HTTP request: ${text.toLowerCase()}`), log);
 }
 
-/** An answer written straight to the socket, where Node has no response object to give (unparseable requests, refused upgrades). */
-function answerOnSocket(socket: Duplex, status: number, reason: string, error: GatewayError): void {
+/**
+ * An answer written straight to the socket, where Node has no response
+ * object to give (unparseable requests, refused upgrades); logged like an
+ * access-log line, with what is known of the request.
+ */
+function answerOnSocket(socket: Duplex, status: number, reason: string, error: GatewayError, log: Logger, path: string | null = null): void {
+  log.info({ method: null, path, model: null, status, duration_ms: 0, error_code: error.code, error_message: error.message }, "request");
   const body = JSON.stringify(toOpenAIError(error));
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

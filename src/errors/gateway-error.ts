@@ -6,7 +6,8 @@
 
 import { redactText } from "../logging/redact.js";
 
-const ERROR_TABLE = {
+/** Every code with its status and type; docs/api.md#errors lists them all (test/docs/errors.test.ts compares the two). */
+export const ERROR_TABLE = {
   invalid_json: { status: 400, type: "invalid_request_error" },
   invalid_request: { status: 400, type: "invalid_request_error" },
   unsupported_encoding: { status: 400, type: "invalid_request_error" },
@@ -18,6 +19,8 @@ const ERROR_TABLE = {
   not_found: { status: 404, type: "invalid_request_error" },
   model_not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
+  // a plain GET of a WebSocket endpoint
+  upgrade_required: { status: 426, type: "invalid_request_error" },
   request_too_large: { status: 413, type: "invalid_request_error" },
   // nginx's convention: the client left before the answer; nobody reads it, and it is not the gateway's failure
   client_closed_request: { status: 499, type: "invalid_request_error" },

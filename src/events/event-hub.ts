@@ -3,13 +3,14 @@ import type { Duplex } from "node:stream";
 import { inject, injectable } from "tsyringe";
 import { WebSocketServer } from "ws";
 import { EVENT_FEED, KEY_RING, LOGGER, OPTIONS } from "../container/tokens.js";
+import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { KeyRing } from "../keys/key-ring.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import { EventConnection } from "./event-connection.js";
 import { CONTROL, WIRE_TEXT, type EventFeed, type GapNotice, type HubEvent } from "./event-feed.js";
 import { hubLimitsFromEnv, type HubLimits } from "./hub-limits.js";
-import { checkUpgrade } from "./upgrade-guard.js";
+import { checkUpgrade, EVENTS_PATH } from "./upgrade-guard.js";
 
 /**
  * The WebSocket side of the event bus (docs/events.md#get-v1events--the-websocket-stream): `GET /v1/events`. The hub
@@ -101,7 +102,21 @@ export class EventHub {
     const identify = (token: string | undefined) => this.keys.identify(token);
     const decision = checkUpgrade(request, identify, this.options.corsOrigins);
     if (!decision.accept) {
-      refuseUpgrade(socket, decision.status, decision.code, decision.message);
+      const refusal = new GatewayError(decision.code, decision.message);
+      // as the access log writes a refused request: the upgrade never becomes an HTTP response it would see
+      this.log.info(
+        {
+          method: request.method,
+          path: EVENTS_PATH,
+          model: null,
+          status: refusal.status,
+          duration_ms: 0,
+          error_code: refusal.code,
+          error_message: refusal.message,
+        },
+        "request",
+      );
+      refuseUpgrade(socket, refusal);
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => {
@@ -208,10 +223,11 @@ function controlMessage(notice: GapNotice): HubEvent {
   return { type: notice.type, [CONTROL]: true };
 }
 
-function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message: string): void {
-  const reason = { 401: "Unauthorized", 403: "Forbidden" }[status];
-  const body = JSON.stringify({ error: { message, type: status === 401 ? "invalid_request_error" : "permission_error", param: null, code } });
+/** The refusal in OpenAI's error shape, with the status, type and code of the error table. */
+function refuseUpgrade(socket: Duplex, refusal: GatewayError): void {
+  const reason = { 401: "Unauthorized", 403: "Forbidden" }[refusal.status] ?? "Forbidden";
+  const body = JSON.stringify(toOpenAIError(refusal));
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    `HTTP/1.1 ${refusal.status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }

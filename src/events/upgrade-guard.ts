@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken } from "../api/auth.js";
-import { sendJson } from "../api/respond.js";
+import { sendError } from "../api/respond.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import type { Caller } from "../keys/caller.js";
 import type { Identification } from "../keys/key-ring.js";
 
@@ -47,19 +48,9 @@ function originAllowed(origin: string, host: string | undefined, allowlist: read
   }
 }
 
+const PLAIN_GET = "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket";
+
 /** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
 export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
-  sendJson(
-    response,
-    426,
-    {
-      error: {
-        message: "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket",
-        type: "invalid_request_error",
-        param: null,
-        code: "upgrade_required",
-      },
-    },
-    { upgrade: "websocket" },
-  );
+  sendError(response, new GatewayError("upgrade_required", PLAIN_GET, null, { headers: { upgrade: "websocket" } }));
 }

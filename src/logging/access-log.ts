@@ -5,6 +5,8 @@ import type { Logger } from "./logger.js";
 /** What the handlers learn about a request that the access log names (never bodies, never reasoning). */
 interface RequestFacts {
   model?: string;
+  /** The error carrierd answered with (a refusal, or a failure sent as a status or in the stream). */
+  error?: AnsweredError;
   sessionId?: string;
   /** The request reached the turn that calls the upstream. */
   upstream?: boolean;
@@ -18,9 +20,31 @@ function factsOf(response: ServerResponse): RequestFacts {
   return found;
 }
 
+/** What the access log says of an error: its stable code and its message (the text the client was sent). */
+export interface AnsweredError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A model name longer than this is cut in the log (the request itself is refused elsewhere). */
+const MAX_LOGGED_MODEL = 200;
+/** Error messages are the gateway's own sentences, but an upstream's may be long. */
+const MAX_LOGGED_MESSAGE = 500;
+
 /** The model the client asked for. */
 export function noteModel(response: ServerResponse, model: string): void {
-  factsOf(response).model = model;
+  factsOf(response).model = model.length > MAX_LOGGED_MODEL ? `${model.slice(0, MAX_LOGGED_MODEL - 1)}…` : model;
+}
+
+/** The model a parsed body names, before it is validated: a refused request still logs which model it was for. */
+export function noteRequestedModel(response: ServerResponse, body: unknown): void {
+  const model = body !== null && typeof body === "object" ? (body as { model?: unknown }).model : undefined;
+  if (typeof model === "string") noteModel(response, model);
+}
+
+/** The request was answered with this error: its access-log line carries the code and the message. */
+export function noteError(response: ServerResponse, error: AnsweredError): void {
+  factsOf(response).error = error;
 }
 
 /** The turn started: the upstream is called (its session is known once the turn has one). */
@@ -39,7 +63,9 @@ const MAX_PENDING_RETRIES = 1024;
  * One line per request at `info`: method, path (no query string), model,
  * status, duration, session id and upstream attempts (1, or 2 after the
  * unknown-field retry, which the turn announces as
- * `verdict.recorded`). Probes log at `debug`.
+ * `verdict.recorded`); a request answered with an error adds its
+ * `error_code` and `error_message`, so the log says why it was refused.
+ * Probes log at `debug`.
  */
 export class AccessLog {
   private readonly retries = new Map<string, number>();
@@ -72,7 +98,7 @@ export class AccessLog {
         this.retries.delete(found.sessionId);
       }
     }
-    const line = {
+    const line: Record<string, unknown> = {
       method: request.method,
       path,
       model: found.model ?? null,
@@ -81,6 +107,11 @@ export class AccessLog {
       session_id: found.sessionId ?? null,
       upstream_attempts: attempts,
     };
+    if (found.error) {
+      line.error_code = found.error.code;
+      const { message } = found.error;
+      line.error_message = message.length > MAX_LOGGED_MESSAGE ? `${message.slice(0, MAX_LOGGED_MESSAGE - 1)}…` : message;
+    }
     if (quiet) this.log.debug(line, "request");
     else this.log.info(line, "request");
   }

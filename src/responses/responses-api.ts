@@ -15,7 +15,7 @@ import type { Compactor } from "../compaction/compactor.js";
 import { CHAT_SERVICE, COMPACTOR, HOSTED_TOOL_GATE, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import type { HostedToolGate } from "../api/hosted-tools.js";
 import { requireProviderKey } from "../api/provider-keys.js";
-import { noteModel } from "../logging/access-log.js";
+import { noteError, noteRequestedModel } from "../logging/access-log.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
@@ -88,8 +88,9 @@ export class ResponsesApi {
   }
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
-    const body = validateResponsesRequest(await readJsonBody(request, this.options.bodyLimit));
-    noteModel(response, body.model);
+    const parsed = await readJsonBody(request, this.options.bodyLimit);
+    noteRequestedModel(response, parsed);
+    const body = validateResponsesRequest(parsed);
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
     requireModel(caller, body.model);
     requireProviderKey(this.routes.current, body.model, this.options.env);
@@ -306,6 +307,7 @@ export class ResponsesApi {
       // a store that did not answer says so (503 store_unavailable, the client may retry elsewhere); anything else is ours
       const storeDown = error instanceof GatewayError && error.code === "store_unavailable";
       const failure = upstreamDone ? (storeDown ? error : new GatewayError("internal_error", "the response could not be stored")) : asUpstreamFailure(error);
+      noteError(response, failure);
       const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
       // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
       events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });

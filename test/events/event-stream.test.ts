@@ -63,7 +63,8 @@ test("a tool-call turn publishes tool_call before turn.completed, non-streamed r
   const tools = [
     { type: "function", function: { name: "lookup", parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } } },
   ];
-  const response = await chat("tools-session", { stream: false, tools });
+  // the demo calls a tool only when it fits the question: a look-up for "lookup"
+  const response = await chat("tools-session", { stream: false, tools, messages: [{ role: "user", content: "Look up serendipity" }] });
   expect(response.status).toBe(200);
   const body = (await response.json()) as { choices: { message: { tool_calls: { id: string }[] } }[] };
   const completed = await client.waitFor((message) => message.type === "turn.completed" && message.session_id === "tools-session");
