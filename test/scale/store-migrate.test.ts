@@ -145,6 +145,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
         ["response_conversations", "id"],
         ["compaction_checkpoints", "id"],
         ["access_keys", "name"],
+        ["envelope_keys", "generation"],
       ] as const) {
         const expected = source.prepare(`SELECT * FROM ${table} ORDER BY ${key}`).all() as Record<string, unknown>[];
         const actual = (await client.query(`SELECT * FROM ${table} ORDER BY ${key} COLLATE "C"`)).rows as Record<string, unknown>[];
