@@ -32,6 +32,20 @@ const DEFLATE_FROM_BYTES = 512;
 const PLAIN = 0;
 const DEFLATED = 1;
 
+/**
+ * Envelopes opened lately, by their text: a stateless client resends every
+ * envelope of its history with each request, so all but the newest were
+ * opened on its previous request. Bounded by count and by characters held.
+ */
+const OPENED_MAX_ENTRIES = 4096;
+const OPENED_MAX_CHARS = 32 * 1024 * 1024;
+
+interface OpenedEntry {
+  readonly keyHash: string;
+  readonly carriers: SealedCarriers;
+  readonly expiresAt: number;
+}
+
 export interface EnvelopeOptions {
   readonly lifetimeMs?: number;
   /** The clock, in epoch milliseconds (tests seal envelopes that expired). */
@@ -55,6 +69,8 @@ export interface EnvelopeOptions {
 export class Envelopes {
   private readonly lifetimeMs: number;
   private readonly now: () => number;
+  private readonly opened = new Map<string, OpenedEntry>();
+  private openedChars = 0;
 
   constructor(
     private readonly keys: EnvelopeKeyRing,
@@ -96,9 +112,21 @@ export class Envelopes {
     return (await this.openWithReason(envelope, keyHash)).carriers;
   }
 
-  /** As `open`, saying why an envelope did not open. */
+  /**
+   * As `open`, saying why an envelope did not open. An envelope opened
+   * before answers from memory, as the same carriers object (so replay's
+   * memo of its wire message applies again), after the same checks of key
+   * scope and expiry; it was authenticated when it was first opened.
+   */
   async openWithReason(envelope: unknown, keyHash: string): Promise<OpenedEnvelope> {
     if (!isEnvelope(envelope)) return { refused: "not an envelope" };
+    const known = this.opened.get(envelope);
+    if (known && known.keyHash === keyHash) {
+      if (known.expiresAt <= this.now()) return { refused: "expired" };
+      this.opened.delete(envelope);
+      this.opened.set(envelope, known);
+      return { carriers: known.carriers };
+    }
     const bytes = Buffer.from(envelope.slice(ENVELOPE_PREFIX.length), "base64url");
     if (bytes.length < KEY_ID_BYTES + NONCE_BYTES + 1 + TAG_BYTES) return { refused: "malformed" };
     const keyId = bytes.subarray(0, KEY_ID_BYTES);
@@ -116,7 +144,19 @@ export class Envelopes {
     const carriers = carriersOf(plain);
     if (carriers === "malformed") return { refused: "malformed" };
     if (carriers.expiresAt <= this.now()) return { refused: "expired" };
+    this.remember(envelope, { keyHash, ...carriers });
     return { carriers: carriers.carriers };
+  }
+
+  private remember(envelope: string, entry: OpenedEntry): void {
+    if (envelope.length > OPENED_MAX_CHARS / 64 || this.opened.has(envelope)) return;
+    this.opened.set(envelope, entry);
+    this.openedChars += envelope.length;
+    for (const [oldest] of this.opened) {
+      if (this.opened.size <= OPENED_MAX_ENTRIES && this.openedChars <= OPENED_MAX_CHARS) break;
+      this.opened.delete(oldest);
+      this.openedChars -= oldest.length;
+    }
   }
 }
 

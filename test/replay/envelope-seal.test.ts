@@ -71,3 +71,14 @@ test.each([undefined, null, 42, {}, [], "", "gAAAAABpM0Yj", "cd1.", "cd1.%%%", `
     await expect(envelopes.open(value, "scope-a")).resolves.toBeUndefined();
   },
 );
+
+test("an envelope opened before answers from memory: the same carriers object, for its own key only, and not past its expiry", async () => {
+  let now = Date.now();
+  const clocked = new Envelopes(new EnvelopeKeyRing(store.envelopeKeys), { now: () => now, lifetimeMs: 60_000 });
+  const envelope = await clocked.seal(carriers("remembered"), "scope-a");
+  const first = await clocked.open(envelope, "scope-a");
+  expect(await clocked.open(envelope, "scope-a")).toBe(first);
+  expect(await clocked.openWithReason(envelope, "scope-b")).toEqual({ refused: "forged or not this key's" });
+  now += 60_000;
+  expect(await clocked.openWithReason(envelope, "scope-a")).toEqual({ refused: "expired" });
+});
