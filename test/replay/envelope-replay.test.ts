@@ -105,10 +105,16 @@ describe.each([false, true])("stream=%s", (stream) => {
     const emulator = await upstream();
     const carrierd = await gateway(familyRoutes(emulator));
     const removed: string[] = [];
-    const turns = await codexLoop(() => carrierd, DEEPSEEK, stream, "without summary", async (_turn, sessionId) => {
-      expect(await storageOf(carrierd).catalogue.remove(sessionId)).toBe(true);
-      removed.push(sessionId);
-    });
+    const turns = await codexLoop(
+      () => carrierd,
+      DEEPSEEK,
+      stream,
+      "without summary",
+      async (_turn, sessionId) => {
+        expect(await storageOf(carrierd).catalogue.remove(sessionId)).toBe(true);
+        removed.push(sessionId);
+      },
+    );
     expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
     expect(removed).toHaveLength(2);
     acceptedFirstTry(emulator, 3);
@@ -133,9 +139,15 @@ describe.each([false, true])("stream=%s", (stream) => {
 test("signed reasoning_details (OpenRouter) come back byte for byte from the envelope after sessions rm", async () => {
   const emulator = await upstream();
   const carrierd = await gateway(familyRoutes(emulator));
-  const turns = await codexLoop(() => carrierd, "openrouter/anthropic/claude-sonnet-4", true, "without summary", async (_turn, sessionId) => {
-    await storageOf(carrierd).catalogue.remove(sessionId);
-  });
+  const turns = await codexLoop(
+    () => carrierd,
+    "openrouter/anthropic/claude-sonnet-4",
+    true,
+    "without summary",
+    async (_turn, sessionId) => {
+      await storageOf(carrierd).catalogue.remove(sessionId);
+    },
+  );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
   const [, second] = emulator.requestsFor("openrouter");
   const assistant = second!.body.messages.find((message) => message.role === "assistant")!;
@@ -153,12 +165,18 @@ test("a second instance on the same state.db opens the first one's envelopes (th
   const routes = familyRoutes(emulator);
   const first = await startTestGateway({ routes, home });
   let second: TestGateway | undefined;
-  const turns = await codexLoop((turn) => (turn === 0 ? first : second!), DEEPSEEK, true, "without summary", async (turn, sessionId) => {
-    if (turn !== 1) return;
-    await first.stop();
-    second = await gateway(routes, home);
-    expect(await storageOf(second).catalogue.remove(sessionId)).toBe(true);
-  });
+  const turns = await codexLoop(
+    (turn) => (turn === 0 ? first : second!),
+    DEEPSEEK,
+    true,
+    "without summary",
+    async (turn, sessionId) => {
+      if (turn !== 1) return;
+      await first.stop();
+      second = await gateway(routes, home);
+      expect(await storageOf(second).catalogue.remove(sessionId)).toBe(true);
+    },
+  );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
   acceptedFirstTry(emulator, 3);
 });
@@ -171,15 +189,24 @@ test("a key rotation (carrierd store rotate-envelope-key) leaves envelopes seale
   const carrierdA = await startTestGateway({ routes, home });
   let running = true;
   stops.push(async () => void (running && (await carrierdA.stop())));
-  const keyIdOf = (turn: CodexTurn) => Buffer.from(String(reasoningItems(turn.done)[0]!.encrypted_content).slice(4), "base64url").subarray(0, 8).toString("hex");
-  const turns = await codexLoop(() => carrierdA, DEEPSEEK, false, "without summary", async (turn, sessionId) => {
-    if (turn === 1) {
-      const rotated = await carrierd(["store", "rotate-envelope-key", "--home", home], { env: cleanEnv() });
-      expect(rotated.code, rotated.stderr).toBe(0);
-      expect(rotated.stdout).toMatch(/generation 2\) seals from now on/);
-    }
-    await storageOf(carrierdA).catalogue.remove(sessionId);
-  });
+  const keyIdOf = (turn: CodexTurn) =>
+    Buffer.from(String(reasoningItems(turn.done)[0]!.encrypted_content).slice(4), "base64url")
+      .subarray(0, 8)
+      .toString("hex");
+  const turns = await codexLoop(
+    () => carrierdA,
+    DEEPSEEK,
+    false,
+    "without summary",
+    async (turn, sessionId) => {
+      if (turn === 1) {
+        const rotated = await carrierd(["store", "rotate-envelope-key", "--home", home], { env: cleanEnv() });
+        expect(rotated.code, rotated.stderr).toBe(0);
+        expect(rotated.stdout).toMatch(/generation 2\) seals from now on/);
+      }
+      await storageOf(carrierdA).catalogue.remove(sessionId);
+    },
+  );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
   acceptedFirstTry(emulator, 3);
   const listed = await carrierd(["store", "envelope-keys", "--home", home], { env: cleanEnv() });
@@ -200,9 +227,15 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () => {
     const emulator = await upstream();
     const cluster = await startPgCluster(2, { routes: familyRoutes(emulator) });
     stops.push(() => cluster.stop());
-    const turns = await codexLoop((turn) => cluster.at(turn), DEEPSEEK, true, "without summary", async (turn, sessionId) => {
-      expect(await storageOf(cluster.at(turn)).catalogue.remove(sessionId)).toBe(true);
-    });
+    const turns = await codexLoop(
+      (turn) => cluster.at(turn),
+      DEEPSEEK,
+      true,
+      "without summary",
+      async (turn, sessionId) => {
+        expect(await storageOf(cluster.at(turn)).catalogue.remove(sessionId)).toBe(true);
+      },
+    );
     expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
     acceptedFirstTry(emulator, 3);
     expect(await storageOf(cluster.at(0)).envelopeKeys.list()).toHaveLength(1);
