@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { carrierd, cleanEnv } from "../foundation/cli-process.js";
+import { captureLog, type CapturedLog } from "../support/captured-log.js";
 import { CODEX_PREAMBLE, codexTurn, kept, toolOutputs, userMessage, type CodexTurn, type Item, type Resend } from "../support/codex-client.js";
 import { familyRoutes } from "../support/family-routes.js";
 import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
@@ -34,8 +35,8 @@ async function upstream(): Promise<OpenAIUpstream> {
   return started;
 }
 
-async function gateway(routes: string, home?: string, spec?: SpecWatch): Promise<TestGateway> {
-  const started = await startTestGateway({ routes, home, spec });
+async function gateway(routes: string, home?: string, spec?: SpecWatch, log?: CapturedLog): Promise<TestGateway> {
+  const started = await startTestGateway({ routes, home, spec, log: log?.logger });
   stops.push(() => started.stop());
   return started;
 }
@@ -103,7 +104,8 @@ describe.each([false, true])("stream=%s", (stream) => {
 
   test("after sessions rm, the envelopes alone carry the reasoning back, verbatim, accepted on the first try", async () => {
     const emulator = await upstream();
-    const carrierd = await gateway(familyRoutes(emulator));
+    const log = captureLog();
+    const carrierd = await gateway(familyRoutes(emulator), undefined, undefined, log);
     const removed: string[] = [];
     const turns = await codexLoop(
       () => carrierd,
@@ -120,6 +122,9 @@ describe.each([false, true])("stream=%s", (stream) => {
     acceptedFirstTry(emulator, 3);
     const issued = emulator.requestsFor("deepseek").map((_request, index) => `Step ${index + 1}: the deepseek model thinks`);
     expect(echoedReasoning(emulator, 2).map((text) => String(text).slice(0, issued[0]!.length))).toEqual(issued.slice(0, 2));
+    // the per-request debug line: turn 2 had one assistant message's carriers from an envelope, turn 3 two
+    const attached = log.lines.filter((line) => line.message === "carriers attached").map((line) => line.object.from_envelopes);
+    expect(attached).toEqual([0, 1, 2]);
   });
 
   test("the control: the same loop with encrypted_content null after sessions rm is refused by the upstream (a 400, never a 500)", async () => {
