@@ -163,7 +163,7 @@ test("signed reasoning_details (OpenRouter) come back byte for byte from the env
   expect(second!.raw).toContain(JSON.stringify(details[0]!.signature));
 });
 
-test("a second instance on the same state.db opens the first one's envelopes (the key is in the store)", async () => {
+test("carrierd sessions rm, then a second instance on the same state.db: it opens the first one's envelopes (the key is in the store)", async () => {
   const emulator = await upstream();
   const home = mkdtempSync(join(tmpdir(), "carrierd-envelope-"));
   stops.push(async () => rmSync(home, { recursive: true, force: true }));
@@ -178,8 +178,9 @@ test("a second instance on the same state.db opens the first one's envelopes (th
     async (turn, sessionId) => {
       if (turn !== 1) return;
       await first.stop();
+      const removed = await carrierd(["sessions", "rm", sessionId, "--home", home], { env: cleanEnv() });
+      expect(removed.code, removed.stderr).toBe(0);
       second = await gateway(routes, home);
-      expect(await storageOf(second).catalogue.remove(sessionId)).toBe(true);
     },
   );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
