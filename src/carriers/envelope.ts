@@ -115,7 +115,11 @@ export class Envelopes {
     return ENVELOPE_PREFIX + sealed.toString("base64url");
   }
 
-  /** The carriers `envelope` holds, or undefined when it does not open for `keyHash` (never throws). */
+  /**
+   * The carriers `envelope` holds, or undefined when it does not open for
+   * `keyHash`: whatever a client sends, this never throws. (A store that
+   * does not answer when the keys must be read is the one error it passes on.)
+   */
   async open(envelope: unknown, keyHash: string): Promise<SealedCarriers | undefined> {
     return (await this.openWithReason(envelope, keyHash)).carriers;
   }
