@@ -73,6 +73,9 @@ export class SealingSink implements OutputSink {
   }
 }
 
+/** A request whose reasoning items carried no envelope of ours (most requests). */
+export const NOTHING_SEALED: ReadonlyMap<ChatMessage, SealedCarriers> = new Map();
+
 /**
  * The envelopes a request's reasoning items carried, opened: carriers by
  * the assistant message they belong to. One that does not open (altered,
