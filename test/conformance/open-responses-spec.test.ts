@@ -234,6 +234,7 @@ test("/v1/capabilities says what of the spec is served", async () => {
     background: false,
     hosted_tools: false,
     tools: ["function"],
+    include: ["reasoning.encrypted_content"],
   });
   expect(capabilities.endpoints).toEqual(expect.arrayContaining(["/v1/responses/{id}/input_items", "/v1/responses/compact"]));
 });
