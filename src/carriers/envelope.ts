@@ -187,7 +187,7 @@ function carriersOf(plain: Buffer): { carriers: SealedCarriers; expiresAt: numbe
     const body = plain.subarray(1);
     const json = plain[0] === DEFLATED ? inflateRawSync(body) : body;
     const payload = JSON.parse(json.toString("utf8")) as Record<string, Json | undefined>;
-    const text = (name: string) => (typeof payload[name] === "string" ? (payload[name]) : undefined);
+    const text = (name: string) => (typeof payload[name] === "string" ? payload[name] : undefined);
     const [turn, session, plugin, provider, model, reasoning] = ["turn", "session", "plugin", "provider", "model", "text"].map(text);
     if (turn === undefined || session === undefined || plugin === undefined || provider === undefined || model === undefined || reasoning === undefined)
       return "malformed";
