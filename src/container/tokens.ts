@@ -21,3 +21,5 @@ export const COMPACTOR = Symbol("Compactor");
 export const KEY_RING = Symbol("KeyRing");
 /** Which hosted tools a route's upstream gets, for both APIs (src/api/hosted-tools.ts). */
 export const HOSTED_TOOL_GATE = Symbol("HostedToolGate");
+/** Seals and opens encrypted_content envelopes of a turn's carriers (src/carriers/envelope.ts). */
+export const ENVELOPES = Symbol("Envelopes");

@@ -79,3 +79,14 @@ export function pageOf(items: readonly JsonObject[], query: URLSearchParams): It
     has_more: start + limit < ordered.length,
   };
 }
+
+/** Ids of the `item_reference` inputs, in order; malformed ones are left to convertInput to reject. */
+export function referencedIds(input: string | unknown[]): string[] {
+  if (typeof input === "string") return [];
+  const ids: string[] = [];
+  for (const item of input) {
+    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string")
+      ids.push((item as JsonObject).id as string);
+  }
+  return ids;
+}

@@ -12,8 +12,9 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
-import { CHAT_SERVICE, COMPACTOR, HOSTED_TOOL_GATE, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import { CHAT_SERVICE, COMPACTOR, ENVELOPES, HOSTED_TOOL_GATE, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import type { HostedToolGate } from "../api/hosted-tools.js";
+import type { Envelopes, SealedCarriers } from "../carriers/envelope.js";
 import { requireProviderKey } from "../api/provider-keys.js";
 import { noteError, noteRequestedModel } from "../logging/access-log.js";
 import type { RouteSource } from "../routes/route-source.js";
@@ -21,8 +22,10 @@ import { GatewayError } from "../errors/gateway-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 import { convertInput } from "./convert-input.js";
-import { inputItemsOf, pageOf } from "./input-items.js";
+import { inputItemsOf, pageOf, referencedIds } from "./input-items.js";
+import { assistantMessage } from "./history-message.js";
 import { windowItems } from "./window-items.js";
+import { carriersOf, NOTHING_SEALED, openEnvelopes, sealedByIndex, SealingSink, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
 import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
@@ -32,7 +35,6 @@ import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./res
 import type { StoredResponse } from "../storage/responses.js";
 import type { ResponseStorage, Storage } from "../storage/storage.js";
 import { owns, requireModel, type Caller } from "../keys/caller.js";
-import { shown } from "../util/shown.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
 
@@ -68,6 +70,8 @@ interface Continuation {
   readonly keyHash: string;
   /** How the upstream names the request's namespaced functions. */
   readonly names: NamespacedNames;
+  /** Carriers from the envelopes the input's reasoning items carried, by the message they belong to. */
+  readonly sealed: ReadonlyMap<ChatMessage, SealedCarriers>;
 }
 
 /** POST/GET/DELETE /v1/responses (docs/api.md#post-v1responses), on top of the chat path every plugin serves. */
@@ -83,6 +87,7 @@ export class ResponsesApi {
     @inject(COMPACTOR) private readonly compactor: Compactor,
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(HOSTED_TOOL_GATE) private readonly gate: HostedToolGate,
+    @inject(ENVELOPES) private readonly envelopes: Envelopes,
   ) {
     this.store = storage.responses;
   }
@@ -113,6 +118,7 @@ export class ResponsesApi {
       sessionHeader: continuation.sessionHeader,
       stream,
       client: { options: this.options, failureFrame: responsesFailureFrame },
+      sealed: sealedByIndex(chatRequest.messages, continuation.sealed),
     });
     const identity: ResponseIdentity = {
       id: newId("resp_"),
@@ -226,8 +232,10 @@ export class ResponsesApi {
       referencedSession = found.sessionId;
       referenced.set(id, found.item);
     }
-    const input = convertInput(body.input, (id) => referenced.get(id), names);
+    const envelopes = new Map<ChatMessage, string>();
+    const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes);
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
+    const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
     if (body.previous_response_id) {
       const previous = await this.owned(body.previous_response_id, caller);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
@@ -240,6 +248,7 @@ export class ResponsesApi {
         conversationId: null,
         keyHash: caller.keyHash,
         names,
+        sealed,
       };
     }
     if (body.conversation) {
@@ -258,6 +267,7 @@ export class ResponsesApi {
         conversationId: id,
         keyHash: caller.keyHash,
         names,
+        sealed,
       };
     }
     return {
@@ -269,6 +279,7 @@ export class ResponsesApi {
       conversationId: null,
       keyHash: caller.keyHash,
       names,
+      sealed,
     };
   }
 
@@ -281,7 +292,10 @@ export class ResponsesApi {
       throw asUpstreamFailure(error);
     }
     const items = builder.finish();
-    const body = await this.finish(await run.complete(), items, run, identity, continuation);
+    const turn = await run.complete();
+    const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
+    if (envelope) sealReasoningItems(items, envelope);
+    const body = await this.finish(turn, items, run, identity, continuation);
     sendJson(response, 200, body, { "x-session-id": run.sessionId });
   }
 
@@ -292,17 +306,23 @@ export class ResponsesApi {
     const opening = responseObject(identity, { status: "in_progress", output: [] });
     events.emit("response.created", { response: opening });
     events.emit("response.in_progress", { response: opening });
-    const builder = new OutputBuilder(events, continuation.names);
+    const sealing = wantsEncryptedContent(identity.request) ? new SealingSink(events) : undefined;
+    const builder = new OutputBuilder(sealing ?? events, continuation.names);
     let upstreamDone = false;
     try {
       for await (const batch of run.batches) for (const part of batch) builder.add(part);
       upstreamDone = true;
       events.holdUntilEnd(); // the last events leave with response.completed
       const items = builder.finish();
-      const body = await this.finish(await run.complete(), items, run, identity, continuation);
+      const turn = await run.complete();
+      const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
+      if (envelope) sealReasoningItems(items, envelope);
+      sealing?.release(envelope);
+      const body = await this.finish(turn, items, run, identity, continuation);
       events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
     } catch (error) {
       run.fail(error);
+      sealing?.release(undefined);
       if (upstreamDone) this.log.error({ err: error, response_id: identity.id }, "a streamed response could not be completed");
       // a store that did not answer says so (503 store_unavailable, the client may retry elsewhere); anything else is ours
       const storeDown = error instanceof GatewayError && error.code === "store_unavailable";
@@ -316,6 +336,12 @@ export class ResponsesApi {
       });
     }
     events.end();
+  }
+
+  /** The envelope of the turn's carriers, when the request asked for encrypted_content and the output has a reasoning item to carry it. */
+  private async seal(run: TurnRun, items: readonly JsonObject[], request: ResponsesRequest, keyHash: string): Promise<string | undefined> {
+    if (!run.stored || !wantsEncryptedContent(request) || !items.some((item) => item.type === "reasoning")) return undefined;
+    return this.envelopes.seal(carriersOf(run.stored), keyHash);
   }
 
   /**
@@ -347,41 +373,10 @@ export class ResponsesApi {
   }
 }
 
-/**
- * The turn as the next request's history holds it. Tool-call ids come from
- * the items the client saw, so its `function_call_output`s match them.
- */
-function assistantMessage(turn: AssistantTurn, items: JsonObject[], names: NamespacedNames): ChatMessage {
-  const calls = items.filter((item) => item.type === "function_call");
-  const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
-  if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
-  if (calls.length > 0)
-    message.tool_calls = calls.map((item) => ({
-      id: shown(item.call_id),
-      type: "function" as const,
-      function: {
-        name: typeof item.namespace === "string" ? names.flatten(item.namespace, shown(item.name)) : shown(item.name),
-        arguments: shown(item.arguments),
-      },
-    }));
-  return message;
-}
-
 function sessionOf(header: string | undefined): string | undefined {
   return header === undefined ? undefined : checkSessionId(header);
 }
 
 function responseNotFound(id: string): GatewayError {
   return new GatewayError("not_found", `Response with id '${id}' not found.`, "response_id");
-}
-
-/** Ids of the `item_reference` inputs, in order; malformed ones are left to convertInput to reject. */
-function referencedIds(input: string | unknown[]): string[] {
-  if (typeof input === "string") return [];
-  const ids: string[] = [];
-  for (const item of input) {
-    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string")
-      ids.push((item as JsonObject).id as string);
-  }
-  return ids;
 }
