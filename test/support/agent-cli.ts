@@ -1,0 +1,207 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { cleanEnv, REPO, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
+import { killGroup, RUN_MARKER_VARIABLE, spawnTracked } from "./child-processes.js";
+import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "./tool-loop-upstream.js";
+
+/**
+ * Runs a real agent CLI from npm (its binary as `node_modules/.bin` has it)
+ * against a real carrierd process (`bin/carrierd gateway`, compiled) whose
+ * one provider is the DeepSeek tool-loop emulator. Each run gets a throwaway
+ * HOME and working folder, an environment built from nothing (no setting of
+ * the developer's leaks in), no way out to the internet (every proxy
+ * variable points at a closed loopback port), and a time limit that kills
+ * its whole process group.
+ */
+
+/** The model name clients ask carrierd for, and the upstream model it maps to. */
+export const AGENT_MODEL = "deepseek-reasoner";
+/** The prompt every CLI is given: it names no file and no marker, so the answer can only come from the tool loop. */
+export const AGENT_PROMPT = "Read both notes files in this folder and tell me what they say.";
+
+const GATEWAY_KEY = `cd-agents-${randomBytes(12).toString("hex")}`;
+
+export interface AgentStack {
+  /** The throwaway HOME of the CLI. */
+  readonly home: string;
+  /** The throwaway working folder, holding the notes files. */
+  readonly work: string;
+  readonly files: readonly FixtureFile[];
+  readonly upstream: ToolLoopUpstream;
+  readonly gateway: RunningGateway;
+  /** carrierd's OpenAI base URL (`…/v1`). */
+  readonly baseUrl: string;
+  readonly key: string;
+  /** A loopback port nothing listens on: where the CLI's proxies and package registry point. */
+  readonly closedPort: number;
+  /** Writes a file under HOME (creating its folders). */
+  writeHomeFile(relative: string, text: string): string;
+  /** The environment of a CLI run: nothing inherited but PATH, the locale and the suite's process marker. */
+  env(extra?: Record<string, string>): NodeJS.ProcessEnv;
+  /** The requests clients made to carrierd's model endpoints, from its access log. */
+  clientRequests(): AccessLine[];
+  stop(): Promise<void>;
+}
+
+export interface AccessLine {
+  readonly method: string;
+  readonly path: string;
+  readonly model: string | null;
+  readonly status: number;
+  readonly upstream_attempts: number;
+}
+
+function routesFor(upstreamUrl: string): string {
+  return `version: 1
+providers:
+  deepseek: { plugin: openai-compatible, base_url: "${upstreamUrl}", api_key_env: DEEPSEEK_API_KEY }
+models:
+  - { name: ${AGENT_MODEL}, provider: deepseek, model: ${AGENT_MODEL} }
+carriers:
+  - match: { provider: deepseek }
+    fields: [reasoning_content]
+    must_echo: true
+  - match: {}
+    fields: [reasoning_content]
+`;
+}
+
+/** A loopback port that was free a moment ago and has no listener now. */
+async function closedLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const MODEL_PATHS = new Set(["/v1/chat/completions", "/v1/responses", "/v1/messages"]);
+
+/** Starts the emulator and a carrierd process in front of it, and lays out a fresh HOME and working folder. */
+export async function startAgentStack(): Promise<AgentStack> {
+  const root = mkdtempSync(join(tmpdir(), "carrierd-agent-"));
+  const home = join(root, "home");
+  const work = join(root, "work");
+  for (const dir of [home, work, join(root, "tmp")]) mkdirSync(dir, { recursive: true });
+  const files = ["plan", "status"].map((name) => {
+    const marker = `${name}-${randomBytes(4).toString("hex")}`;
+    const path = join(work, `${name}-notes.txt`);
+    writeFileSync(path, `Notes (${name})\nThe word of the day is ${marker}.\n`);
+    return { path, marker };
+  });
+  const routes = join(root, "routes.yaml");
+  const closedPort = await closedLoopbackPort();
+  let upstream: ToolLoopUpstream | undefined;
+  let gateway: RunningGateway | undefined;
+  const stop = async () => {
+    await gateway?.stop();
+    await upstream?.close();
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    upstream = await startToolLoopUpstream(files);
+    writeFileSync(routes, routesFor(upstream.baseUrl));
+    gateway = await startGatewayProcess(
+      ["--port", "0", "--routes", routes],
+      cleanEnv({ CARRIERD_HOME: join(root, "carrierd"), CARRIERD_API_KEY: GATEWAY_KEY, DEEPSEEK_API_KEY: "sk-emulated" }),
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const running = gateway;
+  const proxy = `http://127.0.0.1:${closedPort}`;
+  return {
+    home,
+    work,
+    files,
+    upstream,
+    gateway: running,
+    baseUrl: `${running.url}/v1`,
+    key: GATEWAY_KEY,
+    closedPort,
+    writeHomeFile(relative, text) {
+      const path = join(home, relative);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+      return path;
+    },
+    env(extra = {}) {
+      return {
+        PATH: process.env.PATH,
+        LANG: "C.UTF-8",
+        HOME: home,
+        PWD: work,
+        USER: "agent",
+        TMPDIR: join(root, "tmp"),
+        SHELL: "/bin/bash",
+        TERM: "dumb",
+        NO_COLOR: "1",
+        CI: "1",
+        HTTP_PROXY: proxy,
+        HTTPS_PROXY: proxy,
+        http_proxy: proxy,
+        https_proxy: proxy,
+        ALL_PROXY: proxy,
+        NO_PROXY: "127.0.0.1,localhost",
+        no_proxy: "127.0.0.1,localhost",
+        [RUN_MARKER_VARIABLE]: process.env[RUN_MARKER_VARIABLE],
+        ...extra,
+      };
+    },
+    clientRequests() {
+      return running
+        .stdout()
+        .split("\n")
+        .flatMap((line) => {
+          if (!line.startsWith("{")) return [];
+          const record = JSON.parse(line) as Partial<AccessLine> & { msg?: string };
+          return record.msg === "request" && MODEL_PATHS.has(record.path ?? "") ? [record as AccessLine] : [];
+        });
+    },
+    stop,
+  };
+}
+
+export interface AgentRun {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  readonly ms: number;
+}
+
+/** Runs `bin` (a name under node_modules/.bin) with `args` in the stack's working folder; past `timeoutMs` its process group is killed. */
+export function runAgent(stack: AgentStack, bin: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<AgentRun> {
+  const started = performance.now();
+  const child = spawnTracked(join(REPO, "node_modules", ".bin", bin), args, { cwd: stack.work, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid!);
+  }, timeoutMs);
+  // whatever the CLI left running in its group (a server, a language tool) goes with it, and with it the pipes it held open
+  child.once("exit", () => killGroup(child.pid!));
+  return new Promise((resolve) => {
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, timedOut, ms: Math.round(performance.now() - started) });
+    });
+  });
+}
+
+/** What a run cost upstream: requests carrierd made per request a client made, and how many the emulator refused. */
+export function upstreamPerTurn(stack: AgentStack): { clientRequests: number; upstreamRequests: number; refused: number; perTurn: number } {
+  const clientRequests = stack.clientRequests().length;
+  const upstreamRequests = stack.upstream.exchanges.length;
+  const refused = stack.upstream.exchanges.filter((exchange) => exchange.status !== 200).length;
+  return { clientRequests, upstreamRequests, refused, perTurn: clientRequests ? upstreamRequests / clientRequests : Number.NaN };
+}
