@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { expect } from "vitest";
 import { cleanEnv, REPO, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
 import { killGroup, RUN_MARKER_VARIABLE, spawnTracked } from "./child-processes.js";
 import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "./tool-loop-upstream.js";
@@ -204,4 +205,56 @@ export function upstreamPerTurn(stack: AgentStack): { clientRequests: number; up
   const upstreamRequests = stack.upstream.exchanges.length;
   const refused = stack.upstream.exchanges.filter((exchange) => exchange.status !== 200).length;
   return { clientRequests, upstreamRequests, refused, perTurn: clientRequests ? upstreamRequests / clientRequests : Number.NaN };
+}
+
+/**
+ * A CLI may exit as soon as it has read the end of the last answer, a moment
+ * before carrierd writes that request's access-log line: wait (briefly) until
+ * the log names as many requests as reached the upstream.
+ */
+async function accessLogCaughtUp(stack: AgentStack): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (stack.clientRequests().length < stack.upstream.exchanges.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** What went wrong, for the assertion messages: the CLI's output, the emulator's refusals, the gateway's log. */
+function diagnosis(stack: AgentStack, run: AgentRun): string {
+  const reasons = stack.upstream.exchanges.flatMap((exchange, index) => (exchange.reason ? [`upstream request ${index + 1} refused: ${exchange.reason}`] : []));
+  return [
+    `exit ${run.code ?? run.signal}${run.timedOut ? " (timed out)" : ""}`,
+    ...reasons,
+    `stdout: ${run.stdout.slice(-2000)}`,
+    `stderr: ${run.stderr.slice(-2000)}`,
+    `carrierd: ${stack.gateway.stdout().slice(-2000)}`,
+  ].join("\n");
+}
+
+/**
+ * The run completed the emulator's tool loop through carrierd: one tool call
+ * per notes file, then the final answer, which the CLI printed; the final
+ * request resent both tool-call turns with their verbatim reasoning; and
+ * every client request cost exactly one upstream request, accepted on the
+ * first try. Requests without tools (a title) may come in between. Returns
+ * the figures, for the test to annotate.
+ */
+export async function expectToolLoopCompleted(stack: AgentStack, run: AgentRun): Promise<string> {
+  await accessLogCaughtUp(stack);
+  const why = diagnosis(stack, run);
+  expect(run.timedOut, why).toBe(false);
+  expect(run.code, why).toBe(0);
+  const loop = stack.upstream.exchanges.filter((exchange) => exchange.answer !== "plain");
+  expect(
+    loop.map((exchange) => exchange.answer),
+    why,
+  ).toEqual([...stack.files.map(() => "tool_call"), "final"]);
+  expect(loop.at(-1)!.resentToolTurns, why).toBe(stack.files.length);
+  expect(run.stdout, why).toContain(`The notes say ${stack.files.map((file) => file.marker).join(" and ")}.`);
+  const requests = stack.clientRequests();
+  expect(
+    requests.map((line) => [line.status, line.upstream_attempts]),
+    why,
+  ).toEqual(requests.map(() => [200, 1]));
+  const cost = upstreamPerTurn(stack);
+  expect(cost, why).toMatchObject({ refused: 0, perTurn: 1 });
+  return `${cost.clientRequests} client requests, ${cost.upstreamRequests} upstream (${cost.perTurn} per turn), ${cost.refused} refused; CLI ran ${run.ms} ms`;
 }

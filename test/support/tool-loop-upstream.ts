@@ -39,6 +39,8 @@ export interface UpstreamExchange {
   readonly tool?: string;
   /** Why a request was refused (400). */
   readonly reason?: string;
+  /** How many earlier tool-call turns the request resent, each with its verbatim reasoning (when accepted). */
+  readonly resentToolTurns: number;
 }
 
 export interface ToolLoopUpstream {
@@ -177,19 +179,22 @@ export async function startToolLoopUpstream(files: readonly FixtureFile[]): Prom
   const handle = (body: ChatBody, response: ServerResponse): void => {
     const turn = ++turns;
     const refusal = missingReasoning(body.messages, issued);
+    const resentToolTurns = body.messages.filter((message) => message.role === "assistant" && message.tool_calls?.length).length;
     if (refusal) {
-      exchanges.push({ body, status: 400, answer: "rejected", reason: refusal });
+      exchanges.push({ body, status: 400, answer: "rejected", reason: refusal, resentToolTurns });
       response.writeHead(400, { "content-type": "application/json" });
       response.end(JSON.stringify(DEEPSEEK_MISSING_REASONING));
       return;
     }
     const lastUser = body.messages.map((message) => message.role).lastIndexOf("user");
     const results = body.messages.slice(lastUser + 1).filter((message) => message.role === "tool");
-    const offered = new Map((body.tools ?? []).flatMap((tool) => (tool.function ? [[tool.function.name, tool.function.parameters?.required ?? []] as const] : [])));
+    const offered = new Map(
+      (body.tools ?? []).flatMap((tool) => (tool.function ? [[tool.function.name, tool.function.parameters?.required ?? []] as const] : [])),
+    );
     const reader = READERS.find((candidate) => offered.has(candidate.name));
     if (!reader) {
       // a request without tools (a title, a summary): DeepSeek answers it with reasoning and text
-      exchanges.push({ body, status: 200, answer: "plain" });
+      exchanges.push({ body, status: 200, answer: "plain", resentToolTurns });
       answer(response, body, `Turn ${turn}: a short reply is all this needs.`, "Reading the notes");
       return;
     }
@@ -203,13 +208,14 @@ export async function startToolLoopUpstream(files: readonly FixtureFile[]): Prom
       // every turn reasons differently, with characters a careless re-encoding would alter
       const reasoning = `Turn ${turn} — I should read ${next.path} with \`${reader.name}\` before I answer; naïve guesses won't do. ${randomUUID()}`;
       issued.set(call.id, reasoning);
-      exchanges.push({ body, status: 200, answer: "tool_call", tool: reader.name });
+      exchanges.push({ body, status: 200, answer: "tool_call", tool: reader.name, resentToolTurns });
       answer(response, body, reasoning, "", call);
       return;
     }
     const seen = files.filter((file) => results.some((result) => textOf(result.content).includes(file.marker)));
-    const text = seen.length === files.length ? `The notes say ${files.map((file) => file.marker).join(" and ")}.` : "The tool results did not contain the notes.";
-    exchanges.push({ body, status: 200, answer: "final" });
+    const text =
+      seen.length === files.length ? `The notes say ${files.map((file) => file.marker).join(" and ")}.` : "The tool results did not contain the notes.";
+    exchanges.push({ body, status: 200, answer: "final", resentToolTurns });
     answer(response, body, `Turn ${turn}: the tool results are in; I can answer now.`, text);
   };
 
