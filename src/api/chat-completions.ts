@@ -14,17 +14,20 @@ import { asUpstreamFailure, startTurn } from "./start-turn.js";
 import { sendJson } from "./respond.js";
 import { dataFrame, SseWriter } from "./sse.js";
 import { validateChatRequest } from "./validate-request.js";
+import { sortChatTools, type HostedToolGate } from "./hosted-tools.js";
+
+/** What the chat completions endpoint works with. */
+export interface ChatEndpoint {
+  readonly chat: ChatService;
+  readonly options: GatewayOptions;
+  readonly routes: RouteSource;
+  readonly gate: HostedToolGate;
+}
 
 /** POST /v1/chat/completions, streaming and not (SPEC §7). */
-export async function handleChatCompletions(
-  request: IncomingMessage,
-  response: ServerResponse,
-  chat: ChatService,
-  options: GatewayOptions,
-  routes: RouteSource,
-  caller: Caller,
-): Promise<void> {
-  const { run, stream, includeUsage } = await startFromBody(request, response, chat, options, routes, caller);
+export async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, endpoint: ChatEndpoint, caller: Caller): Promise<void> {
+  const { options } = endpoint;
+  const { run, stream, includeUsage } = await startFromBody(request, response, endpoint, caller);
   const id = `chatcmpl-${run.turnId.slice(5)}`;
   const created = Math.floor(Date.now() / 1000);
   if (stream) {
@@ -45,18 +48,29 @@ export async function handleChatCompletions(
 async function startFromBody(
   request: IncomingMessage,
   response: ServerResponse,
-  chat: ChatService,
-  options: GatewayOptions,
-  routes: RouteSource,
+  endpoint: ChatEndpoint,
   caller: Caller,
 ): Promise<{ run: TurnRun; stream: boolean; includeUsage: boolean }> {
+  const { chat, options, routes, gate } = endpoint;
   const bytes = await readBodyBytes(request, options.bodyLimit);
   const checkModel = (model: string) => {
     requireModel(caller, model);
     requireProviderKey(routes.current, model, options.env);
   };
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel);
+  // the route of the table in force now; a retry re-reads the body and sorts its tools the same way, quietly
+  const route = (model: string) => routes.current.resolveModel(model);
+  const sortTools = (body: ChatRequest) => sortChatTools(body, route(body.model), gate);
+  const announce = (body: ChatRequest, omitted: string[]) => {
+    const resolved = route(body.model);
+    if (resolved) gate.announce(response, resolved, omitted);
+  };
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel, { sortTools, announce });
   return { run: await started, stream, includeUsage };
+}
+
+interface ToolSorter {
+  readonly sortTools: (body: ChatRequest) => string[];
+  readonly announce: (body: ChatRequest, omitted: string[]) => void;
 }
 
 function startParsed(
@@ -67,23 +81,29 @@ function startParsed(
   options: GatewayOptions,
   keyHash: string,
   checkKey: (model: string) => void,
+  tools: ToolSorter,
 ): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
   noteModel(response, body.model);
   checkKey(body.model);
+  tools.announce(body, tools.sortTools(body));
   const stream = body.stream === true;
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   return {
-    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
+    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes, tools.sortTools), client: { options, failureFrame: chatFailureFrame } }),
     stream,
     includeUsage,
   };
 }
 
 /** Its own scope: the closure keeps the bytes, not the parsed body. */
-function rereadOf(bytes: Buffer): () => ChatRequest {
-  return () => validateChatRequest(parseJsonBody(bytes));
+function rereadOf(bytes: Buffer, sortTools: (body: ChatRequest) => string[]): () => ChatRequest {
+  return () => {
+    const body = validateChatRequest(parseJsonBody(bytes));
+    sortTools(body);
+    return body;
+  };
 }
 
 async function respondWhole(run: TurnRun, response: ServerResponse, id: string, created: number): Promise<void> {

@@ -15,10 +15,10 @@ export function checkChatRules(request: ChatRequest): void {
   checkMessages(request.messages);
 }
 
+/** A function tool must be whole; any other type is a hosted tool, which its route decides about (src/api/hosted-tools.ts). */
 function checkTool(tool: JsonObject, index: number): void {
   const path = `tools[${index}]`;
-  if (tool.type !== "function")
-    throw invalid(`Invalid value for '${path}.type': '${shown(tool.type)}'. carrierd serves only 'function' tools.`, `${path}.type`);
+  if (tool.type !== "function") return;
   const fn = tool.function;
   if (!fn || typeof fn !== "object" || Array.isArray(fn)) throw invalid(`Missing required parameter: '${path}.function'.`, `${path}.function`);
   const name = fn.name;
@@ -45,7 +45,9 @@ function checkToolChoice(choice: unknown): void {
     return;
   }
   if (object.type === "allowed_tools") return;
-  throw invalid(`Invalid value for 'tool_choice.type': '${shown(object.type)}'. Supported values are: 'function' and 'allowed_tools'.`, "tool_choice.type");
+  // forcing a hosted tool: its route decides (src/api/hosted-tools.ts)
+  if (typeof object.type === "string") return;
+  throw invalid(`Invalid value for 'tool_choice.type': '${shown(object.type)}'. Supported values are: 'function', 'allowed_tools' or a hosted tool's type.`, "tool_choice.type");
 }
 
 /**

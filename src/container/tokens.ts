@@ -19,3 +19,5 @@ export const RESPONSES_API = Symbol("ResponsesApi");
 export const COMPACTOR = Symbol("Compactor");
 /** The access keys in memory (src/keys/key-ring.ts). */
 export const KEY_RING = Symbol("KeyRing");
+/** Which hosted tools a route's upstream gets, for both APIs (src/api/hosted-tools.ts). */
+export const HOSTED_TOOL_GATE = Symbol("HostedToolGate");

@@ -19,7 +19,8 @@ import { openStorage } from "../storage-open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { installResponses } from "../responses/install.js";
 import { installCompaction } from "../compaction/install.js";
-import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { CHAT_SERVICE, EVENT_BUS, HOSTED_TOOL_GATE, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+import { HostedToolGate } from "../api/hosted-tools.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {
@@ -60,6 +61,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   clearVerdictsOnRouteEdit(routeSource, storage, log);
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
+  container.register(HOSTED_TOOL_GATE, { useValue: new HostedToolGate((plugin) => registry.get(plugin)?.definition.hostedTools ?? [], log) });
   installResponses(container);
   installCompaction(container);
   // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares

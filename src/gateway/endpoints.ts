@@ -6,7 +6,8 @@ import { sendJson } from "../api/respond.js";
 import { storeHealth } from "../api/store-health.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, EVENT_FEED, EVENT_HUB, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import { CHAT_SERVICE, EVENT_FEED, EVENT_HUB, HOSTED_TOOL_GATE, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import type { HostedToolGate } from "../api/hosted-tools.js";
 import { serveDashboard } from "../dashboard/serve-dashboard.js";
 import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
@@ -31,6 +32,7 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const routes = container.resolve<RouteSource>(ROUTE_SOURCE);
   const chat = container.resolve<ChatService>(CHAT_SERVICE);
   const responses = container.resolve<ResponsesApi>(RESPONSES_API);
+  const gate = container.resolve<HostedToolGate>(HOSTED_TOOL_GATE);
   const hub = container.resolve<EventHub>(EVENT_HUB);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const events = container.resolve<EventFeed>(EVENT_FEED);
@@ -63,7 +65,7 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
       path: "/v1/chat/completions",
       auth: true,
       scope: "chat",
-      handler: (request, response, call) => handleChatCompletions(request, response, chat, options, routes, callerOf(call)),
+      handler: (request, response, call) => handleChatCompletions(request, response, { chat, options, routes, gate }, callerOf(call)),
     },
     {
       method: "GET",

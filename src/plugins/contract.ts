@@ -240,6 +240,13 @@ export interface PluginDefinition {
   readonly description: string;
   /** The private record type this plugin owns, with the JSON Schema the store validates it against. */
   readonly native?: { readonly type: string; readonly schema: object };
+  /**
+   * Hosted tool types (`web_search`, `code_interpreter`, …) this plugin hands
+   * on to an upstream that runs them itself; the request's tool entry reaches
+   * the plugin verbatim. Undeclared types are left out of the upstream
+   * request or refused, as routes.yaml `hosted_tools` says.
+   */
+  readonly hostedTools?: readonly string[];
   create(context: PluginContext): ProviderPlugin;
 }
 

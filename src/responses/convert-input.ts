@@ -1,6 +1,7 @@
 import { GatewayError } from "../errors/gateway-error.js";
 import type { ChatMessage, Json, JsonObject, ToolCall } from "../plugins/contract.js";
 import { shown } from "../util/shown.js";
+import { NamespacedNames } from "./namespaced-names.js";
 
 /** Looks up an output item by id (for `item_reference` inputs). */
 export type ItemResolver = (id: string) => JsonObject | undefined;
@@ -13,7 +14,7 @@ export type ItemResolver = (id: string) => JsonObject | undefined;
  * message's carriers (`reasoning_content`, and `reasoning_details` for
  * encrypted content): replay decides per route what of it goes upstream.
  */
-export function convertInput(input: string | unknown[], resolve: ItemResolver): ChatMessage[] {
+export function convertInput(input: string | unknown[], resolve: ItemResolver, names: NamespacedNames = NamespacedNames.NONE): ChatMessage[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: ChatMessage[] = [];
   let assistant: ChatMessage | undefined;
@@ -59,10 +60,13 @@ export function convertInput(input: string | unknown[], resolve: ItemResolver): 
         break;
       }
       case "function_call": {
+        const name = requireString(item.name, `${path}.name`);
+        // a namespace's function, as the client resends the call carrierd answered: the upstream knows it by its flat name
+        const upstreamName = typeof item.namespace === "string" && item.namespace ? names.flatten(item.namespace, name) : name;
         const call: ToolCall = {
           id: requireString(item.call_id, `${path}.call_id`),
           type: "function",
-          function: { name: requireString(item.name, `${path}.name`), arguments: typeof item.arguments === "string" ? item.arguments : "" },
+          function: { name: upstreamName, arguments: typeof item.arguments === "string" ? item.arguments : "" },
         };
         const current = turn();
         (current.tool_calls ??= []).push(call);

@@ -1,5 +1,6 @@
 import { newId } from "../chat/session-id.js";
 import type { JsonObject, StreamPart } from "../plugins/contract.js";
+import { NamespacedNames } from "./namespaced-names.js";
 
 /** Where the builder's events go: an SSE stream, or nowhere for a non-streaming response. */
 export interface OutputSink {
@@ -13,7 +14,7 @@ const SILENT_SINK: OutputSink = { emit() {}, emitDelta() {} };
 type Entry =
   | { kind: "reasoning"; id: string; index: number; text: string; head: string }
   | { kind: "message"; id: string; index: number; text: string; head: string }
-  | { kind: "function"; id: string; index: number; callId: string; name: string; arguments: string; head: string };
+  | { kind: "function"; id: string; index: number; callId: string; name: string; namespace?: string; arguments: string; head: string };
 
 /**
  * Turns canonical stream parts into Responses output items (SPEC §7): each
@@ -28,7 +29,11 @@ export class OutputBuilder {
   private readonly calls = new Map<number, Extract<Entry, { kind: "function" }>>();
   finishReason: string | undefined;
 
-  constructor(private readonly sink: OutputSink = SILENT_SINK) {}
+  constructor(
+    private readonly sink: OutputSink = SILENT_SINK,
+    /** How the upstream names the request's namespaced functions: their calls go out with `name` and `namespace` (NamespacedNames). */
+    private readonly names: NamespacedNames = NamespacedNames.NONE,
+  ) {}
 
   add(part: StreamPart): void {
     switch (part.type) {
@@ -91,7 +96,7 @@ export class OutputBuilder {
     const known = this.calls.get(part.index);
     if (known) {
       if (part.id && !known.callId) known.callId = part.id;
-      if (part.name && !known.name) known.name = part.name;
+      if (part.name && !known.name) this.nameCall(known, part.name);
       if (!part.arguments) return;
       known.arguments += part.arguments;
       // A fragment of a call that is already closed (interleaved parallel calls) still counts; it just cannot be streamed any more.
@@ -106,16 +111,23 @@ export class OutputBuilder {
       id,
       index,
       callId: part.id ?? newId("call_"),
-      name: part.name ?? "",
+      name: "",
       arguments: "",
       head: `"item_id":"${id}","output_index":${index}`,
     };
+    if (part.name) this.nameCall(entry, part.name);
     this.calls.set(part.index, entry);
     this.start(entry);
     if (part.arguments) {
       entry.arguments = part.arguments;
       this.sink.emitDelta("response.function_call_arguments.delta", entry.head, part.arguments);
     }
+  }
+
+  private nameCall(entry: Extract<Entry, { kind: "function" }>, upstreamName: string): void {
+    const call = this.names.callOf(upstreamName);
+    entry.name = call.name;
+    if (call.namespace !== undefined) entry.namespace = call.namespace;
   }
 
   private start(entry: Entry): void {
@@ -159,7 +171,10 @@ function itemOf(entry: Entry, status: "in_progress" | "completed" | "incomplete"
       return { id: entry.id, type: "reasoning", status, summary: opening ? [] : [{ type: "summary_text", text: entry.text }] };
     case "message":
       return { id: entry.id, type: "message", status, role: "assistant", content: opening ? [] : [outputText(entry.text)] };
-    case "function":
-      return { id: entry.id, type: "function_call", status, call_id: entry.callId, name: entry.name, arguments: opening ? "" : entry.arguments };
+    case "function": {
+      const item: JsonObject = { id: entry.id, type: "function_call", status, call_id: entry.callId, name: entry.name, arguments: opening ? "" : entry.arguments };
+      if (entry.namespace !== undefined) item.namespace = entry.namespace;
+      return item;
+    }
   }
 }

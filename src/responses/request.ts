@@ -1,6 +1,7 @@
 import { GatewayError } from "../errors/gateway-error.js";
 import type { ChatMessage, ChatRequest, JsonObject } from "../plugins/contract.js";
 import { shown } from "../util/shown.js";
+import { NO_TOOLS, type UpstreamTools } from "./request-tools.js";
 
 /** POST /v1/responses body, as far as carrierd reads it (schemas/requests/responses.schema.json). */
 export interface ResponsesRequest {
@@ -38,14 +39,20 @@ export interface ResponsesRequest {
  * the stored history, then this input. Reasoning controls travel in
  * `model_options`, so every plugin receives them as `call.reasoning`.
  */
-export function toChatRequest(body: ResponsesRequest, history: readonly ChatMessage[], input: readonly ChatMessage[], stream: boolean): ChatRequest {
+export function toChatRequest(
+  body: ResponsesRequest,
+  history: readonly ChatMessage[],
+  input: readonly ChatMessage[],
+  stream: boolean,
+  tools: UpstreamTools = NO_TOOLS,
+): ChatRequest {
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: "system", content: body.instructions });
   messages.push(...history, ...input);
   if (messages.length === 0) throw new GatewayError("invalid_request", "'input' must not be empty", "input");
   const request: ChatRequest = { model: body.model, messages, stream };
-  if (body.tools?.length) request.tools = body.tools.map(chatTool);
-  if (body.tool_choice !== undefined) request.tool_choice = chatToolChoice(body.tool_choice);
+  if (tools.tools.length) request.tools = tools.tools;
+  if (tools.toolChoice !== undefined) request.tool_choice = tools.toolChoice;
   if (typeof body.parallel_tool_calls === "boolean") request.parallel_tool_calls = body.parallel_tool_calls;
   if (typeof body.temperature === "number") request.temperature = body.temperature;
   if (typeof body.top_p === "number") request.top_p = body.top_p;
@@ -60,32 +67,6 @@ export function toChatRequest(body: ResponsesRequest, history: readonly ChatMess
   if (body.model_options || effort)
     request.model_options = { ...body.model_options, reasoning: { ...body.model_options?.reasoning, ...(effort ? { effort } : {}) } };
   return request;
-}
-
-/** Responses function tools are flat; chat nests them under `function`. Hosted tools have no chat equivalent. */
-function chatTool(tool: JsonObject, index: number): JsonObject {
-  if (tool.type !== "function")
-    throw new GatewayError(
-      "invalid_request",
-      `Tools of type '${shown(tool.type)}' are not supported by carrierd; only 'function' tools are.`,
-      `tools[${index}].type`,
-    );
-  if (typeof tool.name !== "string" || !tool.name)
-    throw new GatewayError("invalid_request", `Missing required parameter: 'tools[${index}].name'.`, `tools[${index}].name`);
-  const fn: JsonObject = { name: tool.name };
-  if (typeof tool.description === "string") fn.description = tool.description;
-  if (tool.parameters && typeof tool.parameters === "object") fn.parameters = tool.parameters;
-  if (typeof tool.strict === "boolean") fn.strict = tool.strict;
-  return { type: "function", function: fn };
-}
-
-function chatToolChoice(choice: string | JsonObject): string | JsonObject {
-  if (typeof choice === "string") {
-    if (choice === "auto" || choice === "none" || choice === "required") return choice;
-  } else if (choice.type === "function" && typeof choice.name === "string") {
-    return { type: "function", function: { name: choice.name } };
-  }
-  throw new GatewayError("invalid_request", "Invalid 'tool_choice': use 'auto', 'none', 'required' or {\"type\":\"function\",\"name\":…}.", "tool_choice");
 }
 
 function responseFormat(format: JsonObject): JsonObject | undefined {

@@ -12,7 +12,8 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
-import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import { CHAT_SERVICE, COMPACTOR, HOSTED_TOOL_GATE, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import type { HostedToolGate } from "../api/hosted-tools.js";
 import { requireProviderKey } from "../api/provider-keys.js";
 import { noteModel } from "../logging/access-log.js";
 import type { RouteSource } from "../routes/route-source.js";
@@ -25,6 +26,8 @@ import { windowItems } from "./window-items.js";
 import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
+import { upstreamTools } from "./request-tools.js";
+import type { NamespacedNames } from "./namespaced-names.js";
 import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./response-object.js";
 import type { StoredResponse } from "../storage/responses.js";
 import type { ResponseStorage, Storage } from "../storage/storage.js";
@@ -63,6 +66,8 @@ interface Continuation {
   readonly conversationId: string | null;
   /** The data scope of the request's key, which the new response is filed under. */
   readonly keyHash: string;
+  /** How the upstream names the request's namespaced functions. */
+  readonly names: NamespacedNames;
 }
 
 /** POST/GET/DELETE /v1/responses (SPEC §7), on top of the chat path every plugin serves. */
@@ -77,6 +82,7 @@ export class ResponsesApi {
     @inject(LOGGER) private readonly log: Logger,
     @inject(COMPACTOR) private readonly compactor: Compactor,
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
+    @inject(HOSTED_TOOL_GATE) private readonly gate: HostedToolGate,
   ) {
     this.store = storage.responses;
   }
@@ -88,18 +94,18 @@ export class ResponsesApi {
     requireModel(caller, body.model);
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
-    const continuation = await this.continuation(
-      body,
-      typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined,
-      caller,
-    );
+    const route = this.routes.current.resolveModel(body.model);
+    const tools = upstreamTools(body.tools, body.tool_choice, route, this.gate);
+    const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+    const continuation = await this.continuation(body, sessionHeader, caller, tools.names);
+    if (route) this.gate.announce(response, route, tools.omitted);
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
     const chatRequest = await this.compactor.prepare({
       keyHash: caller.keyHash,
       sessionId: continuation.sessionHeader,
       parentId: continuation.parentId,
       history: continuation.history,
-      build: (history) => toChatRequest(body, history, continuation.input, stream),
+      build: (history) => toChatRequest(body, history, continuation.input, stream, tools),
     });
     const run = await startTurn(this.chat, chatRequest, response, {
       keyHash: caller.keyHash,
@@ -203,7 +209,7 @@ export class ResponsesApi {
     return stored && owns(caller, stored.keyHash) ? stored : undefined;
   }
 
-  private async continuation(body: ResponsesRequest, header: string | undefined, caller: Caller): Promise<Continuation> {
+  private async continuation(body: ResponsesRequest, header: string | undefined, caller: Caller, names: NamespacedNames): Promise<Continuation> {
     // checked wherever it appears, even when previous_response_id or conversation decides the session (SPEC §12.11)
     sessionOf(header);
     if (body.previous_response_id && body.conversation) {
@@ -218,7 +224,7 @@ export class ResponsesApi {
       referencedSession = found.sessionId;
       referenced.set(id, found.item);
     }
-    const input = convertInput(body.input, (id) => referenced.get(id));
+    const input = convertInput(body.input, (id) => referenced.get(id), names);
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     if (body.previous_response_id) {
       const previous = await this.owned(body.previous_response_id, caller);
@@ -231,6 +237,7 @@ export class ResponsesApi {
         sessionHeader: previous.sessionId,
         conversationId: null,
         keyHash: caller.keyHash,
+        names,
       };
     }
     if (body.conversation) {
@@ -248,6 +255,7 @@ export class ResponsesApi {
         sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession,
         conversationId: id,
         keyHash: caller.keyHash,
+        names,
       };
     }
     return {
@@ -258,11 +266,12 @@ export class ResponsesApi {
       sessionHeader: sessionOf(header) ?? referencedSession,
       conversationId: null,
       keyHash: caller.keyHash,
+      names,
     };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
-    const builder = new OutputBuilder();
+    const builder = new OutputBuilder(undefined, continuation.names);
     try {
       for await (const batch of run.batches) for (const part of batch) builder.add(part);
     } catch (error) {
@@ -281,7 +290,7 @@ export class ResponsesApi {
     const opening = responseObject(identity, { status: "in_progress", output: [] });
     events.emit("response.created", { response: opening });
     events.emit("response.in_progress", { response: opening });
-    const builder = new OutputBuilder(events);
+    const builder = new OutputBuilder(events, continuation.names);
     let upstreamDone = false;
     try {
       for await (const batch of run.batches) for (const part of batch) builder.add(part);
@@ -316,7 +325,7 @@ export class ResponsesApi {
     const body = responseObject(identity, { status: incompleteReason ? "incomplete" : "completed", output: items, usage: turn.usage, incompleteReason });
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
-      const messages = [...continuation.input, assistantMessage(turn, items)];
+      const messages = [...continuation.input, assistantMessage(turn, items, continuation.names)];
       const record = {
         id: identity.id,
         parentId: continuation.parentId,
@@ -339,7 +348,7 @@ export class ResponsesApi {
  * The turn as the next request's history holds it. Tool-call ids come from
  * the items the client saw, so its `function_call_output`s match them.
  */
-function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage {
+function assistantMessage(turn: AssistantTurn, items: JsonObject[], names: NamespacedNames): ChatMessage {
   const calls = items.filter((item) => item.type === "function_call");
   const message: ChatMessage = { role: "assistant", content: turn.content || (calls.length > 0 ? null : "") };
   if (turn.reasoningText) message.reasoning_content = turn.reasoningText;
@@ -347,7 +356,7 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[]): ChatMessage
     message.tool_calls = calls.map((item) => ({
       id: shown(item.call_id),
       type: "function" as const,
-      function: { name: shown(item.name), arguments: shown(item.arguments) },
+      function: { name: typeof item.namespace === "string" ? names.flatten(item.namespace, shown(item.name)) : shown(item.name), arguments: shown(item.arguments) },
     }));
   return message;
 }

@@ -21,7 +21,19 @@ export interface RoutesFile {
   carriers?: CarrierRoute[];
   dialects?: DialectRoute[];
   model_family?: { strip: string[] };
+  /** The table-wide hosted-tool rule; a model's own `hosted_tools` wins over it. */
+  hosted_tools?: HostedToolsMode;
 }
+
+/**
+ * What a request that offers a hosted tool its route's upstream cannot run
+ * gets (docs/routes.md#hosted_tools): `omit` leaves the tool out of the
+ * upstream request and says so, `reject` answers 400.
+ */
+export type HostedToolsMode = "omit" | "reject";
+
+/** The shipped rule: a client that offers a tool the upstream cannot run still gets its answer. */
+export const DEFAULT_HOSTED_TOOLS: HostedToolsMode = "omit";
 
 /** routes.yaml `providers.*.deadlines`, in seconds. */
 export interface DeadlinesEntry {
@@ -41,6 +53,7 @@ export interface ModelEntry {
   /** The model (a `models` name) that writes compaction summaries; default the model itself. */
   summarizer?: string;
   description?: string;
+  hosted_tools?: HostedToolsMode;
 }
 
 export interface CarrierRoute {
@@ -67,6 +80,8 @@ export interface ResolvedModel {
   readonly dialect: RequestDialect;
   /** The table's model-family rule (routes.yaml `model_family`). */
   readonly family: ModelFamily;
+  /** routes.yaml `hosted_tools`: the model's own, else the file's, else `omit`. */
+  readonly hostedTools: HostedToolsMode;
 }
 
 /** Distinct (provider, host, upstream model) dialects a table remembers before it starts over. */
@@ -137,6 +152,7 @@ export class RouteTable {
         summarizer: entry.summarizer,
         dialect,
         family: this.family,
+        hostedTools: entry.hosted_tools ?? this.file.hosted_tools ?? DEFAULT_HOSTED_TOOLS,
       };
     }
     return undefined;
