@@ -1,12 +1,14 @@
 import { afterEach, beforeEach, test } from "vitest";
-import { AGENT_MODEL, AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { codexConfig, KEY_VARIABLE } from "../support/agent-configs.js";
 
 /**
  * Codex (`@openai/codex`, pinned in devDependencies) in `codex exec`, on its
  * only wire (the Responses API), with carrierd as a custom
- * `[model_providers]` entry and every feature at its default. The upstream
- * is a DeepSeek emulator that refuses any tool-call turn resent without its
- * verbatim reasoning.
+ * `[model_providers]` entry and every feature at its default (so its
+ * requests carry a `namespace` tool and a hosted `web_search` tool). The
+ * upstream is a DeepSeek emulator that refuses any tool-call turn resent
+ * without its verbatim reasoning.
  */
 let stack: AgentStack;
 beforeEach(async () => {
@@ -16,27 +18,13 @@ afterEach(async () => {
   await stack.stop();
 });
 
-/** The config.toml the README shows, pointed at this run's gateway. */
-export function codexConfig(baseUrl: string): string {
-  return `model = "${AGENT_MODEL}"
-model_provider = "carrierd"
-check_for_update_on_startup = false
-
-[model_providers.carrierd]
-name = "carrierd"
-base_url = "${baseUrl}"
-env_key = "CARRIERD_API_KEY"
-wire_api = "responses"
-`;
-}
-
 test(
   "Codex 0.171.0 completes a two-step tool loop through carrierd, every upstream request accepted on the first try",
   { timeout: 60_000 },
   async ({ annotate }) => {
     stack.writeHomeFile(".codex/config.toml", codexConfig(stack.baseUrl));
     // outside a git repository codex exec asks for this flag; it changes nothing else
-    const run = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", AGENT_PROMPT], stack.env({ CARRIERD_API_KEY: stack.key }), 45_000);
+    const run = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", AGENT_PROMPT], stack.env({ [KEY_VARIABLE]: stack.key }), 45_000);
     await annotate(await expectToolLoopCompleted(stack, run));
   },
 );

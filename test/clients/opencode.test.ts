@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, test } from "vitest";
-import { AGENT_MODEL, AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { KEY_VARIABLE, opencodeConfig } from "../support/agent-configs.js";
 
 /**
  * opencode (`opencode-ai`, pinned in devDependencies) in `opencode run`, with
@@ -15,23 +16,6 @@ afterEach(async () => {
   await stack.stop();
 });
 
-/** The opencode.json the README shows, pointed at this run's gateway. */
-export function opencodeConfig(baseUrl: string): string {
-  const config = {
-    $schema: "https://opencode.ai/config.json",
-    provider: {
-      carrierd: {
-        npm: "@ai-sdk/openai-compatible",
-        name: "carrierd",
-        options: { baseURL: baseUrl, apiKey: "{env:CARRIERD_API_KEY}" },
-        models: { [AGENT_MODEL]: { name: "DeepSeek Reasoner (carrierd)" } },
-      },
-    },
-    model: `carrierd/${AGENT_MODEL}`,
-  };
-  return `${JSON.stringify(config, null, 2)}\n`;
-}
-
 test(
   "opencode 1.18.33 completes a two-step tool loop through carrierd, every upstream request accepted on the first try",
   { timeout: 60_000 },
@@ -42,9 +26,9 @@ test(
       "opencode",
       ["run", AGENT_PROMPT],
       stack.env({
-        CARRIERD_API_KEY: stack.key,
+        [KEY_VARIABLE]: stack.key,
+        // no fetch of the models.dev catalogue; background plugin and package look-ups fail at once instead of waiting on the network
         OPENCODE_DISABLE_MODELS_FETCH: "1",
-        // its background plugin and package look-ups fail at once instead of waiting on the network
         npm_config_registry: `http://127.0.0.1:${stack.closedPort}/`,
       }),
       45_000,

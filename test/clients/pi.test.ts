@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, test } from "vitest";
-import { AGENT_MODEL, AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_MODEL, KEY_VARIABLE, PI_PROVIDERS, piModels } from "../support/agent-configs.js";
 
 /**
  * pi (`@mariozechner/pi-coding-agent`, pinned in devDependencies) in print
@@ -15,21 +16,15 @@ afterEach(async () => {
   await stack.stop();
 });
 
-/** The models.json the README shows, pointed at this run's gateway. */
-export function piModels(baseUrl: string, api: "openai-completions" | "openai-responses"): string {
-  const provider = { baseUrl, api, apiKey: "CARRIERD_API_KEY", models: [{ id: AGENT_MODEL, reasoning: true }] };
-  return `${JSON.stringify({ providers: { carrierd: provider } }, null, 2)}\n`;
-}
-
-describe.each(["openai-completions", "openai-responses"] as const)("pi 0.73.1, api %s", (api) => {
+describe.each(Object.entries(PI_PROVIDERS))("pi 0.73.1, api %s", (_, provider) => {
   test("completes a two-step tool loop through carrierd, every upstream request accepted on the first try", { timeout: 60_000 }, async ({ annotate }) => {
-    stack.writeHomeFile(".pi/agent/models.json", piModels(stack.baseUrl, api));
+    stack.writeHomeFile(".pi/agent/models.json", piModels(stack.baseUrl));
     const run = await runAgent(
       stack,
       "pi",
-      ["-p", "--provider", "carrierd", "--model", AGENT_MODEL, AGENT_PROMPT],
+      ["-p", "--provider", provider, "--model", AGENT_MODEL, AGENT_PROMPT],
       // PI_OFFLINE: no update check, package check or telemetry at start (pi's README)
-      stack.env({ CARRIERD_API_KEY: stack.key, PI_OFFLINE: "1" }),
+      stack.env({ [KEY_VARIABLE]: stack.key, PI_OFFLINE: "1" }),
       45_000,
     );
     await annotate(await expectToolLoopCompleted(stack, run));

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "vitest";
 import { cleanEnv, REPO, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
+import { AGENT_MODEL } from "./agent-configs.js";
 import { killGroup, RUN_MARKER_VARIABLE, spawnTracked } from "./child-processes.js";
 import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "./tool-loop-upstream.js";
 
@@ -18,8 +19,6 @@ import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "
  * its whole process group.
  */
 
-/** The model name clients ask carrierd for, and the upstream model it maps to. */
-export const AGENT_MODEL = "deepseek-reasoner";
 /** The prompt every CLI is given: it names no file and no marker, so the answer can only come from the tool loop. */
 export const AGENT_PROMPT = "Read both notes files in this folder and tell me what they say.";
 
