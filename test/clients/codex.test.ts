@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, test } from "vitest";
 import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
-import { codexConfig, KEY_VARIABLE } from "../support/agent-configs.js";
+import { codexConfig, KEY_VARIABLE, pinnedVersion } from "../support/agent-configs.js";
 
 /**
  * Codex (`@openai/codex`, pinned in devDependencies) in `codex exec`, on its
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 test(
-  "Codex 0.171.0 completes a two-step tool loop through carrierd, every upstream request accepted on the first try",
+  `Codex ${pinnedVersion("@openai/codex")} completes a two-step tool loop through carrierd, every upstream request accepted on the first try`,
   { timeout: 60_000 },
   async ({ annotate }) => {
     stack.writeHomeFile(".codex/config.toml", codexConfig(stack.baseUrl));

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, test } from "vitest";
 import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
-import { KEY_VARIABLE, opencodeConfig } from "../support/agent-configs.js";
+import { KEY_VARIABLE, opencodeConfig, pinnedVersion } from "../support/agent-configs.js";
 
 /**
  * opencode (`opencode-ai`, pinned in devDependencies) in `opencode run`, with
@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 test(
-  "opencode 1.18.33 completes a two-step tool loop through carrierd, every upstream request accepted on the first try",
+  `opencode ${pinnedVersion("opencode-ai")} completes a two-step tool loop through carrierd, every upstream request accepted on the first try`,
   { timeout: 60_000 },
   async ({ annotate }) => {
     stack.writeHomeFile(".config/opencode/opencode.json", opencodeConfig(stack.baseUrl));

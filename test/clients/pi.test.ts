@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, test } from "vitest";
 import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
-import { AGENT_MODEL, KEY_VARIABLE, PI_PROVIDERS, piModels } from "../support/agent-configs.js";
+import { AGENT_MODEL, KEY_VARIABLE, PI_PROVIDERS, pinnedVersion, piModels } from "../support/agent-configs.js";
 
 /**
  * pi (`@mariozechner/pi-coding-agent`, pinned in devDependencies) in print
@@ -16,7 +16,7 @@ afterEach(async () => {
   await stack.stop();
 });
 
-describe.each(Object.entries(PI_PROVIDERS))("pi 0.73.1, api %s", (_, provider) => {
+describe.each(Object.entries(PI_PROVIDERS))(`pi ${pinnedVersion("@mariozechner/pi-coding-agent")}, api %s`, (_, provider) => {
   test("completes a two-step tool loop through carrierd, every upstream request accepted on the first try", { timeout: 60_000 }, async ({ annotate }) => {
     stack.writeHomeFile(".pi/agent/models.json", piModels(stack.baseUrl));
     const run = await runAgent(

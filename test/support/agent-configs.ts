@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 /**
  * The configuration files the agent CLI tests write into their throwaway
  * HOME, one builder per client, given carrierd's base URL. README.md shows
@@ -7,8 +9,12 @@
 
 /** The model the configurations name: a model of the route table (the shipped one routes it to DeepSeek). */
 export const AGENT_MODEL = "deepseek-reasoner";
-/** The environment variable each configuration reads carrierd's key from. */
-export const KEY_VARIABLE = "CARRIERD_API_KEY";
+/**
+ * The environment variable each configuration reads carrierd's key from. Not
+ * CARRIERD_API_KEY: the daemon takes that one as its owner key, and a user
+ * who exported a client's scoped key under it would start a gateway with it.
+ */
+export const KEY_VARIABLE = "CARRIERD_CLIENT_KEY";
 /** carrierd's default base URL, as the README shows it. */
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8642/v1";
 
@@ -52,4 +58,12 @@ export function piModels(baseUrl: string): string {
     Object.entries(PI_PROVIDERS).map(([api, name]) => [name, { baseUrl, api, apiKey: KEY_VARIABLE, models: [{ id: AGENT_MODEL, reasoning: true }] }]),
   );
   return `${JSON.stringify({ providers }, null, 2)}\n`;
+}
+
+/** The exact version of an npm package that package.json pins (the suite runs that one). */
+export function pinnedVersion(name: string): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { devDependencies: Record<string, string> };
+  const version = manifest.devDependencies[name];
+  if (!version) throw new Error(`${name} is not in devDependencies`);
+  return version;
 }
