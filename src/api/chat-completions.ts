@@ -59,9 +59,9 @@ async function startFromBody(
   };
   // the route of the table in force now; a retry re-reads the body and sorts its tools the same way, quietly
   const route = (model: string) => routes.current.resolveModel(model);
-  const sortTools = (body: ChatRequest) => sortChatTools(body, route(body.model), gate);
+  const sortTools = (body: ChatRequest) => sortChatTools(body, route, gate);
   const announce = (body: ChatRequest, omitted: string[]) => {
-    const resolved = route(body.model);
+    const resolved = omitted.length > 0 ? route(body.model) : undefined;
     if (resolved) gate.announce(response, resolved, omitted);
   };
   const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel, { sortTools, announce });
@@ -91,7 +91,13 @@ function startParsed(
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   return {
-    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes, tools.sortTools), client: { options, failureFrame: chatFailureFrame } }),
+    started: startTurn(chat, body, response, {
+      keyHash,
+      sessionHeader,
+      stream,
+      reread: rereadOf(bytes, tools.sortTools),
+      client: { options, failureFrame: chatFailureFrame },
+    }),
     stream,
     includeUsage,
   };

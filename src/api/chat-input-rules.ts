@@ -47,7 +47,10 @@ function checkToolChoice(choice: unknown): void {
   if (object.type === "allowed_tools") return;
   // forcing a hosted tool: its route decides (src/api/hosted-tools.ts)
   if (typeof object.type === "string") return;
-  throw invalid(`Invalid value for 'tool_choice.type': '${shown(object.type)}'. Supported values are: 'function', 'allowed_tools' or a hosted tool's type.`, "tool_choice.type");
+  throw invalid(
+    `Invalid value for 'tool_choice.type': '${shown(object.type)}'. Supported values are: 'function', 'allowed_tools' or a hosted tool's type.`,
+    "tool_choice.type",
+  );
 }
 
 /**

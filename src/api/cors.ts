@@ -4,7 +4,8 @@ import { sendError } from "./respond.js";
 
 const ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
 const ALLOWED_HEADERS = "Authorization, Content-Type, X-Session-Id, Idempotency-Key";
-const EXPOSED_HEADERS = "X-Session-Id";
+// a browser client may read which hosted tools were left out (src/api/hosted-tools.ts)
+const EXPOSED_HEADERS = "X-Session-Id, X-Carrierd-Tools-Omitted";
 
 /**
  * CORS only for origins on the allowlist (`*` allows any). Returns

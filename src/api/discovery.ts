@@ -55,7 +55,7 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
         compact: true,
         cancel: false,
         background: false,
-        tools: ["function"],
+        tools: ["function", "namespace"],
         hosted_tools: false,
         input_content: ["input_text", "input_image", "input_file"],
         websocket: false,

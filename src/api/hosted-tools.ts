@@ -120,9 +120,12 @@ export function forcedHostedType(choice: unknown): string | undefined {
  * need one. With no route (an unknown model, answered 404 by the turn) the
  * request is left as it is.
  */
-export function sortChatTools(body: ChatRequest, route: ResolvedModel | undefined, gate: HostedToolGate): string[] {
+export function sortChatTools(body: ChatRequest, routeOf: (model: string) => ResolvedModel | undefined, gate: HostedToolGate): string[] {
   const forced = forcedHostedType(body.tool_choice);
-  if (!route || (forced === undefined && !body.tools?.some((tool) => !CHAT_TOOLS.clientRun(tool)))) return [];
+  // the common request, functions only: nothing to resolve
+  if (forced === undefined && !body.tools?.some((tool) => !CHAT_TOOLS.clientRun(tool))) return [];
+  const route = routeOf(body.model);
+  if (!route) return [];
   const { kept, omitted } = gate.sort(route, body.tools ?? [], CHAT_TOOLS, forced);
   if (kept.length > 0) body.tools = kept;
   else if (body.tools) {

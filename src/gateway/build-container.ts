@@ -19,7 +19,18 @@ import { openStorage } from "../storage-open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { installResponses } from "../responses/install.js";
 import { installCompaction } from "../compaction/install.js";
-import { CHAT_SERVICE, EVENT_BUS, HOSTED_TOOL_GATE, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
+import {
+  CHAT_SERVICE,
+  EVENT_BUS,
+  HOSTED_TOOL_GATE,
+  LOGGER,
+  OPTIONS,
+  PLUGIN_HOST,
+  PLUGIN_REGISTRY,
+  ROUTE_SOURCE,
+  STORAGE,
+  UPSTREAM_HTTP,
+} from "../container/tokens.js";
 import { HostedToolGate } from "../api/hosted-tools.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */

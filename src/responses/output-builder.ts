@@ -172,7 +172,14 @@ function itemOf(entry: Entry, status: "in_progress" | "completed" | "incomplete"
     case "message":
       return { id: entry.id, type: "message", status, role: "assistant", content: opening ? [] : [outputText(entry.text)] };
     case "function": {
-      const item: JsonObject = { id: entry.id, type: "function_call", status, call_id: entry.callId, name: entry.name, arguments: opening ? "" : entry.arguments };
+      const item: JsonObject = {
+        id: entry.id,
+        type: "function_call",
+        status,
+        call_id: entry.callId,
+        name: entry.name,
+        arguments: opening ? "" : entry.arguments,
+      };
       if (entry.namespace !== undefined) item.namespace = entry.namespace;
       return item;
     }

@@ -14,6 +14,8 @@ export interface UpstreamTools {
   readonly names: NamespacedNames;
   /** Hosted tool types left out of the upstream request. */
   readonly omitted: string[];
+  /** The route the hosted tools were sorted for, when there were any. */
+  readonly route?: ResolvedModel;
 }
 
 export const NO_TOOLS: UpstreamTools = { tools: [], toolChoice: undefined, names: NamespacedNames.NONE, omitted: [] };
@@ -31,10 +33,13 @@ const pathOf = (index: number) => `tools[${index}]`;
 export function upstreamTools(
   tools: readonly JsonObject[] | null | undefined,
   choice: string | JsonObject | undefined,
-  route: ResolvedModel | undefined,
+  routeOf: () => ResolvedModel | undefined,
   gate: HostedToolGate,
 ): UpstreamTools {
+  if (!tools?.length && choice === undefined) return NO_TOOLS;
   const forced = forcedHostedType(choice);
+  // functions and namespaces only, the common request: no route to resolve
+  const route = forced !== undefined || tools?.some((tool) => !clientRun(tool)) ? routeOf() : undefined;
   const sorted = route ? gate.sort(route, tools ?? [], { clientRun, pathOf }, forced) : { kept: (tools ?? []).filter(clientRun), omitted: [] };
   const names = new NamespacedNames();
   const taken = new Set<string>();
@@ -49,7 +54,7 @@ export function upstreamTools(
   let toolChoice = choice === undefined ? undefined : chatToolChoice(choice, names);
   // every tool offered was left out: the request goes on with none, and without a mode that would need one
   if (upstream.length === 0 && tools?.length && typeof toolChoice === "string") toolChoice = undefined;
-  return { tools: upstream, toolChoice, names, omitted: sorted.omitted };
+  return { tools: upstream, toolChoice, names, omitted: sorted.omitted, route };
 }
 
 /** Responses function tools are flat; chat nests them under `function`. */

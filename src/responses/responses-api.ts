@@ -94,11 +94,11 @@ export class ResponsesApi {
     requireModel(caller, body.model);
     requireProviderKey(this.routes.current, body.model, this.options.env);
     const stream = body.stream === true;
-    const route = this.routes.current.resolveModel(body.model);
-    const tools = upstreamTools(body.tools, body.tool_choice, route, this.gate);
+    const table = this.routes.current;
+    const tools = upstreamTools(body.tools, body.tool_choice, () => table.resolveModel(body.model), this.gate);
     const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
     const continuation = await this.continuation(body, sessionHeader, caller, tools.names);
-    if (route) this.gate.announce(response, route, tools.omitted);
+    if (tools.route) this.gate.announce(response, tools.route, tools.omitted);
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (SPEC §10)
     const chatRequest = await this.compactor.prepare({
       keyHash: caller.keyHash,
@@ -356,7 +356,10 @@ function assistantMessage(turn: AssistantTurn, items: JsonObject[], names: Names
     message.tool_calls = calls.map((item) => ({
       id: shown(item.call_id),
       type: "function" as const,
-      function: { name: typeof item.namespace === "string" ? names.flatten(item.namespace, shown(item.name)) : shown(item.name), arguments: shown(item.arguments) },
+      function: {
+        name: typeof item.namespace === "string" ? names.flatten(item.namespace, shown(item.name)) : shown(item.name),
+        arguments: shown(item.arguments),
+      },
     }));
   return message;
 }

@@ -188,8 +188,12 @@ test("POST /v1/responses/{id}/cancel: a finished response is a 400 saying why, a
 });
 
 test.each([
-  [{ tools: [{ type: "web_search" }] }, "tools[0].type", /web_search.*not supported/],
-  [{ tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }] }, "tools[0].type", /file_search.*not supported/],
+  [{ tools: [{ type: "web_search" }], tool_choice: { type: "web_search" } }, "tool_choice", /forces a tool of type 'web_search'/],
+  [
+    { tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }], tool_choice: { type: "file_search" } },
+    "tool_choice",
+    /forces a tool of type 'file_search'/,
+  ],
   [{ background: true }, "background", /background/],
 ])("what carrierd does not run is a spec-shaped 400: %j", async (extra, param, message) => {
   const response = await setup.gateway.post("/v1/responses", { model: "demo", input: "hi", ...extra });
@@ -197,6 +201,17 @@ test.each([
   const { error } = (await response.json()) as { error: { param: string; message: string } };
   expect(error.param).toBe(param);
   expect(error.message).toMatch(message);
+});
+
+test("a hosted tool offered is left out of the upstream request, and the answer says so", async () => {
+  const response = await setup.gateway.post("/v1/responses", {
+    model: "demo",
+    input: "hi",
+    tools: [{ type: "web_search" }, { type: "file_search", vector_store_ids: ["vs_1"] }],
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("x-carrierd-tools-omitted")).toBe("web_search, file_search");
+  expect(((await response.json()) as { status: string }).status).toBe("completed");
 });
 
 test("/v1/capabilities says what of the spec is served", async () => {
@@ -211,7 +226,7 @@ test("/v1/capabilities says what of the spec is served", async () => {
     compact: true,
     background: false,
     hosted_tools: false,
-    tools: ["function"],
+    tools: ["function", "namespace"],
   });
   expect(capabilities.endpoints).toEqual(expect.arrayContaining(["/v1/responses/{id}/input_items", "/v1/responses/compact"]));
 });

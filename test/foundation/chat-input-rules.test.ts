@@ -15,7 +15,8 @@ const weather = { type: "function", function: { name: "weather", parameters: { t
 test.each([
   ["a tools entry without function", { tools: [{ type: "function" }] }, "tools[0].function"],
   ["a tools entry whose function has no name", { tools: [{ type: "function", function: { description: "x" } }] }, "tools[0].function.name"],
-  ["a tools entry of another type", { tools: [{ type: "web_search" }] }, "tools[0].type"],
+  ["a tools entry whose type is no name", { tools: [{ type: "web search\n" }] }, "tools[0].type"],
+  ["a tool_choice forcing a hosted tool the upstream cannot run", { tools: [{ type: "web_search" }], tool_choice: { type: "web_search" } }, "tool_choice"],
   ["function parameters that are no object", { tools: [{ type: "function", function: { name: "f", parameters: "x" } }] }, "tools[0].function.parameters"],
   ["an unknown tool_choice", { tool_choice: "sometimes" }, "tool_choice"],
   ["a function tool_choice without a name", { tool_choice: { type: "function" } }, "tool_choice.function.name"],
@@ -39,6 +40,12 @@ test("the well-formed tool loop still passes", async () => {
     messages: [user, call, { role: "tool", tool_call_id: "call_1", content: "1 C" }],
   });
   expect(response.status).toBe(200);
+});
+
+test("a hosted tool offered beside a function is left out of the upstream request, and the answer says so", async () => {
+  const response = await gateway.post("/v1/chat/completions", { model: "demo", tools: [weather, { type: "web_search" }], messages: [user] });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("x-carrierd-tools-omitted")).toBe("web_search");
 });
 
 test("the demo counts words in good grammar: 1 word, 2 words", async () => {

@@ -58,6 +58,7 @@ describe("CORS", () => {
     expect(response.headers.get("access-control-allow-origin")).toBe(ALLOWED);
     expect(response.headers.get("vary")).toMatch(/Origin/);
     expect(response.headers.get("access-control-expose-headers")).toMatch(/X-Session-Id/i);
+    expect(response.headers.get("access-control-expose-headers")).toMatch(/X-Carrierd-Tools-Omitted/i);
   });
 
   test("an allowlisted preflight is answered 204 without a key", async () => {

@@ -7,7 +7,7 @@ import { resolveHome, resolveOptions } from "../../config/options.js";
 import { PluginRegistry } from "../../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
 import { hostOf } from "../../routes/host-match.js";
-import { routeNumber, type RouteTable } from "../../routes/route-table.js";
+import { DEFAULT_HOSTED_TOOLS, routeNumber, type RouteTable } from "../../routes/route-table.js";
 import { verdictsInForce } from "../verdicts-in-force.js";
 import { describeStore } from "../../config/store-choice.js";
 
@@ -33,7 +33,7 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
         builder: (y) => y.positional("file", { type: "string", describe: "default: CARRIERD_ROUTES or ./routes.yaml" }).option("plugins", { type: "string" }),
         handler: async (flags) => {
           const file = resolve(flags.file ?? resolveOptions({}).routesPath);
-          const table = await loadTable(file, resolveOptions({ plugins: flags.plugins }).pluginDirs);
+          const { table } = (await loadTable(file, resolveOptions({ plugins: flags.plugins }).pluginDirs)) ?? {};
           if (!table) return;
           console.log(
             `${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`,
@@ -57,8 +57,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             .option("json", { type: "boolean", default: false }),
         handler: async (flags) => {
           const options = resolveOptions({ routes: flags.routes, plugins: flags.plugins });
-          const table = await loadTable(options.routesPath, options.pluginDirs);
-          if (!table) return;
+          const { table, registry } = (await loadTable(options.routesPath, options.pluginDirs)) ?? {};
+          if (!table || !registry) return;
           const resolved = table.resolveModel(flags.model!);
           let provider = flags.provider ? table.providers.get(flags.provider) : resolved?.provider;
           if (!provider) {
@@ -90,6 +90,9 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             native: policy.native,
             replay: policy.replay ?? null,
             params: resolved?.params ?? null,
+            // what a hosted tool this upstream cannot run gets (docs/routes.md#hosted_tools), and the types its plugin hands on instead
+            hosted_tools: resolved?.hostedTools ?? table.file.hosted_tools ?? DEFAULT_HOSTED_TOOLS,
+            hosted_passed: registry.get(provider.plugin)?.definition.hostedTools ?? [],
             // each key with the entry that set it: `dialects N` of this file, `shipped N` (docs/routes.md#dialects), or `fallback`
             dialect: dialectInFileTerms(dialect.dialect),
             dialect_from: dialectInFileTerms(dialect.from),
@@ -127,10 +130,10 @@ function unsetKeyWarnings(table: RouteTable, env: Record<string, string | undefi
 }
 
 /** The route table in `file`, checked against the plugins found; undefined (problems printed, exit code 1) when it does not load. */
-async function loadTable(file: string, pluginDirs: readonly string[]): Promise<RouteTable | undefined> {
+async function loadTable(file: string, pluginDirs: readonly string[]): Promise<{ table: RouteTable; registry: PluginRegistry } | undefined> {
   const registry = await PluginRegistry.load(pluginDirs);
   const result = await loadRoutesFile(file, { knownPlugins: registry.names });
-  if (result.ok) return result.table;
+  if (result.ok) return { table: result.table, registry };
   for (const problem of result.problems) console.error(formatProblem(problem));
   process.exitCode = 1;
   return undefined;
