@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, test } from "vitest";
-import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
 import { codexConfig, KEY_VARIABLE, pinnedVersion } from "../support/agent-configs.js";
 
 /**
@@ -20,11 +20,11 @@ afterEach(async () => {
 
 test(
   `Codex ${pinnedVersion("@openai/codex")} completes a two-step tool loop through carrierd, every upstream request accepted on the first try`,
-  { timeout: 60_000 },
+  CLI_TEST_TIMEOUT,
   async ({ annotate }) => {
     stack.writeHomeFile(".codex/config.toml", codexConfig(stack.baseUrl));
     // outside a git repository codex exec asks for this flag; it changes nothing else
-    const run = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", AGENT_PROMPT], stack.env({ [KEY_VARIABLE]: stack.key }), 45_000);
+    const run = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", AGENT_PROMPT], stack.env({ [KEY_VARIABLE]: stack.key }));
     await annotate(await expectToolLoopCompleted(stack, run));
   },
 );

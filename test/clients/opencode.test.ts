@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, test } from "vitest";
-import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
 import { KEY_VARIABLE, opencodeConfig, pinnedVersion } from "../support/agent-configs.js";
 
 /**
@@ -18,7 +18,7 @@ afterEach(async () => {
 
 test(
   `opencode ${pinnedVersion("opencode-ai")} completes a two-step tool loop through carrierd, every upstream request accepted on the first try`,
-  { timeout: 60_000 },
+  CLI_TEST_TIMEOUT,
   async ({ annotate }) => {
     stack.writeHomeFile(".config/opencode/opencode.json", opencodeConfig(stack.baseUrl));
     const run = await runAgent(
@@ -31,7 +31,6 @@ test(
         OPENCODE_DISABLE_MODELS_FETCH: "1",
         npm_config_registry: `http://127.0.0.1:${stack.closedPort}/`,
       }),
-      45_000,
     );
     await annotate(await expectToolLoopCompleted(stack, run));
   },

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, test } from "vitest";
-import { AGENT_PROMPT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
 import { AGENT_MODEL, KEY_VARIABLE, PI_PROVIDERS, pinnedVersion, piModels } from "../support/agent-configs.js";
 
 /**
@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 describe.each(Object.entries(PI_PROVIDERS))(`pi ${pinnedVersion("@mariozechner/pi-coding-agent")}, api %s`, (_, provider) => {
-  test("completes a two-step tool loop through carrierd, every upstream request accepted on the first try", { timeout: 60_000 }, async ({ annotate }) => {
+  test("completes a two-step tool loop through carrierd, every upstream request accepted on the first try", CLI_TEST_TIMEOUT, async ({ annotate }) => {
     stack.writeHomeFile(".pi/agent/models.json", piModels(stack.baseUrl));
     const run = await runAgent(
       stack,
@@ -25,7 +25,6 @@ describe.each(Object.entries(PI_PROVIDERS))(`pi ${pinnedVersion("@mariozechner/p
       ["-p", "--provider", provider, "--model", AGENT_MODEL, AGENT_PROMPT],
       // PI_OFFLINE: no update check, package check or telemetry at start (pi's README)
       stack.env({ [KEY_VARIABLE]: stack.key, PI_OFFLINE: "1" }),
-      45_000,
     );
     await annotate(await expectToolLoopCompleted(stack, run));
   });

@@ -22,6 +22,15 @@ import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "
 /** The prompt every CLI is given: it names no file and no marker, so the answer can only come from the tool loop. */
 export const AGENT_PROMPT = "Read both notes files in this folder and tell me what they say.";
 
+/**
+ * How long a CLI may take for the whole loop before its process group is
+ * killed. Alone on this machine a run takes 1–5 s; with the whole suite
+ * running beside it on two cores opencode's start alone has taken 14 s.
+ */
+export const CLI_TIME_LIMIT_MS = 75_000;
+/** The test's own limit: the CLI's, plus starting and stopping the gateway and the emulator. */
+export const CLI_TEST_TIMEOUT = { timeout: CLI_TIME_LIMIT_MS + 15_000 };
+
 const GATEWAY_KEY = `cd-agents-${randomBytes(12).toString("hex")}`;
 
 export interface AgentStack {
@@ -175,8 +184,8 @@ export interface AgentRun {
   readonly ms: number;
 }
 
-/** Runs `bin` (a name under node_modules/.bin) with `args` in the stack's working folder; past `timeoutMs` its process group is killed. */
-export function runAgent(stack: AgentStack, bin: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<AgentRun> {
+/** Runs `bin` (a name under node_modules/.bin) with `args` in the stack's working folder; past CLI_TIME_LIMIT_MS its process group is killed. */
+export function runAgent(stack: AgentStack, bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<AgentRun> {
   const started = performance.now();
   const child = spawnTracked(join(REPO, "node_modules", ".bin", bin), args, { cwd: stack.work, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
@@ -187,7 +196,7 @@ export function runAgent(stack: AgentStack, bin: string, args: readonly string[]
   const timer = setTimeout(() => {
     timedOut = true;
     killGroup(child.pid!);
-  }, timeoutMs);
+  }, CLI_TIME_LIMIT_MS);
   // whatever the CLI left running in its group (a server, a language tool) goes with it, and with it the pipes it held open
   child.once("exit", () => killGroup(child.pid!));
   return new Promise((resolve) => {
