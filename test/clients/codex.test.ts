@@ -1,12 +1,14 @@
 import { afterEach, beforeEach, test } from "vitest";
-import { AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_FOLLOW_UP, AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
 import { codexConfig, KEY_VARIABLE, pinnedVersion } from "../support/agent-configs.js";
 
 /**
  * Codex (`@openai/codex`, pinned in devDependencies) in `codex exec`, on its
- * only wire (the Responses API), with carrierd as a custom
+ * only wire (the Responses API, `store: false`), with carrierd as a custom
  * `[model_providers]` entry and every feature at its default (so its
- * requests carry a `namespace` tool and a hosted `web_search` tool). The
+ * requests carry a `namespace` tool and a hosted `web_search` tool): a
+ * prompt, then the session resumed (`codex exec resume --last`) by a second
+ * process, which resends its reasoning items without their content. The
  * upstream is a DeepSeek emulator that refuses any tool-call turn resent
  * without its verbatim reasoning.
  */
@@ -19,12 +21,14 @@ afterEach(async () => {
 });
 
 test(
-  `Codex ${pinnedVersion("@openai/codex")} completes a two-step tool loop through carrierd, every upstream request accepted on the first try`,
+  `Codex ${pinnedVersion("@openai/codex")} completes a two-step tool loop through carrierd, and again in the resumed session, every upstream request accepted on the first try`,
   CLI_TEST_TIMEOUT,
   async ({ annotate }) => {
     stack.writeHomeFile(".codex/config.toml", codexConfig(stack.baseUrl));
+    const env = stack.env({ [KEY_VARIABLE]: stack.key });
     // outside a git repository codex exec asks for this flag; it changes nothing else
-    const run = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", AGENT_PROMPT], stack.env({ [KEY_VARIABLE]: stack.key }));
-    await annotate(await expectToolLoopCompleted(stack, run));
+    const first = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", AGENT_PROMPT], env);
+    const resumed = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", "resume", "--last", AGENT_FOLLOW_UP], env);
+    await annotate(await expectToolLoopCompleted(stack, [first, resumed]));
   },
 );

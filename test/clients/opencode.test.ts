@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, test } from "vitest";
-import { AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
+import { AGENT_FOLLOW_UP, AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
 import { KEY_VARIABLE, opencodeConfig, pinnedVersion } from "../support/agent-configs.js";
 
 /**
  * opencode (`opencode-ai`, pinned in devDependencies) in `opencode run`, with
- * carrierd as an `@ai-sdk/openai-compatible` provider in its config. The
- * upstream is a DeepSeek emulator that refuses any tool-call turn resent
+ * carrierd as an `@ai-sdk/openai-compatible` provider in its config: a
+ * prompt, then the session continued (`--continue`) by a second process.
+ * The upstream is a DeepSeek emulator that refuses any tool-call turn resent
  * without its verbatim reasoning.
  */
 let stack: AgentStack;
@@ -17,21 +18,18 @@ afterEach(async () => {
 });
 
 test(
-  `opencode ${pinnedVersion("opencode-ai")} completes a two-step tool loop through carrierd, every upstream request accepted on the first try`,
+  `opencode ${pinnedVersion("opencode-ai")} completes a two-step tool loop through carrierd, and again in the continued session, every upstream request accepted on the first try`,
   CLI_TEST_TIMEOUT,
   async ({ annotate }) => {
     stack.writeHomeFile(".config/opencode/opencode.json", opencodeConfig(stack.baseUrl));
-    const run = await runAgent(
-      stack,
-      "opencode",
-      ["run", AGENT_PROMPT],
-      stack.env({
-        [KEY_VARIABLE]: stack.key,
-        // no fetch of the models.dev catalogue; background plugin and package look-ups fail at once instead of waiting on the network
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        npm_config_registry: `http://127.0.0.1:${stack.closedPort}/`,
-      }),
-    );
-    await annotate(await expectToolLoopCompleted(stack, run));
+    const env = stack.env({
+      [KEY_VARIABLE]: stack.key,
+      // no fetch of the models.dev catalogue; background plugin and package look-ups fail at once instead of waiting on the network
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      npm_config_registry: `http://127.0.0.1:${stack.closedPort}/`,
+    });
+    const first = await runAgent(stack, "opencode", ["run", AGENT_PROMPT], env);
+    const continued = await runAgent(stack, "opencode", ["run", "--continue", AGENT_FOLLOW_UP], env);
+    await annotate(await expectToolLoopCompleted(stack, [first, continued]));
   },
 );
