@@ -164,14 +164,13 @@ export async function startAgentStack(): Promise<AgentStack> {
       };
     },
     clientRequests() {
-      return running
-        .stdout()
-        .split("\n")
-        .flatMap((line) => {
-          if (!line.startsWith("{")) return [];
-          const record = JSON.parse(line) as Partial<AccessLine> & { msg?: string };
-          return record.msg === "request" && MODEL_PATHS.has(record.path ?? "") ? [record as AccessLine] : [];
-        });
+      // whole lines only: the last one may still be arriving
+      const lines = running.stdout().split("\n").slice(0, -1);
+      return lines.flatMap((line) => {
+        if (!line.startsWith("{")) return [];
+        const record = JSON.parse(line) as Partial<AccessLine> & { msg?: string };
+        return record.msg === "request" && MODEL_PATHS.has(record.path ?? "") ? [record as AccessLine] : [];
+      });
     },
     stop,
   };
