@@ -5,6 +5,7 @@ import type { GatewayOptions } from "../config/options.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import type { ChatRequest, StreamPart } from "../plugins/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
+import type { ResolvedModel } from "../routes/route-table.js";
 import { requireModel, type Caller } from "../keys/caller.js";
 import { requireProviderKey } from "./provider-keys.js";
 import { noteModel } from "../logging/access-log.js";
@@ -57,12 +58,13 @@ async function startFromBody(
     requireModel(caller, model);
     requireProviderKey(routes.current, model, options.env);
   };
-  // the route of the table in force now; a retry re-reads the body and sorts its tools the same way, quietly
-  const route = (model: string) => routes.current.resolveModel(model);
+  // the route of the table in force at the first sort, kept: a retry re-reads the body and sorts its tools the same way, quietly
+  let resolved: ResolvedModel | undefined;
+  const route = (model: string) => (resolved ??= routes.current.resolveModel(model));
   const sortTools = (body: ChatRequest) => sortChatTools(body, route, gate);
   const announce = (body: ChatRequest, omitted: string[]) => {
-    const resolved = omitted.length > 0 ? route(body.model) : undefined;
-    if (resolved) gate.announce(response, resolved, omitted);
+    const sortedFor = omitted.length > 0 ? route(body.model) : undefined;
+    if (sortedFor) gate.announce(response, sortedFor, omitted);
   };
   const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel, { sortTools, announce });
   return { run: await started, stream, includeUsage };

@@ -9,6 +9,8 @@ export interface ResponseIdentity {
   readonly model: string;
   readonly request: ResponsesRequest;
   readonly conversationId: string | null;
+  /** Hosted tool types left out of the upstream request: the model never had them, so they are not echoed. */
+  readonly toolsOmitted?: readonly string[];
 }
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
@@ -63,7 +65,7 @@ export function responseObject(identity: ResponseIdentity, outcome: ResponseOutc
     frequency_penalty: request.frequency_penalty ?? 0,
     text: textSettings(request.text),
     tool_choice: (request.tool_choice as Json | undefined) ?? "auto",
-    tools: (request.tools ?? []).map(echoedTool),
+    tools: echoedTools(request.tools, identity.toolsOmitted ?? []),
     top_logprobs: 0,
     truncation: request.truncation === "auto" ? "auto" : "disabled",
     usage: outcome.usage ? responsesUsage(outcome.usage) : null,
@@ -72,6 +74,23 @@ export function responseObject(identity: ResponseIdentity, outcome: ResponseOutc
   };
   if (identity.conversationId) body.conversation = { id: identity.conversationId };
   return body;
+}
+
+/**
+ * The tools the model had, as the spec echoes them: function tools, a
+ * namespace's functions each as a function tool with its `namespace` (as its
+ * calls are spelled), and a hosted tool the upstream ran as the client sent
+ * it (the spec describes function tools only); left-out hosted tools not.
+ */
+function echoedTools(tools: JsonObject[] | undefined, omitted: readonly string[]): JsonObject[] {
+  const echoed: JsonObject[] = [];
+  for (const tool of tools ?? []) {
+    if (tool.type === "function") echoed.push(echoedTool(tool));
+    else if (tool.type === "namespace" && Array.isArray(tool.tools))
+      for (const member of tool.tools as JsonObject[]) echoed.push({ ...echoedTool(member), namespace: tool.name ?? null });
+    else if (!omitted.includes(tool.type as string)) echoed.push(tool);
+  }
+  return echoed;
 }
 
 /** A function tool as the spec echoes it: every field present, `null` for what the request left unset (carrierd then sends the upstream no `strict`). */

@@ -119,6 +119,7 @@ export class ResponsesApi {
       model: run.model,
       request: body,
       conversationId: continuation.conversationId,
+      toolsOmitted: tools.omitted,
     };
     if (stream) await this.streamResponse(run, response, identity, continuation);
     else await this.respondWhole(run, response, identity, continuation);
