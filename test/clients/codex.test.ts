@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, test } from "vitest";
+import { afterEach, beforeEach, expect, test } from "vitest";
 import { AGENT_FOLLOW_UP, AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
 import { codexConfig, KEY_VARIABLE, pinnedVersion } from "../support/agent-configs.js";
 
@@ -32,3 +32,17 @@ test(
     await annotate(await expectToolLoopCompleted(stack, [first, resumed]));
   },
 );
+
+test("the control: with no reasoning field on DeepSeek's carrier route, Codex's second request is DeepSeek's 400", CLI_TEST_TIMEOUT, async () => {
+  await stack.stop();
+  stack = await startAgentStack({ replay: false });
+  stack.writeHomeFile(".codex/config.toml", codexConfig(stack.baseUrl));
+  const run = await runAgent(stack, "codex", ["exec", "--skip-git-repo-check", AGENT_PROMPT], stack.env({ [KEY_VARIABLE]: stack.key }));
+  expect(run.timedOut).toBe(false);
+  expect(run.code).not.toBe(0);
+  expect(run.stdout).not.toContain("The notes say");
+  const [first, second] = stack.upstream.exchanges;
+  expect([first?.answer, second?.answer]).toEqual(["tool_call", "rejected"]);
+  expect(second!.reason).toMatch(/has no reasoning_content$/);
+  expect(run.stderr).toContain("The `reasoning_content` in the thinking mode must be passed back to the API.");
+});

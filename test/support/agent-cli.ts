@@ -65,7 +65,8 @@ export interface AccessLine {
   readonly upstream_attempts: number;
 }
 
-function routesFor(upstreamUrl: string): string {
+/** DeepSeek's carrier route as the shipped routes.yaml has it (docs/routes.md), or one that sends no reasoning field (`fields: []`). */
+function routesFor(upstreamUrl: string, replay: boolean): string {
   return `version: 1
 providers:
   deepseek: { plugin: openai-compatible, base_url: "${upstreamUrl}", api_key_env: DEEPSEEK_API_KEY }
@@ -73,7 +74,7 @@ models:
   - { name: ${AGENT_MODEL}, provider: deepseek, model: ${AGENT_MODEL} }
 carriers:
   - match: { provider: deepseek }
-    fields: [reasoning_content]
+    fields: [${replay ? "reasoning_content" : ""}]
     must_echo: true
   - match: {}
     fields: [reasoning_content]
@@ -91,8 +92,13 @@ async function closedLoopbackPort(): Promise<number> {
 
 const MODEL_PATHS = new Set(["/v1/chat/completions", "/v1/responses", "/v1/messages"]);
 
-/** Starts the emulator and a carrierd process in front of it, and lays out a fresh HOME and working folder. */
-export async function startAgentStack(): Promise<AgentStack> {
+/**
+ * Starts the emulator and a carrierd process in front of it, and lays out a
+ * fresh HOME and working folder. `replay: false` gives DeepSeek a carrier
+ * route with no fields: carrierd then sends no reasoning at all, the control
+ * that shows the emulator catches a client whose reasoning is lost.
+ */
+export async function startAgentStack({ replay = true }: { replay?: boolean } = {}): Promise<AgentStack> {
   const root = mkdtempSync(join(tmpdir(), "carrierd-agent-"));
   const home = join(root, "home");
   const work = join(root, "work");
@@ -114,7 +120,7 @@ export async function startAgentStack(): Promise<AgentStack> {
   };
   try {
     upstream = await startToolLoopUpstream(files);
-    writeFileSync(routes, routesFor(upstream.baseUrl));
+    writeFileSync(routes, routesFor(upstream.baseUrl, replay));
     gateway = await startGatewayProcess(
       ["--port", "0", "--routes", routes],
       cleanEnv({ CARRIERD_HOME: join(root, "carrierd"), CARRIERD_API_KEY: GATEWAY_KEY, DEEPSEEK_API_KEY: "sk-emulated" }),
