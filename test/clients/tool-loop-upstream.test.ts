@@ -8,8 +8,8 @@ import { DEEPSEEK_MISSING_REASONING, startToolLoopUpstream, type ToolLoopUpstrea
  * does, a tool-call turn resent without the reasoning it came with.
  */
 const FILES = [
-  { path: "/work/plan-notes.txt", marker: "plan-1234" },
-  { path: "/work/status-notes.txt", marker: "status-5678" },
+  { path: "/project/plan-notes.txt", marker: "plan-1234" },
+  { path: "/project/status-notes.txt", marker: "status-5678" },
 ];
 const READ_TOOL = {
   type: "function",
@@ -67,9 +67,9 @@ function result(turn: Streamed, text: string): Record<string, unknown> {
 test("reads each file with the offered tool, then answers with what the results said", async () => {
   const first = await streamed(await ask([USER]));
   expect(first.reasoning).not.toBe("");
-  expect(first.call!.function).toEqual({ name: "read", arguments: JSON.stringify({ filePath: "/work/plan-notes.txt" }) });
+  expect(first.call!.function).toEqual({ name: "read", arguments: JSON.stringify({ filePath: "/project/plan-notes.txt" }) });
   const second = await streamed(await ask([USER, resent(first, first.reasoning), result(first, "1: The word is plan-1234.")]));
-  expect(JSON.parse(second.call!.function.arguments)).toEqual({ filePath: "/work/status-notes.txt" });
+  expect(JSON.parse(second.call!.function.arguments)).toEqual({ filePath: "/project/status-notes.txt" });
   const history = [USER, resent(first, first.reasoning), result(first, "plan-1234"), resent(second, second.reasoning), result(second, "status-5678")];
   const final = await streamed(await ask(history));
   expect(final.call).toBeUndefined();
@@ -80,7 +80,7 @@ test("reads each file with the offered tool, then answers with what the results 
 test("a shell stands in when no reading tool is offered; a request without tools gets a plain answer", async () => {
   const bash = { type: "function", function: { name: "bash", parameters: { type: "object", required: ["command", "description"] } } };
   const viaShell = await streamed(await ask([USER], [bash]));
-  expect(JSON.parse(viaShell.call!.function.arguments)).toMatchObject({ command: "cat /work/plan-notes.txt" });
+  expect(JSON.parse(viaShell.call!.function.arguments)).toMatchObject({ command: "cat /project/plan-notes.txt" });
   const plain = await streamed(await ask([USER], []));
   expect(plain.call).toBeUndefined();
   expect(plain.reasoning).not.toBe("");
