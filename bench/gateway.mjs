@@ -11,7 +11,8 @@ export const KEY = "bench-key-0123456789";
 /**
  * The route table: the bench upstream behind a must_echo route, the most
  * demanding replay. `bench-paced` is the same upstream thinking for a while
- * before the rest of its answer (see upstream.mjs).
+ * before the rest of its answer, `bench-repeat` the same answer every turn
+ * (see upstream.mjs).
  */
 export function routesYaml(upstreamPort, extraModel = "") {
   return `version: 1
@@ -19,7 +20,8 @@ providers:
   bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
 models:
   - { name: bench, provider: bench, model: bench-reasoner }
-  - { name: bench-paced, provider: bench, model: bench-reasoner-paced }${extraModel}
+  - { name: bench-paced, provider: bench, model: bench-reasoner-paced }
+  - { name: bench-repeat, provider: bench, model: bench-reasoner-repeat }${extraModel}
 carriers:
   # must_echo with reasoning_content: the most demanding replay route
   - match: { provider: bench }
