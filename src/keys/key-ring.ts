@@ -6,7 +6,7 @@ import type { KeyStorage } from "../storage/storage.js";
 import { OWNER_KEY_NAME, type Caller } from "./caller.js";
 import { KeyUsage } from "./key-usage.js";
 import { secretDigest } from "./secret.js";
-import { StoredKeyLookup, type LookupLimits } from "./stored-key-lookup.js";
+import { StoredKeyLookup, type LookupCounts, type LookupLimits } from "./stored-key-lookup.js";
 
 /** A bearer token, judged. A failure says why only to the log and the 401's message; the status is the same. */
 export type Identification = { ok: true; caller: Caller } | { ok: false; reason: "missing" | "unknown" | "revoked" | "expired" };
@@ -135,6 +135,11 @@ export class KeyRing {
   /** Hashes of unknown keys the ring remembers not to ask the store about again (bounded; see StoredKeyLookup). */
   get rememberedUnknown(): number {
     return this.lookup.remembered;
+  }
+
+  /** What became of the keys looked up in the store since the start, by outcome (for /metrics). */
+  get lookups(): Readonly<LookupCounts> {
+    return this.lookup.counts;
   }
 
   /** The name of the key whose data scope this is (metrics label events by it); undefined for none known. */

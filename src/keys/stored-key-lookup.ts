@@ -17,6 +17,20 @@ export interface LookupLimits {
   queue?: number;
 }
 
+/** What became of the hashes asked for, by outcome (/metrics: carrierd_key_lookups_total). */
+export interface LookupCounts {
+  /** Found in the store. */
+  found: number;
+  /** Asked for and not in the store (then remembered). */
+  unknown: number;
+  /** Refused without a read: remembered as unknown. */
+  remembered: number;
+  /** Refused without a read: too many waiting already. */
+  unread: number;
+  /** The store did not answer. */
+  failed: number;
+}
+
 interface Waiting {
   readonly promise: Promise<StoredKey | undefined>;
   resolve(key: StoredKey | undefined): void;
@@ -41,6 +55,7 @@ interface Waiting {
  */
 export class StoredKeyLookup {
   private readonly unknown = new Map<string, number>();
+  readonly counts: LookupCounts = { found: 0, unknown: 0, remembered: 0, unread: 0, failed: 0 };
   private waiting = new Map<string, Waiting>();
   private running: Map<string, Waiting> | undefined;
   private readonly negativeTtlMs: number;
@@ -63,13 +78,19 @@ export class StoredKeyLookup {
   find(secretHash: string, now = Date.now()): Promise<StoredKey | undefined> {
     const refusedAt = this.unknown.get(secretHash);
     if (refusedAt !== undefined) {
-      if (now - refusedAt < this.negativeTtlMs) return Promise.resolve(undefined);
+      if (now - refusedAt < this.negativeTtlMs) {
+        this.counts.remembered++;
+        return Promise.resolve(undefined);
+      }
       this.unknown.delete(secretHash);
     }
     // the same hash asked for already: its read started after this secret was presented the first time, so it answers this one too
     const pending = this.running?.get(secretHash) ?? this.waiting.get(secretHash);
     if (pending) return pending.promise;
-    if (this.waiting.size >= this.queue) return Promise.resolve(undefined);
+    if (this.waiting.size >= this.queue) {
+      this.counts.unread++;
+      return Promise.resolve(undefined);
+    }
     let resolve!: (key: StoredKey | undefined) => void;
     const promise = new Promise<StoredKey | undefined>((settle) => (resolve = settle));
     this.waiting.set(secretHash, { promise, resolve });
@@ -102,7 +123,12 @@ export class StoredKeyLookup {
       const now = Date.now();
       for (const [hash, waiting] of batch) {
         const key = byHash.get(hash);
-        if (found && !key) this.remember(hash, now);
+        if (!found) this.counts.failed++;
+        else if (key) this.counts.found++;
+        else {
+          this.counts.unknown++;
+          this.remember(hash, now);
+        }
         waiting.resolve(key);
       }
     }

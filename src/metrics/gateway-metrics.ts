@@ -174,6 +174,16 @@ export class GatewayMetrics {
       },
     });
     new Counter({
+      name: "carrierd_key_lookups_total",
+      help: "Bearer keys this gateway did not hold, by what became of them: found in the store, unknown there, remembered as unknown, refused unread (too many waiting), failed (store down)",
+      labelNames: ["result"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [result, count] of Object.entries(keys.lookups)) this.inc({ result }, count);
+      },
+    });
+    new Counter({
       name: "carrierd_upstream_deadline_cuts_total",
       help: "Upstream requests cut because a routes.yaml deadline passed, by provider and deadline (first_byte, idle, total)",
       labelNames: ["provider", "deadline"],

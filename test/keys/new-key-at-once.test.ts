@@ -117,6 +117,7 @@ function suite(backend: string, start: () => Promise<Setup>): void {
 
   test(`${backend}: a flood of wrong keys reads the store once per distinct key, then not at all`, async () => {
     const gateway = setup.gateways[0]!;
+    const { unknown: unknownBefore, remembered: rememberedBefore } = { ...keyRingOf(gateway).lookups };
     const lookups = vi.spyOn(storageOf(gateway).keys, "findBySecretHashes");
     try {
       const wrong = Array.from({ length: 40 }, () => newSecret());
@@ -130,6 +131,12 @@ function suite(backend: string, start: () => Promise<Setup>): void {
       expect(new Set(asked).size).toBe(40);
       expect(lookups.mock.calls.length).toBeLessThanOrEqual(40);
       expect(keyRingOf(gateway).rememberedUnknown).toBeGreaterThanOrEqual(40);
+      // an operator sees it: 40 asked for and unknown; rounds 2 and 3 refused from memory (round 1's second request of a key may have shared the read)
+      const metrics = await (await fetch(`${gateway.url}/metrics`, { headers: bearer(gateway.key) })).text();
+      const count = (result: string) => Number(new RegExp(`^carrierd_key_lookups_total\\{result="${result}"\\} (\\d+)$`, "m").exec(metrics)?.[1]);
+      expect(count("unknown") - unknownBefore).toBe(40);
+      expect(count("remembered") - rememberedBefore).toBeGreaterThanOrEqual(160);
+      expect(count("remembered") - rememberedBefore).toBeLessThanOrEqual(200);
     } finally {
       lookups.mockRestore();
     }
