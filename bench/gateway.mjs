@@ -11,7 +11,8 @@ export const KEY = "bench-key-0123456789";
 /**
  * The route table: the bench upstream behind a must_echo route, the most
  * demanding replay. `bench-paced` is the same upstream thinking for a while
- * before the rest of its answer (see upstream.mjs).
+ * before the rest of its answer, `bench-repeat` the same answer every turn
+ * (see upstream.mjs).
  */
 export function routesYaml(upstreamPort, extraModel = "") {
   return `version: 1
@@ -19,7 +20,8 @@ providers:
   bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
 models:
   - { name: bench, provider: bench, model: bench-reasoner }
-  - { name: bench-paced, provider: bench, model: bench-reasoner-paced }${extraModel}
+  - { name: bench-paced, provider: bench, model: bench-reasoner-paced }
+  - { name: bench-repeat, provider: bench, model: bench-reasoner-repeat }${extraModel}
 carriers:
   # must_echo with reasoning_content: the most demanding replay route
   - match: { provider: bench }
@@ -48,15 +50,15 @@ export async function startCarrierd(upstreamPort, dir, { checkout = fileURLToPat
   return { ...handle, routes, home };
 }
 
-/** A `turns`-turn history the way a stateless frontend resends it: visible text only, no reasoning. */
-export async function buildHistory(port, turns = 20, key = KEY) {
+/** A `turns`-turn history the way a stateless frontend resends it: visible text only, no reasoning; with `session`, under that X-Session-Id. */
+export async function buildHistory(port, turns = 20, key = KEY, { model = "bench", session } = {}) {
   const messages = [{ role: "system", content: "You are a benchmark." }];
   for (let i = 0; i < turns; i++) {
     messages.push({ role: "user", content: `question ${i}: ${"lorem ipsum ".repeat(20)}` });
     const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
       method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "bench", messages }),
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(session ? { "x-session-id": session } : {}) },
+      body: JSON.stringify({ model, messages }),
     });
     const body = await response.json();
     messages.push({ role: "assistant", content: body.choices[0].message.content });

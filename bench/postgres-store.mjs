@@ -18,8 +18,8 @@ async function admin(server, text, values) {
  * A fresh database for the bench, or why there is none (no server: the
  * PostgreSQL figures are left out, as the Redis ones are without Redis).
  */
-export async function postgresForBench(server = process.env.CARRIERD_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres") {
-  const database = `carrierd_bench_${process.pid}`;
+export async function postgresForBench(server = process.env.CARRIERD_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", suffix = "") {
+  const database = `carrierd_bench_${process.pid}${suffix}`;
   try {
     await admin(server, `CREATE DATABASE ${database}`);
   } catch (error) {

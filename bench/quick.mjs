@@ -3,11 +3,16 @@
 // with CPU per request from /proc — steadier than req/s on a shared VM.
 //   npm run bench:quick                     json and stream at c=64, 3 runs each
 //   MODES=stream CONNS=1,64 RUNS=5 TURNS=0 npm run bench:quick
+// With PREFILL, carrierd alone on stores pre-filled with that many stored
+// turns (bench/prefill.mjs), one fresh store per size, CPU per request each:
+//   PREFILL=0,100000,1000000 MODES=json CONNS=1 npm run bench:quick
+//   PREFILL=0,100000 BENCH_STORE=postgres npm run bench:quick   (database CPU too)
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
+import { measurePrefilled } from "./prefilled-runs.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 
@@ -16,6 +21,10 @@ const RUNS = Number(process.env.RUNS ?? 3);
 const SECONDS = Number(process.env.SECONDS_PER_RUN ?? 3);
 const work = mkdtempSync(join(tmpdir(), "carrierd-quick-"));
 
+if (process.env.PREFILL) {
+  await measurePrefilled(work, { sizes: process.env.PREFILL.split(",").map(Number), runs: RUNS, seconds: SECONDS });
+  process.exit(0);
+}
 const upstream = await startPinned(1, [here("./upstream.mjs")]);
 const gateway = await startCarrierd(upstream.port, work);
 const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });

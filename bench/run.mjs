@@ -1,7 +1,8 @@
 // carrierd's benchmark suite (issue 9): what carrierd costs on top of the
 // network, against a raw pass-through proxy in the same run. Not part of
 // `npm test`; run with `npm run bench`. Prints a table and writes
-// bench/results/latest.json.
+// bench/results/latest.json. BENCH_PREFILL_TURNS=1000000 runs it on stores
+// that already hold that many turns (bench/prefill.mjs).
 //
 // Cores: every server under test (raw proxy, carrierd) runs on core 0; the
 // upstream emulator and wrk share core 1 — the same for every target.
@@ -13,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Pool } from "undici";
 import { buildHistory, KEY, routesYaml, startCarrierd } from "./gateway.mjs";
+import { startPrefilledCarrierd } from "./prefill.mjs";
 import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 import { redisForBench, streamEntries } from "./redis-events.mjs";
@@ -22,6 +24,8 @@ const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const runFile = promisify(execFile);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+// the SQLite and PostgreSQL gateways' stores pre-filled with this many stored turns (bench/prefill.mjs)
+const PREFILL = { turns: Number(process.env.BENCH_PREFILL_TURNS ?? 0), analyze: process.env.PREFILL_ANALYZE === "1" };
 const work = mkdtempSync(join(tmpdir(), "carrierd-bench-"));
 
 /**
@@ -227,7 +231,7 @@ async function main() {
   await checkTools();
   const upstream = await startPinned(1, [here("./upstream.mjs")]);
   const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
-  const gateway = await startCarrierd(upstream.port, join(work, "main"));
+  const gateway = await startPrefilledCarrierd(upstream.port, join(work, "main"), PREFILL);
   // the Redis event bus (issue 25), when a Redis is there: the same build with every event written to a stream
   const redis = redisForBench();
   const redisStream = `carrierd-bench:${process.pid}:events`;
@@ -238,7 +242,9 @@ async function main() {
   // the PostgreSQL store (issue 25), when a server is there: the same build with its state in a database of its own
   const store = await postgresForBench();
   if (store.problem) console.log(`no PostgreSQL store figures: ${store.problem}`);
-  const pgGateway = store.problem ? undefined : await startCarrierd(upstream.port, join(work, "pg"), { env: { CARRIERD_STORE: store.url } });
+  const pgGateway = store.problem
+    ? undefined
+    : await startPrefilledCarrierd(upstream.port, join(work, "pg"), { ...PREFILL, env: { CARRIERD_STORE: store.url } });
   try {
     const history = await buildHistory(gateway.port, 20);
     const bodies = {};

@@ -2,6 +2,11 @@
 // killed with SIGKILL under concurrent clients, several times.
 //   npm run soak                                   5-minute soak, 3 kill -9 runs
 //   SOAK_SECONDS=60 KILL_RUNS=2 npm run soak       a short one
+//   SOAK_MODE=repeated npm run soak                conversations whose answers repeat, 5 minutes:
+//                                                  CPU per request per interval, fails if it grows
+//   SOAK_MODE=long npm run soak                    the same with half the answers distinct, 30 minutes
+//   BENCH_STORE=postgres, PREFILL_TURNS=N          either on PostgreSQL, from a pre-filled store
+//                                                  (see conversation-soak.mjs)
 // Soak: wrk streams requests at CONNS connections for SOAK_SECONDS while the
 // gateway's RSS, open fds, WAL size and /health latency are sampled every
 // SAMPLE_SECONDS. Durability: KILL_CLIENTS clients each stream turns into a
@@ -14,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import { conversationSoak } from "./conversation-soak.mjs";
 import { KEY, startCarrierd } from "./gateway.mjs";
 import { memoryOf, startPinned, stop } from "./processes.mjs";
 import { wrk } from "./wrk.mjs";
@@ -27,10 +33,15 @@ const KILL_CLIENTS = Number(process.env.KILL_CLIENTS ?? 100);
 const KILL_AFTER_MS = Number(process.env.KILL_AFTER_MS ?? 3000);
 const work = mkdtempSync(join(tmpdir(), "carrierd-soak-"));
 
+const MODE = process.env.SOAK_MODE ?? "kill";
+if (!["kill", "repeated", "long"].includes(MODE)) throw new Error(`SOAK_MODE is kill (the default), repeated or long: ${MODE}`);
+
 const upstream = await startPinned(1, [here("./upstream.mjs")]);
 try {
-  await soak();
-  await durability();
+  if (MODE === "kill") {
+    await soak();
+    await durability();
+  } else if (!(await conversationSoak(MODE, work, upstream.port))) process.exitCode = 1;
 } finally {
   await stop(upstream);
   rmSync(work, { recursive: true, force: true });

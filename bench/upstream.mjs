@@ -6,7 +6,8 @@
 // test's open streams), the first reasoning delta leaves at once and the rest
 // HOLD_MS later, or 25–75 ms later (PACE_MS 50, ± half): streams that all took
 // the same time would keep their clients in step, each next request arriving
-// in a burst with the others as no real users' do.
+// in a burst with the others as no real users' do. A model whose name ends in
+// "-repeat" answers the same text every turn.
 import { createServer } from "node:http";
 
 const port = Number(process.env.PORT ?? 0);
@@ -32,8 +33,10 @@ const server = createServer((request, response) => {
     }
     const turn = (body.messages ?? []).filter((message) => message.role === "assistant").length;
     const id = `bench-${turn}`;
-    const reasoning = Array.from({ length: reasoningChunks }, (_, i) => ` think${turn}.${i}`);
-    const content = Array.from({ length: contentChunks }, (_, i) => ` word${turn}.${i}`);
+    // a model whose name ends in "-repeat" gives the same answer every turn (the soak's repeated-answer mode)
+    const said = String(body.model).endsWith("-repeat") ? 0 : turn;
+    const reasoning = Array.from({ length: reasoningChunks }, (_, i) => ` think${said}.${i}`);
+    const content = Array.from({ length: contentChunks }, (_, i) => ` word${said}.${i}`);
     const usage = {
       prompt_tokens: 100,
       completion_tokens: reasoningChunks + contentChunks,

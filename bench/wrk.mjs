@@ -7,9 +7,9 @@ const run = promisify(execFile);
 const script = fileURLToPath(new URL("./post.lua", import.meta.url));
 
 /** One wrk run: latency percentiles in ms and requests/s. */
-export async function wrk({ url, connections, seconds, bodyFile, key, core }) {
+export async function wrk({ url, connections, seconds, bodyFile, key, core, session }) {
   const args = ["-c", String(core), "wrk", "-t", "1", "-c", String(connections), "-d", `${seconds}s`, "--latency", "-s", script, url];
-  const { stdout } = await run("taskset", args, { env: { ...process.env, BENCH_BODY: bodyFile, BENCH_KEY: key ?? "" } });
+  const { stdout } = await run("taskset", args, { env: { ...process.env, BENCH_BODY: bodyFile, BENCH_KEY: key ?? "", BENCH_SESSION: session ?? "" } });
   const percentile = (p) => toMs(new RegExp(`^\\s+${p}%\\s+([\\d.]+\\w+)`, "m").exec(stdout)?.[1]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);

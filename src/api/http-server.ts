@@ -8,7 +8,7 @@ import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
 import { AccessLog } from "../logging/access-log.js";
 import type { Logger } from "../logging/logger.js";
 import type { Caller } from "../keys/caller.js";
-import type { KeyRing } from "../keys/key-ring.js";
+import type { Identification, KeyRing } from "../keys/key-ring.js";
 import type { KeyScope } from "../storage/keys.js";
 import { bearerToken } from "./auth.js";
 import { applyCors } from "./cors.js";
@@ -82,7 +82,13 @@ export class HttpServer {
       if (applyCors(request, response, this.options.corsOrigins) === "answered") return;
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
       // an unknown path needs the key too: without it, nobody learns which paths exist
-      if (match.kind !== "found" || match.endpoint.auth) caller = this.authenticate(request, match.kind === "found" ? match.endpoint.scope : undefined);
+      if (match.kind !== "found" || match.endpoint.auth) {
+        const token = bearerToken(request.headers);
+        let identified = this.keys.identify(token);
+        // a key this gateway does not hold yet (created a moment ago elsewhere) is looked up before it is refused
+        if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token);
+        caller = authorised(identified, match.kind === "found" ? match.endpoint.scope : undefined);
+      }
       // a malformed X-Session-Id is a 400 on every route, whatever else names the session (docs/api.md#sessions-x-session-id)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
@@ -121,16 +127,6 @@ export class HttpServer {
       }
     }
   }
-
-  /** The request's key, valid and holding `scope`; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */
-  private authenticate(request: IncomingMessage, scope: KeyScope | undefined): Caller {
-    const identified = this.keys.identify(bearerToken(request.headers));
-    if (!identified.ok) throw new GatewayError("invalid_api_key", REFUSED[identified.reason]);
-    if (scope !== undefined && !identified.caller.scopes.has(scope)) {
-      throw new GatewayError("insufficient_scope", `This key does not have the '${scope}' scope this endpoint needs (carrierd keys create --scope ${scope}).`);
-    }
-    return identified.caller;
-  }
 }
 
 /** The port is taken: the message names the flag and the variable that choose another. */
@@ -143,6 +139,15 @@ export class PortInUseError extends Error {
     );
     this.name = "PortInUseError";
   }
+}
+
+/** The request's key, valid and holding `scope`; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */
+function authorised(identified: Identification, scope: KeyScope | undefined): Caller {
+  if (!identified.ok) throw new GatewayError("invalid_api_key", REFUSED[identified.reason]);
+  if (scope !== undefined && !identified.caller.scopes.has(scope)) {
+    throw new GatewayError("insufficient_scope", `This key does not have the '${scope}' scope this endpoint needs (carrierd keys create --scope ${scope}).`);
+  }
+  return identified.caller;
 }
 
 const REFUSED = {

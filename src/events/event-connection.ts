@@ -12,12 +12,16 @@ import type { HubLimits } from "./hub-limits.js";
 const CLOSE_UNAUTHORIZED = 4401;
 const CLOSE_FORBIDDEN = 4403;
 const CLOSE_TOO_SLOW = 1013;
+/** Messages a peer may send after its auth message while its key is looked up in the store. */
+const MAX_MESSAGES_BEFORE_AUTH = 16;
 
 export interface ConnectionHooks {
   /** The upgraded TCP socket under `ws`; the hub corks it to batch writes. */
   readonly socket: Duplex;
   /** The caller a key stands for (the gateway's key ring). */
   identify(key: string): Identification;
+  /** The same, a key the ring does not hold looked up in the store first (a key created a moment ago). */
+  identifyStored(key: string): Promise<Identification>;
   readonly limits: HubLimits;
   readonly log: Logger;
   /** Called once, when the connection is authenticated (by header or by its auth message). */
@@ -46,6 +50,8 @@ export class EventConnection {
   private alive = true;
   private stallTimer: NodeJS.Timeout | undefined;
   private authTimer: NodeJS.Timeout | undefined;
+  /** While its auth message's key is looked up in the store: the messages that came after it, judged once it is known. */
+  private afterAuth: { data: RawData; isBinary: boolean }[] | undefined;
   /** While a resume runs: live events, held until the backlog before them has been sent. */
   private held: { event: HubEvent; payload: Buffer }[] | undefined;
   private heldOverflow = false;
@@ -199,14 +205,19 @@ export class EventConnection {
   }
 
   private receive(data: RawData, isBinary: boolean): void {
+    if (this.afterAuth) {
+      // a peer that floods before its key is known is not buffered without bound
+      if (this.afterAuth.length < MAX_MESSAGES_BEFORE_AUTH) this.afterAuth.push({ data, isBinary });
+      else this.refuse("too many messages before authentication");
+      return;
+    }
     const message = isBinary ? undefined : parseObject(data);
     if (!this.authenticated) {
       // before auth, anything but the right key ends the connection: nothing is said to an unknown peer
       const key = message?.type === "auth" ? message.key : undefined;
       const identified = typeof key === "string" ? this.hooks.identify(key) : undefined;
-      if (identified?.ok && identified.caller.scopes.has("events")) this.authenticate(identified.caller);
-      else if (identified?.ok) this.refuse("this key does not have the events scope", CLOSE_FORBIDDEN);
-      else this.refuse(message?.type === "auth" ? "wrong key" : "the first message must be an auth message");
+      if (identified && !identified.ok && identified.reason === "unknown") return this.authenticateStored(key as string);
+      this.judgeAuth(identified, message?.type === "auth");
       return;
     }
     if (!message) return this.reply({ type: "error", code: "invalid_message", message: 'messages are JSON objects with a "type"' });
@@ -249,6 +260,24 @@ export class EventConnection {
     if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId)) return 'last_event_id must be an event_id this stream sent ("<ms>-<seq>:<index>")';
     if (this.held) return "last_event_id: a resume is already running on this connection";
     return undefined;
+  }
+
+  private judgeAuth(identified: Identification | undefined, sentAuth: boolean): void {
+    if (identified?.ok && identified.caller.scopes.has("events")) this.authenticate(identified.caller);
+    else if (identified?.ok) this.refuse("this key does not have the events scope", CLOSE_FORBIDDEN);
+    else this.refuse(sentAuth ? "wrong key" : "the first message must be an auth message");
+  }
+
+  /** A key the ring does not hold: judged once the store has been asked; what the peer sent meanwhile follows in order. */
+  private authenticateStored(key: string): void {
+    this.afterAuth = [];
+    void this.hooks.identifyStored(key).then((identified) => {
+      const queued = this.afterAuth ?? [];
+      this.afterAuth = undefined;
+      if (this.ws.readyState !== this.ws.OPEN) return;
+      this.judgeAuth(identified, true);
+      if (this.authenticated) for (const { data, isBinary } of queued) this.receive(data, isBinary);
+    });
   }
 
   private authenticate(caller: Caller): void {

@@ -4,7 +4,8 @@ import { inject, injectable } from "tsyringe";
 import { WebSocketServer } from "ws";
 import { EVENT_FEED, KEY_RING, LOGGER, OPTIONS } from "../container/tokens.js";
 import { GatewayError, toOpenAIError } from "../errors/gateway-error.js";
-import type { KeyRing } from "../keys/key-ring.js";
+import { bearerToken } from "../api/auth.js";
+import type { Identification, KeyRing } from "../keys/key-ring.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Logger } from "../logging/logger.js";
 import { EventConnection } from "./event-connection.js";
@@ -99,8 +100,23 @@ export class EventHub {
       socket.destroy();
       return;
     }
-    const identify = (token: string | undefined) => this.keys.identify(token);
-    const decision = checkUpgrade(request, identify, this.options.corsOrigins);
+    // the header's key, judged once: one the ring does not hold is looked up in the store before the upgrade is decided
+    const header = request.headers.authorization === undefined ? undefined : this.keys.identify(bearerToken(request.headers));
+    if (header && !header.ok && header.reason === "unknown") {
+      void this.keys.identifyStored(bearerToken(request.headers)).then((stored) => this.accept(request, socket, head, stored));
+      return;
+    }
+    this.accept(request, socket, head, header);
+  }
+
+  private accept(request: IncomingMessage, socket: Duplex, head: Buffer, header: Identification | undefined): void {
+    if (this.closing || socket.destroyed) {
+      socket.destroy();
+      return;
+    }
+    const identify = (token: string) => this.keys.identify(token);
+    const identifyStored = (token: string) => this.keys.identifyStored(token);
+    const decision = checkUpgrade(request, () => header!, this.options.corsOrigins);
     if (!decision.accept) {
       const refusal = new GatewayError(decision.code, decision.message);
       // as the access log writes a refused request: the upgrade never becomes an HTTP response it would see
@@ -123,6 +139,7 @@ export class EventHub {
       const connection: EventConnection = new EventConnection(ws, {
         socket,
         identify,
+        identifyStored,
         limits: this.limits,
         log: this.log,
         resumable: this.feed.replay !== undefined,

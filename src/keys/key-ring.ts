@@ -6,6 +6,7 @@ import type { KeyStorage } from "../storage/storage.js";
 import { OWNER_KEY_NAME, type Caller } from "./caller.js";
 import { KeyUsage } from "./key-usage.js";
 import { secretDigest } from "./secret.js";
+import { StoredKeyLookup, type LookupCounts, type LookupLimits } from "./stored-key-lookup.js";
 
 /** A bearer token, judged. A failure says why only to the log and the 401's message; the status is the same. */
 export type Identification = { ok: true; caller: Caller } | { ok: false; reason: "missing" | "unknown" | "revoked" | "expired" };
@@ -26,8 +27,11 @@ interface Entry {
 }
 
 /**
- * The access keys, in memory on every gateway: a request's key is found by
- * one hash and one map lookup, never a store read. The map is looked up by
+ * The access keys, in memory on every gateway: a known key is found by one
+ * hash and one map lookup, never a store read. A key the ring does not hold
+ * is looked up in the store before it is refused (identifyStored), so a key
+ * created by another process works on its first request, not after the
+ * next poll. The map is looked up by
  * the SHA-256 of the presented token; what a lookup's timing could reveal
  * is at most something about that digest, from which nothing about a
  * secret can be learnt. The owner key is compared in constant time.
@@ -46,12 +50,13 @@ export class KeyRing {
   /** The last poll failed (the store is down): said once, not on every poll. */
   private unreadable = false;
   private readonly pollMs: number;
+  private readonly lookup: StoredKeyLookup;
 
   constructor(
     private readonly keys: KeyStorage,
     ownerKey: string,
     private readonly log: Logger,
-    options: { pollMs?: number; flushMs?: number } = {},
+    options: { pollMs?: number; flushMs?: number; lookup?: LookupLimits } = {},
   ) {
     this.ownerDigest = secretDigest(ownerKey);
     // today's scope of the one key: what the owner key filed before access keys existed stays its own
@@ -66,6 +71,11 @@ export class KeyRing {
     };
     this.usage = new KeyUsage(keys, options.flushMs ?? USAGE_FLUSH_MS, (error) => log.warn({ err: error }, "could not record access key usage"));
     this.pollMs = options.pollMs ?? KEY_POLL_MS;
+    this.lookup = new StoredKeyLookup(
+      keys,
+      (error) => log.warn({ err: error }, "could not look up an access key the gateway does not hold; refused"),
+      options.lookup,
+    );
   }
 
   /** Loads the keys and starts polling for changes. */
@@ -102,6 +112,36 @@ export class KeyRing {
     return { ok: true, caller: entry.caller };
   }
 
+  /**
+   * As identify, but a token the ring does not know is looked up in the
+   * store first: found, the ring reloads (the key's creation moved the
+   * revision) and judges it again. Only an unknown token costs a read, and
+   * StoredKeyLookup bounds those.
+   */
+  async identifyStored(token: string | undefined, now = Date.now()): Promise<Identification> {
+    const identified = this.identify(token, now);
+    if (identified.ok || identified.reason !== "unknown") return identified;
+    const found = await this.lookup.find(secretDigest(token!).toString("hex"), now);
+    if (!found) return identified;
+    try {
+      await this.refresh();
+    } catch (error) {
+      this.log.warn({ err: error }, "could not reload access keys after finding a new one; refused");
+      return identified;
+    }
+    return this.identify(token, now);
+  }
+
+  /** Hashes of unknown keys the ring remembers not to ask the store about again (bounded; see StoredKeyLookup). */
+  get rememberedUnknown(): number {
+    return this.lookup.remembered;
+  }
+
+  /** What became of the keys looked up in the store since the start, by outcome (for /metrics). */
+  get lookups(): Readonly<LookupCounts> {
+    return this.lookup.counts;
+  }
+
   /** The name of the key whose data scope this is (metrics label events by it); undefined for none known. */
   nameOf(keyHash: string): string | undefined {
     return this.nameByScope.get(keyHash);
@@ -124,6 +164,8 @@ export class KeyRing {
     const revision = await this.keys.revision();
     if (revision === this.revision) return;
     const keys = await this.keys.list();
+    // two reads may overlap (the poll and a new key's lookup): an older revision never replaces a newer one
+    if (this.revision !== undefined && revision < this.revision) return;
     this.revision = revision;
     this.load(keys);
   }

@@ -1,10 +1,11 @@
 import { inject, injectable } from "tsyringe";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from "prom-client";
-import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING } from "../container/tokens.js";
+import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, UPSTREAM_HTTP } from "../container/tokens.js";
 import type { EventFeed } from "../events/event-feed.js";
 import { keyOf, type EventBus, type GatewayEvent, type GatewayEventType } from "../bus/event-bus.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { KeyRing } from "../keys/key-ring.js";
+import type { DeadlineCuts } from "../upstream/deadline-cuts.js";
 import { shown } from "../util/shown.js";
 
 /** What http-server reports per finished request. */
@@ -75,6 +76,7 @@ export class GatewayMetrics {
     @inject(EVENT_HUB) hub: EventHub,
     @inject(KEY_RING) private readonly keys: KeyRing,
     @inject(EVENT_FEED) feed?: EventFeed,
+    @inject(UPSTREAM_HTTP) upstream?: { readonly deadlineCuts: DeadlineCuts },
   ) {
     const registers = [this.registry];
     this.requests = new Counter({
@@ -169,6 +171,26 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const [reason, count] of Object.entries(feed?.dropped() ?? {})) this.inc({ reason }, count);
+      },
+    });
+    new Counter({
+      name: "carrierd_key_lookups_total",
+      help: "Bearer keys this gateway did not hold, by what became of them: found in the store, unknown there, remembered as unknown, refused unread (too many waiting), failed (store down)",
+      labelNames: ["result"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [result, count] of Object.entries(keys.lookups)) this.inc({ result }, count);
+      },
+    });
+    new Counter({
+      name: "carrierd_upstream_deadline_cuts_total",
+      help: "Upstream requests cut because a routes.yaml deadline passed, by provider and deadline (first_byte, idle, total)",
+      labelNames: ["provider", "deadline"],
+      registers,
+      collect() {
+        this.reset();
+        for (const { provider, deadline, count } of upstream?.deadlineCuts.entries() ?? []) this.inc({ provider, deadline }, count);
       },
     });
     this.reloads.inc({ result: "reloaded" }, 0);

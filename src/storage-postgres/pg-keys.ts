@@ -6,6 +6,7 @@ import { run, transaction } from "./run.js";
 const REVISION = `SELECT revision FROM key_revision WHERE id = 1`;
 const BUMP = `UPDATE key_revision SET revision = revision + 1 WHERE id = 1`;
 const ALL = `SELECT * FROM access_keys ORDER BY created_at, name`;
+const BY_SECRET_HASHES = `SELECT * FROM access_keys WHERE secret_hash = ANY($1::text[])`;
 const INSERT = `
   INSERT INTO access_keys (name, secret_hash, data_scope, scopes, models, events_of, created_at, expires_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
@@ -46,6 +47,11 @@ export class PgKeys implements KeyStorage {
 
   async list(): Promise<StoredKey[]> {
     return (await run<KeyRow>(this.sql, ALL)).map(keyOf);
+  }
+
+  async findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]> {
+    if (secretHashes.length === 0) return [];
+    return (await run<KeyRow>(this.sql, BY_SECRET_HASHES, [secretHashes])).map(keyOf);
   }
 
   async create(key: NewKey): Promise<StoredKey> {

@@ -23,6 +23,7 @@ export class KeyStore {
     revision: Statement<[]>;
     bump: Statement<[]>;
     all: Statement<[]>;
+    bySecretHashes: Statement<[string]>;
     insert: Statement<[Record<string, unknown>]>;
     revoke: Statement<[number, string]>;
     rotate: Statement<[string, number, string]>;
@@ -35,6 +36,8 @@ export class KeyStore {
       revision: db.prepare("SELECT revision FROM key_revision WHERE id = 1"),
       bump: db.prepare("UPDATE key_revision SET revision = revision + 1 WHERE id = 1"),
       all: db.prepare("SELECT * FROM access_keys ORDER BY created_at, name"),
+      // one statement for any number of hashes, each found through the UNIQUE index on secret_hash
+      bySecretHashes: db.prepare("SELECT * FROM access_keys WHERE secret_hash IN (SELECT value FROM json_each(?))"),
       insert: db.prepare(
         `INSERT INTO access_keys (name, secret_hash, data_scope, scopes, models, events_of, created_at, expires_at)
          VALUES (@name, @secretHash, @dataScope, @scopes, @models, @eventsOf, @createdAt, @expiresAt)`,
@@ -54,6 +57,11 @@ export class KeyStore {
 
   list(): StoredKey[] {
     return (this.statements.all.all() as KeyRow[]).map(keyOf);
+  }
+
+  findBySecretHashes(secretHashes: readonly string[]): StoredKey[] {
+    if (secretHashes.length === 0) return [];
+    return (this.statements.bySecretHashes.all(JSON.stringify(secretHashes)) as KeyRow[]).map(keyOf);
   }
 
   create(key: NewKey): StoredKey {

@@ -266,6 +266,10 @@ class SqliteKeys implements KeyStorage {
     return this.store.list();
   }
 
+  async findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]> {
+    return this.store.findBySecretHashes(secretHashes);
+  }
+
   async create(key: NewKey): Promise<StoredKey> {
     return this.store.create(key);
   }

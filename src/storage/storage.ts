@@ -163,6 +163,8 @@ export interface KeyStorage {
   revision(): Promise<number>;
   /** Every key, revoked and expired ones included, oldest first. */
   list(): Promise<StoredKey[]>;
+  /** The keys whose secret hashes these are (one indexed read); hashes of no key are absent. */
+  findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]>;
   /** Throws KeyExistsError when a key of that name exists, revoked or not. */
   create(key: NewKey): Promise<StoredKey>;
   /** False when no live key has that name. */

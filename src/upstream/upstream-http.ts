@@ -16,6 +16,7 @@ import {
 import { parseObject } from "../plugins/json-readers.js";
 import { BatchQueue, type Backpressure } from "./batch-queue.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
+import { DeadlineCuts } from "./deadline-cuts.js";
 import { deadlineMessage, watchDeadlines, type DeadlineName, type Watched } from "./deadline-watch.js";
 import { passedOnHeaders } from "./passed-on-headers.js";
 
@@ -38,6 +39,8 @@ export class UpstreamHttp {
   /** `url` → origin and path: a route's URL is the same for every request, parsing it each time is waste. */
   private readonly targets = new Map<string, { origin: string; path: string }>();
   private readonly streamBuffer: number;
+  /** Exchanges cut by a deadline, per provider (for /metrics). */
+  readonly deadlineCuts = new DeadlineCuts();
 
   constructor(options: { streamBufferBytes?: number } = {}) {
     this.streamBuffer = options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER;
@@ -50,7 +53,14 @@ export class UpstreamHttp {
     return new Promise((resolve, reject) => {
       const exchange = new Exchange(
         codec,
-        { provider: call.provider.id, stream: call.stream, cancellation: cancellationOf(call), deadlines, streamBuffer: this.streamBuffer },
+        {
+          provider: call.provider.id,
+          stream: call.stream,
+          cancellation: cancellationOf(call),
+          deadlines,
+          streamBuffer: this.streamBuffer,
+          deadlineCuts: this.deadlineCuts,
+        },
         resolve,
         reject,
       );
@@ -88,6 +98,8 @@ export class UpstreamHttp {
 
 type Settle = (result: UpstreamResult) => void;
 
+const isDeadlineName = (cause: unknown): cause is DeadlineName => cause === "first_byte" || cause === "idle" || cause === "total";
+
 /** What an exchange needs of its call, and no more: the call's body (the whole history) must not live as long as the answer does. */
 interface ExchangeOptions {
   readonly provider: string;
@@ -95,6 +107,7 @@ interface ExchangeOptions {
   readonly cancellation: Cancellation;
   readonly deadlines: UpstreamDeadlines;
   readonly streamBuffer: number;
+  readonly deadlineCuts: DeadlineCuts;
 }
 
 /**
@@ -205,15 +218,17 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
     else this.fail(new GatewayError("upstream_unreachable", `upstream ${this.call.provider} is unreachable: ${error.message}`, null, { cause: error }));
   }
 
-  /** A deadline of ours, or one of undici's backstop timers, as the client is told it. */
+  /** A deadline of ours, or one of undici's backstop timers, as the client is told it; counted per provider and deadline. */
   private asTimeout(error: Error): GatewayError | undefined {
-    if (error instanceof GatewayError) return error;
+    if (error instanceof GatewayError) {
+      if (isDeadlineName(error.cause)) this.call.deadlineCuts.note(this.call.provider, error.cause);
+      return error;
+    }
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "UND_ERR_HEADERS_TIMEOUT")
-      return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, "first_byte", this.deadlines), null, { cause: error });
-    if (code === "UND_ERR_BODY_TIMEOUT")
-      return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, "idle", this.deadlines), null, { cause: error });
-    return undefined;
+    const deadline = code === "UND_ERR_HEADERS_TIMEOUT" ? "first_byte" : code === "UND_ERR_BODY_TIMEOUT" ? "idle" : undefined;
+    if (deadline === undefined) return undefined;
+    this.call.deadlineCuts.note(this.call.provider, deadline);
+    return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, deadline, this.deadlines), null, { cause: error });
   }
 
   private settle(result: UpstreamResult): void {

@@ -134,3 +134,33 @@ test("Responses: keepalives while waiting, then an `error` event naming the dead
   expect(error).toMatchObject({ type: "error", code: "upstream_timeout" });
   expect(error.message).toContain("first_byte");
 });
+
+test("/metrics counts the requests each deadline cut, per provider", async () => {
+  const cuts = async () => {
+    const text = await (await gateway.fetch("/metrics")).text();
+    const count = (deadline: string) => {
+      const line = text
+        .split("\n")
+        .find((candidate) => candidate.startsWith(`carrierd_upstream_deadline_cuts_total{provider="faulty",deadline="${deadline}"} `));
+      return line === undefined ? 0 : Number(line.split(" ")[1]);
+    };
+    return { first_byte: count("first_byte"), idle: count("idle"), total: count("total") };
+  };
+  const before = await cuts();
+  expect((await ask("stall", false, "cut-first-byte")).status).toBe(504);
+  await readSse(await ask("stall", true, "cut-first-byte-stream"));
+  await readSse(await ask("stall-after-head", true, "cut-idle"));
+  await readSse(await ask("trickle", true, "cut-total"));
+  // an answer in time and a refusal are not cuts
+  expect((await readSse(await ask("ok", true, "cut-none"))).done).toBe(true);
+  expect((await ask("rate-limit", false, "cut-none")).status).toBe(429);
+  const after = await cuts();
+  expect({ first_byte: after.first_byte - before.first_byte, idle: after.idle - before.idle, total: after.total - before.total }).toEqual({
+    first_byte: 2,
+    idle: 1,
+    total: 1,
+  });
+  const text = await (await gateway.fetch("/metrics")).text();
+  expect(text).toContain("# TYPE carrierd_upstream_deadline_cuts_total counter");
+  expect(text).not.toMatch(/carrierd_upstream_deadline_cuts_total\{provider="nowhere"/);
+});
