@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { sessionName, sessionScopeOf, storedSessionId } from "../sessions/session-scope.js";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
@@ -55,7 +56,7 @@ async function startFromBody(
     requireModel(caller, model);
     requireProviderKey(routes.current, model, options.env);
   };
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel);
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller, checkModel);
   return { run: await started, stream, includeUsage };
 }
 
@@ -65,17 +66,27 @@ function startParsed(
   response: ServerResponse,
   chat: ChatService,
   options: GatewayOptions,
-  keyHash: string,
+  caller: Caller,
   checkKey: (model: string) => void,
 ): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
   const body = validateChatRequest(parseJsonBody(bytes));
   noteModel(response, body.model);
   checkKey(body.model);
   const stream = body.stream === true;
+  // the header was checked by the server; the session it names is the caller's of that name (session-scope.ts)
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+  const sessionScope = sessionScopeOf(caller);
+  const explicitSession = sessionHeader === undefined ? undefined : storedSessionId(sessionHeader, sessionScope);
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   return {
-    started: startTurn(chat, body, response, { keyHash, sessionHeader, stream, reread: rereadOf(bytes), client: { options, failureFrame: chatFailureFrame } }),
+    started: startTurn(chat, body, response, {
+      keyHash: caller.keyHash,
+      explicitSession,
+      sessionScope,
+      stream,
+      reread: rereadOf(bytes),
+      client: { options, failureFrame: chatFailureFrame },
+    }),
     stream,
     includeUsage,
   };
@@ -96,7 +107,7 @@ async function respondWhole(run: TurnRun, response: ServerResponse, id: string, 
     throw asUpstreamFailure(error);
   }
   const turn = await run.complete();
-  sendJson(response, 200, completionBody(turn, run.model, id, created), { "x-session-id": run.sessionId });
+  sendJson(response, 200, completionBody(turn, run.model, id, created), { "x-session-id": sessionName(run.sessionId) });
 }
 
 function completionBody(turn: AssistantTurn, model: string, id: string, created: number): object {
@@ -127,7 +138,7 @@ interface StreamShape {
  * chunk, and young-generation GC grows with it under load.
  */
 async function streamChunks(run: TurnRun, response: ServerResponse, options: GatewayOptions, shape: StreamShape): Promise<void> {
-  const sse = new SseWriter(response, { "x-session-id": run.sessionId }, options.keepaliveSeconds);
+  const sse = new SseWriter(response, { "x-session-id": sessionName(run.sessionId) }, options.keepaliveSeconds);
   const head = `{"id":${JSON.stringify(shape.id)},"object":"chat.completion.chunk","created":${shape.created},"model":${JSON.stringify(run.model)}`;
   const chunk = (delta: string, finish: string | null = null) =>
     `${head},"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? "null" : JSON.stringify(finish)}}]}`;

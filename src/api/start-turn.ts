@@ -7,6 +7,7 @@ import { IncompleteStreamError, UnreadableChunkError, type ChatRequest } from ".
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
 import { noteModel, noteUpstream } from "../logging/access-log.js";
+import { sessionName } from "../sessions/session-scope.js";
 
 /** How a streaming client is served while its turn runs. */
 export interface StreamingClient {
@@ -31,7 +32,14 @@ export function startTurn(
   chat: ChatService,
   request: ChatRequest,
   response: ServerResponse,
-  context: { keyHash: string; sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest; client?: StreamingClient },
+  context: {
+    keyHash: string;
+    explicitSession: string | undefined;
+    sessionScope: string | undefined;
+    stream: boolean;
+    reread?: () => ChatRequest;
+    client?: StreamingClient;
+  },
 ): Promise<TurnRun> {
   const cancellation = new Cancellation();
   response.on("close", () => {
@@ -43,13 +51,15 @@ export function startTurn(
     ? clientPace(response, options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES, (options.clientStallSeconds ?? DEFAULT_CLIENT_STALL_SECONDS) * 1000)
     : undefined;
   const onSession = (sessionId: string) => {
-    if (!response.headersSent) response.setHeader("x-session-id", sessionId);
+    // the client knows its session by name; the access log keeps the stored id, which names the key too
+    if (!response.headersSent) response.setHeader("x-session-id", sessionName(sessionId));
     noteUpstream(response, sessionId);
   };
   noteModel(response, request.model);
   const started = chat.start(request, {
     keyHash: context.keyHash,
-    sessionHeader: context.sessionHeader,
+    explicitSession: context.explicitSession,
+    sessionScope: context.sessionScope,
     stream: context.stream,
     cancellation,
     reread: context.reread,

@@ -14,14 +14,19 @@ import type { Cancellation } from "../upstream/cancellation.js";
 import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-retry.js";
 import { planTurn, type PlanningContext, type TurnPlan } from "./plan-turn.js";
 import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./record-turn.js";
-import { checkSessionId, newId } from "./session-id.js";
+import { newId } from "./session-id.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
   /** The data scope of the request's key (Caller.keyHash): the session, its fingerprints and turns are filed under it. */
   readonly keyHash: string;
-  /** The client's X-Session-Id, when it sent one. */
-  readonly sessionHeader: string | undefined;
+  /**
+   * The stored id of the session the request names (its X-Session-Id under
+   * the key's scope, see storedSessionId, or a stored response's session), checked.
+   */
+  readonly explicitSession: string | undefined;
+  /** The scope a new session's id is filed under (sessionScopeOf the caller). */
+  readonly sessionScope: string | undefined;
   readonly stream: boolean;
   /** Fires when the client goes away: the upstream call is aborted. */
   readonly cancellation: Cancellation;
@@ -107,12 +112,19 @@ export class ChatService {
     const plugin = this.plugins.instance(resolved.provider.plugin);
     if (!plugin) throw new GatewayError("provider_not_configured", `plugin "${resolved.provider.plugin}" is not loaded`);
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
-    const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
     const plan = await planTurn(
       this.planning,
       request,
       { resolved, policy },
-      { keyHash: context.keyHash, explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession },
+      {
+        keyHash: context.keyHash,
+        explicit: context.explicitSession,
+        sessionScope: context.sessionScope,
+        stream: context.stream,
+        cancellation: context.cancellation,
+        reread: context.reread,
+        onSession: context.onSession,
+      },
     );
     const { sessionId, key, match, effective } = plan;
     if (this.log.isLevelEnabled("debug"))
@@ -136,6 +148,7 @@ export class ChatService {
       key,
       sessionId,
       parentTurnId: match.parentTurnId,
+      depth: match.matched.assistant + 1,
       keyHash: context.keyHash,
       turnId: newId("turn_"),
       clientModel: request.model,

@@ -1,5 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import { CALL_KEY_PREFIX } from "../sessions/fingerprint.js";
+import { TURNS_PER_DEPTH } from "../storage/storage.js";
 import type { FingerprintMatch, ReplaySource } from "../storage/turns.js";
 import type { Db } from "./database.js";
 import { MATCHES_PER_FINGERPRINT, type ReplayCache } from "./replay-cache.js";
@@ -15,7 +16,7 @@ export class ReplayReads {
   private readonly statements: {
     keyMatchesMany: Statement<[{ fingerprints: string; callKeys: string; keyHash: string }]>; // the two kinds of key as JSON arrays
     replaySources: Statement<[string]>;
-    turnsAtPositions: Statement<[string, string, string]>;
+    turnsAtDepths: Statement<[string, string, string]>;
   };
 
   constructor(
@@ -40,8 +41,14 @@ export class ReplayReads {
       replaySources: db.prepare(
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
-      turnsAtPositions: db.prepare(
-        `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND key_hash = ? AND position IN (SELECT value FROM json_each(?))`,
+      // per depth one probe of turns_depth (session, depth; entries end with seq, so newest first needs no sort). Named
+      // with INDEXED BY: the key's hash is a condition too, and with statistics that make a key look selective SQLite
+      // chose turns_fingerprint (key_hash) and read every turn of the key
+      turnsAtDepths: db.prepare(
+        `SELECT j.value AS depth, t.id, t.session_id, t.parent_turn_id FROM json_each(?) j CROSS JOIN turns t
+           ON t.seq IN (SELECT f.seq FROM turns f INDEXED BY turns_depth WHERE f.session_id = ? AND f.depth = j.value AND f.key_hash = ?
+                         ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})
+         ORDER BY t.seq DESC`,
       ),
     };
   }
@@ -113,15 +120,23 @@ export class ReplayReads {
     return found;
   }
 
-  /** The session's turns at these positions, in one query. */
-  turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
+  /** The session's turns at these depths, newest first per depth, in one query. */
+  turnsAtDepths(keyHash: string, sessionId: string, depths: readonly number[]): Map<number, FingerprintMatch[]> {
+    const found = new Map<number, FingerprintMatch[]>();
+    if (depths.length === 0) return found;
     this.settle();
-    const rows = this.statements.turnsAtPositions.all(sessionId, keyHash, JSON.stringify(positions)) as {
+    const rows = this.statements.turnsAtDepths.all(JSON.stringify(depths), sessionId, keyHash) as {
+      depth: number;
       id: string;
       session_id: string;
-      position: number;
       parent_turn_id: string | null;
     }[];
-    return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
+    for (const row of rows) {
+      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
+      const list = found.get(row.depth);
+      if (list) list.push(match);
+      else found.set(row.depth, [match]);
+    }
+    return found;
   }
 }

@@ -114,8 +114,8 @@ class SqliteTurns implements TurnStorage {
     return this.reads.replaySources(turnIds);
   }
 
-  async turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
-    return this.reads.turnsAtPositions(keyHash, sessionId, positions);
+  async turnsAtDepths(keyHash: string, sessionId: string, depths: readonly number[]): Promise<Map<number, FingerprintMatch[]>> {
+    return this.reads.turnsAtDepths(keyHash, sessionId, depths);
   }
 
   begin(): TurnInFlight {

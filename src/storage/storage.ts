@@ -47,6 +47,9 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/** Position matching reads the newest few turns at a depth of a session: a session a client reuses for everything has thousands at depth 1. */
+export const TURNS_PER_DEPTH = 8;
+
 /** The turns replay reads and the chat path writes. */
 export interface TurnStorage {
   /**
@@ -56,8 +59,12 @@ export interface TurnStorage {
   matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>>;
   /** The carriers of these turns, under the caller's keys (a request's message indexes); turns not found are absent. */
   replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>>;
-  /** The session's turns at these positions (1-based) filed under this key's hash: an X-Session-Id never reaches another key's turns. */
-  turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>>;
+  /**
+   * The session's turns at these depths in their conversations (1-based,
+   * NewTurn.depth) filed under this key's hash, per depth newest first and
+   * at most TURNS_PER_DEPTH: what position matching chooses from.
+   */
+  turnsAtDepths(keyHash: string, sessionId: string, depths: readonly number[]): Promise<Map<number, FingerprintMatch[]>>;
   /**
    * A turn starts its upstream call. Until its `end`, a turn completing
    * beside it is not alone: the storage uses that to decide how to make the

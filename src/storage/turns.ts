@@ -59,6 +59,12 @@ export interface NewTurn {
   readonly finishReason: string;
   readonly upstreamId: string | undefined;
   readonly fingerprint: string;
+  /**
+   * Its depth in the conversation it continues: the request's assistant
+   * messages plus one, what position matching finds it by. Absent: its
+   * position in the session.
+   */
+  readonly depth?: number;
 }
 
 /** A session as `sessions list` shows it. */
