@@ -181,7 +181,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       -- position matching reads a session's turns at a depth, newest first; a turn from before has its position as depth
       ALTER TABLE turns ADD COLUMN depth integer;
       UPDATE turns SET depth = position;
-      CREATE INDEX turns_depth ON turns (session_id, depth, seq DESC);
+      -- only turns whose depth is not their position; the others are found through UNIQUE (session_id, position)
+      CREATE INDEX turns_depth ON turns (session_id, depth, seq DESC) WHERE depth <> position;
       -- autoanalyze after 2 % of a table changed rather than 10 %: the plans are fixed by the statements' shape, and
       -- fresh statistics keep the cost estimates of everything else honest as the store grows
       ALTER TABLE turns SET (autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 1000);

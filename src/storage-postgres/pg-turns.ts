@@ -23,14 +23,19 @@ export const KEY_MATCHES = `
                          WHERE f.key_hash = $1 AND f.call_key = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
   ORDER BY 2 DESC`;
 export const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ANY($1::text[])`;
-// per depth one probe of turns_depth (session, depth, seq DESC). The key's hash is compared as an expression
-// (key_hash || '') that no index serves, so the planner cannot take turns_fingerprint (key_hash, …) and read every turn
-// of the key, whatever its statistics say
+// per depth two probes, both bounded by the session: the turn at that position when its depth is its position
+// (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth). The key's hash is
+// compared as an expression (key_hash || '') that no index serves, so the planner cannot take turns_fingerprint
+// (key_hash, …) and read every turn of the key, whatever its statistics say
 export const TURNS_AT_DEPTHS = `
-  SELECT k.depth, t.id, t.session_id, t.parent_turn_id
+  SELECT k.depth, t.seq, t.id, t.session_id, t.parent_turn_id
     FROM unnest($3::int[]) AS k(depth)
     CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
-                         WHERE f.session_id = $1 AND f.depth = k.depth AND f.key_hash || '' = $2 ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH}) t
+                         WHERE f.session_id = $1 AND f.position = k.depth AND f.depth = f.position AND f.key_hash || '' = $2
+                        UNION ALL
+                        (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
+                          WHERE f.session_id = $1 AND f.depth = k.depth AND f.depth <> f.position AND f.key_hash || '' = $2
+                          ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})) t
   ORDER BY t.seq DESC`;
 // the session row is created with its first turn, or locked and its position counter moved on: one statement, one
 // implicit transaction, so the turn is committed (and read by every instance) when it resolves
@@ -104,8 +109,8 @@ export class PgTurns implements TurnStorage {
     for (const row of rows) {
       const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
       const list = found.get(row.depth);
-      if (list) list.push(match);
-      else found.set(row.depth, [match]);
+      if (!list) found.set(row.depth, [match]);
+      else if (list.length < TURNS_PER_DEPTH) list.push(match);
     }
     return found;
   }

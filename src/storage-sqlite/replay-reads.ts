@@ -16,7 +16,7 @@ export class ReplayReads {
   private readonly statements: {
     keyMatchesMany: Statement<[{ fingerprints: string; callKeys: string; keyHash: string }]>; // the two kinds of key as JSON arrays
     replaySources: Statement<[string]>;
-    turnsAtDepths: Statement<[string, string, string]>;
+    turnsAtDepths: Statement<[{ depths: string; sessionId: string; keyHash: string }]>;
   };
 
   constructor(
@@ -41,14 +41,20 @@ export class ReplayReads {
       replaySources: db.prepare(
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
-      // per depth one probe of turns_depth (session, depth; entries end with seq, so newest first needs no sort). Named
-      // with INDEXED BY: the key's hash is a condition too, and with statistics that make a key look selective SQLite
-      // chose turns_fingerprint (key_hash) and read every turn of the key
+      // per depth two probes, both bounded by the session: the turn at that position when its depth is its position
+      // (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth; its entries end
+      // with seq, so newest first needs no sort). The key's hash is a condition too; with statistics that made a key
+      // look selective SQLite once chose turns_fingerprint (key_hash) and read every turn of the key. So turns_depth is
+      // named (INDEXED BY) and the hash is compared as +key_hash, which no index serves
       turnsAtDepths: db.prepare(
-        `SELECT j.value AS depth, t.id, t.session_id, t.parent_turn_id FROM json_each(?) j CROSS JOIN turns t
-           ON t.seq IN (SELECT f.seq FROM turns f INDEXED BY turns_depth WHERE f.session_id = ? AND f.depth = j.value AND f.key_hash = ?
+        `SELECT j.value AS depth, t.seq, t.id, t.session_id, t.parent_turn_id FROM json_each(@depths) j CROSS JOIN turns t
+           ON t.session_id = @sessionId AND t.position = j.value AND t.depth = t.position AND +t.key_hash = @keyHash
+         UNION ALL
+         SELECT j.value AS depth, t.seq, t.id, t.session_id, t.parent_turn_id FROM json_each(@depths) j CROSS JOIN turns t
+           ON t.seq IN (SELECT f.seq FROM turns f INDEXED BY turns_depth
+                         WHERE f.session_id = @sessionId AND f.depth = j.value AND f.depth <> f.position AND +f.key_hash = @keyHash
                          ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})
-         ORDER BY t.seq DESC`,
+         ORDER BY 2 DESC`,
       ),
     };
   }
@@ -125,7 +131,7 @@ export class ReplayReads {
     const found = new Map<number, FingerprintMatch[]>();
     if (depths.length === 0) return found;
     this.settle();
-    const rows = this.statements.turnsAtDepths.all(JSON.stringify(depths), sessionId, keyHash) as {
+    const rows = this.statements.turnsAtDepths.all({ depths: JSON.stringify(depths), sessionId, keyHash }) as {
       depth: number;
       id: string;
       session_id: string;
@@ -134,8 +140,8 @@ export class ReplayReads {
     for (const row of rows) {
       const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
       const list = found.get(row.depth);
-      if (list) list.push(match);
-      else found.set(row.depth, [match]);
+      if (!list) found.set(row.depth, [match]);
+      else if (list.length < TURNS_PER_DEPTH) list.push(match);
     }
     return found;
   }

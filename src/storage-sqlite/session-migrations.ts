@@ -123,8 +123,10 @@ function sessionsPerKey(db: Db): string {
   const depth = `
     ALTER TABLE turns ADD COLUMN depth INTEGER;
     UPDATE turns SET depth = position;
-    -- position matching: a session's turns at a depth, newest first (entries end with seq)
-    CREATE INDEX turns_depth ON turns (session_id, depth);`;
+    -- position matching: a session's turns at a depth, newest first (entries end with seq). Only turns whose depth is
+    -- not their position: the others (every turn of a session that holds one conversation) are found through
+    -- UNIQUE (session_id, position), so the common commit writes no page of this index
+    CREATE INDEX turns_depth ON turns (session_id, depth) WHERE depth <> position;`;
   if (!tables.has("access_keys")) return depth;
   const scoped = "(SELECT r.scoped FROM renamed_sessions r WHERE r.name = ";
   const renames = [

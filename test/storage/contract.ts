@@ -3,7 +3,7 @@ import type { Json, JsonObject, ToolCall } from "../../src/plugins/contract.js";
 import { callKeyOf, fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
-import type { Storage } from "../../src/storage/storage.js";
+import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 
 /**
@@ -276,16 +276,41 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect([empty.matches.size, empty.verdictFields.length, empty.modelConfigs.size, empty.sources.size]).toEqual([0, 0, 0, 0]);
       });
 
-      test("turnsAtPositions answers the positions asked for that exist", async () => {
+      test("turnsAtDepths answers the turns at the depths asked for, newest first per depth", async () => {
         const store = await storage();
         const turns = [newTurn("sess_pos", "one"), newTurn("sess_pos", "two"), newTurn("sess_pos", "three")];
         for (const turn of turns) await store.turns.save(turn);
-        const found = await store.turns.turnsAtPositions("key-a", "sess_pos", [1, 3, 9]);
+        // a turn saved without a depth has its position as its depth
+        const found = await store.turns.turnsAtDepths("key-a", "sess_pos", [1, 3, 9]);
         expect([...found.keys()].sort()).toEqual([1, 3]);
-        expect(found.get(3)).toEqual({ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null });
-        expect((await store.turns.turnsAtPositions("key-a", "sess_elsewhere", [1])).size).toBe(0);
-        // an X-Session-Id of another key's session reaches none of its turns
-        expect((await store.turns.turnsAtPositions("key-b", "sess_pos", [1, 3])).size).toBe(0);
+        expect(found.get(3)).toEqual([{ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null }]);
+        expect((await store.turns.turnsAtDepths("key-a", "sess_elsewhere", [1])).size).toBe(0);
+        // turns of another key filed in the session are not its turns
+        expect((await store.turns.turnsAtDepths("key-b", "sess_pos", [1, 3])).size).toBe(0);
+        // a second conversation in the session: its opener is at depth 1 beside the first one's, at position 4
+        const opener = newTurn("sess_pos", "another opener", { depth: 1 });
+        const reply = newTurn("sess_pos", "its reply", { depth: 2, parentTurnId: opener.id });
+        await store.turns.save(opener);
+        await store.turns.save(reply);
+        const both = await store.turns.turnsAtDepths("key-a", "sess_pos", [1, 2]);
+        expect(ids(both.get(1))).toEqual([opener.id, turns[0]!.id]);
+        expect(both.get(2)).toEqual([
+          { id: reply.id, session_id: "sess_pos", parent_turn_id: opener.id },
+          { id: turns[1]!.id, session_id: "sess_pos", parent_turn_id: null },
+        ]);
+      });
+
+      test("turnsAtDepths gives at most TURNS_PER_DEPTH turns of a depth, the newest", async () => {
+        const store = await storage();
+        const openers = Array.from({ length: TURNS_PER_DEPTH + 3 }, (_, index) => newTurn("sess_busy", `opener ${index}`, { depth: 1 }));
+        for (const turn of openers) await store.turns.save(turn);
+        const found = await store.turns.turnsAtDepths("key-a", "sess_busy", [1]);
+        expect(ids(found.get(1))).toEqual(
+          openers
+            .slice(-TURNS_PER_DEPTH)
+            .reverse()
+            .map((turn) => turn.id),
+        );
       });
     });
 
