@@ -333,7 +333,7 @@ export class ResponsesApi {
         keyHash: continuation.keyHash,
         model: identity.model,
         createdAt: identity.createdAt,
-        conversationId: identity.conversationId,
+        conversationId: continuation.conversationId,
         messages,
         body: retrievable ? body : null,
         inputItems: continuation.inputItems,
