@@ -51,9 +51,10 @@ export function startTurn(
     ? clientPace(response, options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES, (options.clientStallSeconds ?? DEFAULT_CLIENT_STALL_SECONDS) * 1000)
     : undefined;
   const onSession = (sessionId: string) => {
-    // the client knows its session by name; the access log keeps the stored id, which names the key too
-    if (!response.headersSent) response.setHeader("x-session-id", sessionName(sessionId));
-    noteUpstream(response, sessionId);
+    // the client knows its session by name, and so do its events and the access log (docs/sessions-and-replay.md)
+    const name = sessionName(sessionId);
+    if (!response.headersSent) response.setHeader("x-session-id", name);
+    noteUpstream(response, name);
   };
   noteModel(response, request.model);
   const started = chat.start(request, {

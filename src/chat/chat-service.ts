@@ -1,4 +1,5 @@
 import { inject, injectable } from "tsyringe";
+import { sessionName } from "../sessions/session-scope.js";
 import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
@@ -180,8 +181,10 @@ export class ChatService {
 
     const upstreamMs = performance.now() - outcome.sentAt;
     let seq = 0;
+    // events name the session as its client does (X-Session-Id); the key they belong to travels beside them
+    const sessionShown = sessionName(sessionId);
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
-      this.bus.publish(withKey({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields }, keyHash));
+      this.bus.publish(withKey({ type, session_id: sessionShown, turn_id: turnId, seq: seq++, ...fields }, keyHash));
     publish("turn.started", {
       model: clientModel,
       provider: key.provider,

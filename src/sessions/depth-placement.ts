@@ -57,7 +57,7 @@ export function placeByDepth(
   const unplaced = () => turns.flatMap((turn, ordinal) => (turn === undefined && atDepth.has(ordinal + 1) ? [ordinal] : []));
   const untilSettled = (pick: (ordinal: number) => FingerprintMatch | undefined): boolean => {
     let any = false;
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const ordinal of unplaced()) {
         const turn = pick(ordinal);
