@@ -6,7 +6,7 @@ import { findSession, type SessionMatch } from "../sessions/session-finder.js";
 import { storedSessionId } from "../sessions/session-scope.js";
 import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { Storage } from "../storage/storage.js";
-import type { ReplaySource } from "../storage/turns.js";
+import type { DepthAsked, ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../verdicts/record-rejection.js";
 import { newId } from "./session-id.js";
@@ -109,7 +109,7 @@ function readBeforeCall(storage: PlanningContext["storage"], query: Omit<Request
   return {
     turns: {
       matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,
-      turnsAtDepths: (keyHash: string, sessionId: string, depths: readonly number[]) => storage.turns.turnsAtDepths(keyHash, sessionId, depths),
+      turnsAtDepths: (keyHash: string, sessionId: string, asked: readonly DepthAsked[]) => storage.turns.turnsAtDepths(keyHash, sessionId, asked),
     },
     /** The answer findSession's lookup got (or, had it asked none, one without keys). */
     answer: (keyHash: string) => read ?? lookup(keyHash, []),

@@ -1,4 +1,4 @@
-import type { FingerprintMatch } from "../storage/turns.js";
+import type { DepthMatch, FingerprintMatch } from "../storage/turns.js";
 
 /**
  * Position matching (docs/sessions-and-replay.md, "Position matching"): the
@@ -11,9 +11,11 @@ import type { FingerprintMatch } from "../storage/turns.js";
  * 1. the parent of the turn placed for message k+1, else a child of the
  *    turn placed for message k−1, is taken — repeated until nothing more is
  *    placed, so one placed message places its unplaced neighbours in turn;
- * 2. a depth with one candidate left (for k = 1, one turn that opened a
- *    conversation) is taken when no neighbour is placed, and rule 1 runs again;
- * 3. what is still open takes the newest candidate left.
+ * 2. else the newest candidate asked for by the very messages the request
+ *    sends before message k (its stored prompt), and rule 1 runs again;
+ * 3. else a depth with one candidate left (for k = 1, one turn that opened a
+ *    conversation) when no neighbour is placed, and rule 1 runs again;
+ * 4. what is still open takes the newest candidate left.
  *
  * A turn placed for one message is not placed for another. A turn another
  * client stored in the session never takes a depth from this conversation:
@@ -26,13 +28,13 @@ import type { FingerprintMatch } from "../storage/turns.js";
  */
 export function placeByDepth(
   placed: readonly (FingerprintMatch | undefined)[],
-  atDepth: ReadonlyMap<number, readonly FingerprintMatch[]>,
+  atDepth: ReadonlyMap<number, readonly DepthMatch[]>,
 ): { turns: (FingerprintMatch | undefined)[]; byDepth: Set<number> } {
   const turns = [...placed];
   const byDepth = new Set<number>();
   const used = new Set<string>();
   for (const turn of turns) if (turn) used.add(turn.id);
-  const open = (ordinal: number) => (atDepth.get(ordinal + 1) ?? []).filter((turn) => !used.has(turn.id));
+  const open = (ordinal: number): DepthMatch[] => (atDepth.get(ordinal + 1) ?? []).filter((turn) => !used.has(turn.id));
   const place = (ordinal: number, turn: FingerprintMatch) => {
     turns[ordinal] = turn;
     byDepth.add(ordinal);
@@ -69,14 +71,17 @@ export function placeByDepth(
     }
     return any;
   };
-  // links first, then a lone candidate (which may link its neighbours in turn), then the newest left
-  do untilSettled(linked);
-  while (
-    untilSettled((ordinal) => {
-      const left = candidates(ordinal);
-      return left.length === 1 && !hasPlacedNeighbour(turns, ordinal) ? left[0] : undefined;
-    })
-  );
+  // links first, then the same prompt, then a lone candidate (each may link its neighbours in turn), then the newest left
+  const samePrompt = (ordinal: number) => open(ordinal).find((turn) => turn.samePrompt);
+  const lone = (ordinal: number) => {
+    const left = candidates(ordinal);
+    return left.length === 1 && !hasPlacedNeighbour(turns, ordinal) ? left[0] : undefined;
+  };
+  for (;;) {
+    untilSettled(linked);
+    if (untilSettled(samePrompt)) continue;
+    if (!untilSettled(lone)) break;
+  }
   for (const ordinal of unplaced()) {
     const turn = linked(ordinal) ?? candidates(ordinal)[0];
     if (turn) place(ordinal, turn);

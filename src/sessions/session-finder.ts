@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../plugins/contract.js";
-import type { FingerprintMatch } from "../storage/turns.js";
+import type { DepthAsked, FingerprintMatch } from "../storage/turns.js";
 import type { TurnStorage } from "../storage/storage.js";
 import { keysOf, type TurnKeys } from "./fingerprint.js";
 import { chooseSession, chooseTurn } from "./conversation-order.js";
@@ -84,8 +84,14 @@ export async function findSession(
     }
   }
 
-  // the k-th assistant message is a turn at depth k of the explicit session: one query for every message its keys did not place
-  const unplaced = explicit === undefined ? [] : chosen.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
+  // the k-th assistant message is a turn at depth k of the explicit session: one query for every message its keys did not
+  // place, with the messages the request sends before each (what asked for the turn it is, a stored turn's prompt)
+  const unplaced: DepthAsked[] =
+    explicit === undefined
+      ? []
+      : chosen.flatMap((match, ordinal) =>
+          match ? [] : [{ depth: ordinal + 1, prompt: JSON.stringify(messages.slice((assistantIndexes[ordinal - 1] ?? -1) + 1, assistantIndexes[ordinal])) }],
+        );
   const byPosition = unplaced.length > 0 ? placeByDepth(chosen, await turns.turnsAtDepths(keyHash, explicit!, unplaced)) : undefined;
 
   const matched: MatchCounts = { assistant: assistantIndexes.length, fingerprint: 0, ids: 0, position: 0, elsewhere: 0 };

@@ -1,6 +1,6 @@
 import { CALL_KEY_PREFIX, callKeyOf } from "../sessions/fingerprint.js";
 import { TURNS_PER_DEPTH, type TurnInFlight, type TurnStorage } from "../storage/storage.js";
-import type { FingerprintMatch, NewTurn, ReplaySource } from "../storage/turns.js";
+import type { DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource } from "../storage/turns.js";
 import type { Sql } from "./connection.js";
 import type { ReplayRow } from "./row-mapping.js";
 import { run } from "./run.js";
@@ -27,13 +27,14 @@ export const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, re
 // (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth). The key's hash is
 // compared as an expression (key_hash || '') that no index serves, so the planner cannot take turns_fingerprint
 // (key_hash, …) and read every turn of the key, whatever its statistics say
+// The stored prompt is compared here ($4, per depth), so only whether it matched comes back.
 export const TURNS_AT_DEPTHS = `
-  SELECT k.depth, t.seq, t.id, t.session_id, t.parent_turn_id
-    FROM unnest($3::int[]) AS k(depth)
-    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
+  SELECT k.depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = k.prompt AS same_prompt
+    FROM unnest($3::int[], $4::text[]) AS k(depth, prompt)
+    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
                          WHERE f.session_id = $1 AND f.position = k.depth AND f.depth = f.position AND f.key_hash || '' = $2
                         UNION ALL
-                        (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
+                        (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
                           WHERE f.session_id = $1 AND f.depth = k.depth AND f.depth <> f.position AND f.key_hash || '' = $2
                           ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})) t
   ORDER BY t.seq DESC`;
@@ -98,16 +99,17 @@ export class PgTurns implements TurnStorage {
     return found;
   }
 
-  async turnsAtDepths(keyHash: string, sessionId: string, depths: readonly number[]): Promise<Map<number, FingerprintMatch[]>> {
-    const found = new Map<number, FingerprintMatch[]>();
-    if (depths.length === 0) return found;
-    const rows = await run<{ depth: number; id: string; session_id: string; parent_turn_id: string | null }>(this.sql, TURNS_AT_DEPTHS, [
+  async turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>> {
+    const found = new Map<number, DepthMatch[]>();
+    if (asked.length === 0) return found;
+    const rows = await run<{ depth: number; id: string; session_id: string; parent_turn_id: string | null; same_prompt: boolean }>(this.sql, TURNS_AT_DEPTHS, [
       sessionId,
       keyHash,
-      depths,
+      asked.map((entry) => entry.depth),
+      asked.map((entry) => entry.prompt),
     ]);
     for (const row of rows) {
-      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
+      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id, samePrompt: row.same_prompt === true };
       const list = found.get(row.depth);
       if (!list) found.set(row.depth, [match]);
       else if (list.length < TURNS_PER_DEPTH) list.push(match);

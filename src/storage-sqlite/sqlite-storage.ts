@@ -13,7 +13,7 @@ import type {
   TurnStorage,
   VerdictStorage,
 } from "../storage/storage.js";
-import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
+import type { BranchResult, DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
 import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";
@@ -114,8 +114,8 @@ class SqliteTurns implements TurnStorage {
     return this.reads.replaySources(turnIds);
   }
 
-  async turnsAtDepths(keyHash: string, sessionId: string, depths: readonly number[]): Promise<Map<number, FingerprintMatch[]>> {
-    return this.reads.turnsAtDepths(keyHash, sessionId, depths);
+  async turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>> {
+    return this.reads.turnsAtDepths(keyHash, sessionId, asked);
   }
 
   begin(): TurnInFlight {

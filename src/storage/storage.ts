@@ -3,7 +3,7 @@ import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
-import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
+import type { BranchResult, DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
 import type { Verdict } from "./verdicts.js";
 
 /**
@@ -62,9 +62,10 @@ export interface TurnStorage {
   /**
    * The session's turns at these depths in their conversations (1-based,
    * NewTurn.depth) filed under this key's hash, per depth newest first and
-   * at most TURNS_PER_DEPTH: what position matching chooses from.
+   * at most TURNS_PER_DEPTH, each saying whether its stored prompt is the
+   * one asked with: what position matching chooses from.
    */
-  turnsAtDepths(keyHash: string, sessionId: string, depths: readonly number[]): Promise<Map<number, FingerprintMatch[]>>;
+  turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>>;
   /**
    * A turn starts its upstream call. Until its `end`, a turn completing
    * beside it is not alone: the storage uses that to decide how to make the

@@ -93,6 +93,18 @@ export interface FingerprintMatch {
   readonly parent_turn_id: string | null;
 }
 
+/** A depth position matching asks for, with what the request sent before its message there (RequestLookup-style JSON). */
+export interface DepthAsked {
+  readonly depth: number;
+  /** JSON of the messages between the request's previous assistant message and this one: a stored turn's `prompt`. */
+  readonly prompt: string;
+}
+
+/** A turn at an asked depth, and whether it was asked for by the same messages the request sends before that depth. */
+export interface DepthMatch extends FingerprintMatch {
+  readonly samePrompt: boolean;
+}
+
 /** A session's model config: verdicts recorded while it ran, so `--resume` keeps them. */
 export interface SessionModelConfig {
   /** `[provider, host, model, fields]` */

@@ -96,7 +96,11 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
       [1, "turn_20105"],
     ]),
   );
-  await store.turns.turnsAtDepths(key, session, [1, 2, 3]);
+  await store.turns.turnsAtDepths(key, session, [
+    { depth: 1, prompt: "[]" },
+    { depth: 2, prompt: '[{"role":"user","content":"go on"}]' },
+    { depth: 3, prompt: "[]" },
+  ]);
   await store.sessionConfig.modelConfig(session);
   await store.sessionConfig.patchModelConfig(session, (config) => ({ ...config, note: 1 }));
   await store.verdicts.fieldsFor("prov", "h", "m");
