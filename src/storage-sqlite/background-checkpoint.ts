@@ -17,6 +17,8 @@ const TRUNCATE_WAIT_MS = 50;
 export interface CheckpointOptions {
   intervalMs?: number;
   walLimitBytes?: number;
+  /** How often the planner's statistics are refreshed (OPTIMIZE_MS unless a test wants it sooner). */
+  optimizeMs?: number;
 }
 
 /**
@@ -54,11 +56,16 @@ export class BackgroundCheckpoint {
   private readonly worker: Worker;
   private stopped = false;
 
-  constructor(db: Db, file: string, log: Logger, { intervalMs = WAL_CHECKPOINT_MS, walLimitBytes = WAL_LIMIT_BYTES }: CheckpointOptions = {}) {
+  constructor(
+    db: Db,
+    file: string,
+    log: Logger,
+    { intervalMs = WAL_CHECKPOINT_MS, walLimitBytes = WAL_LIMIT_BYTES, optimizeMs = OPTIMIZE_MS }: CheckpointOptions = {},
+  ) {
     db.pragma("wal_autocheckpoint = 0");
     db.pragma(`journal_size_limit = ${Math.floor(walLimitBytes)}`);
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, intervalMs, walLimitBytes, optimizeMs: OPTIMIZE_MS } });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, intervalMs, walLimitBytes, optimizeMs } });
     this.worker.unref();
     const fallBack = (reason: string) => {
       if (this.stopped) return;
