@@ -13,7 +13,17 @@ import type {
   TurnStorage,
   VerdictStorage,
 } from "../storage/storage.js";
-import type { BranchResult, DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
+import type {
+  BranchResult,
+  DepthAsked,
+  DepthMatch,
+  FingerprintMatch,
+  NewTurn,
+  ReplaySource,
+  SessionDetail,
+  SessionModelConfig,
+  SessionSummary,
+} from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
 import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";

@@ -3,7 +3,17 @@ import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
-import type { BranchResult, DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
+import type {
+  BranchResult,
+  DepthAsked,
+  DepthMatch,
+  FingerprintMatch,
+  NewTurn,
+  ReplaySource,
+  SessionDetail,
+  SessionModelConfig,
+  SessionSummary,
+} from "./turns.js";
 import type { Verdict } from "./verdicts.js";
 
 /**
