@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { sessionName, sessionScopeOf, storedSessionId } from "../sessions/session-scope.js";
 import type { AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
@@ -66,7 +67,7 @@ async function startFromBody(
     const sortedFor = omitted.length > 0 ? route(body.model) : undefined;
     if (sortedFor) gate.announce(response, sortedFor, omitted);
   };
-  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel, { sortTools, announce });
+  const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller, checkModel, { sortTools, announce });
   return { run: await started, stream, includeUsage };
 }
 
@@ -81,7 +82,7 @@ function startParsed(
   response: ServerResponse,
   chat: ChatService,
   options: GatewayOptions,
-  keyHash: string,
+  caller: Caller,
   checkKey: (model: string) => void,
   tools: ToolSorter,
 ): { started: Promise<TurnRun>; stream: boolean; includeUsage: boolean } {
@@ -91,12 +92,16 @@ function startParsed(
   checkKey(body.model);
   tools.announce(body, tools.sortTools(body));
   const stream = body.stream === true;
+  // the header was checked by the server; the session it names is the caller's of that name (session-scope.ts)
   const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+  const sessionScope = sessionScopeOf(caller);
+  const explicitSession = sessionHeader === undefined ? undefined : storedSessionId(sessionHeader, sessionScope);
   const includeUsage = (body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
   return {
     started: startTurn(chat, body, response, {
-      keyHash,
-      sessionHeader,
+      keyHash: caller.keyHash,
+      explicitSession,
+      sessionScope,
       stream,
       reread: rereadOf(bytes, tools.sortTools),
       client: { options, failureFrame: chatFailureFrame },
@@ -125,7 +130,7 @@ async function respondWhole(run: TurnRun, response: ServerResponse, id: string, 
     throw asUpstreamFailure(error);
   }
   const turn = await run.complete();
-  sendJson(response, 200, completionBody(turn, run.model, id, created), { "x-session-id": run.sessionId });
+  sendJson(response, 200, completionBody(turn, run.model, id, created), { "x-session-id": sessionName(run.sessionId) });
 }
 
 function completionBody(turn: AssistantTurn, model: string, id: string, created: number): object {
@@ -156,7 +161,7 @@ interface StreamShape {
  * chunk, and young-generation GC grows with it under load.
  */
 async function streamChunks(run: TurnRun, response: ServerResponse, options: GatewayOptions, shape: StreamShape): Promise<void> {
-  const sse = new SseWriter(response, { "x-session-id": run.sessionId }, options.keepaliveSeconds);
+  const sse = new SseWriter(response, { "x-session-id": sessionName(run.sessionId) }, options.keepaliveSeconds);
   const head = `{"id":${JSON.stringify(shape.id)},"object":"chat.completion.chunk","created":${shape.created},"model":${JSON.stringify(run.model)}`;
   const chunk = (delta: string, finish: string | null = null) =>
     `${head},"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? "null" : JSON.stringify(finish)}}]}`;

@@ -8,6 +8,7 @@ import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
 import { noteModel, noteUpstream } from "../logging/access-log.js";
 import type { ReplaySource } from "../storage/turns.js";
+import { sessionName } from "../sessions/session-scope.js";
 
 /** How a streaming client is served while its turn runs. */
 export interface StreamingClient {
@@ -34,7 +35,8 @@ export function startTurn(
   response: ServerResponse,
   context: {
     keyHash: string;
-    sessionHeader: string | undefined;
+    explicitSession: string | undefined;
+    sessionScope: string | undefined;
     stream: boolean;
     reread?: () => ChatRequest;
     client?: StreamingClient;
@@ -52,13 +54,16 @@ export function startTurn(
     ? clientPace(response, options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES, (options.clientStallSeconds ?? DEFAULT_CLIENT_STALL_SECONDS) * 1000)
     : undefined;
   const onSession = (sessionId: string) => {
-    if (!response.headersSent) response.setHeader("x-session-id", sessionId);
-    noteUpstream(response, sessionId);
+    // the client knows its session by name, and so do its events and the access log (docs/sessions-and-replay.md)
+    const name = sessionName(sessionId);
+    if (!response.headersSent) response.setHeader("x-session-id", name);
+    noteUpstream(response, name);
   };
   noteModel(response, request.model);
   const started = chat.start(request, {
     keyHash: context.keyHash,
-    sessionHeader: context.sessionHeader,
+    explicitSession: context.explicitSession,
+    sessionScope: context.sessionScope,
     stream: context.stream,
     cancellation,
     reread: context.reread,

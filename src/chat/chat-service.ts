@@ -1,4 +1,5 @@
 import { inject, injectable } from "tsyringe";
+import { sessionName } from "../sessions/session-scope.js";
 import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import { TurnAccumulator, type AssistantTurn } from "../carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../config/options.js";
@@ -15,14 +16,19 @@ import type { Cancellation } from "../upstream/cancellation.js";
 import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-retry.js";
 import { planTurn, type PlanningContext, type TurnPlan } from "./plan-turn.js";
 import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./record-turn.js";
-import { checkSessionId, newId } from "./session-id.js";
+import { newId } from "./session-id.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
   /** The data scope of the request's key (Caller.keyHash): the session, its fingerprints and turns are filed under it. */
   readonly keyHash: string;
-  /** The client's X-Session-Id, when it sent one. */
-  readonly sessionHeader: string | undefined;
+  /**
+   * The stored id of the session the request names (its X-Session-Id under
+   * the key's scope, see storedSessionId, or a stored response's session), checked.
+   */
+  readonly explicitSession: string | undefined;
+  /** The scope a new session's id is filed under (sessionScopeOf the caller). */
+  readonly sessionScope: string | undefined;
   readonly stream: boolean;
   /** Fires when the client goes away: the upstream call is aborted. */
   readonly cancellation: Cancellation;
@@ -117,14 +123,14 @@ export class ChatService {
     const plugin = this.plugins.instance(resolved.provider.plugin);
     if (!plugin) throw new GatewayError("provider_not_configured", `plugin "${resolved.provider.plugin}" is not loaded`);
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
-    const explicit = context.sessionHeader !== undefined ? checkSessionId(context.sessionHeader) : undefined;
     const plan = await planTurn(
       this.planning,
       request,
       { resolved, policy },
       {
         keyHash: context.keyHash,
-        explicit,
+        explicit: context.explicitSession,
+        sessionScope: context.sessionScope,
         stream: context.stream,
         cancellation: context.cancellation,
         reread: context.reread,
@@ -155,6 +161,7 @@ export class ChatService {
       key,
       sessionId,
       parentTurnId: match.parentTurnId,
+      depth: match.matched.assistant + 1,
       keyHash: context.keyHash,
       turnId: newId("turn_"),
       clientModel: request.model,
@@ -186,8 +193,10 @@ export class ChatService {
 
     const upstreamMs = performance.now() - outcome.sentAt;
     let seq = 0;
+    // events name the session as its client does (X-Session-Id); the key they belong to travels beside them
+    const sessionShown = sessionName(sessionId);
     const publish = (type: Parameters<EventBus["publish"]>[0]["type"], fields: Record<string, unknown>) =>
-      this.bus.publish(withKey({ type, session_id: sessionId, turn_id: turnId, seq: seq++, ...fields }, keyHash));
+      this.bus.publish(withKey({ type, session_id: sessionShown, turn_id: turnId, seq: seq++, ...fields }, keyHash));
     publish("turn.started", {
       model: clientModel,
       provider: key.provider,

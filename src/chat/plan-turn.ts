@@ -3,9 +3,10 @@ import type { CarrierField, CarrierPolicy, ChatRequest } from "../plugins/contra
 import type { PluginRegistry } from "../plugins/plugin-registry.js";
 import type { ResolvedModel } from "../routes/route-table.js";
 import { findSession, type SessionMatch } from "../sessions/session-finder.js";
+import { storedSessionId } from "../sessions/session-scope.js";
 import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { Storage } from "../storage/storage.js";
-import type { ReplaySource } from "../storage/turns.js";
+import type { DepthAsked, ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../verdicts/record-rejection.js";
 import { newId } from "./session-id.js";
@@ -27,8 +28,10 @@ export interface PlannedRoute {
 export interface PlanOptions {
   /** The data scope of the request's key: fingerprints match only turns filed under it, never another key's. */
   readonly keyHash: string;
-  /** The client's X-Session-Id, checked already. */
+  /** The stored id of the session the request names (RequestContext.explicitSession). */
   readonly explicit: string | undefined;
+  /** The scope a new session's id is filed under. */
+  readonly sessionScope: string | undefined;
   readonly stream: boolean;
   readonly cancellation: Cancellation;
   /** The same request parsed anew (RequestContext.reread): with it the plan keeps nothing of the parsed request once the first call is built. */
@@ -74,7 +77,7 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   const reading = readBeforeCall(storage, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
   const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit);
   const read = await reading.answer(options.keyHash);
-  const sessionId = match.sessionId ?? newId("sess_");
+  const sessionId = match.sessionId ?? storedSessionId(newId("sess_"), options.sessionScope);
   options.onSession?.(sessionId);
   const rejected = rejectedIn(key, read.verdictFields, match.sessionId === undefined ? undefined : read.modelConfigs.get(match.sessionId));
   const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
@@ -110,7 +113,7 @@ function readBeforeCall(storage: PlanningContext["storage"], query: Omit<Request
   return {
     turns: {
       matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,
-      turnsAtPositions: (keyHash: string, sessionId: string, positions: readonly number[]) => storage.turns.turnsAtPositions(keyHash, sessionId, positions),
+      turnsAtDepths: (keyHash: string, sessionId: string, asked: readonly DepthAsked[]) => storage.turns.turnsAtDepths(keyHash, sessionId, asked),
     },
     /** The answer findSession's lookup got (or, had it asked none, one without keys). */
     answer: (keyHash: string) => read ?? lookup(keyHash, []),

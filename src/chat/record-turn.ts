@@ -11,6 +11,8 @@ export interface TurnOrigin {
   readonly sessionId: string;
   readonly keyHash: string;
   readonly parentTurnId: string | undefined;
+  /** The request's assistant messages plus one: the turn's depth in its conversation (NewTurn.depth). */
+  readonly depth: number;
   /** The model name the client asked for. */
   readonly clientModel: string;
   readonly pluginName: string;
@@ -45,6 +47,7 @@ export function turnRecord(origin: TurnOrigin, turn: AssistantTurn, nativeRecord
     finishReason: turn.finishReason,
     upstreamId: turn.upstreamId,
     fingerprint: fingerprintOf(turn.content, turn.toolCalls),
+    depth: origin.depth,
   };
 }
 

@@ -1,4 +1,5 @@
 import { inject, injectable } from "tsyringe";
+import { sessionName } from "../sessions/session-scope.js";
 import type { ChatService } from "../chat/chat-service.js";
 import { newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
@@ -181,7 +182,8 @@ export class Compactor {
       tokens_after: facts.after,
       budget: facts.budget,
     };
-    this.bus.publish(withKey({ type: "session.compacted", ...fields }, keyHash));
+    // the event names the session as its client does; the log line as the store files it (sessions show takes that)
+    this.bus.publish(withKey({ type: "session.compacted", ...fields, session_id: sessionName(checkpoint.sessionId) }, keyHash));
     if (facts.after > facts.budget) this.log.warn(fields, "session compacted, but the head and the newest messages alone exceed the budget");
     else this.log.info(fields, "session compacted");
   }

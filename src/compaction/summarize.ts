@@ -66,7 +66,7 @@ export async function summarize(
       // a summary needs no visible reasoning; upstreams that can skip it save the tokens
       model_options: { reasoning: { enabled: false } },
     },
-    { keyHash: options.keyHash, sessionHeader: undefined, stream: false, cancellation: Cancellation.of(options.signal) },
+    { keyHash: options.keyHash, explicitSession: undefined, sessionScope: undefined, stream: false, cancellation: Cancellation.of(options.signal) },
   );
   let text = "";
   try {

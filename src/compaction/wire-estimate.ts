@@ -31,7 +31,8 @@ export async function estimateWire(context: WireContext, request: ChatRequest, r
     context,
     request,
     { resolved, policy },
-    { keyHash: context.keyHash, explicit: sessionId, stream: request.stream === true, cancellation: new Cancellation() },
+    // the session is named, so no new id is drawn and no scope is needed for one
+    { keyHash: context.keyHash, explicit: sessionId, sessionScope: undefined, stream: request.stream === true, cancellation: new Cancellation() },
   );
   return { ...priceRequest(plan.first!.call.body), match: plan.match };
 }

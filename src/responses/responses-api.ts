@@ -35,6 +35,7 @@ import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./res
 import type { StoredResponse } from "../storage/responses.js";
 import type { ResponseStorage, Storage } from "../storage/storage.js";
 import { owns, requireModel, type Caller } from "../keys/caller.js";
+import { sessionName, sessionScopeOf, storedSessionId } from "../sessions/session-scope.js";
 
 const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
 
@@ -64,7 +65,9 @@ interface Continuation {
   readonly input: ChatMessage[];
   /** The request's input as input_items lists it. */
   readonly inputItems: JsonObject[];
+  /** The stored id of the session it names (the caller's X-Session-Id under its scope, or a stored response's session). */
   readonly sessionHeader: string | undefined;
+  /** The stored id of the named conversation (under the caller's scope, as a session's). */
   readonly conversationId: string | null;
   /** The data scope of the request's key, which the new response is filed under. */
   readonly keyHash: string;
@@ -115,7 +118,8 @@ export class ResponsesApi {
     });
     const run = await startTurn(this.chat, chatRequest, response, {
       keyHash: caller.keyHash,
-      sessionHeader: continuation.sessionHeader,
+      explicitSession: continuation.sessionHeader,
+      sessionScope: sessionScopeOf(caller),
       stream,
       client: { options: this.options, failureFrame: responsesFailureFrame },
       sealed: sealedByIndex(chatRequest.messages, continuation.sealed),
@@ -125,7 +129,8 @@ export class ResponsesApi {
       createdAt: Math.floor(Date.now() / 1000),
       model: run.model,
       request: body,
-      conversationId: continuation.conversationId,
+      // the name the client gave; the store files it under the key (continuation.conversationId)
+      conversationId: continuation.conversationId === null ? null : sessionName(continuation.conversationId),
       toolsOmitted: tools.omitted,
     };
     if (stream) await this.streamResponse(run, response, identity, continuation);
@@ -166,14 +171,14 @@ export class ResponsesApi {
       response,
       200,
       { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage },
-      { "x-session-id": previous.sessionId },
+      { "x-session-id": sessionName(previous.sessionId) },
     );
   }
 
   async get(id: string, response: ServerResponse, caller: Caller): Promise<void> {
     const stored = await this.owned(id, caller);
     if (!stored) throw responseNotFound(id);
-    sendJson(response, 200, stored.body, { "x-session-id": stored.sessionId });
+    sendJson(response, 200, stored.body, { "x-session-id": sessionName(stored.sessionId) });
   }
 
   /** GET /v1/responses/{id}/input_items: the items this response was asked with, paged as OpenAI pages them. */
@@ -181,7 +186,7 @@ export class ResponsesApi {
     const stored = await this.owned(id, caller);
     const items = stored ? await this.store.inputItems(id) : undefined;
     if (!stored || !items) throw responseNotFound(id);
-    sendJson(response, 200, pageOf(items, query), { "x-session-id": stored.sessionId });
+    sendJson(response, 200, pageOf(items, query), { "x-session-id": sessionName(stored.sessionId) });
   }
 
   /**
@@ -203,7 +208,7 @@ export class ResponsesApi {
   async delete(id: string, response: ServerResponse, caller: Caller): Promise<void> {
     const stored = await this.owned(id, caller);
     if (!stored || !(await this.store.delete(id))) throw responseNotFound(id);
-    sendJson(response, 200, { id, object: "response", deleted: true }, { "x-session-id": stored.sessionId });
+    sendJson(response, 200, { id, object: "response", deleted: true }, { "x-session-id": sessionName(stored.sessionId) });
   }
 
   /**
@@ -218,8 +223,11 @@ export class ResponsesApi {
   }
 
   private async continuation(body: ResponsesRequest, header: string | undefined, caller: Caller, names: NamespacedNames): Promise<Continuation> {
-    // checked wherever it appears, even when previous_response_id or conversation decides the session (docs/api.md#sessions-x-session-id)
-    sessionOf(header);
+    // checked wherever it appears, even when previous_response_id or conversation decides the session (docs/api.md#sessions-x-session-id);
+    // a name means the caller's session or conversation of that name, never another key's (session-scope.ts)
+    const scope = sessionScopeOf(caller);
+    const named = sessionOf(header);
+    const explicit = named === undefined ? undefined : storedSessionId(named, scope);
     if (body.previous_response_id && body.conversation) {
       throw new GatewayError("invalid_request", "Mutually exclusive parameters: provide only one of 'previous_response_id' or 'conversation'.", "conversation");
     }
@@ -254,8 +262,9 @@ export class ResponsesApi {
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
-      const conversation = await this.store.conversation(id);
-      // another key's conversation of this name is not continued, nor is its name taken over
+      const stored = storedSessionId(id, scope);
+      const conversation = await this.store.conversation(stored);
+      // the owner key's bare names: a conversation from before access keys (null) or its own
       if (conversation && !owns(caller, conversation.keyHash)) throw new GatewayError("not_found", `Conversation with id '${id}' not found.`, "conversation");
       const parentId = conversation?.lastResponseId ?? null;
       return {
@@ -263,8 +272,8 @@ export class ResponsesApi {
         history: parentId ? await this.store.history(parentId) : [],
         input,
         inputItems,
-        sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession,
-        conversationId: id,
+        sessionHeader: conversation?.sessionId ?? explicit ?? referencedSession,
+        conversationId: stored,
         keyHash: caller.keyHash,
         names,
         sealed,
@@ -275,7 +284,7 @@ export class ResponsesApi {
       history: [],
       input,
       inputItems,
-      sessionHeader: sessionOf(header) ?? referencedSession,
+      sessionHeader: explicit ?? referencedSession,
       conversationId: null,
       keyHash: caller.keyHash,
       names,
@@ -296,12 +305,12 @@ export class ResponsesApi {
     const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
     if (envelope) sealReasoningItems(items, envelope);
     const body = await this.finish(turn, items, run, identity, continuation);
-    sendJson(response, 200, body, { "x-session-id": run.sessionId });
+    sendJson(response, 200, body, { "x-session-id": sessionName(run.sessionId) });
   }
 
   /** Streams the events docs/api.md#streaming lists; the response is stored before `response.completed` goes out. */
   private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
-    const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds));
+    const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": sessionName(run.sessionId) }, this.options.keepaliveSeconds));
     // the Open Responses streaming order: created, then in_progress, then the items
     const opening = responseObject(identity, { status: "in_progress", output: [] });
     events.emit("response.created", { response: opening });
@@ -362,7 +371,7 @@ export class ResponsesApi {
         keyHash: continuation.keyHash,
         model: identity.model,
         createdAt: identity.createdAt,
-        conversationId: identity.conversationId,
+        conversationId: continuation.conversationId,
         messages,
         body: retrievable ? body : null,
         inputItems: continuation.inputItems,

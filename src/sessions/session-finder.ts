@@ -1,8 +1,9 @@
 import type { ChatMessage } from "../plugins/contract.js";
-import type { FingerprintMatch } from "../storage/turns.js";
+import type { DepthAsked, FingerprintMatch } from "../storage/turns.js";
 import type { TurnStorage } from "../storage/storage.js";
 import { keysOf, type TurnKeys } from "./fingerprint.js";
 import { chooseSession, chooseTurn } from "./conversation-order.js";
+import { placeByDepth } from "./depth-placement.js";
 
 /** How a request's assistant messages were matched, for the per-request debug line. */
 export interface MatchCounts {
@@ -40,12 +41,14 @@ export interface SessionMatch {
  * (`X-Session-Id`): that session. Within it, each message takes the
  * candidate that continues the conversation (see chooseTurn), so a reply
  * like "OK." stored twice is told apart by what came before it. A message
- * with no candidate there is, for an explicit session, its turn at the
- * message's position (a client that re-renders a turn's text still gets its
- * reasoning back), else the most recent identical turn under the key.
+ * with no candidate there is, for an explicit session, a turn at the
+ * message's depth chosen by the conversation's links (placeByDepth: a client
+ * that re-renders a turn's text still gets its reasoning back, and a turn
+ * another client stored in the session takes no place of this
+ * conversation's), else the most recent identical turn under the key.
  */
 export async function findSession(
-  turns: Pick<TurnStorage, "matchesFor" | "turnsAtPositions">,
+  turns: Pick<TurnStorage, "matchesFor" | "turnsAtDepths">,
   keyHash: string,
   messages: readonly ChatMessage[],
   explicit: string | undefined,
@@ -81,9 +84,15 @@ export async function findSession(
     }
   }
 
-  // the k-th assistant message is turn k of the explicit session: one query for every message its keys did not place
-  const unplaced = explicit === undefined ? [] : chosen.flatMap((match, ordinal) => (match ? [] : [ordinal + 1]));
-  const byPosition = unplaced.length > 0 ? await turns.turnsAtPositions(keyHash, explicit!, unplaced) : undefined;
+  // the k-th assistant message is a turn at depth k of the explicit session: one query for every message its keys did not
+  // place, with the messages the request sends before each (what asked for the turn it is, a stored turn's prompt)
+  const unplaced: DepthAsked[] =
+    explicit === undefined
+      ? []
+      : chosen.flatMap((match, ordinal) =>
+          match ? [] : [{ depth: ordinal + 1, prompt: JSON.stringify(messages.slice((assistantIndexes[ordinal - 1] ?? -1) + 1, assistantIndexes[ordinal])) }],
+        );
+  const byPosition = unplaced.length > 0 ? placeByDepth(chosen, await turns.turnsAtDepths(keyHash, explicit!, unplaced)) : undefined;
 
   const matched: MatchCounts = { assistant: assistantIndexes.length, fingerprint: 0, ids: 0, position: 0, elsewhere: 0 };
   const turnIds = new Map<number, string>();
@@ -92,7 +101,7 @@ export async function findSession(
     if (turn) {
       if (byFingerprint[ordinal].includes(turn)) matched.fingerprint++;
       else matched.ids++;
-    } else if ((turn = byPosition?.get(ordinal + 1))) {
+    } else if (byPosition?.byDepth.has(ordinal) && (turn = byPosition.turns[ordinal])) {
       matched.position++;
     } else if ((turn = candidates[ordinal][0])) {
       // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text

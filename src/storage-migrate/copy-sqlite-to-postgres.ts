@@ -41,6 +41,7 @@ const TABLES = [
       "fingerprint",
       "call_key",
       "active",
+      "depth",
     ],
     order: "seq",
   },

@@ -159,6 +159,37 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE response_conversations ADD COLUMN key_hash text;
     `,
   },
+  {
+    version: 3,
+    // docs/sessions-and-replay.md, "Whose a session is" and "Position matching"; docs/scale-out.md, "Plans"
+    name: "sessions named per key; turns know their depth in their conversation; statistics kept fresh",
+    sql: `
+      -- an access key's session is stored as name~scope (the owner key's keep their bare name): renamed with every
+      -- row that names it, through ON UPDATE CASCADE where a foreign key holds the name
+      ALTER TABLE turns DROP CONSTRAINT turns_session_id_fkey,
+        ADD CONSTRAINT turns_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions (id) ON DELETE CASCADE ON UPDATE CASCADE;
+      ALTER TABLE compaction_checkpoints DROP CONSTRAINT compaction_checkpoints_session_id_fkey,
+        ADD CONSTRAINT compaction_checkpoints_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions (id) ON DELETE CASCADE ON UPDATE CASCADE;
+      CREATE TEMP TABLE renamed_sessions ON COMMIT DROP AS
+        SELECT id AS name, id || '~' || key_hash AS scoped FROM sessions WHERE key_hash IN (SELECT data_scope FROM access_keys);
+      UPDATE sessions s SET parent_id = r.scoped FROM renamed_sessions r WHERE s.parent_id = r.name;
+      UPDATE sessions s SET id = r.scoped FROM renamed_sessions r WHERE s.id = r.name;
+      UPDATE responses t SET session_id = r.scoped FROM renamed_sessions r WHERE t.session_id = r.name;
+      UPDATE response_conversations t SET session_id = r.scoped FROM renamed_sessions r WHERE t.session_id = r.name;
+      UPDATE responses SET conversation_id = conversation_id || '~' || key_hash
+        WHERE conversation_id IS NOT NULL AND key_hash IN (SELECT data_scope FROM access_keys);
+      UPDATE response_conversations SET id = id || '~' || key_hash WHERE key_hash IN (SELECT data_scope FROM access_keys);
+      -- position matching reads a session's turns at a depth, newest first; a turn from before has its position as depth
+      ALTER TABLE turns ADD COLUMN depth integer;
+      UPDATE turns SET depth = position;
+      -- only turns whose depth is not their position; the others are found through UNIQUE (session_id, position)
+      CREATE INDEX turns_depth ON turns (session_id, depth, seq DESC) WHERE depth <> position;
+      -- autoanalyze after 2 % of a table changed rather than 10 %: the plans are fixed by the statements' shape, and
+      -- fresh statistics keep the cost estimates of everything else honest as the store grows
+      ALTER TABLE turns SET (autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 1000);
+      ALTER TABLE sessions SET (autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 1000);
+    `,
+  },
   ENVELOPE_KEY_MIGRATION,
 ];
 

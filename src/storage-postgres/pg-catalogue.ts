@@ -33,9 +33,9 @@ const DELETE_SESSION = `DELETE FROM sessions WHERE id = $1`;
 // the copies, every carrier column copied in SQL (never re-serialised), with the keys stateless clients find them by
 const COPY_TURNS = `
   INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key)
+                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
   SELECT 'turn_' || substr(md5(random()::text || clock_timestamp()::text || position::text), 1, 24), $1, position, NULL, model, plugin, provider, host, upstream_model,
-         prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key
+         prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, position
     FROM turns WHERE session_id = $2 AND position <= $3 ORDER BY position`;
 const LINK_BY_POSITION = `UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = $1`;
 const DROP_ARCHIVED_COPIES = `DELETE FROM turns WHERE session_id = $1 AND position IN (SELECT position FROM turns WHERE session_id = $2 AND active = 0 AND position <= $3)`;

@@ -1,6 +1,6 @@
 import { CALL_KEY_PREFIX, callKeyOf } from "../sessions/fingerprint.js";
-import type { TurnInFlight, TurnStorage } from "../storage/storage.js";
-import type { FingerprintMatch, NewTurn, ReplaySource } from "../storage/turns.js";
+import { TURNS_PER_DEPTH, type TurnInFlight, type TurnStorage } from "../storage/storage.js";
+import type { DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource } from "../storage/turns.js";
 import type { Sql } from "./connection.js";
 import type { ReplayRow } from "./row-mapping.js";
 import { run } from "./run.js";
@@ -11,7 +11,7 @@ export const MATCHES_PER_KEY = 8;
 
 // one statement for a whole history: per key one probe of its index, newest first, at most MATCHES_PER_KEY;
 // fingerprints ($2) and call keys ($3) in one round trip
-const KEY_MATCHES = `
+export const KEY_MATCHES = `
   SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
     FROM unnest($2::text[]) AS k(key)
     CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
@@ -22,11 +22,25 @@ const KEY_MATCHES = `
     CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
                          WHERE f.key_hash = $1 AND f.call_key = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
   ORDER BY 2 DESC`;
-const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ANY($1::text[])`;
-const TURNS_AT_POSITIONS = `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = $1 AND key_hash = $2 AND position = ANY($3::int[])`;
+export const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ANY($1::text[])`;
+// per depth two probes, both bounded by the session: the turn at that position when its depth is its position
+// (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth). The key's hash is
+// compared as an expression (key_hash || '') that no index serves, so the planner cannot take turns_fingerprint
+// (key_hash, …) and read every turn of the key, whatever its statistics say
+// The stored prompt is compared here ($4, per depth), so only whether it matched comes back.
+export const TURNS_AT_DEPTHS = `
+  SELECT k.depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = k.prompt AS same_prompt
+    FROM unnest($3::int[], $4::text[]) AS k(depth, prompt)
+    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
+                         WHERE f.session_id = $1 AND f.position = k.depth AND f.depth = f.position AND f.key_hash || '' = $2
+                        UNION ALL
+                        (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
+                          WHERE f.session_id = $1 AND f.depth = k.depth AND f.depth <> f.position AND f.key_hash || '' = $2
+                          ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})) t
+  ORDER BY t.seq DESC`;
 // the session row is created with its first turn, or locked and its position counter moved on: one statement, one
 // implicit transaction, so the turn is committed (and read by every instance) when it resolves
-const INSERT_TURN = `
+export const INSERT_TURN = `
   WITH s AS (
     INSERT INTO sessions (id, key_hash, model, parent_id, model_config, last_position, created_at, updated_at)
     VALUES ($2, $19, $4, NULL, '{}', 1, $18, $18)
@@ -34,8 +48,8 @@ const INSERT_TURN = `
     RETURNING last_position
   )
   INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key)
-  SELECT $1, $2, s.last_position, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21 FROM s
+                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+  SELECT $1, $2, s.last_position, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, COALESCE($22::integer, s.last_position) FROM s
   RETURNING position`;
 
 /**
@@ -85,14 +99,22 @@ export class PgTurns implements TurnStorage {
     return found;
   }
 
-  async turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
-    if (positions.length === 0) return new Map();
-    const rows = await run<{ id: string; session_id: string; position: number; parent_turn_id: string | null }>(this.sql, TURNS_AT_POSITIONS, [
+  async turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>> {
+    const found = new Map<number, DepthMatch[]>();
+    if (asked.length === 0) return found;
+    const rows = await run<{ depth: number; id: string; session_id: string; parent_turn_id: string | null; same_prompt: boolean }>(this.sql, TURNS_AT_DEPTHS, [
       sessionId,
       keyHash,
-      positions,
+      asked.map((entry) => entry.depth),
+      asked.map((entry) => entry.prompt),
     ]);
-    return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
+    for (const row of rows) {
+      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id, samePrompt: row.same_prompt === true };
+      const list = found.get(row.depth);
+      if (!list) found.set(row.depth, [match]);
+      else if (list.length < TURNS_PER_DEPTH) list.push(match);
+    }
+    return found;
   }
 
   /** Every turn is committed by its own statement: whether others run beside it changes nothing here. */
@@ -107,7 +129,7 @@ export class PgTurns implements TurnStorage {
 
 const NOTHING_TO_DEFER: TurnInFlight = { wentUpstream: () => {}, end: () => {} };
 
-/** INSERT_TURN's values, $1…$21; also what `store migrate` writes a SQLite turn with. */
+/** INSERT_TURN's values, $1…$22; also what `store migrate` writes a SQLite turn with. */
 export function turnValues(turn: NewTurn, createdAt: string): unknown[] {
   return [
     turn.id,
@@ -131,5 +153,6 @@ export function turnValues(turn: NewTurn, createdAt: string): unknown[] {
     turn.keyHash,
     turn.fingerprint,
     callKeyOf(turn.toolCalls) ?? null,
+    turn.depth ?? null,
   ];
 }

@@ -1,12 +1,15 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../logging/logger.js";
-import type { Db } from "./database.js";
+import { ANALYSIS_LIMIT, type Db } from "./database.js";
 
 /** Default checkpoint interval. */
 export const WAL_CHECKPOINT_MS = 1000;
 /** Default WAL size past which a checkpoint truncates it; also the connection's journal_size_limit. */
 export const WAL_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** How often the worker refreshes the planner's statistics (PRAGMA optimize, see keepStatistics). */
+export const OPTIMIZE_MS = 60 * 60 * 1000;
 
 /** How long a TRUNCATE checkpoint waits for the writer's lock and for readers before it gives up until the next interval. */
 const TRUNCATE_WAIT_MS = 50;
@@ -14,6 +17,8 @@ const TRUNCATE_WAIT_MS = 50;
 export interface CheckpointOptions {
   intervalMs?: number;
   walLimitBytes?: number;
+  /** How often the planner's statistics are refreshed (OPTIMIZE_MS unless a test wants it sooner). */
+  optimizeMs?: number;
 }
 
 /**
@@ -42,16 +47,25 @@ export interface CheckpointOptions {
  * the gateway's connection checkpoints itself again as SQLite would by
  * default (and the WAL stays bounded by journal_size_limit once those
  * checkpoints catch up).
+ *
+ * The same worker runs `PRAGMA optimize` every OPTIMIZE_MS (each ANALYZE
+ * sampled, ANALYSIS_LIMIT rows per index), so the statistics follow a store
+ * that grows for weeks without a restart, off the event loop.
  */
 export class BackgroundCheckpoint {
   private readonly worker: Worker;
   private stopped = false;
 
-  constructor(db: Db, file: string, log: Logger, { intervalMs = WAL_CHECKPOINT_MS, walLimitBytes = WAL_LIMIT_BYTES }: CheckpointOptions = {}) {
+  constructor(
+    db: Db,
+    file: string,
+    log: Logger,
+    { intervalMs = WAL_CHECKPOINT_MS, walLimitBytes = WAL_LIMIT_BYTES, optimizeMs = OPTIMIZE_MS }: CheckpointOptions = {},
+  ) {
     db.pragma("wal_autocheckpoint = 0");
     db.pragma(`journal_size_limit = ${Math.floor(walLimitBytes)}`);
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, intervalMs, walLimitBytes } });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, intervalMs, walLimitBytes, optimizeMs } });
     this.worker.unref();
     const fallBack = (reason: string) => {
       if (this.stopped) return;
@@ -92,9 +106,12 @@ const tick = () => {
   db.pragma("busy_timeout = 5000");
 };
 const timer = setInterval(tick, workerData.intervalMs);
+db.pragma("analysis_limit = ${ANALYSIS_LIMIT}");
+const optimizer = setInterval(() => { try { db.pragma("optimize"); } catch {} }, workerData.optimizeMs);
 parentPort.on("message", (message) => {
   if (message !== "stop") return;
   clearInterval(timer);
+  clearInterval(optimizer);
   checkpoint("PASSIVE");
   db.close();
   parentPort.close();

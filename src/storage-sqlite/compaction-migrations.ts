@@ -38,4 +38,10 @@ export const COMPACTION_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX compaction_checkpoints_session ON compaction_checkpoints (session_id, created_at);
     `,
   },
+  {
+    version: 201,
+    // the checkpoint in force for a chain is read by its anchors on the request path: by index, not by reading them all
+    name: "checkpoints found by their anchor",
+    sql: "CREATE INDEX compaction_checkpoints_anchor ON compaction_checkpoints (anchor_response_id);",
+  },
 ];

@@ -17,7 +17,7 @@ export interface SqliteStorageOptions {
    * committed first, and WAL checkpoints run off the request path. Without
    * it (CLI commands) a turn is durable at its commit.
    */
-  readonly gateway?: { readonly log: Logger; readonly walCheckpointMs?: number; readonly walLimitBytes?: number };
+  readonly gateway?: { readonly log: Logger; readonly walCheckpointMs?: number; readonly walLimitBytes?: number; readonly optimizeMs?: number };
 }
 
 /**
@@ -31,7 +31,11 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
   const gateway = options.gateway;
   if (!gateway || file === ":memory:") return new SqliteStorage(db, undefined);
   try {
-    const background = new BackgroundCheckpoint(db, file, gateway.log, { intervalMs: gateway.walCheckpointMs, walLimitBytes: gateway.walLimitBytes });
+    const background = new BackgroundCheckpoint(db, file, gateway.log, {
+      intervalMs: gateway.walCheckpointMs,
+      walLimitBytes: gateway.walLimitBytes,
+      optimizeMs: gateway.optimizeMs,
+    });
     const storage = new SqliteStorage(db, background, { journal: new TurnJournal(join(options.home, JOURNAL_FILE)), log: gateway.log });
     storage.writes.recoverJournal();
     return storage;

@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { CALL_KEY_PREFIX } from "../sessions/fingerprint.js";
-import type { FingerprintMatch, ReplaySource } from "../storage/turns.js";
+import { TURNS_PER_DEPTH } from "../storage/storage.js";
+import type { DepthAsked, DepthMatch, FingerprintMatch, ReplaySource } from "../storage/turns.js";
 import type { Db } from "./database.js";
 import { MATCHES_PER_FINGERPRINT, type ReplayCache } from "./replay-cache.js";
 import { carrierSize, toReplaySource, type ReplayRow } from "./row-mapping.js";
@@ -15,7 +16,7 @@ export class ReplayReads {
   private readonly statements: {
     keyMatchesMany: Statement<[{ fingerprints: string; callKeys: string; keyHash: string }]>; // the two kinds of key as JSON arrays
     replaySources: Statement<[string]>;
-    turnsAtPositions: Statement<[string, string, string]>;
+    turnsAtDepths: Statement<[{ asked: string; sessionId: string; keyHash: string }]>;
   };
 
   constructor(
@@ -40,8 +41,23 @@ export class ReplayReads {
       replaySources: db.prepare(
         `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id IN (SELECT value FROM json_each(?))`,
       ),
-      turnsAtPositions: db.prepare(
-        `SELECT id, session_id, position, parent_turn_id FROM turns WHERE session_id = ? AND key_hash = ? AND position IN (SELECT value FROM json_each(?))`,
+      // per depth two probes, both bounded by the session: the turn at that position when its depth is its position
+      // (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth; its entries end
+      // with seq, so newest first needs no sort). The key's hash is a condition too; with statistics that made a key
+      // look selective SQLite once chose turns_fingerprint (key_hash) and read every turn of the key. So turns_depth is
+      // named (INDEXED BY) and the hash is compared as +key_hash, which no index serves
+      // @asked is [[depth, prompt], …]; the stored prompt is compared here, so only whether it matched comes back
+      turnsAtDepths: db.prepare(
+        `SELECT json_extract(j.value, '$[0]') AS depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = json_extract(j.value, '$[1]') AS same_prompt
+           FROM json_each(@asked) j CROSS JOIN turns t
+             ON t.session_id = @sessionId AND t.position = json_extract(j.value, '$[0]') AND t.depth = t.position AND +t.key_hash = @keyHash
+         UNION ALL
+         SELECT json_extract(j.value, '$[0]') AS depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = json_extract(j.value, '$[1]') AS same_prompt
+           FROM json_each(@asked) j CROSS JOIN turns t
+             ON t.seq IN (SELECT f.seq FROM turns f INDEXED BY turns_depth
+                           WHERE f.session_id = @sessionId AND f.depth = json_extract(j.value, '$[0]') AND f.depth <> f.position AND +f.key_hash = @keyHash
+                           ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})
+         ORDER BY 2 DESC`,
       ),
     };
   }
@@ -113,15 +129,25 @@ export class ReplayReads {
     return found;
   }
 
-  /** The session's turns at these positions, in one query. */
-  turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Map<number, FingerprintMatch> {
+  /** The session's turns at these depths, newest first per depth, in one query. */
+  turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Map<number, DepthMatch[]> {
+    const found = new Map<number, DepthMatch[]>();
+    if (asked.length === 0) return found;
     this.settle();
-    const rows = this.statements.turnsAtPositions.all(sessionId, keyHash, JSON.stringify(positions)) as {
+    const pairs = JSON.stringify(asked.map(({ depth, prompt }) => [depth, prompt]));
+    const rows = this.statements.turnsAtDepths.all({ asked: pairs, sessionId, keyHash }) as {
+      depth: number;
       id: string;
       session_id: string;
-      position: number;
       parent_turn_id: string | null;
+      same_prompt: number;
     }[];
-    return new Map(rows.map((row) => [row.position, { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id }]));
+    for (const row of rows) {
+      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id, samePrompt: row.same_prompt === 1 };
+      const list = found.get(row.depth);
+      if (!list) found.set(row.depth, [match]);
+      else if (list.length < TURNS_PER_DEPTH) list.push(match);
+    }
+    return found;
   }
 }

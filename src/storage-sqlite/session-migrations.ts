@@ -92,7 +92,65 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     name: "fingerprints as frontends resend turns, and the tool-call ids key",
     sql: refingerprintTurns,
   },
+  {
+    version: 5,
+    // docs/sessions-and-replay.md, "Whose a session is" and "Position matching"
+    name: "sessions named per key; turns know their depth in their conversation",
+    foreignKeysOff: true,
+    sql: sessionsPerKey,
+  },
 ];
+
+/**
+ * Migration 5. A session is named per key: an access key's session is
+ * stored as `name~scope` (its data scope), so the same name under two keys
+ * is two sessions and no key can reach another's by naming it (the owner
+ * key's keep their bare name; `~` is outside what a client may send). The
+ * sessions access keys made before are renamed so, with every row that
+ * names them (turns, checkpoints, responses, conversations, branches); a
+ * conversation named by an access key is renamed the same way. On a new
+ * store (no keys yet) there is nothing to rename.
+ *
+ * Each turn gets its depth: the number of assistant messages before it in
+ * the conversation it continued, plus one. Position matching reads the
+ * turns at a depth, not at a position of the session, so a turn another
+ * client stored in the same session takes no place of this conversation's.
+ * A turn from before has its position as its depth, which is what position
+ * matching assumed of it then.
+ */
+function sessionsPerKey(db: Db): string {
+  const tables = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
+  const depth = `
+    ALTER TABLE turns ADD COLUMN depth INTEGER;
+    UPDATE turns SET depth = position;
+    -- position matching: a session's turns at a depth, newest first (entries end with seq). Only turns whose depth is
+    -- not their position: the others (every turn of a session that holds one conversation) are found through
+    -- UNIQUE (session_id, position), so the common commit writes no page of this index
+    CREATE INDEX turns_depth ON turns (session_id, depth) WHERE depth <> position;`;
+  if (!tables.has("access_keys")) return depth;
+  const scoped = "(SELECT r.scoped FROM renamed_sessions r WHERE r.name = ";
+  const renames = [
+    `CREATE TEMP TABLE renamed_sessions AS
+       SELECT id AS name, id || '~' || key_hash AS scoped FROM sessions WHERE key_hash IN (SELECT data_scope FROM access_keys);`,
+    `UPDATE turns SET session_id = ${scoped}turns.session_id) WHERE session_id IN (SELECT name FROM renamed_sessions);`,
+    `UPDATE sessions SET parent_id = ${scoped}sessions.parent_id) WHERE parent_id IN (SELECT name FROM renamed_sessions);`,
+    `UPDATE sessions SET id = ${scoped}sessions.id) WHERE id IN (SELECT name FROM renamed_sessions);`,
+  ];
+  if (tables.has("compaction_checkpoints"))
+    renames.push(
+      `UPDATE compaction_checkpoints SET session_id = ${scoped}compaction_checkpoints.session_id) WHERE session_id IN (SELECT name FROM renamed_sessions);`,
+    );
+  if (tables.has("responses"))
+    renames.push(
+      `UPDATE responses SET session_id = ${scoped}responses.session_id) WHERE session_id IN (SELECT name FROM renamed_sessions);`,
+      `UPDATE responses SET conversation_id = conversation_id || '~' || key_hash
+         WHERE conversation_id IS NOT NULL AND key_hash IN (SELECT data_scope FROM access_keys);`,
+      `UPDATE response_conversations SET session_id = ${scoped}response_conversations.session_id) WHERE session_id IN (SELECT name FROM renamed_sessions);`,
+      `UPDATE response_conversations SET id = id || '~' || key_hash WHERE key_hash IN (SELECT data_scope FROM access_keys);`,
+    );
+  renames.push("DROP TABLE renamed_sessions;");
+  return `${renames.join("\n")}\n${depth}`;
+}
 
 /**
  * Migration 4: every stored turn's fingerprint is computed again from its

@@ -14,7 +14,17 @@ import type {
   TurnStorage,
   VerdictStorage,
 } from "../storage/storage.js";
-import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "../storage/turns.js";
+import type {
+  BranchResult,
+  DepthAsked,
+  DepthMatch,
+  FingerprintMatch,
+  NewTurn,
+  ReplaySource,
+  SessionDetail,
+  SessionModelConfig,
+  SessionSummary,
+} from "../storage/turns.js";
 import type { Verdict } from "../storage/verdicts.js";
 import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";
@@ -118,8 +128,8 @@ class SqliteTurns implements TurnStorage {
     return this.reads.replaySources(turnIds);
   }
 
-  async turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>> {
-    return this.reads.turnsAtPositions(keyHash, sessionId, positions);
+  async turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>> {
+    return this.reads.turnsAtDepths(keyHash, sessionId, asked);
   }
 
   begin(): TurnInFlight {

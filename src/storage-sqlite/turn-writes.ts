@@ -55,8 +55,9 @@ export class TurnWrites {
       ),
       insertTurn: db.prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key)
-         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                 COALESCE(?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?)))
          RETURNING position`,
       ),
     };
@@ -192,6 +193,8 @@ export class TurnWrites {
       turn.keyHash,
       turn.fingerprint,
       callKeyOf(turn.toolCalls) ?? null,
+      turn.depth ?? null,
+      turn.sessionId,
     ) as { position: number };
     return { position, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
   }

@@ -4,7 +4,17 @@ import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
 import type { KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
-import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
+import type {
+  BranchResult,
+  DepthAsked,
+  DepthMatch,
+  FingerprintMatch,
+  NewTurn,
+  ReplaySource,
+  SessionDetail,
+  SessionModelConfig,
+  SessionSummary,
+} from "./turns.js";
 import type { Verdict } from "./verdicts.js";
 
 /**
@@ -49,6 +59,9 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/** Position matching reads the newest few turns at a depth of a session: a session a client reuses for everything has thousands at depth 1. */
+export const TURNS_PER_DEPTH = 8;
+
 /** The turns replay reads and the chat path writes. */
 export interface TurnStorage {
   /**
@@ -58,8 +71,13 @@ export interface TurnStorage {
   matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>>;
   /** The carriers of these turns, under the caller's keys (a request's message indexes); turns not found are absent. */
   replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>>;
-  /** The session's turns at these positions (1-based) filed under this key's hash: an X-Session-Id never reaches another key's turns. */
-  turnsAtPositions(keyHash: string, sessionId: string, positions: readonly number[]): Promise<Map<number, FingerprintMatch>>;
+  /**
+   * The session's turns at these depths in their conversations (1-based,
+   * NewTurn.depth) filed under this key's hash, per depth newest first and
+   * at most TURNS_PER_DEPTH, each saying whether its stored prompt is the
+   * one asked with: what position matching chooses from.
+   */
+  turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>>;
   /**
    * A turn starts its upstream call. Until its `end`, a turn completing
    * beside it is not alone: the storage uses that to decide how to make the

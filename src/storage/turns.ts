@@ -59,6 +59,12 @@ export interface NewTurn {
   readonly finishReason: string;
   readonly upstreamId: string | undefined;
   readonly fingerprint: string;
+  /**
+   * Its depth in the conversation it continues: the request's assistant
+   * messages plus one, what position matching finds it by. Absent: its
+   * position in the session.
+   */
+  readonly depth?: number;
 }
 
 /** A session as `sessions list` shows it. */
@@ -85,6 +91,18 @@ export interface FingerprintMatch {
   readonly session_id: string;
   /** The turn it continued (the one before it in its conversation): how matching follows a conversation's order. */
   readonly parent_turn_id: string | null;
+}
+
+/** A depth position matching asks for, with what the request sent before its message there (RequestLookup-style JSON). */
+export interface DepthAsked {
+  readonly depth: number;
+  /** JSON of the messages between the request's previous assistant message and this one: a stored turn's `prompt`. */
+  readonly prompt: string;
+}
+
+/** A turn at an asked depth, and whether it was asked for by the same messages the request sends before that depth. */
+export interface DepthMatch extends FingerprintMatch {
+  readonly samePrompt: boolean;
 }
 
 /** A session's model config: verdicts recorded while it ran, so `--resume` keeps them. */

@@ -1,4 +1,5 @@
 import { withKey, type EventBus } from "../bus/event-bus.js";
+import { sessionName } from "../sessions/session-scope.js";
 import type { Logger } from "../logging/logger.js";
 import type { CarrierField } from "../plugins/contract.js";
 import type { Storage } from "../storage/storage.js";
@@ -77,7 +78,8 @@ export async function recordRejection(
     withKey(
       {
         type: "verdict.recorded",
-        session_id: rejection.sessionId,
+        // as the client names it (its events do), not as the store files it
+        session_id: sessionName(rejection.sessionId),
         provider: rejection.provider,
         host: rejection.host,
         model: rejection.model,

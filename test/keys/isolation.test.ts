@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DEMO_ROUTES, readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { afterGatewayCommits, DEMO_ROUTES, readSse, startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { openEvents } from "../events/ws-client.js";
 import { addKey, bearer } from "./keys-support.js";
 
@@ -49,16 +49,31 @@ describe("responses and conversations", () => {
     expect((await post(a, "/v1/responses", { model: "demo", input: "A again", previous_response_id: id })).status).toBe(200);
   });
 
-  test("key B cannot continue key A's conversation, nor take over its name", async () => {
+  test("key B's conversation of key A's name is B's own, new (as for a name no one used); A's goes on untouched", async () => {
     expect((await post(a, "/v1/responses", { model: "demo", input: "first", conversation: "conv-shared-name" })).status).toBe(200);
     const byB = await post(b, "/v1/responses", { model: "demo", input: "second", conversation: "conv-shared-name" });
-    expect(byB.status).toBe(404);
-    expect(await codeOf(byB)).toBe("not_found");
+    expect(byB.status).toBe(200);
+    const ofB = (await byB.json()) as { id: string; conversation: { id: string } };
+    expect(ofB.conversation).toEqual({ id: "conv-shared-name" });
+    // B's response continued nothing: its input items are its own input alone
+    expect(((await (await as(b, `/v1/responses/${ofB.id}/input_items`)).json()) as { data: unknown[] }).data).toHaveLength(1);
     const byA = await post(a, "/v1/responses", { model: "demo", input: "second", conversation: "conv-shared-name" });
     expect(byA.status).toBe(200);
     const body = (await byA.json()) as { id: string };
     const items = (await (await as(a, `/v1/responses/${body.id}/input_items`)).json()) as { data: unknown[] };
     expect(items.data.length).toBeGreaterThan(0);
+  });
+
+  test("session ownership regression: key B's X-Session-Id of key A's session never lands in A's session", async () => {
+    const first = await post(a, "/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: "owned?" }] }, { "x-session-id": "owned-name" });
+    expect(first.headers.get("x-session-id")).toBe("owned-name");
+    const intruder = await post(b, "/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: "mine?" }] }, { "x-session-id": "owned-name" });
+    // answered as for a name that exists nowhere: 200, the name it sent
+    expect([intruder.status, intruder.headers.get("x-session-id")]).toEqual([200, "owned-name"]);
+    await afterGatewayCommits(gateway);
+    const scopeOfA = (await storageOf(gateway).keys.list()).find((key) => key.name === "frontend-a")!.dataScope;
+    const ofA = await storageOf(gateway).catalogue.show(`owned-name~${scopeOfA}`);
+    expect(ofA?.turns).toBe(1);
   });
 });
 

@@ -18,7 +18,11 @@ const home = mkdtempSync(join(tmpdir(), "carrierd-migration-3-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** What a gateway of the release before migration 3 applied, and what it applies now. */
-const BEFORE = [...SESSION_MIGRATIONS.filter((migration) => migration.version < 3), ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS];
+const BEFORE = [
+  ...SESSION_MIGRATIONS.filter((migration) => migration.version < 3),
+  ...RESPONSES_MIGRATIONS,
+  ...COMPACTION_MIGRATIONS.filter((migration) => migration.version === 200),
+];
 const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS];
 
 /** A turn written as the old SqliteStorage wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
@@ -129,12 +133,13 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'turns' AND sql IS NOT NULL").pluck().all()).toEqual([
     "turns_fingerprint",
     "turns_call_key",
+    "turns_depth",
   ]);
   expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
   expect(db.pragma("foreign_key_check")).toEqual([]);
   expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
   // every row as it was (seq, every column, compaction's active flag), its fingerprint now in the row
-  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before.map((row) => ({ ...row, call_key: null }))); // migration 4 adds call_key: text turns have none
+  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before.map((row) => ({ ...row, call_key: null, depth: row.position }))); // migration 4 adds call_key: text turns have none; migration 5 the depth, the position before
   expect(db.prepare("SELECT id FROM turns WHERE active = 0").pluck().all()).toEqual(["turn_a1"]);
 
   const store = new SqliteStorage(db, undefined);
@@ -202,7 +207,7 @@ test("a database only the CLI opened (no compaction yet) migrates, and compactio
   openDatabase(file, SESSION_MIGRATIONS).close(); // what `carrierd sessions list` applied before it opened state.db with every migration
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 101, 102, 103, 200, 300]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 5, 101, 102, 103, 200, 201, 300]);
   expect(ids(new SqliteStorage(db, undefined).reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });

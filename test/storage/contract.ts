@@ -3,7 +3,7 @@ import type { Json, JsonObject, ToolCall } from "../../src/plugins/contract.js";
 import { callKeyOf, fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
-import type { Storage } from "../../src/storage/storage.js";
+import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 
 /**
@@ -276,16 +276,50 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect([empty.matches.size, empty.verdictFields.length, empty.modelConfigs.size, empty.sources.size]).toEqual([0, 0, 0, 0]);
       });
 
-      test("turnsAtPositions answers the positions asked for that exist", async () => {
+      test("turnsAtDepths answers the turns at the depths asked for, newest first per depth, and whether each was asked with the same prompt", async () => {
         const store = await storage();
         const turns = [newTurn("sess_pos", "one"), newTurn("sess_pos", "two"), newTurn("sess_pos", "three")];
         for (const turn of turns) await store.turns.save(turn);
-        const found = await store.turns.turnsAtPositions("key-a", "sess_pos", [1, 3, 9]);
+        const asked = (depths: number[], prompt = "[]") => depths.map((depth) => ({ depth, prompt }));
+        // a turn saved without a depth has its position as its depth
+        const found = await store.turns.turnsAtDepths("key-a", "sess_pos", asked([1, 3, 9]));
         expect([...found.keys()].sort()).toEqual([1, 3]);
-        expect(found.get(3)).toEqual({ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null });
-        expect((await store.turns.turnsAtPositions("key-a", "sess_elsewhere", [1])).size).toBe(0);
-        // an X-Session-Id of another key's session reaches none of its turns
-        expect((await store.turns.turnsAtPositions("key-b", "sess_pos", [1, 3])).size).toBe(0);
+        expect(found.get(3)).toEqual([{ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null, samePrompt: false }]);
+        const third = await store.turns.turnsAtDepths("key-a", "sess_pos", [{ depth: 3, prompt: JSON.stringify(turns[2]!.prompt) }]);
+        expect(third.get(3)?.[0]?.samePrompt).toBe(true);
+        expect((await store.turns.turnsAtDepths("key-a", "sess_elsewhere", asked([1]))).size).toBe(0);
+        // turns of another key filed in the session are not its turns
+        expect((await store.turns.turnsAtDepths("key-b", "sess_pos", asked([1, 3]))).size).toBe(0);
+        // a second conversation in the session: its opener is at depth 1 beside the first one's, at position 4
+        const opener = newTurn("sess_pos", "another opener", { depth: 1 });
+        const reply = newTurn("sess_pos", "its reply", { depth: 2, parentTurnId: opener.id });
+        await store.turns.save(opener);
+        await store.turns.save(reply);
+        const both = await store.turns.turnsAtDepths("key-a", "sess_pos", [
+          { depth: 1, prompt: JSON.stringify(turns[0]!.prompt) },
+          { depth: 2, prompt: JSON.stringify(reply.prompt) },
+        ]);
+        expect(both.get(1)?.map((match) => [match.id, match.samePrompt])).toEqual([
+          [opener.id, false],
+          [turns[0]!.id, true],
+        ]);
+        expect(both.get(2)).toEqual([
+          { id: reply.id, session_id: "sess_pos", parent_turn_id: opener.id, samePrompt: true },
+          { id: turns[1]!.id, session_id: "sess_pos", parent_turn_id: null, samePrompt: false },
+        ]);
+      });
+
+      test("turnsAtDepths gives at most TURNS_PER_DEPTH turns of a depth, the newest", async () => {
+        const store = await storage();
+        const openers = Array.from({ length: TURNS_PER_DEPTH + 3 }, (_, index) => newTurn("sess_busy", `opener ${index}`, { depth: 1 }));
+        for (const turn of openers) await store.turns.save(turn);
+        const found = await store.turns.turnsAtDepths("key-a", "sess_busy", [{ depth: 1, prompt: "[]" }]);
+        expect(ids(found.get(1))).toEqual(
+          openers
+            .slice(-TURNS_PER_DEPTH)
+            .reverse()
+            .map((turn) => turn.id),
+        );
       });
     });
 

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { scopeOfStored } from "../../sessions/session-scope.js";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Readable, Writable } from "node:stream";
@@ -135,6 +136,9 @@ function resumePoint(home: string, id: string): Promise<ResumePoint> {
   return withState({ home }, async (storage) => {
     const session = await storage.catalogue.show(id);
     if (!session) throw new Error(`no session ${id}`);
+    // chat speaks with the owner key, whose sessions are its own by their bare names (docs/sessions-and-replay.md)
+    if (scopeOfStored(id) !== undefined)
+      throw new Error(`session ${id} belongs to an access key; carrierd chat continues the owner key's sessions (branch it with that key's client)`);
     const owned = await storage.responses.conversation(id);
     if (owned && owned.sessionId !== id) throw new Error(`conversation ${id} belongs to session ${owned.sessionId}; resume that session`);
     const compaction = await compactionOf(storage.checkpoints, id);

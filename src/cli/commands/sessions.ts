@@ -1,4 +1,5 @@
 import type { CommandModule } from "yargs";
+import { scopeOfStored, storedSessionId } from "../../sessions/session-scope.js";
 import { newId } from "../../chat/session-id.js";
 import { checkpointJson, checkpointLine, compactionOf } from "../../compaction/session-view.js";
 import type { StoredTurn } from "../../storage/turns.js";
@@ -157,7 +158,8 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
                 return;
               }
               // compaction-aware: past a checkpoint the branch gets the active turns and the summary
-              const branch = await storage.catalogue.branch(flags.id!, newId("sess_"), flags.at);
+              // the branch is the source key's session, as the source is (docs/sessions-and-replay.md, "Whose a session is")
+              const branch = await storage.catalogue.branch(flags.id!, storedSessionId(newId("sess_"), scopeOfStored(flags.id!)), flags.at);
               if (!branch) return notFound(flags.id!);
               console.log(branch.id);
               console.error(`branched ${flags.id} into ${branch.id} with ${branch.turns} turn(s)${branch.checkpoint ? " and the compaction checkpoint" : ""}`);
