@@ -9,6 +9,7 @@ import { KEY_MIGRATIONS } from "../../src/storage-sqlite/key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
 import { findSession } from "../../src/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage-sqlite/database.js";
+import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage-sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage-sqlite/session-migrations.js";
 import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
 
@@ -50,7 +51,7 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
   insert.run("turn_2", 2, "turn_1", "It is sunny.", null, "R2", now, oldFingerprint("It is sunny.", []));
   old.close();
 
-  const db = openDatabase(file, [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS]);
+  const db = openDatabase(file, [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS, ...ENVELOPE_KEY_MIGRATIONS]);
   const store = new SqliteStorage(db, undefined);
   const resent = [
     { role: "user" as const, content: "weather?" },

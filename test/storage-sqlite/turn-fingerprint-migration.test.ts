@@ -9,6 +9,7 @@ import { KEY_MIGRATIONS } from "../../src/storage-sqlite/key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
 import { fingerprintOf } from "../../src/sessions/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage-sqlite/database.js";
+import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage-sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage-sqlite/session-migrations.js";
 import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
@@ -23,7 +24,7 @@ const BEFORE = [
   ...RESPONSES_MIGRATIONS,
   ...COMPACTION_MIGRATIONS.filter((migration) => migration.version === 200),
 ];
-const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS];
+const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS, ...ENVELOPE_KEY_MIGRATIONS];
 
 /** A turn written as the old SqliteStorage wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
 function oldTurn(db: Db, id: string, sessionId: string, keyHash: string, content: string): number {
@@ -207,7 +208,7 @@ test("a database only the CLI opened (no compaction yet) migrates, and compactio
   openDatabase(file, SESSION_MIGRATIONS).close(); // what `carrierd sessions list` applied before it opened state.db with every migration
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 5, 101, 102, 103, 200, 201, 300]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 5, 101, 102, 103, 200, 201, 300, 400]);
   expect(ids(new SqliteStorage(db, undefined).reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });
