@@ -53,7 +53,7 @@ async function startFromBody(
   const bytes = await readBodyBytes(request, options.bodyLimit);
   const checkModel = (model: string) => {
     requireModel(caller, model);
-    requireProviderKey(routes.current, model, options.env);
+    requireProviderKey(routes.current, model, options.env, chat.plugins.registry);
   };
   const { started, stream, includeUsage } = startParsed(bytes, request, response, chat, options, caller.keyHash, checkModel);
   return { run: await started, stream, includeUsage };

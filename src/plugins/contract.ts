@@ -213,10 +213,33 @@ export interface HttpCodec {
   createStreamDecoder(): (event: { event?: string; data: string }) => StreamItem;
 }
 
+/** One HTTP request a plugin built itself, for `PluginContext.http.post`. */
+export interface RawRequest {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/** The answer to a `RawRequest`: its status, and its body read as it arrives (or whole, with `text()`). */
+export interface RawAnswer {
+  readonly status: number;
+  readonly body: AsyncIterable<Uint8Array> & { text(): Promise<string> };
+}
+
 /** Services the core hands to a plugin factory. */
 export interface PluginContext {
-  /** Sends a call through the core's keep-alive pool and SSE parser. */
-  readonly http: { send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult> };
+  readonly http: {
+    /** Sends a call through the core's keep-alive pool and SSE parser. */
+    send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult>;
+    /**
+     * POSTs a request whose answer the plugin reads itself (a framing that
+     * is not SSE, such as AWS's binary event stream), through the same pool
+     * and under the same routes.yaml deadlines and cancellation as `send`:
+     * a deadline that passes fails the request, or the body's next read,
+     * with the same `upstream_timeout` error.
+     */
+    post(call: UpstreamCall, request: RawRequest): Promise<RawAnswer>;
+  };
   readonly log: { debug(obj: object, msg?: string): void; info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
 
@@ -240,6 +263,15 @@ export interface PluginDefinition {
   readonly description: string;
   /** The private record type this plugin owns, with the JSON Schema the store validates it against. */
   readonly native?: { readonly type: string; readonly schema: object };
+  /**
+   * What must be set before `provider` can be called, named for the
+   * operator ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), or undefined
+   * when `env` has it. Without it the provider needs only the variable its
+   * `api_key_env` names, when it names one. A provider with something
+   * missing is hidden from `/v1/models`, refused with 503
+   * `provider_not_configured`, and named by `carrierd routes check`.
+   */
+  missingCredentials?(provider: ProviderConfig, env: Readonly<Record<string, string | undefined>>): string | undefined;
   create(context: PluginContext): ProviderPlugin;
 }
 
