@@ -16,15 +16,22 @@ export type { Json, JsonObject };
 /** Bumped on any breaking change of this file. A plugin declares the version it was written for. */
 export const PLUGIN_API_VERSION = 1;
 
-/** The standard OpenAI-style reasoning carrier fields (docs/routes.md#what-a-route-sets). */
-export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details";
-export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details"];
+/**
+ * The standard OpenAI-style reasoning carrier fields (docs/routes.md#what-a-route-sets): three on the
+ * assistant message, and `extra_content`, the object on each of its tool
+ * calls (`tool_calls[i].extra_content`, where Gemini's OpenAI-compatible
+ * endpoint returns its thought signatures).
+ */
+export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details" | "extra_content";
+export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details", "extra_content"];
 
 /** One tool call as OpenAI chat completions spells it. */
 export interface ToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  /** Provider data about this call (Gemini's `{google: {thought_signature}}`); the `extra_content` carrier field. */
+  extra_content?: JsonObject;
 }
 
 /** A chat message in the canonical (OpenAI chat-completions) shape. Unknown keys pass through. */
