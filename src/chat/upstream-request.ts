@@ -78,7 +78,9 @@ export class UpstreamRequestBuilder {
         stream: this.context.stream,
         reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
         dialect: this.resolved.dialect,
-        policy: this.policy,
+        // the call's fields are the effective ones: a plugin that places a carrier itself (extra_content) honours verdicts and opt-outs
+        // (effective is a filter of the route's fields: the same length means the same fields)
+        policy: effective.length === this.policy.fields.length ? this.policy : { ...this.policy, fields: effective },
       },
       this.context.cancellation,
     );

@@ -145,6 +145,7 @@ export interface UpstreamCall {
   readonly reasoning: ReasoningControls;
   /** How this upstream spells reasoning controls and OpenAI's newer request names (routes.yaml `dialects`). */
   readonly dialect: RequestDialect;
+  /** The route's carrier policy; its `fields` are this call's effective ones (the route's, less verdicts and the request's opt-outs). */
   readonly policy: CarrierPolicy;
   readonly signal: AbortSignal;
 }

@@ -96,6 +96,23 @@ describe.each([false, true])("stream=%s", (stream) => {
   });
 });
 
+test("a request that opts out of extra_content (model_options.replay.omit) gets no stored signature, and Google's refusal reaches the client", async () => {
+  const user = { role: "user", content: "Weather in Rome and Oslo (opt-out)?" };
+  const first = await ask(gateway, { model: MODEL, tools: [weather], messages: [user] });
+  expect(first.status).toBe(200);
+  const calls = first.kept.tool_calls as Call[];
+  const results = calls.map((call) => ({ role: "tool", tool_call_id: call.id, name: call.function.name, content: "21 C" }));
+  const second = await ask(gateway, {
+    model: MODEL,
+    tools: [weather],
+    model_options: { replay: { omit: ["extra_content"] } },
+    messages: [user, first.kept, ...results],
+  });
+  expect(second.status).toBe(400);
+  expect(second.error?.message).toContain("Function call is missing a thought_signature in functionCall parts.");
+  expect(JSON.stringify(upstream.received.at(-1)!.body)).not.toContain("extra_content");
+});
+
 test("history from another model: the first call of each unsigned step gets the documented skip value, with a debug line", async () => {
   const lines = log.lines.length;
   const foreign = {
