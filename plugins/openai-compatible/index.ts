@@ -15,7 +15,7 @@ export default definePlugin({
   name: "openai-compatible",
   apiVersion: 1,
   description: "OpenAI-style chat completions (reasoning_content / reasoning / reasoning_details, tool calls' extra_content)",
-  native: { type: "openai_compatible.tool_call_extra", schema },
+  native: { type: "openai_compatible.tool_call_extra", schema, field: "extra_content" },
   create(context) {
     const codec = createOpenAICompatibleCodec((model, name) =>
       context.log.debug(

@@ -269,8 +269,13 @@ export interface PluginDefinition {
   readonly apiVersion: number;
   /** One line for `plugins list`. */
   readonly description: string;
-  /** The private record type this plugin owns, with the JSON Schema the store validates it against. */
-  readonly native?: { readonly type: string; readonly schema: object };
+  /**
+   * The private record type this plugin owns, with the JSON Schema the store
+   * validates it against. `field`: the carrier field the record holds
+   * (openai-compatible's holds `extra_content`); it then goes only to routes
+   * where that field is effective, and a route without it reads no record.
+   */
+  readonly native?: { readonly type: string; readonly schema: object; readonly field?: CarrierField };
   /**
    * What must be set before `provider` can be called, named for the
    * operator ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), or undefined
