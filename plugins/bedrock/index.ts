@@ -2,6 +2,7 @@ import { definePlugin } from "../../src/plugins/plugin-api.js";
 import { mergeLayout } from "../anthropic/content-layout.js";
 import { classifyBedrockError } from "./errors.js";
 import { invokeBedrock } from "./invoke.js";
+import { missingAwsCredentials } from "./transport.js";
 import schema from "./native.schema.json" with { type: "json" };
 
 /**
@@ -17,6 +18,7 @@ export default definePlugin({
   apiVersion: 1,
   description: "Amazon Bedrock Converse / ConverseStream (reasoningContent, per-model replay policy, SigV4)",
   native: { type: "bedrock.native_assistant", schema },
+  missingCredentials: missingAwsCredentials,
   create(context) {
     return {
       invoke: (call) => invokeBedrock(call, context),

@@ -44,14 +44,14 @@ export async function invokeBedrock(call: UpstreamCall, context: PluginContext):
   const operation = invoke ? (call.stream ? "invoke-with-response-stream" : "invoke") : call.stream ? "converse-stream" : "converse";
   const url = operationUrl(call, operation);
   const accept = call.stream ? "application/vnd.amazon.eventstream" : "application/json";
-  let response = await post(call, url, JSON.stringify(body), accept);
+  let response = await post(context.http, call, url, JSON.stringify(body), accept);
   if (response.status >= 400) {
     const text = await response.body.text();
     if (invoke || !refusesRedacted(response.status, text) || !JSON.stringify(body).includes('"redactedContent"'))
       return { ok: false, status: response.status, body: text };
     // some models and regions refuse redacted reasoning: resend once without it, as hermes-agent does
     context.log.warn({ model: call.model, status: response.status }, "Bedrock refused redacted reasoning; resending once without it");
-    response = await post(call, url, JSON.stringify(buildConverseBody(stripped, { dropRedacted: true })), accept);
+    response = await post(context.http, call, url, JSON.stringify(buildConverseBody(stripped, { dropRedacted: true })), accept);
     if (response.status >= 400) return { ok: false, status: response.status, body: await response.body.text() };
   }
   if (!call.stream) return { ok: true, parts: decodeWhole(await response.body.text(), invoke) };

@@ -1,6 +1,5 @@
 import aws4 from "aws4";
-import { Agent, request } from "undici";
-import type { UpstreamCall } from "../../src/plugins/plugin-api.js";
+import type { PluginContext, ProviderConfig, RawAnswer, UpstreamCall } from "../../src/plugins/plugin-api.js";
 
 /** AWS credentials, read from the environment at each call so rotated session tokens are picked up. */
 export interface AwsCredentials {
@@ -9,11 +8,25 @@ export interface AwsCredentials {
   readonly sessionToken?: string;
 }
 
-function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): AwsCredentials | undefined {
+function credentialsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): AwsCredentials | undefined {
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId || !secretAccessKey) return undefined;
   return { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined };
+}
+
+/**
+ * What is missing before `provider` can be called: a Bedrock API key (the
+ * variable `api_key_env` names) or AWS credentials. The credentials are read
+ * from the process environment, where the transport reads them at each
+ * call (as the AWS SDKs do); the API key from the gateway's environment,
+ * where every provider's key is read.
+ */
+export function missingAwsCredentials(provider: ProviderConfig, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (provider.apiKeyEnv && env[provider.apiKeyEnv]) return undefined;
+  if (credentialsFromEnv(process.env)) return undefined;
+  const credentials = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary credentials)";
+  return provider.apiKeyEnv ? `${provider.apiKeyEnv} (a Bedrock API key) or ${credentials}` : `${credentials}, or name a Bedrock API key in api_key_env`;
 }
 
 /** The region: from a `bedrock-runtime.REGION.amazonaws.com` host, else AWS_REGION / AWS_DEFAULT_REGION, else us-east-1. */
@@ -61,16 +74,10 @@ function authorise(call: UpstreamCall, url: URL, body: string, accept: string): 
   return out;
 }
 
-const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 32 });
-
-/** POSTs a signed request; the body of an error is read whole so the classifier can read it. */
-export async function post(
-  call: UpstreamCall,
-  url: URL,
-  body: string,
-  accept: string,
-): Promise<{ status: number; body: AsyncIterable<Uint8Array> & { text(): Promise<string> } }> {
-  const headers = authorise(call, url, body, accept);
-  const response = await request(url, { method: "POST", headers, body, dispatcher: agent, signal: call.signal, headersTimeout: 300_000, bodyTimeout: 600_000 });
-  return { status: response.statusCode, body: response.body };
+/**
+ * POSTs a signed request through the core's pool, under the provider's
+ * routes.yaml deadlines; an error's body is read whole by the caller.
+ */
+export function post(http: PluginContext["http"], call: UpstreamCall, url: URL, body: string, accept: string): Promise<RawAnswer> {
+  return http.post(call, { url: url.href, headers: authorise(call, url, body, accept), body });
 }

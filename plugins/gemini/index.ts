@@ -16,9 +16,9 @@ export default definePlugin({
   native: { type: "gemini.native_assistant", schema },
   create(context) {
     const codec = createGeminiCodec((model, name) =>
-      context.log.info(
+      context.log.debug(
         { model, function: name, signature: SKIP_SIGNATURE },
-        "function call has no stored thought signature (history from elsewhere); sent the documented skip value",
+        "function call has no stored thought signature (history from another model or from before carrierd); sent the documented skip value",
       ),
     );
     return {

@@ -30,7 +30,7 @@ function thinkingLevel(effort: string, model: string): string | undefined {
 }
 
 /** Gemini 3 and later require signed function calls; 1.x and 2.x (and Gemma) predate thought-signature validation. */
-function validatesSignatures(model: string): boolean {
+export function validatesSignatures(model: string): boolean {
   return /gemini-/.test(model) && !/gemini-(1|2)([.-])/.test(model);
 }
 

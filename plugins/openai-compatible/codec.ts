@@ -14,6 +14,7 @@ import {
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 import { applyRequestNames } from "./request-names.js";
+import { extraFragment, type OnSkip, placeExtras } from "./tool-call-extra.js";
 import { usageOf } from "./usage.js";
 
 /** An event that decodes to no part (shared: the consumer only reads it). */
@@ -23,8 +24,22 @@ const NOTHING: readonly StreamPart[] = [];
  * OpenAI-style chat completions, as DeepSeek, Kimi, OpenRouter, Groq, vLLM
  * and friends speak it. Read tolerantly: reasoning arrives as
  * `reasoning_content`, `reasoning`, `reasoning_details[]`, or as Mistral's
- * `{type:"thinking"}` content chunks; anything unknown is ignored.
+ * `{type:"thinking"}` content chunks; anything unknown is ignored. A tool
+ * call's `extra_content` is kept as the native record (tool-call-extra.ts);
+ * `onSkip` hears of each function call sent with Google's skip signature.
  */
+export function createOpenAICompatibleCodec(onSkip: OnSkip): HttpCodec {
+  return {
+    buildRequest(call: UpstreamCall) {
+      const messages = placeExtras(call, onSkip);
+      return openAICompatibleCodec.buildRequest(messages === call.body.messages ? call : { ...call, body: { ...call.body, messages } });
+    },
+    decodeResponse: (body) => openAICompatibleCodec.decodeResponse(body),
+    createStreamDecoder: () => openAICompatibleCodec.createStreamDecoder(),
+  };
+}
+
+/** The codec without a record to place: what plugins that build on this wire format (copilot) send through. */
 export const openAICompatibleCodec: HttpCodec = {
   buildRequest(call: UpstreamCall) {
     const headers: Record<string, string> = {
@@ -59,6 +74,8 @@ export const openAICompatibleCodec: HttpCodec = {
           name: readString(fn?.name),
           arguments: readString(fn?.arguments) ?? "",
         });
+        const record = extraFragment(position, call);
+        if (record) parts.push({ type: "native-record", record });
       });
     }
     const usage = usageOf(body);
@@ -101,13 +118,10 @@ export const openAICompatibleCodec: HttpCodec = {
             for (const entry of toolCalls) {
               const call = requireObject(entry, TOOL_CALL);
               const fn = readObject(call.function);
-              parts.push({
-                type: "tool-call-delta",
-                index: typeof call.index === "number" ? call.index : 0,
-                id: readString(call.id),
-                name: readString(fn?.name),
-                arguments: readString(fn?.arguments),
-              });
+              const index = typeof call.index === "number" ? call.index : 0;
+              parts.push({ type: "tool-call-delta", index, id: readString(call.id), name: readString(fn?.name), arguments: readString(fn?.arguments) });
+              const record = extraFragment(index, call);
+              if (record) parts.push({ type: "native-record", record });
             }
           }
         }

@@ -57,7 +57,7 @@ async function startFromBody(
   const bytes = await readBodyBytes(request, options.bodyLimit);
   const checkModel = (model: string) => {
     requireModel(caller, model);
-    requireProviderKey(routes.current, model, options.env);
+    requireProviderKey(routes.current, model, options.env, chat.plugins.registry);
   };
   // the route of the table in force at the first sort, kept: a retry re-reads the body and sorts its tools the same way, quietly
   let resolved: ResolvedModel | undefined;

@@ -1,5 +1,5 @@
 import type { RouteTable } from "../routes/route-table.js";
-import { missingKeyVariable } from "./provider-keys.js";
+import { missingCredentials, type PluginLookup } from "./provider-keys.js";
 import { describeStore, type StoreChoice } from "../config/store-choice.js";
 
 const CARRIERD_VERSION = "0.1.0";
@@ -7,11 +7,16 @@ const CARRIERD_VERSION = "0.1.0";
 /**
  * GET /v1/models: the model ids a client can call. A glob entry
  * (`openrouter/*`) names no model of its own and is left out, as is a model
- * whose provider's key variable is unset (a model picker would offer it,
+ * whose provider lacks its key or credentials (a model picker would offer it,
  * and every request would fail); `carrierd routes check` names those. A
  * key confined to some models (`--models`) is shown only those.
  */
-export function modelsBody(table: RouteTable, env: Readonly<Record<string, string | undefined>>, allowed: (model: string) => boolean = () => true): object {
+export function modelsBody(
+  table: RouteTable,
+  env: Readonly<Record<string, string | undefined>>,
+  plugins: PluginLookup,
+  allowed: (model: string) => boolean = () => true,
+): object {
   const created = Math.floor(Date.now() / 1000);
   const seen = new Set<string>();
   const data: object[] = [];
@@ -19,7 +24,7 @@ export function modelsBody(table: RouteTable, env: Readonly<Record<string, strin
     if (model.name.includes("*") || seen.has(model.name) || !allowed(model.name)) continue;
     seen.add(model.name); // the first entry of a name is the one requests resolve to
     const provider = table.providers.get(model.provider);
-    if (!provider || missingKeyVariable(provider, env)) continue;
+    if (!provider || missingCredentials(provider, env, plugins)) continue;
     data.push({ id: model.name, object: "model", created, owned_by: model.provider, ...(model.description ? { description: model.description } : {}) });
   }
   return { object: "list", data };

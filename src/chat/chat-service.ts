@@ -94,7 +94,7 @@ export class ChatService {
 
   constructor(
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
-    @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
+    @inject(PLUGIN_HOST) readonly plugins: PluginHost,
     @inject(EVENT_BUS) private readonly bus: EventBus,
     @inject(LOGGER) private readonly log: Logger,
     @inject(OPTIONS) options: GatewayOptions,

@@ -30,11 +30,13 @@ export class BuiltCall {
 
 /** Whether a call with these fields can carry anything stored: only then are the matched turns' carriers read. */
 export function wantsStoredCarriers(registry: PluginRegistry, resolved: ResolvedModel, policy: CarrierPolicy, effective: readonly CarrierField[]): boolean {
-  return effective.length > 0 || (policy.native && hasNative(registry, resolved));
+  return effective.length > 0 || (policy.native && hasNative(registry, resolved, effective));
 }
 
-function hasNative(registry: PluginRegistry, resolved: ResolvedModel): boolean {
-  return registry.get(resolved.provider.plugin)?.definition.native !== undefined;
+/** Whether the route's plugin has a native record this call can carry: one tied to a carrier field only where that field is effective. */
+function hasNative(registry: PluginRegistry, resolved: ResolvedModel, effective: readonly CarrierField[]): boolean {
+  const native = registry.get(resolved.provider.plugin)?.definition.native;
+  return native !== undefined && (native.field === undefined || effective.includes(native.field));
 }
 
 /**
@@ -56,7 +58,7 @@ export class UpstreamRequestBuilder {
   /** `sources`: the matched turns' carriers by message index (empty when wantsStoredCarriers says none can be sent). */
   build(effective: readonly CarrierField[], sources: ReadonlyMap<number, ReplaySource>): BuiltCall {
     const { provider, upstreamModel } = this.resolved;
-    const pluginHasNative = hasNative(this.registry, this.resolved);
+    const pluginHasNative = hasNative(this.registry, this.resolved, effective);
     const replayed = attachStoredCarriers(this.request.messages, sources, {
       plugin: provider.plugin,
       upstreamModel,
@@ -78,7 +80,9 @@ export class UpstreamRequestBuilder {
         stream: this.context.stream,
         reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
         dialect: this.resolved.dialect,
-        policy: this.policy,
+        // the call's fields are the effective ones: a plugin that places a carrier itself (extra_content) honours verdicts and opt-outs
+        // (effective is a filter of the route's fields: the same length means the same fields)
+        policy: effective.length === this.policy.fields.length ? this.policy : { ...this.policy, fields: effective },
       },
       this.context.cancellation,
     );

@@ -76,7 +76,7 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
         sendJson(
           response,
           200,
-          modelsBody(routes.current, options.env, (model) => mayUseModel(callerOf(call), model)),
+          modelsBody(routes.current, options.env, chat.plugins.registry, (model) => mayUseModel(callerOf(call), model)),
         ),
     },
     {

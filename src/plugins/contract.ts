@@ -16,15 +16,22 @@ export type { Json, JsonObject };
 /** Bumped on any breaking change of this file. A plugin declares the version it was written for. */
 export const PLUGIN_API_VERSION = 1;
 
-/** The standard OpenAI-style reasoning carrier fields (docs/routes.md#what-a-route-sets). */
-export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details";
-export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details"];
+/**
+ * The standard OpenAI-style reasoning carrier fields (docs/routes.md#what-a-route-sets): three on the
+ * assistant message, and `extra_content`, the object on each of its tool
+ * calls (`tool_calls[i].extra_content`, where Gemini's OpenAI-compatible
+ * endpoint returns its thought signatures).
+ */
+export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details" | "extra_content";
+export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details", "extra_content"];
 
 /** One tool call as OpenAI chat completions spells it. */
 export interface ToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  /** Provider data about this call (Gemini's `{google: {thought_signature}}`); the `extra_content` carrier field. */
+  extra_content?: JsonObject;
 }
 
 /** A chat message in the canonical (OpenAI chat-completions) shape. Unknown keys pass through. */
@@ -138,6 +145,7 @@ export interface UpstreamCall {
   readonly reasoning: ReasoningControls;
   /** How this upstream spells reasoning controls and OpenAI's newer request names (routes.yaml `dialects`). */
   readonly dialect: RequestDialect;
+  /** The route's carrier policy; its `fields` are this call's effective ones (the route's, less verdicts and the request's opt-outs). */
   readonly policy: CarrierPolicy;
   readonly signal: AbortSignal;
 }
@@ -213,10 +221,33 @@ export interface HttpCodec {
   createStreamDecoder(): (event: { event?: string; data: string }) => StreamItem;
 }
 
+/** One HTTP request a plugin built itself, for `PluginContext.http.post`. */
+export interface RawRequest {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/** The answer to a `RawRequest`: its status, and its body read as it arrives (or whole, with `text()`). */
+export interface RawAnswer {
+  readonly status: number;
+  readonly body: AsyncIterable<Uint8Array> & { text(): Promise<string> };
+}
+
 /** Services the core hands to a plugin factory. */
 export interface PluginContext {
-  /** Sends a call through the core's keep-alive pool and SSE parser. */
-  readonly http: { send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult> };
+  readonly http: {
+    /** Sends a call through the core's keep-alive pool and SSE parser. */
+    send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult>;
+    /**
+     * POSTs a request whose answer the plugin reads itself (a framing that
+     * is not SSE, such as AWS's binary event stream), through the same pool
+     * and under the same routes.yaml deadlines and cancellation as `send`:
+     * a deadline that passes fails the request, or the body's next read,
+     * with the same `upstream_timeout` error.
+     */
+    post(call: UpstreamCall, request: RawRequest): Promise<RawAnswer>;
+  };
   readonly log: { debug(obj: object, msg?: string): void; info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
 
@@ -238,8 +269,22 @@ export interface PluginDefinition {
   readonly apiVersion: number;
   /** One line for `plugins list`. */
   readonly description: string;
-  /** The private record type this plugin owns, with the JSON Schema the store validates it against. */
-  readonly native?: { readonly type: string; readonly schema: object };
+  /**
+   * The private record type this plugin owns, with the JSON Schema the store
+   * validates it against. `field`: the carrier field the record holds
+   * (openai-compatible's holds `extra_content`); it then goes only to routes
+   * where that field is effective, and a route without it reads no record.
+   */
+  readonly native?: { readonly type: string; readonly schema: object; readonly field?: CarrierField };
+  /**
+   * What must be set before `provider` can be called, named for the
+   * operator ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), or undefined
+   * when `env` has it. Without it the provider needs only the variable its
+   * `api_key_env` names, when it names one. A provider with something
+   * missing is hidden from `/v1/models`, refused with 503
+   * `provider_not_configured`, and named by `carrierd routes check`.
+   */
+  missingCredentials?(provider: ProviderConfig, env: Readonly<Record<string, string | undefined>>): string | undefined;
   /**
    * Hosted tool types (`web_search`, `code_interpreter`, …) this plugin hands
    * on to an upstream that runs them itself; the request's tool entry reaches

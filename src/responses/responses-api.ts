@@ -101,7 +101,7 @@ export class ResponsesApi {
     const body = validateResponsesRequest(parsed);
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
     requireModel(caller, body.model);
-    requireProviderKey(this.routes.current, body.model, this.options.env);
+    requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
     const stream = body.stream === true;
     const table = this.routes.current;
     const tools = upstreamTools(body.tools, body.tool_choice, () => table.resolveModel(body.model), this.gate);
@@ -149,7 +149,7 @@ export class ResponsesApi {
     requireModel(caller, body.model);
     if (!this.routes.current.resolveModel(body.model))
       throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
-    requireProviderKey(this.routes.current, body.model, this.options.env);
+    requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
     const previous = await this.owned(body.previous_response_id, caller);
     if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
     const compacted = await this.compactor.prepare({

@@ -7,6 +7,8 @@ import {
   UnreadableChunkError,
   type HttpCodec,
   type JsonObject,
+  type RawAnswer,
+  type RawRequest,
   type StreamItem,
   type StreamPart,
   type UpstreamCall,
@@ -19,6 +21,7 @@ import { cancellationOf, type Cancellation } from "./cancellation.js";
 import { DeadlineCuts } from "./deadline-cuts.js";
 import { deadlineMessage, watchDeadlines, type DeadlineName, type Watched } from "./deadline-watch.js";
 import { passedOnHeaders } from "./passed-on-headers.js";
+import { postRaw } from "./raw-exchange.js";
 
 /** Bytes of a stream read from the upstream and not yet taken by its client, past which the upstream is no longer read. */
 export const DEFAULT_STREAM_BUFFER = 1024 * 1024;
@@ -78,6 +81,11 @@ export class UpstreamHttp {
         exchange,
       );
     });
+  }
+
+  /** A request a plugin built and reads itself (docs/plugins.md), in the same pool and under the same deadlines. */
+  post(call: UpstreamCall, wire: RawRequest): Promise<RawAnswer> {
+    return postRaw(this.agent, call, wire);
   }
 
   async close(): Promise<void> {

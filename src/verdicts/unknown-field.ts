@@ -1,11 +1,12 @@
 import { CARRIER_FIELDS, type CarrierField, type ChatMessage } from "../plugins/contract.js";
 
-/** The carrier fields present on the assistant messages of an upstream request. */
+/** The carrier fields present on the assistant messages of an upstream request (`extra_content`: on any of their tool calls). */
 export function sentCarrierFields(messages: readonly ChatMessage[]): CarrierField[] {
   const sent = new Set<CarrierField>();
   for (const message of messages) {
     if (message.role !== "assistant") continue;
-    for (const field of CARRIER_FIELDS) if (message[field] !== undefined) sent.add(field);
+    for (const field of CARRIER_FIELDS)
+      if (field === "extra_content" ? message.tool_calls?.some((call) => call.extra_content !== undefined) : message[field] !== undefined) sent.add(field);
   }
   return CARRIER_FIELDS.filter((field) => sent.has(field));
 }

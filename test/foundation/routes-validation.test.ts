@@ -60,10 +60,10 @@ describe("problems name file, line and column", () => {
     expect(problem!.message).toContain('unknown key "hots"');
   });
 
-  test("a fields entry outside the three carrier names fails, at the entry", () => {
+  test("a fields entry outside the four carrier names fails, at the entry", () => {
     const [problem] = problemsOf(VALID.replace("fields: [reasoning_content]", "fields: [reasoning_content, thinking]"));
     expect(problem).toMatchObject({ line: 9, column: 33 });
-    expect(problem!.message).toBe('carriers.0.fields.1: must be one of "reasoning_content", "reasoning", "reasoning_details"');
+    expect(problem!.message).toBe('carriers.0.fields.1: must be one of "reasoning_content", "reasoning", "reasoning_details", "extra_content"');
   });
 
   test("a repeated fields entry fails", () => {

@@ -7,6 +7,7 @@ import { readEventStream } from "../../plugins/bedrock/event-stream.js";
 import { invokeBedrock } from "../../plugins/bedrock/invoke.js";
 import { defaultReplayPolicy } from "../../plugins/bedrock/replay-policy.js";
 import { partsOf, type ChatMessage, type JsonObject, type PluginContext } from "../../src/plugins/contract.js";
+import { UpstreamHttp } from "../../src/upstream/upstream-http.js";
 import { startCassetteEmulator, type Emulator } from "./emulators/http-emulator.js";
 import { validation } from "./emulators/bedrock-emulator.js";
 import { verifySigV4 } from "./emulators/sigv4-verifier.js";
@@ -27,7 +28,10 @@ afterAll(() => {
   process.env = saved;
 });
 
-const context: PluginContext = { http: { send: () => Promise.reject(new Error("bedrock does its own transport")) }, log: { debug() {}, info() {}, warn() {} } };
+// the core's transport: Bedrock reads its binary event stream itself, through the core's pool and deadlines
+const http = new UpstreamHttp();
+afterAll(() => http.close());
+const context: PluginContext = { http, log: { debug() {}, info() {}, warn() {} } };
 
 function chunkEvents(path: string): StreamPart[] {
   const decoder = new ConverseDecoder();

@@ -2,7 +2,7 @@ import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { join } from "node:path";
 import { config as loadDotenv } from "dotenv";
-import { missingKeyVariable } from "../../api/provider-keys.js";
+import { missingCredentials, type PluginLookup } from "../../api/provider-keys.js";
 import { resolveHome, resolveOptions } from "../../config/options.js";
 import { PluginRegistry } from "../../plugins/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
@@ -33,15 +33,16 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
         builder: (y) => y.positional("file", { type: "string", describe: "default: CARRIERD_ROUTES or ./routes.yaml" }).option("plugins", { type: "string" }),
         handler: async (flags) => {
           const file = resolve(flags.file ?? resolveOptions({}).routesPath);
-          const { table } = (await loadTable(file, resolveOptions({ plugins: flags.plugins }).pluginDirs)) ?? {};
-          if (!table) return;
+          const loaded = await loadTable(file, resolveOptions({ plugins: flags.plugins }).pluginDirs);
+          if (!loaded) return;
+          const { table, registry } = loaded;
           console.log(
             `${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`,
           );
           // the gateway reads the same .env files at start, so the warning matches what it will see
           loadDotenv({ path: ".env", quiet: true });
           loadDotenv({ path: join(resolveHome(flags.home), ".env"), quiet: true });
-          for (const warning of unsetKeyWarnings(table, process.env)) console.log(warning);
+          for (const warning of unsetKeyWarnings(table, process.env, registry)) console.log(warning);
         },
       })
       .command<RoutesFlags>({
@@ -115,15 +116,18 @@ function dialectInFileTerms<T>(value: { effort: T; disable: T; developerRole: T;
   return { effort: value.effort, disable: value.disable, developer_role: value.developerRole, token_limit: value.tokenLimit };
 }
 
-/** One warning per provider whose key variable is named but unset: its models are hidden from /v1/models and refused with 503. */
-function unsetKeyWarnings(table: RouteTable, env: Record<string, string | undefined>): string[] {
+/** One warning per provider whose key (or, for Bedrock, credentials) is not set: its models are hidden from /v1/models and refused with 503. */
+function unsetKeyWarnings(table: RouteTable, env: Record<string, string | undefined>, plugins: PluginLookup): string[] {
   const warnings: string[] = [];
   for (const provider of table.providers.values()) {
-    const variable = missingKeyVariable(provider, env);
-    if (!variable) continue;
+    const missing = missingCredentials(provider, env, plugins);
+    if (!missing) continue;
     const models = table.models.filter((model) => model.provider === provider.id).map((model) => model.name);
+    const listed = models.join(", ") || "none";
     warnings.push(
-      `warning: provider ${provider.id}: ${variable} is not set; its models (${models.join(", ") || "none"}) are not listed and answer 503 until it is`,
+      missing.fromPlugin
+        ? `warning: provider ${provider.id}: credentials not set (set ${missing.set}); its models (${listed}) are not listed and answer 503 until they are`
+        : `warning: provider ${provider.id}: ${missing.set} is not set; its models (${listed}) are not listed and answer 503 until it is`,
     );
   }
   return warnings;

@@ -13,7 +13,12 @@ import { startEmulator, type Emulator, type Received, type Reply } from "./http-
  *   but found `tool_use`…");
  * - any key it does not know is "<path>: Extra inputs are not permitted"
  *   (so a leaked `native_record` or `reasoning_content` fails);
- * - `max_tokens` must be greater than `thinking.budget_tokens`.
+ * - `max_tokens` must be greater than `thinking.budget_tokens`;
+ * - adaptive thinking (`thinking: {type: "adaptive", display}`) thinks like
+ *   enabled thinking; with `display: "omitted"` (the default of Opus 4.7 and
+ *   later) each thinking block comes with empty text and its signature only
+ *   (https://github.com/docker/docker-agent/pull/3415), and must come back
+ *   like any other.
  *
  * It answers a user question with thinking (+ optionally a redacted block)
  * and a call of the first offered tool, and a tool result with thinking and text.
@@ -94,14 +99,14 @@ function handle(request: Received, options: { apiKey: string; redacted?: boolean
   for (const key of Object.keys(body)) if (!TOP_LEVEL.has(key)) return invalid(`${key}: Extra inputs are not permitted`);
   const problem = checkMessages(body.messages as Message[], body.thinking as { type?: string } | undefined);
   if (problem) return invalid(problem);
-  const thinking = body.thinking as { type?: string; budget_tokens?: number } | undefined;
-  const thinkingOn = thinking?.type === "enabled";
-  if (thinkingOn && !(typeof body.max_tokens === "number" && body.max_tokens > (thinking.budget_tokens ?? 0))) {
+  const thinking = body.thinking as { type?: string; budget_tokens?: number; display?: string } | undefined;
+  const thinkingOn = thinking?.type === "enabled" || thinking?.type === "adaptive";
+  if (thinking?.type === "enabled" && !(typeof body.max_tokens === "number" && body.max_tokens > (thinking.budget_tokens ?? 0))) {
     return invalid(
       `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`,
     );
   }
-  const content = answer(body, thinkingOn, options.redacted === true);
+  const content = answer(body, thinkingOn, options.redacted === true, thinking?.display === "omitted");
   const stopReason = content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
   const message = {
     id: `msg_${randomBytes(8).toString("hex")}`,
@@ -135,7 +140,7 @@ function checkMessages(messages: Message[], thinking: { type?: string } | undefi
       }
     }
   }
-  if (thinking?.type !== "enabled") return undefined;
+  if (thinking?.type !== "enabled" && thinking?.type !== "adaptive") return undefined;
   const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
   const final = messages[lastAssistant];
   if (!final || typeof final.content === "string" || !final.content.some((block) => block.type === "tool_use")) return undefined;
@@ -144,14 +149,15 @@ function checkMessages(messages: Message[], thinking: { type?: string } | undefi
   return `messages.${lastAssistant}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${DOCS}`;
 }
 
-function answer(body: Record<string, unknown>, thinkingOn: boolean, redacted: boolean): Block[] {
+function answer(body: Record<string, unknown>, thinkingOn: boolean, redacted: boolean, omitted = false): Block[] {
   const messages = body.messages as Message[];
   const last = messages.at(-1)!;
   const results = Array.isArray(last.content) ? last.content.filter((block) => block.type === "tool_result") : [];
   const tools = (body.tools as { name: string }[] | undefined) ?? [];
   const blocks: Block[] = [];
   const think = (text: string) => {
-    if (thinkingOn) blocks.push({ type: "thinking", thinking: text, signature: sign(text) });
+    // an omitted block's signature still seals the thinking it stands for; the emulator binds it to the empty text it sends
+    if (thinkingOn) blocks.push({ type: "thinking", thinking: omitted ? "" : text, signature: sign(omitted ? "" : text) });
   };
   if (results.length > 0) {
     const result = results[0]!.content as { text: string }[] | string | undefined;
