@@ -8,8 +8,19 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
   response.end(bytes);
 }
 
-/** Any error becomes an OpenAI-shaped body; only a GatewayError chooses its status, anything else is a 500 that is logged. */
-export function sendError(response: ServerResponse, error: unknown): void {
+/**
+ * How the wire API of an endpoint spells an error: its status and body.
+ * Each ingress adapter has one; the HTTP layer uses the one of the endpoint
+ * that was asked for, even for an error raised before its handler runs (a
+ * refused key, a body over the limit).
+ */
+export type ErrorShape = (error: GatewayError) => { status: number; body: unknown };
+
+/** OpenAI's `{"error":{message,type,param,code}}`, with carrierd's status: every endpoint's unless its row names another. */
+export const openAIErrorShape: ErrorShape = (error) => ({ status: error.status, body: toOpenAIError(error) });
+
+/** Any error becomes a body in `shape`; only a GatewayError chooses its status, anything else is a 500 that is logged. */
+export function sendError(response: ServerResponse, error: unknown, shape: ErrorShape = openAIErrorShape): void {
   const gatewayError = error instanceof GatewayError ? error : new GatewayError("internal_error", "internal error");
   if (response.writableEnded) return; // already told, in the stream it had opened (FirstByteWait)
   if (response.headersSent) {
@@ -19,5 +30,6 @@ export function sendError(response: ServerResponse, error: unknown): void {
   // a refused body may still be arriving: close the connection rather than read it all
   const headers: Record<string, string> = { ...gatewayError.headers };
   if (gatewayError.status === 413) headers.connection = "close";
-  sendJson(response, gatewayError.status, toOpenAIError(gatewayError), headers);
+  const { status, body } = shape(gatewayError);
+  sendJson(response, status, body, headers);
 }

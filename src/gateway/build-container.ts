@@ -18,6 +18,7 @@ import { UpstreamHttp } from "../upstream/upstream-http.js";
 import { openStorage } from "../storage-open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { installResponses } from "../responses/install.js";
+import { installMessages } from "../messages/install.js";
 import { installCompaction } from "../compaction/install.js";
 import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, PLUGIN_REGISTRY, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
 
@@ -61,6 +62,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
   installResponses(container);
+  installMessages(container);
   installCompaction(container);
   // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
   container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });

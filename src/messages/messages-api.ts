@@ -1,0 +1,168 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { inject, injectable } from "tsyringe";
+import { requireProviderKey } from "../api/provider-keys.js";
+import { parseJsonBody, readBodyBytes } from "../api/read-body.js";
+import { sendJson } from "../api/respond.js";
+import { SseWriter } from "../api/sse.js";
+import { asUpstreamFailure, startTurn } from "../api/start-turn.js";
+import type { ChatService, TurnRun } from "../chat/chat-service.js";
+import type { GatewayOptions } from "../config/options.js";
+import { CHAT_SERVICE, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import { requireModel, type Caller } from "../keys/caller.js";
+import { noteModel } from "../logging/access-log.js";
+import type { PluginHost } from "../plugins/plugin-host.js";
+import type { ResolvedModel } from "../routes/route-table.js";
+import type { Storage } from "../storage/storage.js";
+import { countsUpstream, estimateInputTokens, upstreamCount } from "./count-tokens.js";
+import type { RouteSource } from "../routes/route-source.js";
+import { errorEvent } from "./errors.js";
+import { MessageBlocks, type BlockSink, type ThinkingSigner } from "./message-blocks.js";
+import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./message-object.js";
+import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
+import { openThinkingSignature, thinkingSignature } from "./thinking-signature.js";
+import { toChatRequest, type ConversionTarget } from "./to-chat-request.js";
+
+/** Anthropic's keepalive while a stream waits: a `ping` event, which its SDKs skip. */
+const PING = Buffer.from('event: ping\ndata: {"type":"ping"}\n\n');
+const MESSAGE_STOP = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+
+/**
+ * POST /v1/messages, streaming and not: the Anthropic Messages API on top of
+ * the chat path every route serves. The request becomes the gateway's turn
+ * request (toChatRequest), the turn runs as any other (the same session
+ * storage, replay, events, metrics), and its parts are rendered as
+ * Anthropic content blocks (MessageBlocks).
+ */
+@injectable()
+export class MessagesApi {
+  constructor(
+    @inject(CHAT_SERVICE) private readonly chat: ChatService,
+    @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
+    @inject(STORAGE) private readonly storage: Storage,
+    @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
+  ) {}
+
+  async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
+    const body = validateMessagesRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
+    const resolved = this.route(body.model, response, caller);
+    const stream = body.stream === true;
+    const chatRequest = toChatRequest(body, conversionTarget(resolved, caller));
+    const run = await startTurn(this.chat, chatRequest, response, {
+      keyHash: caller.keyHash,
+      sessionHeader: typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined,
+      stream,
+      client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
+    });
+    const identity: MessageIdentity = { id: `msg_${run.turnId.slice(5)}`, model: run.model };
+    const sign = signerFor(resolved, caller);
+    if (stream) await this.streamMessage(run, response, identity, sign);
+    else await respondWhole(run, response, identity, sign);
+  }
+
+  /**
+   * POST /v1/messages/count_tokens: an Anthropic route's own count, asked of
+   * the upstream; any other route's is carrierd's estimate of the request as
+   * it would go upstream, replayed reasoning included.
+   */
+  async countTokens(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
+    const body = validateCountTokensRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
+    const resolved = this.route(body.model, response, caller);
+    if (countsUpstream(resolved)) {
+      const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;
+      const beta = typeof request.headers["anthropic-beta"] === "string" ? request.headers["anthropic-beta"] : undefined;
+      const answer = await upstreamCount(resolved, body, apiKey, beta);
+      response.writeHead(answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(answer.body) });
+      response.end(answer.body);
+      return;
+    }
+    const chatRequest = toChatRequest(body, conversionTarget(resolved, caller));
+    const context = { storage: this.storage, registry: this.plugins.registry, env: this.options.env, table: this.routes.current };
+    const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+    sendJson(response, 200, { input_tokens: await estimateInputTokens(context, chatRequest, resolved, { keyHash: caller.keyHash, sessionHeader }) });
+  }
+
+  /** The request's route: the key may use the model, the model is in routes.yaml, its provider has its key. */
+  route(model: string, response: ServerResponse, caller: Caller): ResolvedModel {
+    noteModel(response, model);
+    requireModel(caller, model);
+    const resolved = this.routes.current.resolveModel(model);
+    if (!resolved) throw new GatewayError("model_not_found", `model: ${model} does not exist in routes.yaml`, "model");
+    requireProviderKey(this.routes.current, model, this.options.env);
+    return resolved;
+  }
+
+  /**
+   * Anthropic's event order: message_start, each block's start, deltas and
+   * stop, then message_delta (stop_reason, usage) and message_stop. The turn
+   * is stored before message_delta goes out.
+   */
+  private async streamMessage(run: TurnRun, response: ServerResponse, identity: MessageIdentity, sign: ThinkingSigner | undefined): Promise<void> {
+    const sse = new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds, PING);
+    const start = messageObject(identity, [], undefined, { input_tokens: 0, output_tokens: 0 });
+    sse.data(JSON.stringify({ type: "message_start", message: start }), "message_start");
+    const sink: BlockSink = { event: (name, json) => sse.data(json, name), delta: (frame, json) => sse.dataInFrame(frame, json) };
+    const blocks = new MessageBlocks(sign, sink);
+    try {
+      for await (const batch of run.batches) for (const part of batch) blocks.add(part);
+    } catch (error) {
+      run.fail(error);
+      sse.end(errorEvent(asUpstreamFailure(error)));
+      return;
+    }
+    sse.holdUntilEnd(); // the last events leave with message_stop
+    blocks.finish();
+    let turn: Awaited<ReturnType<TurnRun["complete"]>>;
+    try {
+      turn = await run.complete(); // durable before the client is told the message is done
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      sse.end(errorEvent(error)); // the turn could not be stored (store_unavailable): never told it completed
+      return;
+    }
+    const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason), usage: anthropicUsage(turn.usage) };
+    sse.data(JSON.stringify(delta), "message_delta");
+    sse.end(MESSAGE_STOP);
+  }
+}
+
+async function respondWhole(run: TurnRun, response: ServerResponse, identity: MessageIdentity, sign: ThinkingSigner | undefined): Promise<void> {
+  const blocks = new MessageBlocks(sign);
+  try {
+    for await (const batch of run.batches) for (const part of batch) blocks.add(part);
+  } catch (error) {
+    run.fail(error);
+    throw asUpstreamFailure(error);
+  }
+  const content = blocks.finish();
+  const turn = await run.complete();
+  sendJson(response, 200, messageObject(identity, content, stopReasonOf(turn.finishReason), anthropicUsage(turn.usage)), { "x-session-id": run.sessionId });
+}
+
+/** Whether the route speaks the Messages API itself (the anthropic plugin: Anthropic, Vertex AI, Foundry). */
+export function isAnthropicRoute(resolved: ResolvedModel): boolean {
+  return resolved.provider.plugin === "anthropic";
+}
+
+/** How a request to this route is converted: what a client's thinking block may bring back to it. */
+export function conversionTarget(resolved: ResolvedModel, caller: Caller): ConversionTarget {
+  const producer = { plugin: resolved.provider.plugin, model: resolved.upstreamModel };
+  return {
+    anthropic: isAnthropicRoute(resolved),
+    openThinking: (signature) => {
+      const carriers = openThinkingSignature(signature, caller.keyHash);
+      // signed reasoning is bound to the model that produced it: another model's or provider's is never sent here
+      if (!carriers || !resolved.family.sameProducer({ plugin: carriers.plugin, model: carriers.upstreamModel }, producer)) return undefined;
+      return carriers;
+    },
+  };
+}
+
+/** Signs the thinking blocks carrierd closes; an Anthropic route's keep the upstream's signatures. */
+function signerFor(resolved: ResolvedModel, caller: Caller): ThinkingSigner | undefined {
+  if (isAnthropicRoute(resolved)) return undefined;
+  const { plugin } = resolved.provider;
+  const { upstreamModel } = resolved;
+  return (reasoningText, reasoningDetails) => thinkingSignature({ plugin, upstreamModel, reasoningText, reasoningDetails }, caller.keyHash);
+}

@@ -1,0 +1,147 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { startStrictDeepSeek, strictRoutes, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
+
+let upstream: StrictDeepSeek;
+let gateway: TestGateway;
+let client: Anthropic;
+
+beforeAll(async () => {
+  upstream = await startStrictDeepSeek();
+  gateway = await startTestGateway({ routes: strictRoutes(upstream.baseUrl), env: { DEEPSEEK_API_KEY: "sk-emulated" } });
+  client = new Anthropic({ apiKey: gateway.key, baseURL: gateway.url, maxRetries: 0 });
+});
+afterAll(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+});
+
+const WEATHER: Anthropic.Tool = {
+  name: "weather",
+  description: "Get the weather in a location",
+  input_schema: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+};
+
+describe.each(["demo", "deepseek-reasoner"])("@anthropic-ai/sdk against %s", (model) => {
+  test("messages.create: thinking block first, then the text; end_turn and usage", async () => {
+    const message = await client.messages.create({
+      model,
+      max_tokens: 1024,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      system: "You are terse.",
+      messages: [{ role: "user", content: "What is 2+2?" }],
+    });
+    expect(message.type).toBe("message");
+    expect(message.role).toBe("assistant");
+    expect(message.model).toBe(model);
+    expect(message.id).toMatch(/^msg_/);
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
+    const thinking = message.content[0] as Anthropic.ThinkingBlock;
+    expect(thinking.thinking.length).toBeGreaterThan(10);
+    expect(typeof thinking.signature).toBe("string");
+    expect((message.content[1] as Anthropic.TextBlock).text.length).toBeGreaterThan(0);
+    expect(message.stop_reason).toBe("end_turn");
+    expect(message.stop_sequence).toBeNull();
+    expect(message.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  test("messages.stream: the SDK assembles the same message from Anthropic's events", async () => {
+    const stream = client.messages.stream({ model, max_tokens: 1024, messages: [{ role: "user", content: "What is 2+2?" }] });
+    const kinds: string[] = [];
+    let thinkingText = "";
+    stream.on("streamEvent", (event) => kinds.push(event.type));
+    stream.on("thinking", (delta) => (thinkingText += delta));
+    const message = await stream.finalMessage();
+    expect(kinds[0]).toBe("message_start");
+    expect(kinds.slice(-2)).toEqual(["message_delta", "message_stop"]);
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
+    expect((message.content[0] as Anthropic.ThinkingBlock).thinking).toBe(thinkingText);
+    expect(message.stop_reason).toBe("end_turn");
+  });
+
+  test("thinking disabled: no thinking block reaches the client", async () => {
+    const message = await client.messages.create({
+      model,
+      max_tokens: 512,
+      thinking: { type: "disabled" },
+      messages: [{ role: "user", content: "What is 2+2?" }],
+    });
+    expect(message.content.map((block) => block.type)).toEqual(["text"]);
+  });
+
+  test("countTokens: carrierd's own estimate of the request as it would go upstream", async () => {
+    const small = await client.messages.countTokens({ model, messages: [{ role: "user", content: "hi" }] });
+    const large = await client.messages.countTokens({ model, messages: [{ role: "user", content: "hello ".repeat(400) }], tools: [WEATHER] });
+    expect(small.input_tokens).toBeGreaterThan(0);
+    expect(large.input_tokens).toBeGreaterThan(small.input_tokens + 400);
+  });
+});
+
+describe("a two-turn tool loop with thinking against the strict DeepSeek emulator", () => {
+  async function firstTurn(stream: boolean): Promise<{ params: Anthropic.MessageCreateParamsNonStreaming; assistant: Anthropic.Message }> {
+    const params: Anthropic.MessageCreateParamsNonStreaming = {
+      model: "deepseek-reasoner",
+      max_tokens: 2048,
+      thinking: { type: "enabled", budget_tokens: 4096 },
+      tools: [WEATHER],
+      messages: [{ role: "user", content: `What's the weather in Paris? (${stream ? "streamed" : "whole"} ${Math.random()})` }],
+    };
+    const assistant = stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
+    return { params, assistant };
+  }
+
+  function secondTurn(
+    params: Anthropic.MessageCreateParamsNonStreaming,
+    content: Anthropic.ContentBlockParam[],
+    toolId: string,
+  ): Anthropic.MessageCreateParamsNonStreaming {
+    return {
+      ...params,
+      messages: [
+        ...params.messages,
+        { role: "assistant", content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: toolId, content: "18°C and sunny" }] },
+      ],
+    };
+  }
+
+  for (const stream of [false, true]) {
+    test(`${stream ? "streamed" : "whole"}: tool_use with its thinking, then the answer whether the client resends its thinking or not`, async () => {
+      const { params, assistant } = await firstTurn(stream);
+      expect(assistant.stop_reason).toBe("tool_use");
+      expect(assistant.content.map((block) => block.type)).toEqual(["thinking", "tool_use"]);
+      const toolUse = assistant.content[1] as Anthropic.ToolUseBlock;
+      expect(toolUse.name).toBe("weather");
+      expect(toolUse.input).toEqual({ location: "Paris" });
+
+      // Claude Code's way: the assistant turn sent back whole, thinking block included
+      const withThinking = await client.messages.create(secondTurn(params, assistant.content as Anthropic.ContentBlockParam[], toolUse.id));
+      expect(withThinking.stop_reason).toBe("end_turn");
+      expect((withThinking.content.at(-1) as Anthropic.TextBlock).text).toContain("18°C and sunny");
+
+      // a client that drops its thinking blocks: the stored turn is found by its tool call
+      const withoutThinking = await client.messages.create(
+        secondTurn(params, assistant.content.filter((block) => block.type !== "thinking") as Anthropic.ContentBlockParam[], toolUse.id),
+      );
+      expect(withoutThinking.stop_reason).toBe("end_turn");
+      // both went upstream with the first turn's reasoning, verbatim (the emulator refuses anything else)
+      const reasoning = (assistant.content[0] as Anthropic.ThinkingBlock).thinking;
+      for (const request of upstream.requests.slice(-2))
+        expect(request.messages.find((message) => message.role === "assistant")?.reasoning_content).toBe(reasoning);
+      expect(upstream.statuses.slice(-3)).toEqual([200, 200, 200]);
+    });
+  }
+
+  test("the second turn continues the first one's session, which X-Session-Id names in every answer", async () => {
+    const { params, assistant } = await firstTurn(false);
+    const toolUse = assistant.content[1] as Anthropic.ToolUseBlock;
+    const first = await client.messages.create(params).withResponse();
+    const firstUse = first.data.content[1] as Anthropic.ToolUseBlock;
+    const second = await client.messages.create(secondTurn(params, first.data.content as Anthropic.ContentBlockParam[], firstUse.id)).withResponse();
+    const session = first.response.headers.get("x-session-id");
+    expect(session).toMatch(/^sess_/);
+    expect(second.response.headers.get("x-session-id")).toBe(session);
+    expect(firstUse.id).not.toBe(toolUse.id);
+  });
+});
