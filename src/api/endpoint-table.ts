@@ -52,7 +52,8 @@ export interface Endpoint {
 export type Match =
   | { kind: "found"; endpoint: Endpoint; params: Record<string, string> }
   /** The path is served, not with this method: a 405 naming the methods that are. */
-  | { kind: "wrong-method"; path: string; allowed: readonly string[]; errorShape: ErrorShape | undefined }
+  /** `served`: a row of the path, whose wire API the answer speaks (its error shape, the header its key may come in). */
+  | { kind: "wrong-method"; path: string; allowed: readonly string[]; served: Endpoint }
   | { kind: "none" };
 
 /** A segment of a path with `{name}` segments: matched literally, or taken as the named parameter. */
@@ -122,7 +123,7 @@ export class EndpointTable {
 
 /** A 405 for a path `served` serves under other methods, in the error shape of that path's wire API. */
 function wrongMethod(served: Endpoint, allowed: readonly string[]): Match {
-  return { kind: "wrong-method", path: served.path, allowed, errorShape: served.errorShape };
+  return { kind: "wrong-method", path: served.path, allowed, served };
 }
 
 /** The path's `{name}` segments, decoded; undefined when the path does not fit (a segment that decodes to a `/` does not). */

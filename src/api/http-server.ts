@@ -79,11 +79,13 @@ export class HttpServer {
       const method = request.method ?? "GET";
       const match = this.endpoints.match(method, url.pathname);
       if (match.kind === "found") [route, errorShape] = [match.endpoint.path, match.endpoint.errorShape];
-      else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.errorShape];
+      else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.served.errorShape];
       if (applyCors(request, response, this.options.corsOrigins, errorShape) === "answered") return;
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
       // an unknown path needs the key too: without it, nobody learns which paths exist
-      if (match.kind !== "found" || match.endpoint.auth) caller = this.authenticate(request, match.kind === "found" ? match.endpoint : undefined);
+      if (match.kind === "none") caller = this.authenticate(request, undefined);
+      else if (match.kind === "wrong-method") caller = this.authenticate(request, { keyHeader: match.served.keyHeader });
+      else if (match.endpoint.auth) caller = this.authenticate(request, match.endpoint);
       // a malformed X-Session-Id is a 400 on every route, whatever else names the session (SPEC §12.11)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);

@@ -26,8 +26,18 @@ describe("the endpoint table", () => {
   });
 
   test("a path served under other methods is a wrong method, naming every method it is served with", () => {
-    expect(table.match("PUT", "/v1/responses/compact")).toEqual({ kind: "wrong-method", path: "/v1/responses/compact", allowed: ["POST", "GET", "DELETE"] });
-    expect(table.match("POST", "/v1/responses/resp_1")).toEqual({ kind: "wrong-method", path: "/v1/responses/{id}", allowed: ["GET", "DELETE"] });
+    expect(table.match("PUT", "/v1/responses/compact")).toEqual({
+      kind: "wrong-method",
+      path: "/v1/responses/compact",
+      allowed: ["POST", "GET", "DELETE"],
+      served: expect.objectContaining({ path: "/v1/responses/compact" }) as unknown,
+    });
+    expect(table.match("POST", "/v1/responses/resp_1")).toEqual({
+      kind: "wrong-method",
+      path: "/v1/responses/{id}",
+      allowed: ["GET", "DELETE"],
+      served: expect.objectContaining({ path: "/v1/responses/{id}" }) as unknown,
+    });
   });
 
   test("a {name} segment never matches empty, across a slash, or undecodable", () => {
