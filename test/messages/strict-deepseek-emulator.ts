@@ -34,8 +34,9 @@ export interface StrictDeepSeek {
  * tool_calls, usage in the finishing chunk) or whole. With tools offered and
  * no tool result last, it calls the tool `plan` picks (the first offered,
  * by default); after a tool result it answers with what the tool said.
+ * `firstByteDelayMs` holds every answer that long before its first byte.
  */
-export async function startStrictDeepSeek(plan?: ToolPlan): Promise<StrictDeepSeek> {
+export async function startStrictDeepSeek(plan?: ToolPlan, options: { firstByteDelayMs?: number } = {}): Promise<StrictDeepSeek> {
   const reasoningByCall = new Map<string, string>();
   const requests: ChatBody[] = [];
   const statuses: number[] = [];
@@ -43,7 +44,9 @@ export async function startStrictDeepSeek(plan?: ToolPlan): Promise<StrictDeepSe
   const server: Server = createServer((request, response) => {
     let text = "";
     request.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
-    request.on("end", () => {
+    request.on("end", () => void answer());
+    const answer = async () => {
+      if (options.firstByteDelayMs) await new Promise((resolve) => setTimeout(resolve, options.firstByteDelayMs));
       const body = JSON.parse(text) as ChatBody;
       requests.push(body);
       for (const message of body.messages) {
@@ -96,7 +99,7 @@ export async function startStrictDeepSeek(plan?: ToolPlan): Promise<StrictDeepSe
       }
       response.write(chunk({ content: "", reasoning_content: null }, finish, { usage }));
       response.end("data: [DONE]\n\n");
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
