@@ -46,6 +46,8 @@ export class MessageBlocks {
   constructor(
     private readonly sign: ThinkingSigner | undefined,
     private readonly sink: BlockSink = SILENT,
+    /** `thinking.display: omitted`: thinking blocks go out with their signature and no text (the turn still stores it all). */
+    private readonly omitThinkingText = false,
   ) {}
 
   add(part: StreamPart): void {
@@ -54,7 +56,7 @@ export class MessageBlocks {
         if (!part.text) return;
         if (this.open?.kind !== "thinking") this.start({ kind: "thinking", index: this.blocks.length, thinking: "", signature: "" });
         (this.open as Extract<Block, { kind: "thinking" }>).thinking += part.text;
-        this.sink.delta(this.frameOf(this.open!, "thinking_delta", "thinking"), JSON.stringify(part.text));
+        if (!this.omitThinkingText) this.sink.delta(this.frameOf(this.open!, "thinking_delta", "thinking"), JSON.stringify(part.text));
         return;
       case "text-delta":
         if (!part.text) return;
@@ -82,7 +84,7 @@ export class MessageBlocks {
   /** Closes the last block and returns every block as the final message lists it. */
   finish(): JsonObject[] {
     this.close();
-    return this.blocks.map(blockOf);
+    return this.blocks.map((block) => blockOf(block, this.omitThinkingText));
   }
 
   private addToolFragment(part: Extract<StreamPart, { type: "tool-call-delta" }>): void {
@@ -168,10 +170,10 @@ export class MessageBlocks {
   }
 }
 
-function blockOf(block: Block): JsonObject {
+function blockOf(block: Block, omitText: boolean): JsonObject {
   switch (block.kind) {
     case "thinking":
-      return { type: "thinking", thinking: block.thinking, signature: block.signature };
+      return { type: "thinking", thinking: omitText ? "" : block.thinking, signature: block.signature };
     case "redacted_thinking":
       return { type: "redacted_thinking", data: block.data };
     case "text":

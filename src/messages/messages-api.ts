@@ -56,9 +56,9 @@ export class MessagesApi {
       client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
     });
     const identity: MessageIdentity = { id: `msg_${run.turnId.slice(5)}`, model: run.model };
-    const sign = signerFor(resolved, caller);
-    if (stream) await this.streamMessage(run, response, identity, sign);
-    else await respondWhole(run, response, identity, sign);
+    const view: BlockView = { sign: signerFor(resolved, caller), omitThinkingText: body.thinking?.display === "omitted" && !isAnthropicRoute(resolved) };
+    if (stream) await this.streamMessage(run, response, identity, view);
+    else await respondWhole(run, response, identity, view);
   }
 
   /**
@@ -98,12 +98,12 @@ export class MessagesApi {
    * stop, then message_delta (stop_reason, usage) and message_stop. The turn
    * is stored before message_delta goes out.
    */
-  private async streamMessage(run: TurnRun, response: ServerResponse, identity: MessageIdentity, sign: ThinkingSigner | undefined): Promise<void> {
+  private async streamMessage(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView): Promise<void> {
     const sse = new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds, PING);
     const start = messageObject(identity, [], undefined, { input_tokens: 0, output_tokens: 0 });
     sse.data(JSON.stringify({ type: "message_start", message: start }), "message_start");
     const sink: BlockSink = { event: (name, json) => sse.data(json, name), delta: (frame, json) => sse.dataInFrame(frame, json) };
-    const blocks = new MessageBlocks(sign, sink);
+    const blocks = new MessageBlocks(view.sign, sink, view.omitThinkingText);
     try {
       for await (const batch of run.batches) for (const part of batch) blocks.add(part);
     } catch (error) {
@@ -127,8 +127,8 @@ export class MessagesApi {
   }
 }
 
-async function respondWhole(run: TurnRun, response: ServerResponse, identity: MessageIdentity, sign: ThinkingSigner | undefined): Promise<void> {
-  const blocks = new MessageBlocks(sign);
+async function respondWhole(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView): Promise<void> {
+  const blocks = new MessageBlocks(view.sign, undefined, view.omitThinkingText);
   try {
     for await (const batch of run.batches) for (const part of batch) blocks.add(part);
   } catch (error) {
@@ -138,6 +138,12 @@ async function respondWhole(run: TurnRun, response: ServerResponse, identity: Me
   const content = blocks.finish();
   const turn = await run.complete();
   sendJson(response, 200, messageObject(identity, content, stopReasonOf(turn.finishReason), anthropicUsage(turn.usage)), { "x-session-id": run.sessionId });
+}
+
+/** How the turn's blocks are shown: who signs the thinking blocks, and whether their text is left out. */
+interface BlockView {
+  readonly sign: ThinkingSigner | undefined;
+  readonly omitThinkingText: boolean;
 }
 
 /** Whether the route speaks the Messages API itself (the anthropic plugin: Anthropic, Vertex AI, Foundry). */

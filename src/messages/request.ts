@@ -15,7 +15,10 @@ export interface AnthropicTool extends JsonObject {
 }
 
 /** `thinking`: Anthropic's reasoning switch. */
-export type ThinkingSetting = { type: "enabled"; budget_tokens: number } | { type: "adaptive" } | { type: "disabled" };
+export type ThinkingSetting = ({ type: "enabled"; budget_tokens: number } | { type: "adaptive" } | { type: "disabled" }) & {
+  /** `omitted`: thinking blocks come with their signature and no text. */
+  display?: "summarized" | "omitted";
+};
 
 /** A POST /v1/messages body, as the schema (schemas/requests/messages.schema.json) accepts it. */
 export interface MessagesRequest {

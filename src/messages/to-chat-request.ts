@@ -169,7 +169,7 @@ function userMessages(blocks: ContentBlock[], index: number, target: ConversionT
 function userPart(block: ContentBlock, at: string, target: ConversionTarget): JsonObject {
   switch (block.type) {
     case "text":
-      return textPart(block);
+      return withCache({ type: "text", text: shown(block.text) }, block, target);
     case "image": {
       const source = block.source as JsonObject;
       if (source.type === "base64")

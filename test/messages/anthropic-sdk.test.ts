@@ -70,6 +70,13 @@ describe.each(["demo", "deepseek-reasoner"])("@anthropic-ai/sdk against %s", (mo
     expect(message.content.map((block) => block.type)).toEqual(["text"]);
   });
 
+  test("thinking.display omitted: the thinking block keeps its place and signature, without its text", async () => {
+    const thinking = { type: "enabled", budget_tokens: 2048, display: "omitted" } as Anthropic.ThinkingConfigEnabled;
+    const message = await client.messages.stream({ model, max_tokens: 1024, thinking, messages: [{ role: "user", content: "What is 2+2?" }] }).finalMessage();
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
+    expect((message.content[0] as Anthropic.ThinkingBlock).thinking).toBe("");
+  });
+
   test("countTokens: carrierd's own estimate of the request as it would go upstream", async () => {
     const small = await client.messages.countTokens({ model, messages: [{ role: "user", content: "hi" }] });
     const large = await client.messages.countTokens({ model, messages: [{ role: "user", content: "hello ".repeat(400) }], tools: [WEATHER] });
