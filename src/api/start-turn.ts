@@ -7,6 +7,7 @@ import { IncompleteStreamError, UnreadableChunkError, type ChatRequest } from ".
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
 import { noteModel, noteUpstream } from "../logging/access-log.js";
+import type { ReplaySource } from "../storage/turns.js";
 
 /** How a streaming client is served while its turn runs. */
 export interface StreamingClient {
@@ -33,7 +34,15 @@ export function startTurn(
   chat: ChatService,
   request: ChatRequest,
   response: ServerResponse,
-  context: { keyHash: string; sessionHeader: string | undefined; stream: boolean; reread?: () => ChatRequest; client?: StreamingClient },
+  context: {
+    keyHash: string;
+    sessionHeader: string | undefined;
+    stream: boolean;
+    reread?: () => ChatRequest;
+    client?: StreamingClient;
+    /** RequestContext.sealed */
+    sealed?: ReadonlyMap<number, ReplaySource> | undefined;
+  },
 ): Promise<TurnRun> {
   const cancellation = new Cancellation();
   response.on("close", () => {
@@ -57,6 +66,7 @@ export function startTurn(
     reread: context.reread,
     onSession,
     pace,
+    sealed: context.sealed,
   });
   if (!client) return started;
   const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000, client.keepaliveFrame);

@@ -10,6 +10,7 @@ import type { PluginHost } from "../plugins/plugin-host.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { routeNumber } from "../routes/route-table.js";
 import type { Storage, TurnInFlight } from "../storage/storage.js";
+import type { NewTurn, ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../upstream/cancellation.js";
 import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-retry.js";
 import { planTurn, type PlanningContext, type TurnPlan } from "./plan-turn.js";
@@ -36,6 +37,13 @@ export interface RequestContext {
   /** Told the session as soon as it is known, before the upstream is called: every answer, a failed one too, can name it (SPEC §4). */
   readonly onSession?: (sessionId: string) => void;
   /**
+   * Carriers the client handed back sealed (an envelope it was given with an
+   * earlier turn, docs/sessions-and-replay.md#envelopes), opened, by index
+   * of the assistant message they belong to: replayed for that message in
+   * place of whatever the store holds.
+   */
+  readonly sealed?: ReadonlyMap<number, ReplaySource>;
+  /**
    * Between two batches of a streamed answer: a promise while the client is
    * behind (the next batch is read once it has caught up; it rejects when
    * the client stays stalled too long), undefined when it keeps up.
@@ -58,6 +66,8 @@ export interface TurnRun {
   readonly model: string;
   readonly batches: AsyncIterable<readonly StreamPart[]>;
   complete(): Promise<AssistantTurn>;
+  /** The turn as it was stored, every carrier verbatim; undefined until `complete` resolved. */
+  readonly stored: NewTurn | undefined;
   fail(error: unknown): void;
 }
 
@@ -112,7 +122,15 @@ export class ChatService {
       this.planning,
       request,
       { resolved, policy },
-      { keyHash: context.keyHash, explicit, stream: context.stream, cancellation: context.cancellation, reread: context.reread, onSession: context.onSession },
+      {
+        keyHash: context.keyHash,
+        explicit,
+        stream: context.stream,
+        cancellation: context.cancellation,
+        reread: context.reread,
+        onSession: context.onSession,
+        sealed: context.sealed,
+      },
     );
     const { sessionId, key, match, effective } = plan;
     if (this.log.isLevelEnabled("debug"))
@@ -179,18 +197,19 @@ export class ChatService {
     });
 
     const accumulator = new TurnAccumulator(plugin.mergeNative);
-    return {
+    const run: TurnRun = {
       sessionId,
       turnId,
       model: clientModel,
+      stored: undefined,
       batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, inFlight, pace: prepared.pace }),
       complete: async () => {
         inFlight.end();
         const turn = accumulator.finish();
+        const record = turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId));
         // durable with every carrier verbatim before the client is told the turn is done
-        await this.storage.turns.save(
-          turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId)),
-        );
+        await this.storage.turns.save(record);
+        (run as { stored: NewTurn | undefined }).stored = record;
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
         for (const toolCall of turn.toolCalls) publish("tool_call", { id: toolCall.id, name: toolCall.function.name, arguments: toolCall.function.arguments });
@@ -202,6 +221,7 @@ export class ChatService {
         publish("turn.failed", { error: { message: error instanceof Error ? error.message : String(error) } });
       },
     };
+    return run;
   }
 }
 

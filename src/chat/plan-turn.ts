@@ -35,6 +35,8 @@ export interface PlanOptions {
   readonly reread?: () => ChatRequest;
   /** Told the session as soon as it is known (RequestContext.onSession). */
   readonly onSession?: (sessionId: string) => void;
+  /** RequestContext.sealed: carriers from the client's envelopes, by message index; they win over the store's. */
+  readonly sealed?: ReadonlyMap<number, ReplaySource>;
 }
 
 /** A turn planned: which session it belongs to, which fields it sends, and its first upstream call. */
@@ -76,10 +78,12 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   options.onSession?.(sessionId);
   const rejected = rejectedIn(key, read.verdictFields, match.sessionId === undefined ? undefined : read.modelConfigs.get(match.sessionId));
   const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
-  const sourcesFor = storedCarriers(context, route, match);
+  const sourcesFor = storedCarriers(context, route, match, options.sealed);
   const call = { stream: options.stream, cancellation: options.cancellation };
   const builder = new UpstreamRequestBuilder(registry, request, resolved, policy, call, env);
-  const sources = wantsStoredCarriers(registry, resolved, policy, effective) ? await withRead(context, match, read.sources) : NO_SOURCES;
+  const sources = wantsStoredCarriers(registry, resolved, policy, effective)
+    ? withSealed(await withRead(context, match, read.sources, options.sealed), options.sealed)
+    : NO_SOURCES;
   const first = builder.build(effective, sources);
   return {
     match,
@@ -113,11 +117,20 @@ function readBeforeCall(storage: PlanningContext["storage"], query: Omit<Request
   };
 }
 
-/** The matched turns' carriers from the lookup's answer; the turns it did not carry (an older match chosen) read now. */
-async function withRead(context: PlanningContext, match: SessionMatch, read: ReadonlyMap<string, ReplaySource>): Promise<ReadonlyMap<number, ReplaySource>> {
+/**
+ * The matched turns' carriers from the lookup's answer; the turns it did not carry (an older match chosen) read now,
+ * except those of messages whose carriers came sealed.
+ */
+async function withRead(
+  context: PlanningContext,
+  match: SessionMatch,
+  read: ReadonlyMap<string, ReplaySource>,
+  sealed: ReadonlyMap<number, ReplaySource> | undefined,
+): Promise<Map<number, ReplaySource>> {
   const sources = new Map<number, ReplaySource>();
   let missing: Map<number, string> | undefined;
   for (const [index, id] of match.turnIds) {
+    if (sealed?.has(index)) continue;
     const source = read.get(id);
     if (source) sources.set(index, source);
     else (missing ??= new Map()).set(index, id);
@@ -126,14 +139,23 @@ async function withRead(context: PlanningContext, match: SessionMatch, read: Rea
   return sources;
 }
 
+/** Carriers opened from the client's envelopes, in place of the store's for their messages: no lookup decides those. */
+function withSealed(sources: Map<number, ReplaySource>, sealed: ReadonlyMap<number, ReplaySource> | undefined): ReadonlyMap<number, ReplaySource> {
+  if (sealed) for (const [index, source] of sealed) sources.set(index, source);
+  return sources;
+}
+
 /** The matched turns' carriers for a set of fields: read only when a call with them can carry any. */
 function storedCarriers(
   context: PlanningContext,
   route: PlannedRoute,
   match: SessionMatch,
+  sealed: ReadonlyMap<number, ReplaySource> | undefined,
 ): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
   return async (effective) =>
-    wantsStoredCarriers(context.registry, route.resolved, route.policy, effective) ? context.storage.turns.replaySources(match.turnIds) : NO_SOURCES;
+    wantsStoredCarriers(context.registry, route.resolved, route.policy, effective)
+      ? withSealed(new Map(await context.storage.turns.replaySources(match.turnIds)), sealed)
+      : NO_SOURCES;
 }
 
 /** Its own scope, so the closure holds the parser of the request and not the request. */

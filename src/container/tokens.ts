@@ -21,3 +21,5 @@ export const MESSAGES_API = Symbol("MessagesApi");
 export const COMPACTOR = Symbol("Compactor");
 /** The access keys in memory (src/keys/key-ring.ts). */
 export const KEY_RING = Symbol("KeyRing");
+/** Seals and opens encrypted_content envelopes of a turn's carriers (src/carriers/envelope.ts). */
+export const ENVELOPES = Symbol("Envelopes");

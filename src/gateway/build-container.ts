@@ -7,7 +7,9 @@ import { EventHub } from "../events/event-hub.js";
 import { localFeed } from "../events/event-feed.js";
 import { openRedisFeed } from "../events-redis/redis-event-feed.js";
 import { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { EVENT_FEED, EVENT_HUB, KEY_RING, METRICS } from "../container/tokens.js";
+import { ENVELOPES, EVENT_FEED, EVENT_HUB, KEY_RING, METRICS } from "../container/tokens.js";
+import { Envelopes } from "../carriers/envelope.js";
+import { EnvelopeKeyRing } from "../carriers/envelope-keys.js";
 import { KeyRing } from "../keys/key-ring.js";
 import type { Logger } from "../logging/logger.js";
 import { PluginHost } from "../plugins/plugin-host.js";
@@ -56,6 +58,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const keys = new KeyRing(storage.keys, options.apiKey, log);
   await keys.start();
   container.register(KEY_RING, { useValue: keys });
+  container.register(ENVELOPES, { useValue: new Envelopes(new EnvelopeKeyRing(storage.envelopeKeys)) });
   const routeSource = new RouteSource(loaded.table, registry.names, bus, log);
   container.register(ROUTE_SOURCE, { useValue: routeSource });
   clearVerdictsOnRouteEdit(routeSource, storage, log);

@@ -1,3 +1,4 @@
+import { isEnvelope } from "../carriers/envelope.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { ChatMessage, Json, JsonObject, ToolCall } from "../plugins/contract.js";
 import { shown } from "../util/shown.js";
@@ -12,8 +13,11 @@ export type ItemResolver = (id: string) => JsonObject | undefined;
  * after visible output starts the next turn. Reasoning items become the
  * message's carriers (`reasoning_content`, and `reasoning_details` for
  * encrypted content): replay decides per route what of it goes upstream.
+ * An envelope carrierd sealed (docs/api.md#encrypted-reasoning) is never
+ * a carrier itself: it goes into `envelopes` under its message, the first
+ * one of a message wins, and the caller opens it.
  */
-export function convertInput(input: string | unknown[], resolve: ItemResolver): ChatMessage[] {
+export function convertInput(input: string | unknown[], resolve: ItemResolver, envelopes?: Map<ChatMessage, string>): ChatMessage[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: ChatMessage[] = [];
   let assistant: ChatMessage | undefined;
@@ -55,7 +59,7 @@ export function convertInput(input: string | unknown[], resolve: ItemResolver): 
       }
       case "reasoning": {
         if (assistant && (assistant.content || assistant.tool_calls?.length)) flush();
-        addReasoning(turn(), item, path);
+        addReasoning(turn(), item, path, envelopes);
         break;
       }
       case "function_call": {
@@ -82,7 +86,7 @@ export function convertInput(input: string | unknown[], resolve: ItemResolver): 
 }
 
 /** Summary and reasoning text are one plain reasoning text (SPEC §12.1); encrypted content is kept verbatim. */
-function addReasoning(message: ChatMessage, item: JsonObject, path: string): void {
+function addReasoning(message: ChatMessage, item: JsonObject, path: string, envelopes: Map<ChatMessage, string> | undefined): void {
   const texts: string[] = [];
   for (const list of [item.summary, item.content]) {
     if (list === undefined || list === null) continue;
@@ -92,7 +96,9 @@ function addReasoning(message: ChatMessage, item: JsonObject, path: string): voi
   }
   const text = texts.join("\n\n");
   if (text) message.reasoning_content = message.reasoning_content ? `${message.reasoning_content}\n\n${text}` : text;
-  if (typeof item.encrypted_content === "string" && item.encrypted_content) {
+  if (isEnvelope(item.encrypted_content)) {
+    if (!envelopes?.has(message)) envelopes?.set(message, item.encrypted_content);
+  } else if (typeof item.encrypted_content === "string" && item.encrypted_content) {
     const detail: { [key: string]: Json } = { type: "reasoning.encrypted", data: item.encrypted_content, format: "openai-responses-v1" };
     if (typeof item.id === "string") detail.id = item.id;
     (message.reasoning_details ??= []).push(detail);

@@ -12,7 +12,8 @@ import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import { checkSessionId, newId } from "../chat/session-id.js";
 import type { GatewayOptions } from "../config/options.js";
 import type { Compactor } from "../compaction/compactor.js";
-import { CHAT_SERVICE, COMPACTOR, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import { CHAT_SERVICE, COMPACTOR, ENVELOPES, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import type { Envelopes, SealedCarriers } from "../carriers/envelope.js";
 import { requireProviderKey } from "../api/provider-keys.js";
 import { noteModel } from "../logging/access-log.js";
 import type { RouteSource } from "../routes/route-source.js";
@@ -22,6 +23,7 @@ import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 import { convertInput } from "./convert-input.js";
 import { inputItemsOf, pageOf } from "./input-items.js";
 import { windowItems } from "./window-items.js";
+import { carriersOf, openEnvelopes, sealedByIndex, SealingSink, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
 import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
@@ -63,6 +65,8 @@ interface Continuation {
   readonly conversationId: string | null;
   /** The data scope of the request's key, which the new response is filed under. */
   readonly keyHash: string;
+  /** Carriers from the envelopes the input's reasoning items carried, by the message they belong to. */
+  readonly sealed: ReadonlyMap<ChatMessage, SealedCarriers>;
 }
 
 /** POST/GET/DELETE /v1/responses (SPEC §7), on top of the chat path every plugin serves. */
@@ -77,6 +81,7 @@ export class ResponsesApi {
     @inject(LOGGER) private readonly log: Logger,
     @inject(COMPACTOR) private readonly compactor: Compactor,
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
+    @inject(ENVELOPES) private readonly envelopes: Envelopes,
   ) {
     this.store = storage.responses;
   }
@@ -106,6 +111,7 @@ export class ResponsesApi {
       sessionHeader: continuation.sessionHeader,
       stream,
       client: { options: this.options, failureFrame: responsesFailureFrame },
+      sealed: sealedByIndex(chatRequest.messages, continuation.sealed),
     });
     const identity: ResponseIdentity = {
       id: newId("resp_"),
@@ -218,8 +224,10 @@ export class ResponsesApi {
       referencedSession = found.sessionId;
       referenced.set(id, found.item);
     }
-    const input = convertInput(body.input, (id) => referenced.get(id));
+    const envelopes = new Map<ChatMessage, string>();
+    const input = convertInput(body.input, (id) => referenced.get(id), envelopes);
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
+    const sealed = await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log);
     if (body.previous_response_id) {
       const previous = await this.owned(body.previous_response_id, caller);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
@@ -231,6 +239,7 @@ export class ResponsesApi {
         sessionHeader: previous.sessionId,
         conversationId: null,
         keyHash: caller.keyHash,
+        sealed,
       };
     }
     if (body.conversation) {
@@ -248,6 +257,7 @@ export class ResponsesApi {
         sessionHeader: conversation?.sessionId ?? sessionOf(header) ?? referencedSession,
         conversationId: id,
         keyHash: caller.keyHash,
+        sealed,
       };
     }
     return {
@@ -258,6 +268,7 @@ export class ResponsesApi {
       sessionHeader: sessionOf(header) ?? referencedSession,
       conversationId: null,
       keyHash: caller.keyHash,
+      sealed,
     };
   }
 
@@ -270,7 +281,10 @@ export class ResponsesApi {
       throw asUpstreamFailure(error);
     }
     const items = builder.finish();
-    const body = await this.finish(await run.complete(), items, run, identity, continuation);
+    const turn = await run.complete();
+    const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
+    if (envelope) sealReasoningItems(items, envelope);
+    const body = await this.finish(turn, items, run, identity, continuation);
     sendJson(response, 200, body, { "x-session-id": run.sessionId });
   }
 
@@ -281,17 +295,23 @@ export class ResponsesApi {
     const opening = responseObject(identity, { status: "in_progress", output: [] });
     events.emit("response.created", { response: opening });
     events.emit("response.in_progress", { response: opening });
-    const builder = new OutputBuilder(events);
+    const sealing = wantsEncryptedContent(identity.request) ? new SealingSink(events) : undefined;
+    const builder = new OutputBuilder(sealing ?? events);
     let upstreamDone = false;
     try {
       for await (const batch of run.batches) for (const part of batch) builder.add(part);
       upstreamDone = true;
       events.holdUntilEnd(); // the last events leave with response.completed
       const items = builder.finish();
-      const body = await this.finish(await run.complete(), items, run, identity, continuation);
+      const turn = await run.complete();
+      const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
+      if (envelope) sealReasoningItems(items, envelope);
+      sealing?.release(envelope);
+      const body = await this.finish(turn, items, run, identity, continuation);
       events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
     } catch (error) {
       run.fail(error);
+      sealing?.release(undefined);
       if (upstreamDone) this.log.error({ err: error, response_id: identity.id }, "a streamed response could not be completed");
       // a store that did not answer says so (503 store_unavailable, the client may retry elsewhere); anything else is ours
       const storeDown = error instanceof GatewayError && error.code === "store_unavailable";
@@ -304,6 +324,12 @@ export class ResponsesApi {
       });
     }
     events.end();
+  }
+
+  /** The envelope of the turn's carriers, when the request asked for encrypted_content and the output has a reasoning item to carry it. */
+  private async seal(run: TurnRun, items: readonly JsonObject[], request: ResponsesRequest, keyHash: string): Promise<string | undefined> {
+    if (!run.stored || !wantsEncryptedContent(request) || !items.some((item) => item.type === "reasoning")) return undefined;
+    return this.envelopes.seal(carriersOf(run.stored), keyHash);
   }
 
   /**

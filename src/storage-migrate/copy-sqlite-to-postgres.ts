@@ -89,6 +89,8 @@ const TABLES = [
     ],
     order: "created_at, name",
   },
+  // the deployment's envelope keys come along: encrypted_content clients hold keeps opening after the move
+  { name: "envelope_keys", columns: ["generation", "key_id", "secret", "created_at"], order: "generation" },
 ] as const;
 
 /** The target already holds state: a migration only fills an empty store, it never merges two. */

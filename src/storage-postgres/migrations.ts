@@ -1,4 +1,5 @@
 import type { Sql } from "./connection.js";
+import { ENVELOPE_KEY_MIGRATION } from "./envelope-key-migrations.js";
 import { transaction } from "./run.js";
 
 export interface PostgresMigration {
@@ -158,6 +159,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE response_conversations ADD COLUMN key_hash text;
     `,
   },
+  ENVELOPE_KEY_MIGRATION,
 ];
 
 // any constant both sides agree on: pg_advisory_xact_lock takes a bigint key; this one is "carrierd" in ASCII

@@ -1,5 +1,6 @@
 import type {
   CheckpointStorage,
+  EnvelopeKeyStorage,
   KeyStorage,
   ResponseStorage,
   SessionCatalogue,
@@ -13,6 +14,7 @@ import { connect, type Sql } from "./connection.js";
 import { migrate } from "./migrations.js";
 import { PgCatalogue } from "./pg-catalogue.js";
 import { PgCheckpoints } from "./pg-checkpoints.js";
+import { PgEnvelopeKeys } from "./pg-envelope-keys.js";
 import { PgKeys } from "./pg-keys.js";
 import { PgResponses } from "./pg-responses.js";
 import { PgSessionConfig } from "./pg-session-config.js";
@@ -55,6 +57,7 @@ export class PostgresStorage implements Storage {
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
   readonly keys: KeyStorage;
+  readonly envelopeKeys: EnvelopeKeyStorage;
   private closed = false;
 
   /** The carriers of turns read before, as the objects built for them then (see SourceCache: never stale). */
@@ -68,6 +71,7 @@ export class PostgresStorage implements Storage {
     this.responses = new PgResponses(sql);
     this.checkpoints = new PgCheckpoints(sql);
     this.keys = new PgKeys(sql);
+    this.envelopeKeys = new PgEnvelopeKeys(sql);
   }
 
   /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */

@@ -1,5 +1,6 @@
 import { COMPACTION_MIGRATIONS } from "./compaction-migrations.js";
 import type { Migration } from "./database.js";
+import { ENVELOPE_KEY_MIGRATIONS } from "./envelope-key-migrations.js";
 import { KEY_MIGRATIONS } from "./key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "./responses-migrations.js";
 import { SESSION_MIGRATIONS } from "./session-migrations.js";
@@ -9,4 +10,6 @@ import { SESSION_MIGRATIONS } from "./session-migrations.js";
  * command open it through openSqliteStorage with all of them, so no process
  * ever reads a schema another has not finished.
  */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS];
+export const SQLITE_MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS,
+  ...ENVELOPE_KEY_MIGRATIONS,
+];

@@ -4,6 +4,7 @@ import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } f
 import type { KeyUse, NewKey, StoredKey } from "../storage/keys.js";
 import type {
   CheckpointStorage,
+  EnvelopeKeyStorage,
   KeyStorage,
   ResponseStorage,
   SessionCatalogue,
@@ -19,6 +20,7 @@ import type { RequestLookup, RequestLookupAnswer } from "../storage/request-look
 import type { BackgroundCheckpoint } from "./background-checkpoint.js";
 import { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
+import { SqliteEnvelopeKeys } from "./envelope-key-store.js";
 import { KeyStore } from "./key-store.js";
 import { ReplayCache } from "./replay-cache.js";
 import { ReplayReads } from "./replay-reads.js";
@@ -56,6 +58,7 @@ export class SqliteStorage implements Storage {
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
   readonly keys: KeyStorage;
+  readonly envelopeKeys: EnvelopeKeyStorage;
   private closed = false;
 
   constructor(
@@ -80,6 +83,7 @@ export class SqliteStorage implements Storage {
     this.checkpoints = new SqliteCheckpoints(this.checkpointStore);
     this.keyStore = new KeyStore(db);
     this.keys = new SqliteKeys(this.keyStore);
+    this.envelopeKeys = new SqliteEnvelopeKeys(db);
   }
 
   async lookup(query: RequestLookup): Promise<RequestLookupAnswer> {

@@ -1,6 +1,7 @@
 import type { CarrierField, ChatMessage, JsonObject } from "../plugins/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
+import type { EnvelopeKey } from "./envelope-keys.js";
 import type { KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
 import type { BranchResult, FingerprintMatch, NewTurn, ReplaySource, SessionDetail, SessionModelConfig, SessionSummary } from "./turns.js";
@@ -35,6 +36,7 @@ export interface Storage {
    */
   lookup(query: RequestLookup): Promise<RequestLookupAnswer>;
   readonly keys: KeyStorage;
+  readonly envelopeKeys: EnvelopeKeyStorage;
   /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
   committed(): Promise<void>;
   /**
@@ -169,4 +171,17 @@ export interface KeyStorage {
   rotate(name: string, secretHash: string): Promise<boolean>;
   /** Adds request counts and moves last-used times forward; does not change the revision. */
   recordUse(uses: readonly KeyUse[]): Promise<void>;
+}
+
+/**
+ * The keys that seal encrypted_content envelopes (docs/operators.md,
+ * "Envelope keys"), one row per generation. A generation is written once
+ * and never changed: instances that add the same generation at the same
+ * moment keep whichever row was written first and agree on it.
+ */
+export interface EnvelopeKeyStorage {
+  /** Every key, oldest generation first. */
+  list(): Promise<EnvelopeKey[]>;
+  /** Writes `key` unless its generation exists already; answers every key after that, oldest first. */
+  add(key: EnvelopeKey): Promise<EnvelopeKey[]>;
 }

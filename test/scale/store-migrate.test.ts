@@ -120,6 +120,8 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       expiresAt: null,
     });
     await sqlite.keys.recordUse([{ name: "frontend", requests: 7, lastUsedAt: 1_700_000_001_000 }]);
+    await sqlite.envelopeKeys.add({ generation: 1, id: "0011223344556677", secret: Buffer.alloc(32, 9), createdAt: 1_700_000_000_000 });
+    await sqlite.envelopeKeys.add({ generation: 2, id: "8899aabbccddeeff", secret: Buffer.alloc(32, 10), createdAt: 1_700_000_002_000 });
     await sqlite.close();
   });
   afterAll(async () => {
@@ -145,6 +147,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
         ["response_conversations", "id"],
         ["compaction_checkpoints", "id"],
         ["access_keys", "name"],
+        ["envelope_keys", "key_id"],
       ] as const) {
         const expected = source.prepare(`SELECT * FROM ${table} ORDER BY ${key}`).all() as Record<string, unknown>[];
         const actual = (await client.query(`SELECT * FROM ${table} ORDER BY ${key} COLLATE "C"`)).rows as Record<string, unknown>[];

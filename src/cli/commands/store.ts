@@ -6,15 +6,17 @@ import { copySqliteToPostgres } from "../../storage-migrate/copy-sqlite-to-postg
 import { openPostgresStorage } from "../../storage-postgres/postgres-storage.js";
 import { openSqliteStorage } from "../../storage-sqlite/open-sqlite-storage.js";
 import { JOURNAL_FILE } from "../../storage-sqlite/turn-journal.js";
+import { EnvelopeKeyRing } from "../../carriers/envelope-keys.js";
+import { withState, type StateFlags } from "../with-state.js";
 
-interface StoreFlags {
+interface StoreFlags extends StateFlags {
   from?: string;
   to?: string;
 }
 
 export const storeCommand: CommandModule<object, StoreFlags> = {
   command: "store <action>",
-  describe: "the state store: move a state.db into PostgreSQL",
+  describe: "the state store: move a state.db into PostgreSQL, rotate the envelope key",
   builder: (yargs) =>
     yargs
       .command<StoreFlags>({
@@ -49,6 +51,31 @@ export const storeCommand: CommandModule<object, StoreFlags> = {
             await source.close();
           }
         },
+      })
+      .command<StoreFlags>({
+        command: "rotate-envelope-key",
+        describe:
+          "seal encrypted_content envelopes with a new key from now on; envelopes sealed before keep opening until they expire (every gateway on the store picks the new key up within a minute)",
+        handler: (flags) =>
+          withState(flags, async (storage) => {
+            const ring = new EnvelopeKeyRing(storage.envelopeKeys);
+            const key = await ring.rotate();
+            console.log(`envelope key ${key.id} (generation ${key.generation}) seals from now on`);
+          }),
+      })
+      .command<StoreFlags>({
+        command: "envelope-keys",
+        describe: "list the envelope keys (ids and dates, never the secrets), oldest first",
+        handler: (flags) =>
+          withState(flags, async (storage) => {
+            const keys = await storage.envelopeKeys.list();
+            if (keys.length === 0) console.log("no envelope key yet: the first encrypted_content a gateway seals creates one");
+            keys.forEach((key, index) => {
+              const replaced = keys[index + 1]?.createdAt;
+              const state = replaced === undefined ? "seals" : `opens only; replaced ${new Date(replaced).toISOString()}`;
+              console.log(`${String(key.generation).padStart(4)}  ${key.id}  created ${new Date(key.createdAt).toISOString()}  ${state}`);
+            });
+          }),
       })
       .demandCommand(1),
   handler: () => undefined,

@@ -1,0 +1,84 @@
+import "reflect-metadata";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import { EnvelopeKeyRing } from "../../src/carriers/envelope-keys.js";
+import { ENVELOPE_PREFIX, Envelopes, type SealedCarriers } from "../../src/carriers/envelope.js";
+import { openSqliteStorage } from "../../src/storage-sqlite/open-sqlite-storage.js";
+
+/** seal and open on their own: what goes in comes out, string for string; what was not sealed here never opens and never throws. */
+
+const home = mkdtempSync(join(tmpdir(), "carrierd-envelope-seal-"));
+const store = openSqliteStorage({ home });
+const envelopes = new Envelopes(new EnvelopeKeyRing(store.envelopeKeys));
+afterAll(async () => {
+  await store.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+/** Carriers of every kind, with strings JSON tools like to rewrite: escapes, lone surrogates, NUL, U+2028, big and odd numbers as text. */
+function carriers(reasoning: string): SealedCarriers {
+  return {
+    id: "turn_abc",
+    sessionId: "sess_abc",
+    plugin: "anthropic",
+    provider: "anthropic",
+    upstreamModel: "claude-sonnet-4-20250514",
+    reasoningText: reasoning,
+    reasoningDetails: [
+      { type: "reasoning.text", text: "a\u0000b\u2028c \ud83e\udde0 \\u00e9", signature: "EqQBCkgIARABGAIiQH/+==", index: 0 },
+      { type: "reasoning.encrypted", data: "gAAAAABpM0Yj-x_y/z+=", format: "openai-responses-v1", index: 1 },
+    ],
+    // an OpenAI Responses upstream's own encrypted reasoning, as a plugin's native record would hold it
+    nativeRecord: {
+      content: [{ type: "thinking", thinking: reasoning, signature: "sig/+==" }],
+      reasoning_item: { type: "reasoning", id: "rs_68af", encrypted_content: "gAAAAABo-enc_" + "Zm9v".repeat(200) + "==", summary: [] },
+      numbers: [1e21, -0.5, 12345678901234],
+    },
+  };
+}
+
+test.each([
+  ["short (500 characters)", 500],
+  ["long (8,000 characters, deflated)", 8000],
+])("%s: opens to exactly the carriers sealed", async (_name, size) => {
+  const sealed = carriers("Thinking… ".repeat(size / 10));
+  const envelope = await envelopes.seal(sealed, "scope-a");
+  expect(envelope.startsWith(ENVELOPE_PREFIX)).toBe(true);
+  expect(envelope).toMatch(/^cd1\.[A-Za-z0-9_-]+$/);
+  const opened = await envelopes.open(envelope, "scope-a");
+  expect(opened).toEqual(sealed);
+  expect(JSON.stringify(opened)).toBe(JSON.stringify(sealed));
+});
+
+test("two seals of the same carriers differ (a fresh nonce each), both open", async () => {
+  const sealed = carriers("same");
+  const [one, two] = [await envelopes.seal(sealed, "s"), await envelopes.seal(sealed, "s")];
+  expect(one).not.toBe(two);
+  expect(await envelopes.open(one, "s")).toEqual(sealed);
+  expect(await envelopes.open(two, "s")).toEqual(sealed);
+});
+
+test("bound to the access key: another data scope does not open it", async () => {
+  const envelope = await envelopes.seal(carriers("mine"), "scope-a");
+  expect(await envelopes.openWithReason(envelope, "scope-b")).toEqual({ refused: "forged or not this key's" });
+});
+
+test.each([undefined, null, 42, {}, [], "", "gAAAAABpM0Yj", "cd1.", "cd1.%%%", `cd1.${"A".repeat(200)}`, `cd1.${Buffer.alloc(64, 255).toString("base64url")}`])(
+  "never throws on %j",
+  async (value) => {
+    await expect(envelopes.open(value, "scope-a")).resolves.toBeUndefined();
+  },
+);
+
+test("an envelope opened before answers from memory: the same carriers object, for its own key only, and not past its expiry", async () => {
+  let now = Date.now();
+  const clocked = new Envelopes(new EnvelopeKeyRing(store.envelopeKeys), { now: () => now, lifetimeMs: 60_000 });
+  const envelope = await clocked.seal(carriers("remembered"), "scope-a");
+  const first = await clocked.open(envelope, "scope-a");
+  expect(await clocked.open(envelope, "scope-a")).toBe(first);
+  expect(await clocked.openWithReason(envelope, "scope-b")).toEqual({ refused: "forged or not this key's" });
+  now += 60_000;
+  expect(await clocked.openWithReason(envelope, "scope-a")).toEqual({ refused: "expired" });
+});
