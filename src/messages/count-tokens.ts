@@ -4,6 +4,7 @@ import { priceRequest } from "../compaction/price.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { ChatRequest } from "../plugins/contract.js";
 import type { ResolvedModel, RouteTable } from "../routes/route-table.js";
+import type { ReplaySource } from "../storage/turns.js";
 import { Cancellation } from "../upstream/cancellation.js";
 
 /** How long an Anthropic route's count_tokens may take before the estimate is given instead. */
@@ -20,11 +21,22 @@ export async function estimateInputTokens(
   context: PlanningContext & { readonly table: RouteTable },
   request: ChatRequest,
   resolved: ResolvedModel,
-  scope: { keyHash: string; sessionHeader: string | undefined },
+  scope: { keyHash: string; sessionHeader: string | undefined; sealed: ReadonlyMap<number, ReplaySource> | undefined },
 ): Promise<number> {
   const policy = context.table.policyFor(resolved.provider, resolved.upstreamModel);
   const explicit = scope.sessionHeader === undefined ? undefined : checkSessionId(scope.sessionHeader);
-  const plan = await planTurn(context, request, { resolved, policy }, { keyHash: scope.keyHash, explicit, stream: false, cancellation: new Cancellation() });
+  const plan = await planTurn(
+    context,
+    request,
+    { resolved, policy },
+    {
+      keyHash: scope.keyHash,
+      explicit,
+      stream: false,
+      cancellation: new Cancellation(),
+      sealed: scope.sealed,
+    },
+  );
   return priceRequest(plan.first!.call.body).total;
 }
 

@@ -1,5 +1,5 @@
 import type { DataFrame } from "../api/sse.js";
-import type { Json, JsonObject, StreamPart } from "../plugins/contract.js";
+import type { JsonObject, StreamPart } from "../plugins/contract.js";
 import { parseToolArguments } from "../plugins/tool-arguments.js";
 
 /** Where the blocks' stream events go: an SSE stream, or nowhere for a non-streaming answer. */
@@ -11,9 +11,6 @@ export interface BlockSink {
 }
 
 const SILENT: BlockSink = { event() {}, delta() {} };
-
-/** Makes the signature of a thinking block once it is whole: its text, and the reasoning details the turn has sent so far. */
-export type ThinkingSigner = (reasoningText: string, reasoningDetails: readonly Json[]) => string;
 
 type Block =
   | { kind: "thinking"; index: number; thinking: string; signature: string }
@@ -35,20 +32,30 @@ export class MessageBlocks {
   private readonly frames = new Map<Block, DataFrame>();
   /** Upstream tool-call index → its block. */
   private readonly calls = new Map<number, Extract<Block, { kind: "tool_use" }>>();
-  private readonly details: Json[] = [];
-  finishReason: string | undefined;
+  /**
+   * Events held from the first thinking block's end until the turn is sealed
+   * (its signature is the envelope of the whole turn's carriers, some of
+   * which arrive only as the turn ends); a number stands for the
+   * signature_delta of the thinking block at that index.
+   */
+  private held: (HeldEvent | number)[] | undefined;
 
   /**
-   * @param sign the signature of a thinking block carrierd closes; undefined
-   * on an Anthropic route, whose blocks keep the upstream's own signatures
-   * (read from the plugin's native record as each upstream block closes).
+   * @param options.upstreamSignatures an Anthropic route: its thinking blocks
+   * keep the upstream's own signatures (read from the plugin's native record
+   * as each upstream block closes), and nothing is held.
+   * @param options.omitThinkingText `thinking.display: omitted`: thinking
+   * blocks go out with their signature and no text (the turn stores it all).
    */
   constructor(
-    private readonly sign: ThinkingSigner | undefined,
+    private readonly options: { readonly upstreamSignatures: boolean; readonly omitThinkingText: boolean },
     private readonly sink: BlockSink = SILENT,
-    /** `thinking.display: omitted`: thinking blocks go out with their signature and no text (the turn still stores it all). */
-    private readonly omitThinkingText = false,
   ) {}
+
+  /** Whether the answer has a thinking block that waits for the turn's signature. */
+  get awaitsSignature(): boolean {
+    return !this.options.upstreamSignatures && this.blocks.some((block) => block.kind === "thinking");
+  }
 
   add(part: StreamPart): void {
     switch (part.type) {
@@ -56,35 +63,50 @@ export class MessageBlocks {
         if (!part.text) return;
         if (this.open?.kind !== "thinking") this.start({ kind: "thinking", index: this.blocks.length, thinking: "", signature: "" });
         (this.open as Extract<Block, { kind: "thinking" }>).thinking += part.text;
-        if (!this.omitThinkingText) this.sink.delta(this.frameOf(this.open!, "thinking_delta", "thinking"), JSON.stringify(part.text));
+        if (!this.options.omitThinkingText) this.delta(this.frameOf(this.open!, "thinking_delta", "thinking"), JSON.stringify(part.text));
         return;
       case "text-delta":
         if (!part.text) return;
         if (this.open?.kind !== "text") this.start({ kind: "text", index: this.blocks.length, text: "" });
         (this.open as Extract<Block, { kind: "text" }>).text += part.text;
-        this.sink.delta(this.frameOf(this.open!, "text_delta", "text"), JSON.stringify(part.text));
+        this.delta(this.frameOf(this.open!, "text_delta", "text"), JSON.stringify(part.text));
         return;
       case "tool-call-delta":
         this.addToolFragment(part);
         return;
-      case "reasoning-details-delta":
-        this.details.push(...part.details);
-        return;
       case "native-record":
-        if (!this.sign) this.addUpstreamBlocks(part.record);
-        return;
-      case "finish":
-        this.finishReason = part.reason;
+        if (this.options.upstreamSignatures) this.addUpstreamBlocks(part.record);
         return;
       default:
         return;
     }
   }
 
-  /** Closes the last block and returns every block as the final message lists it. */
-  finish(): JsonObject[] {
+  /** Closes the last block. */
+  finish(): void {
     this.close();
-    return this.blocks.map((block) => blockOf(block, this.omitThinkingText));
+  }
+
+  /**
+   * Gives every thinking block the turn's signature (`signature`: the
+   * sealed envelope; undefined when there is none to give) and sends what
+   * was held, each held thinking block's signature_delta before its stop.
+   */
+  seal(signature: string | undefined): void {
+    if (signature) for (const block of this.blocks) if (block.kind === "thinking") block.signature = signature;
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const entry of held) {
+      if (typeof entry === "number") {
+        if (signature) this.sink.event("content_block_delta", signatureDelta(entry, signature));
+      } else if (entry.frame) this.sink.delta(entry.frame, entry.json);
+      else this.sink.event(entry.name, entry.json);
+    }
+  }
+
+  /** Every block as the final message lists it. */
+  content(): JsonObject[] {
+    return this.blocks.map((block) => blockOf(block, this.options.omitThinkingText));
   }
 
   private addToolFragment(part: Extract<StreamPart, { type: "tool-call-delta" }>): void {
@@ -100,7 +122,7 @@ export class MessageBlocks {
     if (!part.arguments) return;
     call.input += part.arguments;
     // a fragment of a call whose block was closed already (an upstream that interleaves parallel calls) is kept for the final message only
-    if (this.open === call) this.sink.delta(this.frameOf(call, "input_json_delta", "partial_json"), JSON.stringify(part.arguments));
+    if (this.open === call) this.delta(this.frameOf(call, "input_json_delta", "partial_json"), JSON.stringify(part.arguments));
   }
 
   /**
@@ -135,7 +157,7 @@ export class MessageBlocks {
           : block.kind === "text"
             ? { type: "text", text: "" }
             : { type: "tool_use", id: block.id, name: block.name, input: {} };
-    this.sink.event("content_block_start", JSON.stringify({ type: "content_block_start", index: block.index, content_block: opening }));
+    this.event("content_block_start", JSON.stringify({ type: "content_block_start", index: block.index, content_block: opening }));
   }
 
   private close(): void {
@@ -143,15 +165,22 @@ export class MessageBlocks {
     if (!block) return;
     this.open = undefined;
     if (block.kind === "thinking") {
-      if (this.sign) block.signature = this.sign(block.thinking, this.details);
-      if (block.signature)
-        this.sink.event(
-          "content_block_delta",
-          JSON.stringify({ type: "content_block_delta", index: block.index, delta: { type: "signature_delta", signature: block.signature } }),
-        );
+      if (this.options.upstreamSignatures) {
+        if (block.signature) this.event("content_block_delta", signatureDelta(block.index, block.signature));
+      } else (this.held ??= []).push(block.index); // signed once the turn is sealed
     }
     this.frames.delete(block);
-    this.sink.event("content_block_stop", `{"type":"content_block_stop","index":${block.index}}`);
+    this.event("content_block_stop", `{"type":"content_block_stop","index":${block.index}}`);
+  }
+
+  private event(name: string, json: string): void {
+    if (this.held) this.held.push({ name, json });
+    else this.sink.event(name, json);
+  }
+
+  private delta(frame: DataFrame, json: string): void {
+    if (this.held) this.held.push({ frame, json });
+    else this.sink.delta(frame, json);
   }
 
   /** The constant bytes of one block's deltas, encoded once per block. */
@@ -168,6 +197,12 @@ export class MessageBlocks {
     }
     return frame;
   }
+}
+
+type HeldEvent = { readonly name: string; readonly json: string; readonly frame?: undefined } | { readonly frame: DataFrame; readonly json: string };
+
+function signatureDelta(index: number, signature: string): string {
+  return JSON.stringify({ type: "content_block_delta", index, delta: { type: "signature_delta", signature } });
 }
 
 function blockOf(block: Block, omitText: boolean): JsonObject {

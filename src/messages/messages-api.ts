@@ -7,21 +7,23 @@ import { SseWriter } from "../api/sse.js";
 import { asUpstreamFailure, startTurn } from "../api/start-turn.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import type { Envelopes } from "../carriers/envelope.js";
+import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { requireModel, type Caller } from "../keys/caller.js";
 import { noteModel } from "../logging/access-log.js";
+import type { Logger } from "../logging/logger.js";
 import type { PluginHost } from "../plugins/plugin-host.js";
 import type { ResolvedModel } from "../routes/route-table.js";
 import type { Storage } from "../storage/storage.js";
 import { countsUpstream, estimateInputTokens, upstreamCount } from "./count-tokens.js";
 import type { RouteSource } from "../routes/route-source.js";
 import { errorEvent } from "./errors.js";
-import { MessageBlocks, type BlockSink, type ThinkingSigner } from "./message-blocks.js";
+import { MessageBlocks, type BlockSink } from "./message-blocks.js";
 import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./message-object.js";
 import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
-import { openThinkingSignature, thinkingSignature } from "./thinking-signature.js";
-import { toChatRequest, type ConversionTarget } from "./to-chat-request.js";
+import { openThinkingSignatures, thinkingSignature } from "./thinking-signature.js";
+import { toChatRequest } from "./to-chat-request.js";
 
 /** Anthropic's keepalive while a stream waits: a `ping` event, which its SDKs skip. */
 const PING = Buffer.from('event: ping\ndata: {"type":"ping"}\n\n');
@@ -42,23 +44,31 @@ export class MessagesApi {
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(STORAGE) private readonly storage: Storage,
     @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
+    @inject(ENVELOPES) private readonly envelopes: Envelopes,
+    @inject(LOGGER) private readonly log: Logger,
   ) {}
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const body = validateMessagesRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
     const resolved = this.route(body.model, response, caller);
     const stream = body.stream === true;
-    const chatRequest = toChatRequest(body, conversionTarget(resolved, caller));
+    const anthropic = isAnthropicRoute(resolved);
+    const chatRequest = toChatRequest(body, { anthropic });
+    // the carriers a client's thinking blocks bring back sealed replace the store's for their messages
+    const sealed = anthropic
+      ? undefined
+      : await openThinkingSignatures(this.envelopes, body.messages, chatRequest.messages, resolved, caller.keyHash, this.log);
     const run = await startTurn(this.chat, chatRequest, response, {
       keyHash: caller.keyHash,
       sessionHeader: typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined,
       stream,
+      sealed,
       client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
     });
     const identity: MessageIdentity = { id: `msg_${run.turnId.slice(5)}`, model: run.model };
-    const view: BlockView = { sign: signerFor(resolved, caller), omitThinkingText: body.thinking?.display === "omitted" && !isAnthropicRoute(resolved) };
-    if (stream) await this.streamMessage(run, response, identity, view);
-    else await respondWhole(run, response, identity, view);
+    const blocks = { upstreamSignatures: anthropic, omitThinkingText: body.thinking?.display === "omitted" && !anthropic };
+    if (stream) await this.streamMessage(run, response, identity, blocks, caller.keyHash);
+    else await this.respondWhole(run, response, identity, blocks, caller.keyHash);
   }
 
   /**
@@ -77,10 +87,11 @@ export class MessagesApi {
       response.end(answer.body);
       return;
     }
-    const chatRequest = toChatRequest(body, conversionTarget(resolved, caller));
+    const chatRequest = toChatRequest(body, { anthropic: false });
     const context = { storage: this.storage, registry: this.plugins.registry, env: this.options.env, table: this.routes.current };
     const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
-    sendJson(response, 200, { input_tokens: await estimateInputTokens(context, chatRequest, resolved, { keyHash: caller.keyHash, sessionHeader }) });
+    const sealed = await openThinkingSignatures(this.envelopes, body.messages, chatRequest.messages, resolved, caller.keyHash, this.log);
+    sendJson(response, 200, { input_tokens: await estimateInputTokens(context, chatRequest, resolved, { keyHash: caller.keyHash, sessionHeader, sealed }) });
   }
 
   /** The request's route: the key may use the model, the model is in routes.yaml, its provider has its key. */
@@ -98,16 +109,17 @@ export class MessagesApi {
    * stop, then message_delta (stop_reason, usage) and message_stop. The turn
    * is stored before message_delta goes out.
    */
-  private async streamMessage(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView): Promise<void> {
+  private async streamMessage(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView, keyHash: string): Promise<void> {
     const sse = new SseWriter(response, { "x-session-id": run.sessionId }, this.options.keepaliveSeconds, PING);
     const start = messageObject(identity, [], undefined, { input_tokens: 0, output_tokens: 0 });
     sse.data(JSON.stringify({ type: "message_start", message: start }), "message_start");
     const sink: BlockSink = { event: (name, json) => sse.data(json, name), delta: (frame, json) => sse.dataInFrame(frame, json) };
-    const blocks = new MessageBlocks(view.sign, sink, view.omitThinkingText);
+    const blocks = new MessageBlocks(view, sink);
     try {
       for await (const batch of run.batches) for (const part of batch) blocks.add(part);
     } catch (error) {
       run.fail(error);
+      blocks.seal(undefined); // what was held goes out, unsigned, before the error
       sse.end(errorEvent(asUpstreamFailure(error)));
       return;
     }
@@ -118,57 +130,55 @@ export class MessagesApi {
       turn = await run.complete(); // durable before the client is told the message is done
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
+      blocks.seal(undefined);
       sse.end(errorEvent(error)); // the turn could not be stored (store_unavailable): never told it completed
       return;
     }
+    blocks.seal(await this.signatureOf(blocks, run, keyHash));
     const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason), usage: anthropicUsage(turn.usage) };
     sse.data(JSON.stringify(delta), "message_delta");
     sse.end(MESSAGE_STOP);
   }
-}
 
-async function respondWhole(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView): Promise<void> {
-  const blocks = new MessageBlocks(view.sign, undefined, view.omitThinkingText);
-  try {
-    for await (const batch of run.batches) for (const part of batch) blocks.add(part);
-  } catch (error) {
-    run.fail(error);
-    throw asUpstreamFailure(error);
+  private async respondWhole(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView, keyHash: string): Promise<void> {
+    const blocks = new MessageBlocks(view);
+    try {
+      for await (const batch of run.batches) for (const part of batch) blocks.add(part);
+    } catch (error) {
+      run.fail(error);
+      throw asUpstreamFailure(error);
+    }
+    blocks.finish();
+    const turn = await run.complete();
+    blocks.seal(await this.signatureOf(blocks, run, keyHash));
+    const body = messageObject(identity, blocks.content(), stopReasonOf(turn.finishReason), anthropicUsage(turn.usage));
+    sendJson(response, 200, body, { "x-session-id": run.sessionId });
   }
-  const content = blocks.finish();
-  const turn = await run.complete();
-  sendJson(response, 200, messageObject(identity, content, stopReasonOf(turn.finishReason), anthropicUsage(turn.usage)), { "x-session-id": run.sessionId });
+
+  /**
+   * The thinking blocks' signature once the turn is stored: the envelope of
+   * its carriers. An envelope that cannot be sealed (the store holding the
+   * envelope keys does not answer) leaves the signature empty: the client's
+   * next request finds the stored turn instead, as a stateless client's does.
+   */
+  private async signatureOf(blocks: MessageBlocks, run: TurnRun, keyHash: string): Promise<string | undefined> {
+    if (!blocks.awaitsSignature || !run.stored) return undefined;
+    try {
+      return await thinkingSignature(this.envelopes, run.stored, keyHash);
+    } catch (error) {
+      this.log.warn({ err: error, session_id: run.sessionId }, "the turn's thinking could not be sealed; its blocks go out unsigned");
+      return undefined;
+    }
+  }
 }
 
-/** How the turn's blocks are shown: who signs the thinking blocks, and whether their text is left out. */
+/** How the turn's blocks are shown: whose signatures the thinking blocks carry, and whether their text is left out. */
 interface BlockView {
-  readonly sign: ThinkingSigner | undefined;
+  readonly upstreamSignatures: boolean;
   readonly omitThinkingText: boolean;
 }
 
 /** Whether the route speaks the Messages API itself (the anthropic plugin: Anthropic, Vertex AI, Foundry). */
 export function isAnthropicRoute(resolved: ResolvedModel): boolean {
   return resolved.provider.plugin === "anthropic";
-}
-
-/** How a request to this route is converted: what a client's thinking block may bring back to it. */
-export function conversionTarget(resolved: ResolvedModel, caller: Caller): ConversionTarget {
-  const producer = { plugin: resolved.provider.plugin, model: resolved.upstreamModel };
-  return {
-    anthropic: isAnthropicRoute(resolved),
-    openThinking: (signature) => {
-      const carriers = openThinkingSignature(signature, caller.keyHash);
-      // signed reasoning is bound to the model that produced it: another model's or provider's is never sent here
-      if (!carriers || !resolved.family.sameProducer({ plugin: carriers.plugin, model: carriers.upstreamModel }, producer)) return undefined;
-      return carriers;
-    },
-  };
-}
-
-/** Signs the thinking blocks carrierd closes; an Anthropic route's keep the upstream's signatures. */
-function signerFor(resolved: ResolvedModel, caller: Caller): ThinkingSigner | undefined {
-  if (isAnthropicRoute(resolved)) return undefined;
-  const { plugin } = resolved.provider;
-  const { upstreamModel } = resolved;
-  return (reasoningText, reasoningDetails) => thinkingSignature({ plugin, upstreamModel, reasoningText, reasoningDetails }, caller.keyHash);
 }

@@ -1,6 +1,5 @@
 import { GatewayError } from "../errors/gateway-error.js";
-import type { ChatMessage, ChatRequest, Json, JsonObject, ToolCall } from "../plugins/contract.js";
-import type { ThinkingCarriers } from "./thinking-signature.js";
+import type { ChatMessage, ChatRequest, JsonObject, ToolCall } from "../plugins/contract.js";
 import { shown } from "../util/shown.js";
 import type { AnthropicMessage, AnthropicTool, ContentBlock, MessagesRequest } from "./request.js";
 
@@ -8,13 +7,6 @@ import type { AnthropicMessage, AnthropicTool, ContentBlock, MessagesRequest } f
 export interface ConversionTarget {
   /** The route speaks the Messages API itself (the anthropic plugin): Anthropic's own keys, tools and cache_control go on as sent. */
   readonly anthropic: boolean;
-  /**
-   * The carriers a client's thinking block brings back: what its signature
-   * holds when it opens for this key and was produced by this route's model,
-   * else undefined (the block is not sent upstream; the stored turn is found
-   * as for any stateless client).
-   */
-  readonly openThinking: (signature: string) => ThinkingCarriers | undefined;
 }
 
 /** Top-level keys only the Messages API knows, passed on to an Anthropic route (the anthropic plugin sends them as they are). */
@@ -90,19 +82,18 @@ function systemMessage(system: MessagesRequest["system"], target: ConversionTarg
 
 function convertMessage(message: AnthropicMessage, index: number, target: ConversionTarget): ChatMessage[] {
   const blocks: ContentBlock[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
-  return message.role === "assistant" ? [assistantMessage(blocks, index, target)] : userMessages(blocks, index, target);
+  return message.role === "assistant" ? [assistantMessage(blocks, index)] : userMessages(blocks, index, target);
 }
 
 /**
- * An assistant message: its text, its tool_use blocks as tool calls, and the
- * reasoning its thinking blocks bring back (only what their signatures hold
- * for this route; a redacted_thinking block is Anthropic's alone).
+ * An assistant message: its text, and its tool_use blocks as tool calls.
+ * Its thinking and redacted_thinking blocks are not converted: the turn's
+ * carriers come from their signature (openThinkingSignatures) or from the
+ * store, never from the text a client sends back.
  */
-function assistantMessage(blocks: ContentBlock[], index: number, target: ConversionTarget): ChatMessage {
+function assistantMessage(blocks: ContentBlock[], index: number): ChatMessage {
   let text = "";
   const toolCalls: ToolCall[] = [];
-  const reasoning: string[] = [];
-  let details: Json[] | undefined;
   blocks.forEach((block, position) => {
     switch (block.type) {
       case "text":
@@ -111,13 +102,7 @@ function assistantMessage(blocks: ContentBlock[], index: number, target: Convers
       case "tool_use":
         toolCalls.push({ id: shown(block.id), type: "function", function: { name: shown(block.name), arguments: JSON.stringify(block.input ?? {}) } });
         break;
-      case "thinking": {
-        const carriers = target.openThinking(shown(block.signature));
-        if (!carriers) break;
-        reasoning.push(carriers.reasoningText);
-        if (carriers.reasoningDetails?.length) details = [...(details ?? []), ...carriers.reasoningDetails];
-        break;
-      }
+      case "thinking":
       case "redacted_thinking":
         break;
       default:
@@ -129,8 +114,6 @@ function assistantMessage(blocks: ContentBlock[], index: number, target: Convers
   });
   const message: ChatMessage = { role: "assistant", content: text || (toolCalls.length > 0 ? null : "") };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  if (reasoning.length > 0) message.reasoning_content = reasoning.join("");
-  if (details) message.reasoning_details = details;
   return message;
 }
 

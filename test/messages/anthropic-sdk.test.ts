@@ -1,6 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { startStrictDeepSeek, strictRoutes, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
 
 let upstream: StrictDeepSeek;
@@ -86,7 +86,7 @@ describe.each(["demo", "deepseek-reasoner"])("@anthropic-ai/sdk against %s", (mo
 });
 
 describe("a two-turn tool loop with thinking against the strict DeepSeek emulator", () => {
-  async function firstTurn(stream: boolean): Promise<{ params: Anthropic.MessageCreateParamsNonStreaming; assistant: Anthropic.Message }> {
+  async function firstTurn(stream: boolean): Promise<{ params: Anthropic.MessageCreateParamsNonStreaming; assistant: Anthropic.Message; sessionId: string }> {
     const params: Anthropic.MessageCreateParamsNonStreaming = {
       model: "deepseek-reasoner",
       max_tokens: 2048,
@@ -94,8 +94,13 @@ describe("a two-turn tool loop with thinking against the strict DeepSeek emulato
       tools: [WEATHER],
       messages: [{ role: "user", content: `What's the weather in Paris? (${stream ? "streamed" : "whole"} ${Math.random()})` }],
     };
-    const assistant = stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
-    return { params, assistant };
+    if (stream) {
+      const running = client.messages.stream(params);
+      const { response } = await running.withResponse();
+      return { params, assistant: await running.finalMessage(), sessionId: response.headers.get("x-session-id")! };
+    }
+    const { data, response } = await client.messages.create(params).withResponse();
+    return { params, assistant: data, sessionId: response.headers.get("x-session-id")! };
   }
 
   function secondTurn(
@@ -150,5 +155,35 @@ describe("a two-turn tool loop with thinking against the strict DeepSeek emulato
     expect(session).toMatch(/^sess_/);
     expect(second.response.headers.get("x-session-id")).toBe(session);
     expect(firstUse.id).not.toBe(toolUse.id);
+  });
+
+  test("the thinking block's signature is the turn's envelope: resent after the session is gone, it alone brings the reasoning back verbatim", async () => {
+    const { params, assistant, sessionId } = await firstTurn(true);
+    const thinking = assistant.content[0] as Anthropic.ThinkingBlock;
+    expect(thinking.signature).toMatch(/^cd1\./);
+    const toolUse = assistant.content[1] as Anthropic.ToolUseBlock;
+    expect(await storageOf(gateway).catalogue.remove(sessionId)).toBe(true);
+    const answer = await client.messages.create(secondTurn(params, assistant.content as Anthropic.ContentBlockParam[], toolUse.id));
+    expect(answer.stop_reason).toBe("end_turn");
+    expect(upstream.requests.at(-1)!.messages.find((message) => message.role === "assistant")?.reasoning_content).toBe(thinking.thinking);
+    // the control: without its thinking block nothing brings the reasoning back, and the upstream refuses the turn
+    const dropped = client.messages.create(secondTurn(params, [toolUse], toolUse.id));
+    await expect(dropped).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
+  test("a thinking block sealed for another model is never sent to this one", async () => {
+    const { params, assistant, sessionId } = await firstTurn(false);
+    const toolUse = assistant.content[1] as Anthropic.ToolUseBlock;
+    expect(await storageOf(gateway).catalogue.remove(sessionId)).toBe(true);
+    const elsewhere = client.messages.create({
+      ...secondTurn(params, assistant.content as Anthropic.ContentBlockParam[], toolUse.id),
+      model: "other-reasoner",
+    });
+    await expect(elsewhere).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.model).toBe("deepseek-v4-flash");
+    expect(sent.messages.find((message) => message.role === "assistant")?.reasoning_content).not.toBe(
+      (assistant.content[0] as Anthropic.ThinkingBlock).thinking,
+    );
   });
 });

@@ -84,7 +84,11 @@ test("Anthropic's event order: message_start, each block's start/deltas/stop in 
   const starts = events.filter((event) => event.name === "content_block_start").map((event) => (event.data.content_block as { type: string }).type);
   expect(starts).toEqual(["thinking", "text"]);
   const deltaTypes = new Set(events.filter((event) => event.name === "content_block_delta").map((event) => (event.data.delta as { type: string }).type));
-  expect([...deltaTypes].sort()).toEqual(["text_delta", "thinking_delta"]);
+  expect([...deltaTypes].sort()).toEqual(["signature_delta", "text_delta", "thinking_delta"]);
+  // the thinking block's signature, just before its stop: the sealed envelope of the turn's carriers
+  const signature = events.findIndex((event) => event.name === "content_block_delta" && (event.data.delta as { type: string }).type === "signature_delta");
+  expect(events[signature]!.data).toMatchObject({ index: 0, delta: { signature: expect.stringMatching(/^cd1\./) as string } });
+  expect(events[signature + 1]).toMatchObject({ name: "content_block_stop", data: { index: 0 } });
   expect(events.at(-2)!.data).toMatchObject({
     delta: { stop_reason: "end_turn", stop_sequence: null },
     usage: { output_tokens: expect.any(Number) as number },

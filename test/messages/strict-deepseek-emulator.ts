@@ -123,7 +123,7 @@ function textOf(content: unknown): string {
   return "";
 }
 
-/** routes.yaml: `demo`, and the strict emulator as `deepseek-reasoner` with DeepSeek's carrier route, plus Claude Code's names mapped to it. */
+/** routes.yaml: `demo`, and the strict emulator as `deepseek-reasoner` (and another model, `other-reasoner`) with DeepSeek's carrier route, plus Claude Code's names mapped to it. */
 export function strictRoutes(baseUrl: string): string {
   return `version: 1
 providers:
@@ -132,6 +132,7 @@ providers:
 models:
   - { name: demo, provider: demo, model: demo-reasoner }
   - { name: deepseek-reasoner, provider: deepseek, model: deepseek-reasoner }
+  - { name: other-reasoner, provider: deepseek, model: deepseek-v4-flash }
   - { name: "claude-*", provider: deepseek, model: deepseek-reasoner }
 carriers:
   - match: { provider: deepseek }
