@@ -18,6 +18,7 @@ import type { ResolvedModel } from "../routes/route-table.js";
 import type { Storage } from "../storage/storage.js";
 import { countsUpstream, estimateInputTokens, upstreamCount } from "./count-tokens.js";
 import type { RouteSource } from "../routes/route-source.js";
+import { clientThinking } from "./client-thinking.js";
 import { errorEvent } from "./errors.js";
 import { MessageBlocks, type BlockSink } from "./message-blocks.js";
 import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./message-object.js";
@@ -53,10 +54,10 @@ export class MessagesApi {
     const resolved = this.route(body.model, response, caller);
     const stream = body.stream === true;
     const anthropic = isAnthropicRoute(resolved);
-    const chatRequest = toChatRequest(body, { anthropic });
-    // the carriers a client's thinking blocks bring back sealed replace the store's for their messages
+    const chatRequest = toChatRequest(body, { anthropic, betas: headerOf(request, "anthropic-beta") });
+    // the carriers a client's thinking blocks bring back (an Anthropic route's own blocks, or carrierd's envelope) replace the store's for their messages
     const sealed = anthropic
-      ? undefined
+      ? clientThinking(body.messages, chatRequest.messages, resolved)
       : await openThinkingSignatures(this.envelopes, body.messages, chatRequest.messages, resolved, caller.keyHash, this.log);
     const run = await startTurn(this.chat, chatRequest, response, {
       keyHash: caller.keyHash,
@@ -81,8 +82,7 @@ export class MessagesApi {
     const resolved = this.route(body.model, response, caller);
     if (countsUpstream(resolved)) {
       const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;
-      const beta = typeof request.headers["anthropic-beta"] === "string" ? request.headers["anthropic-beta"] : undefined;
-      const answer = await upstreamCount(resolved, body, apiKey, beta);
+      const answer = await upstreamCount(resolved, body, apiKey, headerOf(request, "anthropic-beta"));
       response.writeHead(answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(answer.body) });
       response.end(answer.body);
       return;
@@ -170,6 +170,12 @@ export class MessagesApi {
       return undefined;
     }
   }
+}
+
+/** A request header's value, several sent as one comma-separated list. */
+function headerOf(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(",") : value;
 }
 
 /** How the turn's blocks are shown: whose signatures the thinking blocks carry, and whether their text is left out. */

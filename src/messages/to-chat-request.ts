@@ -7,6 +7,8 @@ import type { AnthropicMessage, AnthropicTool, ContentBlock, MessagesRequest } f
 export interface ConversionTarget {
   /** The route speaks the Messages API itself (the anthropic plugin): Anthropic's own keys, tools and cache_control go on as sent. */
   readonly anthropic: boolean;
+  /** The client's `anthropic-beta` header: an Anthropic route's upstream gets it (the anthropic plugin sends `anthropic_beta` as that header). */
+  readonly betas?: string;
 }
 
 /** Top-level keys only the Messages API knows, passed on to an Anthropic route (the anthropic plugin sends them as they are). */
@@ -39,6 +41,7 @@ export function toChatRequest(request: MessagesRequest, target: ConversionTarget
   if (target.anthropic) {
     for (const key of ANTHROPIC_ONLY_KEYS) if (request[key] !== undefined) chat[key] = request[key];
     if (typeof request.metadata?.user_id === "string") chat.user = request.metadata.user_id;
+    if (target.betas) chat.anthropic_beta = target.betas;
   } else {
     for (const [key, why] of Object.entries(REFUSED_ELSEWHERE))
       if (request[key] !== undefined) throw refused(key, `'${key}' is not supported on this route: ${why}, and '${request.model}' is not an Anthropic route`);
