@@ -54,7 +54,17 @@ export class MessageBlocks {
 
   /** Whether the answer has a thinking block that waits for the turn's signature. */
   get awaitsSignature(): boolean {
-    return !this.options.upstreamSignatures && this.blocks.some((block) => block.kind === "thinking");
+    return !this.options.upstreamSignatures && this.blocks.some((block) => block.kind === "thinking" && !block.signature);
+  }
+
+  /** Whether events are held for a signature (a thinking block has ended and is not signed yet). */
+  get holding(): boolean {
+    return this.held !== undefined;
+  }
+
+  /** The text of every thinking block so far: the turn's reasoning up to now. */
+  get reasoningSoFar(): string {
+    return this.blocks.map((block) => (block.kind === "thinking" ? block.thinking : "")).join("");
   }
 
   add(part: StreamPart): void {
@@ -88,12 +98,13 @@ export class MessageBlocks {
   }
 
   /**
-   * Gives every thinking block the turn's signature (`signature`: the
-   * sealed envelope; undefined when there is none to give) and sends what
-   * was held, each held thinking block's signature_delta before its stop.
+   * Gives every thinking block not signed yet `signature` (the sealed
+   * envelope of the turn's carriers so far; undefined when there is none to
+   * give) and sends what was held, each held thinking block's
+   * signature_delta before its stop.
    */
   seal(signature: string | undefined): void {
-    if (signature) for (const block of this.blocks) if (block.kind === "thinking") block.signature = signature;
+    if (signature) for (const block of this.blocks) if (block.kind === "thinking" && !block.signature) block.signature = signature;
     const held = this.held ?? [];
     this.held = undefined;
     for (const entry of held) {

@@ -7,7 +7,7 @@ import { SseWriter } from "../api/sse.js";
 import { asUpstreamFailure, startTurn } from "../api/start-turn.js";
 import type { ChatService, TurnRun } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import type { Envelopes } from "../carriers/envelope.js";
+import type { Envelopes, SealedCarriers } from "../carriers/envelope.js";
 import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { requireModel, type Caller } from "../keys/caller.js";
@@ -23,7 +23,7 @@ import { errorEvent } from "./errors.js";
 import { MessageBlocks, type BlockSink } from "./message-blocks.js";
 import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./message-object.js";
 import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
-import { openThinkingSignatures, thinkingSignature } from "./thinking-signature.js";
+import { openThinkingSignatures, sealsAsReasoningEnds, thinkingSignature } from "./thinking-signature.js";
 import { toChatRequest } from "./to-chat-request.js";
 
 /** Anthropic's keepalive while a stream waits: a `ping` event, which its SDKs skip. */
@@ -67,7 +67,14 @@ export class MessagesApi {
       client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
     });
     const identity: MessageIdentity = { id: `msg_${run.turnId.slice(5)}`, model: run.model };
-    const blocks = { upstreamSignatures: anthropic, omitThinkingText: body.thinking?.display === "omitted" && !anthropic };
+    const blocks: BlockView = {
+      upstreamSignatures: anthropic,
+      omitThinkingText: body.thinking?.display === "omitted" && !anthropic,
+      sealedAs:
+        !anthropic && this.sealsEarly(resolved)
+          ? { plugin: resolved.provider.plugin, provider: resolved.provider.id, upstreamModel: resolved.upstreamModel }
+          : undefined,
+    };
     if (stream) await this.streamMessage(run, response, identity, blocks, caller.keyHash);
     else await this.respondWhole(run, response, identity, blocks, caller.keyHash);
   }
@@ -116,7 +123,11 @@ export class MessagesApi {
     const sink: BlockSink = { event: (name, json) => sse.data(json, name), delta: (frame, json) => sse.dataInFrame(frame, json) };
     const blocks = new MessageBlocks(view, sink);
     try {
-      for await (const batch of run.batches) for (const part of batch) blocks.add(part);
+      for await (const batch of run.batches) {
+        for (const part of batch) blocks.add(part);
+        // a route whose carriers are whole once it has reasoned: its thinking is signed as it ends, and the rest streams live
+        if (view.sealedAs && blocks.holding) blocks.seal(await this.sealSoFar(blocks, run, view.sealedAs, keyHash));
+      }
     } catch (error) {
       run.fail(error);
       blocks.seal(undefined); // what was held goes out, unsigned, before the error
@@ -155,6 +166,30 @@ export class MessagesApi {
     sendJson(response, 200, body, { "x-session-id": run.sessionId });
   }
 
+  /** Whether a route's thinking blocks are sealed as they end (sealsAsReasoningEnds). */
+  private sealsEarly(resolved: ResolvedModel): boolean {
+    const policy = this.routes.current.policyFor(resolved.provider, resolved.upstreamModel);
+    return sealsAsReasoningEnds(policy.fields, this.plugins.registry.get(resolved.provider.plugin)?.definition.native !== undefined);
+  }
+
+  /** The envelope of the turn's reasoning so far; undefined (blocks unsigned, the store decides later) when it cannot be sealed. */
+  private async sealSoFar(blocks: MessageBlocks, run: TurnRun, producer: SealedProducer, keyHash: string): Promise<string | undefined> {
+    const carriers = {
+      ...producer,
+      id: run.turnId,
+      sessionId: run.sessionId,
+      reasoningText: blocks.reasoningSoFar,
+      reasoningDetails: undefined,
+      nativeRecord: undefined,
+    };
+    try {
+      return await thinkingSignature(this.envelopes, carriers, keyHash);
+    } catch (error) {
+      this.log.warn({ err: error, session_id: run.sessionId }, "the turn's thinking could not be sealed; its blocks go out unsigned");
+      return undefined;
+    }
+  }
+
   /**
    * The thinking blocks' signature once the turn is stored: the envelope of
    * its carriers. An envelope that cannot be sealed (the store holding the
@@ -178,10 +213,15 @@ function headerOf(request: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value.join(",") : value;
 }
 
-/** How the turn's blocks are shown: whose signatures the thinking blocks carry, and whether their text is left out. */
+/** Who produced a turn's carriers, as its envelope names them. */
+type SealedProducer = Pick<SealedCarriers, "plugin" | "provider" | "upstreamModel">;
+
+/** How the turn's blocks are shown: whose signatures the thinking blocks carry, whether their text is left out, whether they are sealed as they end. */
 interface BlockView {
   readonly upstreamSignatures: boolean;
   readonly omitThinkingText: boolean;
+  /** Set when the route's carriers are whole once it has reasoned: who produced them. */
+  readonly sealedAs?: SealedProducer;
 }
 
 /** Whether the route speaks the Messages API itself (the anthropic plugin: Anthropic, Vertex AI, Foundry). */

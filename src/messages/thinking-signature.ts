@@ -1,4 +1,4 @@
-import type { Envelopes } from "../carriers/envelope.js";
+import type { Envelopes, SealedCarriers } from "../carriers/envelope.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatMessage } from "../plugins/contract.js";
 import { carriersOf } from "../responses/sealed-reasoning.js";
@@ -9,19 +9,32 @@ import type { AnthropicMessage } from "./request.js";
 /**
  * The `signature` of the thinking blocks of a turn carrierd answered on a
  * route that is not Anthropic's: the sealed envelope of the turn's carriers
- * as stored (src/carriers/envelope.ts), for the access key's data scope.
+ * (src/carriers/envelope.ts), for the access key's data scope: as stored
+ * once the turn ends, or as far as they have arrived (sealsAsReasoningEnds).
  * Every signature carrierd writes comes from here; openThinkingSignatures
  * reads them back.
  */
-export function thinkingSignature(envelopes: Envelopes, turn: NewTurn, keyHash: string): Promise<string> {
-  return envelopes.seal(carriersOf(turn), keyHash);
+export function thinkingSignature(envelopes: Envelopes, turn: NewTurn | SealedCarriers, keyHash: string): Promise<string> {
+  return envelopes.seal("keyHash" in turn ? carriersOf(turn) : turn, keyHash);
+}
+
+/**
+ * Whether a route's carriers are whole once its reasoning has streamed: an
+ * OpenAI-style route that reads reasoning text alone (no `reasoning_details`,
+ * no native record of its plugin). Its thinking blocks are sealed as they
+ * end and what follows streams live; any other route's wait for the turn's
+ * end, when its last carriers have arrived.
+ */
+export function sealsAsReasoningEnds(fields: readonly string[], pluginHasNative: boolean): boolean {
+  return !pluginHasNative && !fields.includes("reasoning_details");
 }
 
 /**
  * The carriers the thinking blocks a client sent back hold, by index of
- * their assistant message in the turn request (`canonical`): the first
+ * their assistant message in the turn request (`canonical`): the last
  * signature of each message that opens for this key and was sealed for this
- * route's model. Another model's or provider's is never sent here (signed
+ * route's model (a later block's envelope holds the reasoning of the ones
+ * before it too). Another model's or provider's is never sent here (signed
  * reasoning is bound to its model), nor is one that does not open
  * (Anthropic's own signatures, altered, expired, another key's): that
  * message's carriers come from the store, found as for any stateless client.
@@ -41,7 +54,7 @@ export async function openThinkingSignatures(
     if (message.role !== "assistant") continue;
     const index = assistantIndexes[ordinal++];
     if (index === undefined || typeof message.content === "string") continue;
-    for (const block of message.content) {
+    for (const block of [...message.content].reverse()) {
       if (block.type !== "thinking" || typeof block.signature !== "string" || block.signature === "") continue;
       const result = await envelopes.openWithReason(block.signature, keyHash);
       if (!result.carriers) continue; // not carrierd's (an Anthropic signature), or refused: the store decides

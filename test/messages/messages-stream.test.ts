@@ -5,11 +5,13 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startStrictDeepSeek, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
 
 let slow: StrictDeepSeek;
+let lingering: StrictDeepSeek;
 let recorded: EmulatedUpstream;
 let gateway: TestGateway;
 
 beforeAll(async () => {
   slow = await startStrictDeepSeek(undefined, { firstByteDelayMs: 1600 });
+  lingering = await startStrictDeepSeek(undefined, { finishDelayMs: 800 });
   recorded = await startDeepSeekEmulator();
   gateway = await startTestGateway({
     routes: `version: 1
@@ -17,11 +19,17 @@ providers:
   demo: { plugin: demo }
   slow: { plugin: openai-compatible, base_url: "${slow.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
   recorded: { plugin: openai-compatible, base_url: "${recorded.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
+  lingering: { plugin: openai-compatible, base_url: "${lingering.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
+  with-details: { plugin: openai-compatible, base_url: "${lingering.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
 models:
   - { name: demo, provider: demo, model: demo-reasoner }
   - { name: slow-reasoner, provider: slow, model: deepseek-reasoner }
   - { name: deepseek-reasoner, provider: recorded, model: deepseek-reasoner }
+  - { name: lingering-reasoner, provider: lingering, model: deepseek-reasoner }
+  - { name: details-reasoner, provider: with-details, model: deepseek-reasoner }
 carriers:
+  - match: { provider: with-details }
+    fields: [reasoning_content, reasoning_details]
   - match: {}
     fields: [reasoning_content]
 `,
@@ -32,6 +40,7 @@ carriers:
 afterAll(async () => {
   await gateway?.stop();
   await slow?.close();
+  await lingering?.close();
   await recorded?.close();
 });
 
@@ -106,6 +115,38 @@ test("a tool call streams as a tool_use block: its id and name first, then its i
     .join("");
   expect(JSON.parse(json)).toHaveProperty("location");
   expect(events.at(-2)!.data).toMatchObject({ delta: { stop_reason: "tool_use" } });
+});
+
+/** The stream's text, and how long before its end its first text_delta arrived. */
+async function textLead(response: Response): Promise<{ raw: string; leadMs: number }> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let raw = "";
+  let textAt: number | undefined;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    raw += decoder.decode(value, { stream: true });
+    if (textAt === undefined && raw.includes('"text_delta"')) textAt = performance.now();
+  }
+  return { raw, leadMs: performance.now() - textAt! };
+}
+
+test("on a route whose carriers are whole once it has reasoned, the thinking is signed as it ends and the text streams live", async () => {
+  const { raw, leadMs } = await textLead(await stream("lingering-reasoner", "hello"));
+  // the upstream waited 800 ms before finishing: the text had reached the client before that
+  expect(leadMs).toBeGreaterThan(500);
+  const events = eventsOf(raw);
+  const signature = events.find((event) => (event.data.delta as { type?: string } | undefined)?.type === "signature_delta")!;
+  expect(events.indexOf(signature)).toBeLessThan(events.findIndex((event) => (event.data.delta as { type?: string } | undefined)?.type === "text_delta"));
+});
+
+test("on a route whose carriers may still arrive (reasoning_details), what follows the thinking waits for the turn's envelope", async () => {
+  const { raw, leadMs } = await textLead(await stream("details-reasoner", "hello"));
+  expect(leadMs).toBeLessThan(300);
+  const events = eventsOf(raw);
+  const signature = events.find((event) => (event.data.delta as { type?: string } | undefined)?.type === "signature_delta")!;
+  expect((signature.data.delta as { signature: string }).signature).toMatch(/^cd1\./);
 });
 
 test("while the upstream has not answered, the client gets ping events, then the message", async () => {

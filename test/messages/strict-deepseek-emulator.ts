@@ -34,9 +34,10 @@ export interface StrictDeepSeek {
  * tool_calls, usage in the finishing chunk) or whole. With tools offered and
  * no tool result last, it calls the tool `plan` picks (the first offered,
  * by default); after a tool result it answers with what the tool said.
- * `firstByteDelayMs` holds every answer that long before its first byte.
+ * `firstByteDelayMs` holds every answer that long before its first byte,
+ * `finishDelayMs` a stream that long before its finishing chunk.
  */
-export async function startStrictDeepSeek(plan?: ToolPlan, options: { firstByteDelayMs?: number } = {}): Promise<StrictDeepSeek> {
+export async function startStrictDeepSeek(plan?: ToolPlan, options: { firstByteDelayMs?: number; finishDelayMs?: number } = {}): Promise<StrictDeepSeek> {
   const reasoningByCall = new Map<string, string>();
   const requests: ChatBody[] = [];
   const statuses: number[] = [];
@@ -97,6 +98,7 @@ export async function startStrictDeepSeek(plan?: ToolPlan, options: { firstByteD
         response.write(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: "function", function: { name: toolCall.name, arguments: "" } }] }));
         for (const piece of toolCall.arguments.match(/.{1,10}/gs) ?? []) response.write(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
       }
+      if (options.finishDelayMs) await new Promise((resolve) => setTimeout(resolve, options.finishDelayMs));
       response.write(chunk({ content: "", reasoning_content: null }, finish, { usage }));
       response.end("data: [DONE]\n\n");
     };
