@@ -98,13 +98,13 @@ export class MessageBlocks {
   }
 
   /**
-   * Gives every thinking block not signed yet `signature` (the sealed
+   * Gives every ended thinking block not signed yet `signature` (the sealed
    * envelope of the turn's carriers so far; undefined when there is none to
    * give) and sends what was held, each held thinking block's
    * signature_delta before its stop.
    */
   seal(signature: string | undefined): void {
-    if (signature) for (const block of this.blocks) if (block.kind === "thinking" && !block.signature) block.signature = signature;
+    if (signature) for (const block of this.blocks) if (block.kind === "thinking" && !block.signature && block !== this.open) block.signature = signature;
     const held = this.held ?? [];
     this.held = undefined;
     for (const entry of held) {

@@ -122,12 +122,19 @@ export class MessagesApi {
     sse.data(JSON.stringify({ type: "message_start", message: start }), "message_start");
     const sink: BlockSink = { event: (name, json) => sse.data(json, name), delta: (frame, json) => sse.dataInFrame(frame, json) };
     const blocks = new MessageBlocks(view, sink);
+    // a route whose carriers are whole once it has reasoned: its thinking is signed as it ends, and the rest streams
+    // live once the seal is done; the answer is read on meanwhile, so an upstream that has sent it all is not waited on
+    let sealing: Promise<void> | undefined;
     try {
       for await (const batch of run.batches) {
         for (const part of batch) blocks.add(part);
-        // a route whose carriers are whole once it has reasoned: its thinking is signed as it ends, and the rest streams live
-        if (view.sealedAs && blocks.holding) blocks.seal(await this.sealSoFar(blocks, run, view.sealedAs, keyHash));
+        if (view.sealedAs && blocks.holding && !sealing)
+          sealing = this.sealSoFar(blocks, run, view.sealedAs, keyHash).then((signature) => {
+            sealing = undefined;
+            blocks.seal(signature);
+          });
       }
+      if (sealing) await sealing;
     } catch (error) {
       run.fail(error);
       blocks.seal(undefined); // what was held goes out, unsigned, before the error

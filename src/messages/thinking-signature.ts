@@ -47,6 +47,7 @@ export async function openThinkingSignatures(
   keyHash: string,
   log: Logger,
 ): Promise<Map<number, ReplaySource> | undefined> {
+  if (!messages.some(hasThinkingBlock)) return undefined; // most requests: nothing to open
   const assistantIndexes = canonical.flatMap((message, index) => (message.role === "assistant" ? [index] : []));
   let opened: Map<number, ReplaySource> | undefined;
   let ordinal = 0;
@@ -68,4 +69,8 @@ export async function openThinkingSignatures(
     }
   }
   return opened;
+}
+
+function hasThinkingBlock(message: AnthropicMessage): boolean {
+  return message.role === "assistant" && typeof message.content !== "string" && message.content.some((block) => block.type === "thinking");
 }
