@@ -85,6 +85,55 @@ describe.each(["demo", "deepseek-reasoner"])("@anthropic-ai/sdk against %s", (mo
   });
 });
 
+describe("what a Messages request becomes on an OpenAI-compatible route", () => {
+  test("thinking, tools, tool_choice, stop_sequences and system in the upstream's names; cache_control and metadata left out", async () => {
+    await client.messages.create({
+      model: "deepseek-reasoner",
+      max_tokens: 700,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      system: [
+        { type: "text", text: "First rule." },
+        { type: "text", text: "Second rule.", cache_control: { type: "ephemeral" } },
+      ],
+      tools: [WEATHER],
+      tool_choice: { type: "tool", name: "weather", disable_parallel_tool_use: true },
+      stop_sequences: ["END"],
+      metadata: { user_id: "someone" },
+      messages: [{ role: "user", content: [{ type: "text", text: "Weather?", cache_control: { type: "ephemeral" } }] }],
+    });
+    const sent = upstream.requests.at(-1)! as unknown as Record<string, unknown>;
+    expect(sent).toMatchObject({
+      model: "deepseek-reasoner",
+      max_tokens: 700,
+      reasoning_effort: "low",
+      stop: ["END"],
+      tool_choice: { type: "function", function: { name: "weather" } },
+      parallel_tool_calls: false,
+      tools: [{ type: "function", function: { name: "weather", description: WEATHER.description, parameters: WEATHER.input_schema } }],
+      messages: [
+        { role: "system", content: "First rule.\n\nSecond rule." },
+        { role: "user", content: "Weather?" },
+      ],
+    });
+    expect(JSON.stringify(sent)).not.toMatch(/cache_control|metadata|someone|budget_tokens/);
+  });
+
+  test("thinking disabled asks DeepSeek not to think; high budgets ask for high effort", async () => {
+    await client.messages.create({ model: "deepseek-reasoner", max_tokens: 256, thinking: { type: "disabled" }, messages: [{ role: "user", content: "hi" }] });
+    expect(upstream.requests.at(-1)).toMatchObject({ thinking: { type: "disabled" } });
+    // (the SDK streams a request this large: Claude Code's own 32,000-token asks are streamed too)
+    await client.messages
+      .stream({
+        model: "deepseek-reasoner",
+        max_tokens: 40000,
+        thinking: { type: "enabled", budget_tokens: 31999 },
+        messages: [{ role: "user", content: "hi" }],
+      })
+      .finalMessage();
+    expect(upstream.requests.at(-1)).toMatchObject({ reasoning_effort: "high" });
+  });
+});
+
 describe("a two-turn tool loop with thinking against the strict DeepSeek emulator", () => {
   async function firstTurn(stream: boolean): Promise<{ params: Anthropic.MessageCreateParamsNonStreaming; assistant: Anthropic.Message; sessionId: string }> {
     const params: Anthropic.MessageCreateParamsNonStreaming = {

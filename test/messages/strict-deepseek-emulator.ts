@@ -142,5 +142,11 @@ carriers:
     must_echo: true
   - match: {}
     fields: [reasoning_content]
+# the emulator is on loopback: spelled as api.deepseek.com's shipped dialect spells it
+dialects:
+  - match: { provider: deepseek }
+    effort: reasoning_effort
+    disable: thinking
+    developer_role: system
 `;
 }
