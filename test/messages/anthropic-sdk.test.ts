@@ -118,6 +118,47 @@ describe("what a Messages request becomes on an OpenAI-compatible route", () => 
     expect(JSON.stringify(sent)).not.toMatch(/cache_control|metadata|someone|budget_tokens/);
   });
 
+  test("a tool result's text becomes the tool message; its image follows in a user message, as OpenAI tool messages hold text only", async () => {
+    const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    await client.messages.create({
+      model: "deepseek-reasoner",
+      max_tokens: 256,
+      messages: [
+        { role: "user", content: "Take a screenshot." },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_screen_0001", name: "screenshot", input: {} }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_screen_0001",
+              is_error: false,
+              content: [
+                { type: "text", text: "Here it is." },
+                { type: "image", source: { type: "base64", media_type: "image/png", data: pixel } },
+              ],
+            },
+            { type: "text", text: "What do you see?" },
+          ],
+        },
+      ],
+    });
+    expect(upstream.requests.at(-1)!.messages.slice(1)).toEqual([
+      expect.objectContaining({
+        role: "assistant",
+        tool_calls: [{ id: "toolu_screen_0001", type: "function", function: { name: "screenshot", arguments: "{}" } }],
+      }),
+      { role: "tool", tool_call_id: "toolu_screen_0001", content: "Here it is." },
+      {
+        role: "user",
+        content: [
+          { type: "image_url", image_url: { url: `data:image/png;base64,${pixel}` } },
+          { type: "text", text: "What do you see?" },
+        ],
+      },
+    ]);
+  });
+
   test("thinking disabled asks DeepSeek not to think; high budgets ask for high effort", async () => {
     await client.messages.create({ model: "deepseek-reasoner", max_tokens: 256, thinking: { type: "disabled" }, messages: [{ role: "user", content: "hi" }] });
     expect(upstream.requests.at(-1)).toMatchObject({ thinking: { type: "disabled" } });
