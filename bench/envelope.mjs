@@ -27,7 +27,10 @@ const envelopes = new Envelopes(ring);
 
 /** Text that reads like reasoning (words of varied length, punctuation), not one repeated phrase: deflate must not flatter it. */
 function reasoningOf(chars, seed) {
-  const words = "the user asks for a plan so I should first check which files change then run the tests and compare the output with what we expect before answering carefully because a wrong step would cost another round".split(" ");
+  const words =
+    "the user asks for a plan so I should first check which files change then run the tests and compare the output with what we expect before answering carefully because a wrong step would cost another round".split(
+      " ",
+    );
   let state = seed;
   let text = "";
   while (text.length < chars) {
@@ -40,8 +43,7 @@ function reasoningOf(chars, seed) {
 function carriers(shape, chars) {
   const text = reasoningOf(chars, chars);
   const base = { id: "turn_01j9zq3", sessionId: "sess_01j9zq3", plugin: "openai-compatible", provider: "deepseek", upstreamModel: "deepseek-reasoner" };
-  if (shape === "reasoning text")
-    return { ...base, reasoningText: text, reasoningDetails: undefined, nativeRecord: undefined };
+  if (shape === "reasoning text") return { ...base, reasoningText: text, reasoningDetails: undefined, nativeRecord: undefined };
   // a Claude thinking block's signature is about 1/2 of the thinking's length again, base64
   const signature = randomBytes(Math.max(200, Math.floor(chars / 2))).toString("base64");
   return {
@@ -51,7 +53,12 @@ function carriers(shape, chars) {
     upstreamModel: "claude-sonnet-4-20250514",
     reasoningText: text,
     reasoningDetails: undefined,
-    nativeRecord: { content: [{ type: "thinking", thinking: text, signature }, { type: "tool_use", id: "toolu_01", name: "exec_command", input: { cmd: "ls" } }] },
+    nativeRecord: {
+      content: [
+        { type: "thinking", thinking: text, signature },
+        { type: "tool_use", id: "toolu_01", name: "exec_command", input: { cmd: "ls" } },
+      ],
+    },
   };
 }
 

@@ -60,6 +60,7 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
         tools: ["function"],
         hosted_tools: false,
         input_content: ["input_text", "input_image", "input_file"],
+        include: ["reasoning.encrypted_content"],
         websocket: false,
       },
     },

@@ -46,7 +46,7 @@ export class EnvelopeKeyRing {
     if (this.keys.length === 0) await this.load();
     else if (this.now() - this.loadedAt > this.refreshMs) void this.load().catch(() => undefined);
     if (this.keys.length === 0) this.keys = await this.store.add(newKey(1, this.now()));
-    return this.keys[this.keys.length - 1]!;
+    return this.keys[this.keys.length - 1];
   }
 
   /** The key of this id while it still opens, or undefined. */
@@ -69,7 +69,7 @@ export class EnvelopeKeyRing {
     const next = newKey((current.at(-1)?.generation ?? 0) + 1, this.now());
     this.keys = await this.store.add(next);
     this.loadedAt = this.now();
-    return this.keys[this.keys.length - 1]!;
+    return this.keys[this.keys.length - 1];
   }
 
   /** One read of the store at a time; callers that arrive meanwhile share it. */

@@ -16,7 +16,8 @@ export interface SealedCarriers extends ReplaySource {
 /** Why an envelope did not open (for the debug line; the caller falls back to the stored turn). */
 export type RefusedEnvelope = "not an envelope" | "malformed" | "unknown key" | "forged or not this key's" | "expired";
 
-export type OpenedEnvelope = { readonly carriers: SealedCarriers; readonly refused?: undefined } | { readonly carriers?: undefined; readonly refused: RefusedEnvelope };
+export type OpenedEnvelope =
+  { readonly carriers: SealedCarriers; readonly refused?: undefined } | { readonly carriers?: undefined; readonly refused: RefusedEnvelope };
 
 /** How long an envelope opens after it was sealed: a client resuming later than this gets its stored turn instead. */
 export const ENVELOPE_LIFETIME_MS = 30 * 24 * 3600 * 1000;
@@ -103,11 +104,22 @@ export class Envelopes {
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv("aes-256-gcm", key.secret, nonce);
     cipher.setAAD(associatedData(keyId, keyHash));
-    const sealed = Buffer.concat([keyId, nonce, cipher.update(Buffer.of(deflate ? DEFLATED : PLAIN)), cipher.update(body), cipher.final(), cipher.getAuthTag()]);
+    const sealed = Buffer.concat([
+      keyId,
+      nonce,
+      cipher.update(Buffer.of(deflate ? DEFLATED : PLAIN)),
+      cipher.update(body),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
     return ENVELOPE_PREFIX + sealed.toString("base64url");
   }
 
-  /** The carriers `envelope` holds, or undefined when it does not open for `keyHash` (never throws). */
+  /**
+   * The carriers `envelope` holds, or undefined when it does not open for
+   * `keyHash`: whatever a client sends, this never throws. (A store that
+   * does not answer when the keys must be read is the one error it passes on.)
+   */
   async open(envelope: unknown, keyHash: string): Promise<SealedCarriers | undefined> {
     return (await this.openWithReason(envelope, keyHash)).carriers;
   }
@@ -175,7 +187,7 @@ function carriersOf(plain: Buffer): { carriers: SealedCarriers; expiresAt: numbe
     const body = plain.subarray(1);
     const json = plain[0] === DEFLATED ? inflateRawSync(body) : body;
     const payload = JSON.parse(json.toString("utf8")) as Record<string, Json | undefined>;
-    const text = (name: string) => (typeof payload[name] === "string" ? (payload[name] as string) : undefined);
+    const text = (name: string) => (typeof payload[name] === "string" ? payload[name] : undefined);
     const [turn, session, plugin, provider, model, reasoning] = ["turn", "session", "plugin", "provider", "model", "text"].map(text);
     if (turn === undefined || session === undefined || plugin === undefined || provider === undefined || model === undefined || reasoning === undefined)
       return "malformed";
@@ -183,7 +195,16 @@ function carriersOf(plain: Buffer): { carriers: SealedCarriers; expiresAt: numbe
     const details = Array.isArray(payload.details) ? payload.details : undefined;
     const native = payload.native && typeof payload.native === "object" && !Array.isArray(payload.native) ? payload.native : undefined;
     return {
-      carriers: { id: turn, sessionId: session, plugin, provider, upstreamModel: model, reasoningText: reasoning, reasoningDetails: details, nativeRecord: native },
+      carriers: {
+        id: turn,
+        sessionId: session,
+        plugin,
+        provider,
+        upstreamModel: model,
+        reasoningText: reasoning,
+        reasoningDetails: details,
+        nativeRecord: native,
+      },
       expiresAt: payload.exp,
     };
   } catch {

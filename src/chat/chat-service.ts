@@ -143,6 +143,7 @@ export class ChatService {
           effective,
           matched: match.matched,
           attached: plan.first!.attached,
+          from_envelopes: context.sealed?.size ?? 0,
         },
         "carriers attached",
       );

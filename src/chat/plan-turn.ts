@@ -152,10 +152,11 @@ function storedCarriers(
   match: SessionMatch,
   sealed: ReadonlyMap<number, ReplaySource> | undefined,
 ): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
-  return async (effective) =>
-    wantsStoredCarriers(context.registry, route.resolved, route.policy, effective)
-      ? withSealed(new Map(await context.storage.turns.replaySources(match.turnIds)), sealed)
-      : NO_SOURCES;
+  return async (effective) => {
+    if (!wantsStoredCarriers(context.registry, route.resolved, route.policy, effective)) return NO_SOURCES;
+    const stored = await context.storage.turns.replaySources(match.turnIds);
+    return sealed ? withSealed(new Map(stored), sealed) : stored;
+  };
 }
 
 /** Its own scope, so the closure holds the parser of the request and not the request. */

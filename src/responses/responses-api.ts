@@ -23,7 +23,7 @@ import type { ChatMessage, JsonObject } from "../plugins/contract.js";
 import { convertInput } from "./convert-input.js";
 import { inputItemsOf, pageOf } from "./input-items.js";
 import { windowItems } from "./window-items.js";
-import { carriersOf, openEnvelopes, sealedByIndex, SealingSink, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
+import { carriersOf, NOTHING_SEALED, openEnvelopes, sealedByIndex, SealingSink, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
 import { ResponseEventWriter } from "./event-writer.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, type ResponsesRequest } from "./request.js";
@@ -227,7 +227,7 @@ export class ResponsesApi {
     const envelopes = new Map<ChatMessage, string>();
     const input = convertInput(body.input, (id) => referenced.get(id), envelopes);
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
-    const sealed = await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log);
+    const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
     if (body.previous_response_id) {
       const previous = await this.owned(body.previous_response_id, caller);
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");

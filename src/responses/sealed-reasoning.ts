@@ -29,7 +29,8 @@ export function sealReasoningItems(items: readonly JsonObject[], envelope: strin
   for (const item of items) if (item.type === "reasoning") item.encrypted_content = envelope;
 }
 
-type HeldEvent = { readonly type: string; readonly fields: JsonObject; readonly head?: undefined } | { readonly type: string; readonly head: string; readonly delta: string };
+type HeldEvent =
+  { readonly type: string; readonly fields: JsonObject; readonly head?: undefined } | { readonly type: string; readonly head: string; readonly delta: string };
 
 /**
  * A stream whose reasoning items must carry the turn's envelope: the
@@ -71,6 +72,9 @@ export class SealingSink implements OutputSink {
     }
   }
 }
+
+/** A request whose reasoning items carried no envelope of ours (most requests). */
+export const NOTHING_SEALED: ReadonlyMap<ChatMessage, SealedCarriers> = new Map();
 
 /**
  * The envelopes a request's reasoning items carried, opened: carriers by

@@ -10,6 +10,10 @@ import { SESSION_MIGRATIONS } from "./session-migrations.js";
  * command open it through openSqliteStorage with all of them, so no process
  * ever reads a schema another has not finished.
  */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS,
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  ...SESSION_MIGRATIONS,
+  ...RESPONSES_MIGRATIONS,
+  ...COMPACTION_MIGRATIONS,
+  ...KEY_MIGRATIONS,
   ...ENVELOPE_KEY_MIGRATIONS,
 ];

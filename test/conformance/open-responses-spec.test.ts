@@ -71,6 +71,28 @@ test.each(MODELS)("%s streamed: created and in_progress first, in_progress and i
   expect(final.completed_at).toEqual(expect.any(Number));
 });
 
+test.each(MODELS)(
+  "%s with include reasoning.encrypted_content, store false: every reasoning item carries it, streamed in spec order, and it is accepted back",
+  async (model) => {
+    const ask = { model, input: "What is the weather in Paris?", tools: [WEATHER], store: false, include: ["reasoning.encrypted_content"] };
+    const whole = (await (await setup.gateway.post("/v1/responses", ask)).json()) as { output: Record<string, unknown>[] };
+    const events = parseEvents(await (await setup.gateway.post("/v1/responses", { ...ask, stream: true })).text());
+    const final = checkResponseStream(events) as { output: Record<string, unknown>[] };
+    for (const output of [whole.output, final.output]) {
+      const reasoning = output.filter((item) => item.type === "reasoning");
+      expect(reasoning.length).toBeGreaterThan(0);
+      for (const item of reasoning) expect(item.encrypted_content).toMatch(/^cd1\./);
+    }
+    const done = events.filter((event) => event.data.type === "response.output_item.done").map((event) => event.data.item as Record<string, unknown>);
+    expect(done).toEqual(final.output);
+    const back = await setup.gateway.post("/v1/responses", {
+      ...ask,
+      input: [{ role: "user", content: ask.input }, ...whole.output, { role: "user", content: "Thanks." }],
+    });
+    expect(back.status).toBe(200);
+  },
+);
+
 test("an incomplete response has completed_at null", async () => {
   const body = (await (await setup.gateway.post("/v1/responses", { model: "deepseek-reasoner", input: "FINISH_LENGTH" })).json()) as Record<string, unknown>;
   expect(body).toMatchObject({ status: "incomplete", completed_at: null });
@@ -212,6 +234,7 @@ test("/v1/capabilities says what of the spec is served", async () => {
     background: false,
     hosted_tools: false,
     tools: ["function"],
+    include: ["reasoning.encrypted_content"],
   });
   expect(capabilities.endpoints).toEqual(expect.arrayContaining(["/v1/responses/{id}/input_items", "/v1/responses/compact"]));
 });

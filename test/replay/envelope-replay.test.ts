@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { carrierd, cleanEnv } from "../foundation/cli-process.js";
+import { captureLog, type CapturedLog } from "../support/captured-log.js";
 import { CODEX_PREAMBLE, codexTurn, kept, toolOutputs, userMessage, type CodexTurn, type Item, type Resend } from "../support/codex-client.js";
 import { familyRoutes } from "../support/family-routes.js";
 import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
@@ -34,8 +35,8 @@ async function upstream(): Promise<OpenAIUpstream> {
   return started;
 }
 
-async function gateway(routes: string, home?: string, spec?: SpecWatch): Promise<TestGateway> {
-  const started = await startTestGateway({ routes, home, spec });
+async function gateway(routes: string, home?: string, spec?: SpecWatch, log?: CapturedLog): Promise<TestGateway> {
+  const started = await startTestGateway({ routes, home, spec, log: log?.logger });
   stops.push(() => started.stop());
   return started;
 }
@@ -103,17 +104,27 @@ describe.each([false, true])("stream=%s", (stream) => {
 
   test("after sessions rm, the envelopes alone carry the reasoning back, verbatim, accepted on the first try", async () => {
     const emulator = await upstream();
-    const carrierd = await gateway(familyRoutes(emulator));
+    const log = captureLog();
+    const carrierd = await gateway(familyRoutes(emulator), undefined, undefined, log);
     const removed: string[] = [];
-    const turns = await codexLoop(() => carrierd, DEEPSEEK, stream, "without summary", async (_turn, sessionId) => {
-      expect(await storageOf(carrierd).catalogue.remove(sessionId)).toBe(true);
-      removed.push(sessionId);
-    });
+    const turns = await codexLoop(
+      () => carrierd,
+      DEEPSEEK,
+      stream,
+      "without summary",
+      async (_turn, sessionId) => {
+        expect(await storageOf(carrierd).catalogue.remove(sessionId)).toBe(true);
+        removed.push(sessionId);
+      },
+    );
     expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
     expect(removed).toHaveLength(2);
     acceptedFirstTry(emulator, 3);
     const issued = emulator.requestsFor("deepseek").map((_request, index) => `Step ${index + 1}: the deepseek model thinks`);
     expect(echoedReasoning(emulator, 2).map((text) => String(text).slice(0, issued[0]!.length))).toEqual(issued.slice(0, 2));
+    // the per-request debug line: turn 2 had one assistant message's carriers from an envelope, turn 3 two
+    const attached = log.lines.filter((line) => line.message === "carriers attached").map((line) => line.object.from_envelopes);
+    expect(attached).toEqual([0, 1, 2]);
   });
 
   test("the control: the same loop with encrypted_content null after sessions rm is refused by the upstream (a 400, never a 500)", async () => {
@@ -133,9 +144,15 @@ describe.each([false, true])("stream=%s", (stream) => {
 test("signed reasoning_details (OpenRouter) come back byte for byte from the envelope after sessions rm", async () => {
   const emulator = await upstream();
   const carrierd = await gateway(familyRoutes(emulator));
-  const turns = await codexLoop(() => carrierd, "openrouter/anthropic/claude-sonnet-4", true, "without summary", async (_turn, sessionId) => {
-    await storageOf(carrierd).catalogue.remove(sessionId);
-  });
+  const turns = await codexLoop(
+    () => carrierd,
+    "openrouter/anthropic/claude-sonnet-4",
+    true,
+    "without summary",
+    async (_turn, sessionId) => {
+      await storageOf(carrierd).catalogue.remove(sessionId);
+    },
+  );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
   const [, second] = emulator.requestsFor("openrouter");
   const assistant = second!.body.messages.find((message) => message.role === "assistant")!;
@@ -146,19 +163,26 @@ test("signed reasoning_details (OpenRouter) come back byte for byte from the env
   expect(second!.raw).toContain(JSON.stringify(details[0]!.signature));
 });
 
-test("a second instance on the same state.db opens the first one's envelopes (the key is in the store)", async () => {
+test("carrierd sessions rm, then a second instance on the same state.db: it opens the first one's envelopes (the key is in the store)", async () => {
   const emulator = await upstream();
   const home = mkdtempSync(join(tmpdir(), "carrierd-envelope-"));
   stops.push(async () => rmSync(home, { recursive: true, force: true }));
   const routes = familyRoutes(emulator);
   const first = await startTestGateway({ routes, home });
   let second: TestGateway | undefined;
-  const turns = await codexLoop((turn) => (turn === 0 ? first : second!), DEEPSEEK, true, "without summary", async (turn, sessionId) => {
-    if (turn !== 1) return;
-    await first.stop();
-    second = await gateway(routes, home);
-    expect(await storageOf(second).catalogue.remove(sessionId)).toBe(true);
-  });
+  const turns = await codexLoop(
+    (turn) => (turn === 0 ? first : second!),
+    DEEPSEEK,
+    true,
+    "without summary",
+    async (turn, sessionId) => {
+      if (turn !== 1) return;
+      await first.stop();
+      const removed = await carrierd(["sessions", "rm", sessionId, "--home", home], { env: cleanEnv() });
+      expect(removed.code, removed.stderr).toBe(0);
+      second = await gateway(routes, home);
+    },
+  );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
   acceptedFirstTry(emulator, 3);
 });
@@ -171,15 +195,24 @@ test("a key rotation (carrierd store rotate-envelope-key) leaves envelopes seale
   const carrierdA = await startTestGateway({ routes, home });
   let running = true;
   stops.push(async () => void (running && (await carrierdA.stop())));
-  const keyIdOf = (turn: CodexTurn) => Buffer.from(String(reasoningItems(turn.done)[0]!.encrypted_content).slice(4), "base64url").subarray(0, 8).toString("hex");
-  const turns = await codexLoop(() => carrierdA, DEEPSEEK, false, "without summary", async (turn, sessionId) => {
-    if (turn === 1) {
-      const rotated = await carrierd(["store", "rotate-envelope-key", "--home", home], { env: cleanEnv() });
-      expect(rotated.code, rotated.stderr).toBe(0);
-      expect(rotated.stdout).toMatch(/generation 2\) seals from now on/);
-    }
-    await storageOf(carrierdA).catalogue.remove(sessionId);
-  });
+  const keyIdOf = (turn: CodexTurn) =>
+    Buffer.from(String(reasoningItems(turn.done)[0]!.encrypted_content).slice(4), "base64url")
+      .subarray(0, 8)
+      .toString("hex");
+  const turns = await codexLoop(
+    () => carrierdA,
+    DEEPSEEK,
+    false,
+    "without summary",
+    async (turn, sessionId) => {
+      if (turn === 1) {
+        const rotated = await carrierd(["store", "rotate-envelope-key", "--home", home], { env: cleanEnv() });
+        expect(rotated.code, rotated.stderr).toBe(0);
+        expect(rotated.stdout).toMatch(/generation 2\) seals from now on/);
+      }
+      await storageOf(carrierdA).catalogue.remove(sessionId);
+    },
+  );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
   acceptedFirstTry(emulator, 3);
   const listed = await carrierd(["store", "envelope-keys", "--home", home], { env: cleanEnv() });
@@ -200,9 +233,15 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () => {
     const emulator = await upstream();
     const cluster = await startPgCluster(2, { routes: familyRoutes(emulator) });
     stops.push(() => cluster.stop());
-    const turns = await codexLoop((turn) => cluster.at(turn), DEEPSEEK, true, "without summary", async (turn, sessionId) => {
-      expect(await storageOf(cluster.at(turn)).catalogue.remove(sessionId)).toBe(true);
-    });
+    const turns = await codexLoop(
+      (turn) => cluster.at(turn),
+      DEEPSEEK,
+      true,
+      "without summary",
+      async (turn, sessionId) => {
+        expect(await storageOf(cluster.at(turn)).catalogue.remove(sessionId)).toBe(true);
+      },
+    );
     expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
     acceptedFirstTry(emulator, 3);
     expect(await storageOf(cluster.at(0)).envelopeKeys.list()).toHaveLength(1);

@@ -50,7 +50,13 @@ export async function codexTurn(gateway: TestGateway, model: string, input: Item
 export function kept(items: Item[], resend: Resend): Item[] {
   return items.map((item) => {
     if (item.type !== "reasoning") return item;
-    return { type: "reasoning", id: item.id, summary: resend === "as codex" ? item.summary : [], content: null, encrypted_content: item.encrypted_content ?? null };
+    return {
+      type: "reasoning",
+      id: item.id,
+      summary: resend === "as codex" ? item.summary : [],
+      content: null,
+      encrypted_content: item.encrypted_content ?? null,
+    };
   });
 }
 
