@@ -247,6 +247,13 @@ describe("a two-turn tool loop with thinking against the strict DeepSeek emulato
     expect(firstUse.id).not.toBe(toolUse.id);
   });
 
+  test("X-Session-Id names the session the turn is stored in", async () => {
+    const { params } = await firstTurn(false);
+    const named = await client.messages.create(params, { headers: { "x-session-id": "claude-code-session-1" } }).withResponse();
+    expect(named.response.headers.get("x-session-id")).toBe("claude-code-session-1");
+    expect((await storageOf(gateway).catalogue.list(1000)).some((session) => session.id === "claude-code-session-1")).toBe(true);
+  });
+
   test("the thinking block's signature is the turn's envelope: resent after the session is gone, it alone brings the reasoning back verbatim", async () => {
     const { params, assistant, sessionId } = await firstTurn(true);
     const thinking = assistant.content[0] as Anthropic.ThinkingBlock;
