@@ -4,7 +4,8 @@ import { sendError, type ErrorShape } from "./respond.js";
 
 const ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
 // x-api-key and the anthropic-* headers: Anthropic's browser SDK sends them to /v1/messages
-const ALLOWED_HEADERS = "Authorization, Content-Type, X-Session-Id, Idempotency-Key, X-Api-Key, Anthropic-Version, Anthropic-Beta, Anthropic-Dangerous-Direct-Browser-Access";
+const ALLOWED_HEADERS =
+  "Authorization, Content-Type, X-Session-Id, Idempotency-Key, X-Api-Key, Anthropic-Version, Anthropic-Beta, Anthropic-Dangerous-Direct-Browser-Access";
 const EXPOSED_HEADERS = "X-Session-Id";
 
 /**
