@@ -129,7 +129,14 @@ export class HttpServer {
   private authenticate(request: IncomingMessage, endpoint: Pick<Endpoint, "scope" | "keyHeader"> | undefined): Caller {
     const scope: KeyScope | undefined = endpoint?.scope;
     const identified = this.keys.identify(requestKey(request.headers, endpoint?.keyHeader));
-    if (!identified.ok) throw new GatewayError("invalid_api_key", REFUSED[identified.reason]);
+    if (!identified.ok) {
+      const message = REFUSED[identified.reason];
+      // where the key may also come in another header, the message names it first (Anthropic's clients send x-api-key)
+      throw new GatewayError(
+        "invalid_api_key",
+        identified.reason === "missing" && endpoint?.keyHeader ? message.replace("Send ", `Send ${endpoint.keyHeader}: <key> or `) : message,
+      );
+    }
     if (scope !== undefined && !identified.caller.scopes.has(scope)) {
       throw new GatewayError("insufficient_scope", `This key does not have the '${scope}' scope this endpoint needs (carrierd keys create --scope ${scope}).`);
     }

@@ -41,6 +41,8 @@ describe("errors raised before the handler are in Anthropic's shape, with Anthro
       expect(answer.body).toEqual(anthropicError("authentication_error"));
     }
     for (const path of ["/v1/messages/count_tokens"]) expect((await post(BODY, {}, path)).body).toEqual(anthropicError("authentication_error"));
+    // without a key, the message names the header Anthropic's clients send it in
+    expect(JSON.stringify((await post(BODY)).body)).toContain("Send x-api-key: <key> or Authorization: Bearer <key>");
   });
 
   test("the key is accepted in x-api-key and in Authorization: Bearer, an access key of its own too", async () => {
