@@ -16,7 +16,8 @@ const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
  *   (`…/publishers/anthropic/models/M:rawPredict` / `:streamRawPredict`),
  *   `anthropic_version` into the body, and the key (an OAuth access token)
  *   into `Authorization: Bearer`.
- * Headers from routes.yaml (`anthropic-beta`, another auth header) go on top.
+ * Headers from routes.yaml (`anthropic-beta`, another auth header) go on top,
+ * and a Messages API client's own `anthropic-beta` features with them.
  */
 export function createAnthropicCodec(note: (message: string) => void): HttpCodec {
   return {
@@ -35,7 +36,7 @@ export function createAnthropicCodec(note: (message: string) => void): HttpCodec
         headers["anthropic-version"] = ANTHROPIC_VERSION;
         if (call.apiKey) headers["x-api-key"] = call.apiKey;
       }
-      return { url, headers: { ...headers, ...call.provider.headers }, body: JSON.stringify(body) };
+      return { url, headers: withClientBetas({ ...headers, ...call.provider.headers }, call.body.anthropic_beta), body: JSON.stringify(body) };
     },
     decodeResponse: (body) => new AnthropicDecoder().response(body),
     createStreamDecoder() {
@@ -43,6 +44,18 @@ export function createAnthropicCodec(note: (message: string) => void): HttpCodec
       return ({ data }) => decoder.event(data);
     },
   };
+}
+
+/**
+ * The `anthropic-beta` features a Messages API client asked for (carrierd's
+ * `/v1/messages` puts its header under `anthropic_beta`, never sent in the
+ * body), joined to those routes.yaml names, each once.
+ */
+function withClientBetas(headers: Record<string, string>, clientBetas: unknown): Record<string, string> {
+  if (typeof clientBetas !== "string" || clientBetas.trim() === "") return headers;
+  const name = Object.keys(headers).find((key) => key.toLowerCase() === "anthropic-beta") ?? "anthropic-beta";
+  const betas = [...(headers[name] ?? "").split(","), ...clientBetas.split(",")].map((beta) => beta.trim()).filter(Boolean);
+  return { ...headers, [name]: [...new Set(betas)].join(",") };
 }
 
 function isVertex(host: string): boolean {

@@ -18,6 +18,17 @@ function expectedDigest(expected: string): Buffer {
   return cachedDigest;
 }
 
+/**
+ * The key a request carries: `Authorization: Bearer`, else `keyHeader` when
+ * the endpoint names one (the Anthropic Messages API's `x-api-key`).
+ */
+export function requestKey(headers: IncomingHttpHeaders, keyHeader: string | undefined): string | undefined {
+  const bearer = bearerToken(headers);
+  if (bearer !== undefined || keyHeader === undefined) return bearer;
+  const value = headers[keyHeader];
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
 export function bearerToken(headers: IncomingHttpHeaders): string | undefined {
   const header = headers.authorization;
   if (typeof header !== "string") return undefined;

@@ -44,6 +44,8 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
     features: {
       reasoning_streaming: true,
       responses_api: true,
+      // the Anthropic Messages API (/v1/messages, docs/api.md#messages-api)
+      messages_api: true,
       reasoning_replay: true,
       websocket_events: true,
       session_header: "X-Session-Id",
@@ -74,6 +76,8 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
       "/v1/responses/{id}/input_items",
       "/v1/responses/{id}/cancel",
       "/v1/responses/compact",
+      "/v1/messages",
+      "/v1/messages/count_tokens",
       "/v1/models",
       "/v1/capabilities",
       "/v1/events",

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Caller } from "../keys/caller.js";
 import type { KeyScope } from "../storage/keys.js";
+import type { ErrorShape } from "./respond.js";
 
 /** What a handler learns of its request beyond the request itself: the parsed URL and the path's `{name}` segments, decoded. */
 export interface EndpointCall {
@@ -36,6 +37,14 @@ export interface Endpoint {
    */
   readonly probe?: boolean;
   readonly handler: EndpointHandler;
+  /**
+   * How this endpoint's wire API spells an error (OpenAI's when absent).
+   * Every error of a request to this row is sent in it, those raised before
+   * the handler too: a refused key, a 405, a body over the limit.
+   */
+  readonly errorShape?: ErrorShape;
+  /** A request header the key may come in besides `Authorization: Bearer` (lower-case; Anthropic's `x-api-key`). */
+  readonly keyHeader?: string;
   /** When set, WebSocket upgrades on this path are handed here; upgrades anywhere else are refused. */
   readonly upgrade?: UpgradeHandler;
 }
@@ -43,7 +52,8 @@ export interface Endpoint {
 export type Match =
   | { kind: "found"; endpoint: Endpoint; params: Record<string, string> }
   /** The path is served, not with this method: a 405 naming the methods that are. */
-  | { kind: "wrong-method"; path: string; allowed: readonly string[] }
+  /** `served`: a row of the path, whose wire API the answer speaks (its error shape, the header its key may come in). */
+  | { kind: "wrong-method"; path: string; allowed: readonly string[]; served: Endpoint }
   | { kind: "none" };
 
 /** A segment of a path with `{name}` segments: matched literally, or taken as the named parameter. */
@@ -85,30 +95,35 @@ export class EndpointTable {
 
   match(method: string, pathname: string): Match {
     let allowed: string[] | undefined;
-    let servedPath: string | undefined;
+    let served: Endpoint | undefined;
     const exact = this.exact.get(pathname);
     if (exact) {
       const found = exact.find((endpoint) => endpoint.method === method || endpoint.method === "*");
       if (found) return { kind: "found", endpoint: found, params: NO_PARAMS };
       allowed = exact.map((endpoint) => endpoint.method);
-      servedPath = pathname;
+      served = exact[0];
     }
-    if (this.patterns.length === 0) return allowed ? { kind: "wrong-method", path: servedPath!, allowed } : { kind: "none" };
+    if (this.patterns.length === 0) return allowed ? wrongMethod(served!, allowed) : { kind: "none" };
     const segments = pathname.split("/");
     for (const { endpoint, segments: pattern } of this.patterns) {
       const params = paramsOf(pattern, segments);
       if (!params) continue;
       if (endpoint.method === method || endpoint.method === "*") return { kind: "found", endpoint, params };
       (allowed ??= []).push(endpoint.method);
-      servedPath ??= endpoint.path;
+      served ??= endpoint;
     }
-    return allowed ? { kind: "wrong-method", path: servedPath!, allowed: [...new Set(allowed)] } : { kind: "none" };
+    return allowed ? wrongMethod(served!, [...new Set(allowed)]) : { kind: "none" };
   }
 
   /** Where a WebSocket upgrade on this path goes, if any row of the path takes upgrades. */
   upgradeAt(pathname: string): UpgradeHandler | undefined {
     return this.exact.get(pathname)?.find((endpoint) => endpoint.upgrade)?.upgrade;
   }
+}
+
+/** A 405 for a path `served` serves under other methods, in the error shape of that path's wire API. */
+function wrongMethod(served: Endpoint, allowed: readonly string[]): Match {
+  return { kind: "wrong-method", path: served.path, allowed, served };
 }
 
 /** The path's `{name}` segments, decoded; undefined when the path does not fit (a segment that decodes to a `/` does not). */

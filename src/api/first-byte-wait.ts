@@ -27,6 +27,8 @@ export class FirstByteWait implements KeepaliveTarget {
   constructor(
     private readonly response: ServerResponse,
     private readonly intervalMs: number,
+    /** What a keepalive is in this stream: an SSE comment, or the API's own ping event (Anthropic's `ping`). */
+    private readonly keepaliveFrame: Buffer = KEEPALIVE,
   ) {
     this.unwatch = watchForKeepalive(this);
   }
@@ -39,7 +41,7 @@ export class FirstByteWait implements KeepaliveTarget {
       this.opened = true;
     }
     this.lastWrite = now;
-    this.response.write(KEEPALIVE);
+    this.response.write(this.keepaliveFrame);
     return true;
   }
 

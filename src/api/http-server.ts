@@ -10,10 +10,10 @@ import type { Logger } from "../logging/logger.js";
 import type { Caller } from "../keys/caller.js";
 import type { Identification, KeyRing } from "../keys/key-ring.js";
 import type { KeyScope } from "../storage/keys.js";
-import { bearerToken } from "./auth.js";
+import { requestKey } from "./auth.js";
 import { applyCors } from "./cors.js";
-import type { EndpointTable } from "./endpoint-table.js";
-import { sendError } from "./respond.js";
+import type { Endpoint, EndpointTable } from "./endpoint-table.js";
+import { sendError, type ErrorShape } from "./respond.js";
 
 /**
  * One finished request, as metrics see it: `route` is the matched
@@ -72,23 +72,20 @@ export class HttpServer {
     const started = performance.now();
     let route = "unmatched";
     let caller: Caller | undefined;
+    let errorShape: ErrorShape | undefined;
     try {
       const url = targetOf(request);
       if (!url) throw new GatewayError("invalid_request", MALFORMED_TARGET);
       const method = request.method ?? "GET";
       const match = this.endpoints.match(method, url.pathname);
-      if (match.kind === "found") route = match.endpoint.path;
-      else if (match.kind === "wrong-method") route = match.path;
-      if (applyCors(request, response, this.options.corsOrigins) === "answered") return;
+      if (match.kind === "found") [route, errorShape] = [match.endpoint.path, match.endpoint.errorShape];
+      else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.served.errorShape];
+      if (applyCors(request, response, this.options.corsOrigins, errorShape) === "answered") return;
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
       // an unknown path needs the key too: without it, nobody learns which paths exist
-      if (match.kind !== "found" || match.endpoint.auth) {
-        const token = bearerToken(request.headers);
-        let identified = this.keys.identify(token);
-        // a key this gateway does not hold yet (created a moment ago elsewhere) is looked up before it is refused
-        if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token);
-        caller = authorised(identified, match.kind === "found" ? match.endpoint.scope : undefined);
-      }
+      if (match.kind === "none") caller = await this.authenticate(request, undefined);
+      else if (match.kind === "wrong-method") caller = await this.authenticate(request, { keyHeader: match.served.keyHeader });
+      else if (match.endpoint.auth) caller = await this.authenticate(request, match.endpoint);
       // a malformed X-Session-Id is a 400 on every route, whatever else names the session (docs/api.md#sessions-x-session-id)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
@@ -99,7 +96,7 @@ export class HttpServer {
     } catch (error) {
       if (!(error instanceof GatewayError)) this.log.error({ err: error, path: request.url }, "unexpected error while handling a request");
       else if (error.status >= 500) this.log.warn({ code: error.code, message: error.message, path: request.url }, "request failed");
-      sendError(response, error);
+      sendError(response, error, errorShape);
     } finally {
       // a stream's handler returns when it ended, so the line has its whole duration
       this.accessLog.write(request, response, started);
@@ -127,6 +124,27 @@ export class HttpServer {
       }
     }
   }
+
+  /** The request's key, valid and holding the endpoint's scope; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */
+  private async authenticate(request: IncomingMessage, endpoint: Pick<Endpoint, "scope" | "keyHeader"> | undefined): Promise<Caller> {
+    const scope: KeyScope | undefined = endpoint?.scope;
+    const token = requestKey(request.headers, endpoint?.keyHeader);
+    let identified: Identification = this.keys.identify(token);
+    // a key this gateway does not hold yet (created a moment ago elsewhere) is looked up before it is refused
+    if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token);
+    if (!identified.ok) {
+      const message = REFUSED[identified.reason];
+      // where the key may also come in another header, the message names it first (Anthropic's clients send x-api-key)
+      throw new GatewayError(
+        "invalid_api_key",
+        identified.reason === "missing" && endpoint?.keyHeader ? message.replace("Send ", `Send ${endpoint.keyHeader}: <key> or `) : message,
+      );
+    }
+    if (scope !== undefined && !identified.caller.scopes.has(scope)) {
+      throw new GatewayError("insufficient_scope", `This key does not have the '${scope}' scope this endpoint needs (carrierd keys create --scope ${scope}).`);
+    }
+    return identified.caller;
+  }
 }
 
 /** The port is taken: the message names the flag and the variable that choose another. */
@@ -139,15 +157,6 @@ export class PortInUseError extends Error {
     );
     this.name = "PortInUseError";
   }
-}
-
-/** The request's key, valid and holding `scope`; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */
-function authorised(identified: Identification, scope: KeyScope | undefined): Caller {
-  if (!identified.ok) throw new GatewayError("invalid_api_key", REFUSED[identified.reason]);
-  if (scope !== undefined && !identified.caller.scopes.has(scope)) {
-    throw new GatewayError("insufficient_scope", `This key does not have the '${scope}' scope this endpoint needs (carrierd keys create --scope ${scope}).`);
-  }
-  return identified.caller;
 }
 
 const REFUSED = {

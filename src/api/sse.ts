@@ -77,6 +77,8 @@ export class SseWriter implements KeepaliveTarget {
     private readonly response: ServerResponse,
     headers: Record<string, string>,
     keepaliveSeconds: number,
+    /** What a keepalive is in this stream: a `: keepalive` comment, or the API's own ping event (Anthropic's `ping`). */
+    private readonly keepaliveFrame: Buffer = KEEPALIVE,
   ) {
     openEventStream(response, headers);
     // the head leaves with the first event when one is written in this pass (one socket write, not two), else on its own at once
@@ -89,7 +91,7 @@ export class SseWriter implements KeepaliveTarget {
 
   keepalive(now: number): boolean {
     if (this.closed) return false;
-    if (now - this.lastWrite >= this.intervalMs && this.accepts()) this.pending[this.count++] = KEEPALIVE;
+    if (now - this.lastWrite >= this.intervalMs && this.accepts()) this.pending[this.count++] = this.keepaliveFrame;
     return true;
   }
 

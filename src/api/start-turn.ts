@@ -15,6 +15,8 @@ export interface StreamingClient {
   readonly options: Pick<GatewayOptions, "keepaliveSeconds" | "streamBufferBytes" | "clientStallSeconds">;
   /** The stream's error event, for a failure after the stream was opened early to keep the client waiting. */
   readonly failureFrame: FailureFrame;
+  /** The stream's keepalive while the upstream has not answered; an SSE comment when absent. */
+  readonly keepaliveFrame?: Buffer;
 }
 
 /** Without options: a stream holds at most 1 MiB for its client, and a client that takes nothing for 30 s is cut off. */
@@ -72,7 +74,7 @@ export function startTurn(
     sealed: context.sealed,
   });
   if (!client) return started;
-  const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000);
+  const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000, client.keepaliveFrame);
   return started.then(
     (run) => {
       wait.answered();

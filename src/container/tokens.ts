@@ -16,6 +16,8 @@ export const EVENT_HUB = Symbol("EventHub");
 export const EVENT_FEED = Symbol("EventFeed");
 export const METRICS = Symbol("GatewayMetrics");
 export const RESPONSES_API = Symbol("ResponsesApi");
+/** The Anthropic Messages API's handlers (src/messages). */
+export const MESSAGES_API = Symbol("MessagesApi");
 export const COMPACTOR = Symbol("Compactor");
 /** The access keys in memory (src/keys/key-ring.ts). */
 export const KEY_RING = Symbol("KeyRing");

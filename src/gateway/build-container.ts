@@ -20,6 +20,7 @@ import { UpstreamHttp } from "../upstream/upstream-http.js";
 import { openStorage } from "../storage-open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
 import { installResponses } from "../responses/install.js";
+import { installMessages } from "../messages/install.js";
 import { installCompaction } from "../compaction/install.js";
 import {
   CHAT_SERVICE,
@@ -77,6 +78,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.registerSingleton(CHAT_SERVICE, ChatService);
   container.register(HOSTED_TOOL_GATE, { useValue: new HostedToolGate((plugin) => registry.get(plugin)?.definition.hostedTools ?? [], log) });
   installResponses(container);
+  installMessages(container);
   installCompaction(container);
   // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
   container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });

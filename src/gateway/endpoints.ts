@@ -6,7 +6,18 @@ import { sendJson } from "../api/respond.js";
 import { storeHealth } from "../api/store-health.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { GatewayOptions } from "../config/options.js";
-import { CHAT_SERVICE, EVENT_FEED, EVENT_HUB, HOSTED_TOOL_GATE, METRICS, OPTIONS, RESPONSES_API, ROUTE_SOURCE, STORAGE } from "../container/tokens.js";
+import {
+  CHAT_SERVICE,
+  EVENT_FEED,
+  EVENT_HUB,
+  HOSTED_TOOL_GATE,
+  MESSAGES_API,
+  METRICS,
+  OPTIONS,
+  RESPONSES_API,
+  ROUTE_SOURCE,
+  STORAGE,
+} from "../container/tokens.js";
 import type { HostedToolGate } from "../api/hosted-tools.js";
 import { serveDashboard } from "../dashboard/serve-dashboard.js";
 import type { EventFeed } from "../events/event-feed.js";
@@ -16,6 +27,8 @@ import { mayUseModel, type Caller } from "../keys/caller.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { serveMetrics } from "../metrics/serve-metrics.js";
 import type { ResponsesApi } from "../responses/responses-api.js";
+import { anthropicErrorShape } from "../messages/errors.js";
+import type { MessagesApi } from "../messages/messages-api.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { Storage } from "../storage/storage.js";
 
@@ -33,6 +46,7 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const chat = container.resolve<ChatService>(CHAT_SERVICE);
   const responses = container.resolve<ResponsesApi>(RESPONSES_API);
   const gate = container.resolve<HostedToolGate>(HOSTED_TOOL_GATE);
+  const messages = container.resolve<MessagesApi>(MESSAGES_API);
   const hub = container.resolve<EventHub>(EVENT_HUB);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const events = container.resolve<EventFeed>(EVENT_FEED);
@@ -128,6 +142,26 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
       auth: true,
       scope: "chat",
       handler: (_request, _response, call) => responses.cancel(call.params.id, callerOf(call)),
+    },
+
+    // the Anthropic Messages API: its errors in Anthropic's shape from the first check on, its key also in x-api-key
+    {
+      method: "POST",
+      path: "/v1/messages",
+      auth: true,
+      scope: "chat",
+      errorShape: anthropicErrorShape,
+      keyHeader: "x-api-key",
+      handler: (request, response, call) => messages.create(request, response, callerOf(call)),
+    },
+    {
+      method: "POST",
+      path: "/v1/messages/count_tokens",
+      auth: true,
+      scope: "chat",
+      errorShape: anthropicErrorShape,
+      keyHeader: "x-api-key",
+      handler: (request, response, call) => messages.countTokens(request, response, callerOf(call)),
     },
 
     // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one) and checks the scope

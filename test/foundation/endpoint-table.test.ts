@@ -26,8 +26,18 @@ describe("the endpoint table", () => {
   });
 
   test("a path served under other methods is a wrong method, naming every method it is served with", () => {
-    expect(table.match("PUT", "/v1/responses/compact")).toEqual({ kind: "wrong-method", path: "/v1/responses/compact", allowed: ["POST", "GET", "DELETE"] });
-    expect(table.match("POST", "/v1/responses/resp_1")).toEqual({ kind: "wrong-method", path: "/v1/responses/{id}", allowed: ["GET", "DELETE"] });
+    expect(table.match("PUT", "/v1/responses/compact")).toEqual({
+      kind: "wrong-method",
+      path: "/v1/responses/compact",
+      allowed: ["POST", "GET", "DELETE"],
+      served: expect.objectContaining({ path: "/v1/responses/compact" }) as unknown,
+    });
+    expect(table.match("POST", "/v1/responses/resp_1")).toEqual({
+      kind: "wrong-method",
+      path: "/v1/responses/{id}",
+      allowed: ["GET", "DELETE"],
+      served: expect.objectContaining({ path: "/v1/responses/{id}" }) as unknown,
+    });
   });
 
   test("a {name} segment never matches empty, across a slash, or undecodable", () => {
@@ -65,7 +75,11 @@ describe("the gateway serves its table and nothing else", () => {
       expect((await fetch(`${gateway.url}${concrete(path)}`, { method: "PATCH" })).status, path).toBe(401);
       const refused = await gateway.fetch(concrete(path), { method: "PATCH" });
       expect(refused.status, path).toBe(405);
-      expect((await refused.json()) as object).toMatchObject({ error: { code: "method_not_allowed", type: "invalid_request_error" } });
+      // in the error shape of the path's wire API: OpenAI's, or Anthropic's on the Messages API's paths
+      const anthropic = rows.some((endpoint) => endpoint.path === path && endpoint.errorShape !== undefined);
+      expect((await refused.json()) as object, path).toMatchObject(
+        anthropic ? { type: "error", error: { type: "invalid_request_error" } } : { error: { code: "method_not_allowed", type: "invalid_request_error" } },
+      );
       // a literal path can also be served by a {name} row (GET /v1/responses/compact is a response id)
       expect(refused.headers.get("allow")!.split(", "), path).toEqual(expect.arrayContaining(methods));
     }

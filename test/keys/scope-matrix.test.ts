@@ -27,6 +27,8 @@ afterAll(() => gateway?.stop());
 
 const rows = () => gatewayEndpoints(gateway.container);
 
+const ANTHROPIC_TYPES: Record<string, string> = { permission_error: "insufficient_scope", authentication_error: "invalid_api_key" };
+
 /** A request for a row: `{name}` segments filled in, a body where the method takes one. */
 async function ask(row: { method: string; path: string }, secret: string | undefined): Promise<{ status: number; code: string | null }> {
   const path = row.path.replaceAll(/\{[^}]+\}/g, "resp_nothing");
@@ -42,7 +44,9 @@ async function ask(row: { method: string; path: string }, secret: string | undef
   const text = await response.text();
   let code: string | null = null;
   try {
-    code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? null;
+    const body = JSON.parse(text) as { type?: string; error?: { code?: string; type?: string } };
+    // the Messages API's rows answer in Anthropic's shape, where the type says what OpenAI's code says
+    code = body.type === "error" ? (ANTHROPIC_TYPES[body.error?.type ?? ""] ?? null) : (body.error?.code ?? null);
   } catch {
     // a page or metrics text
   }

@@ -19,6 +19,10 @@ import { startEmulator, type Emulator, type Received, type Reply } from "./http-
  *   later) each thinking block comes with empty text and its signature only
  *   (https://github.com/docker/docker-agent/pull/3415), and must come back
  *   like any other.
+ * - `context_management` is known only under its beta header
+ *   (`anthropic-beta: context-management-2025-06-27`);
+ * - `POST /v1/messages/count_tokens` answers `{input_tokens}` (its count: a
+ *   token per four bytes of the body's messages, system and tools).
  *
  * It answers a user question with thinking (+ optionally a redacted block)
  * and a call of the first offered tool, and a tool result with thinking and text.
@@ -90,13 +94,19 @@ type Block = Record<string, unknown> & { type?: string };
 type Message = { role: string; content: string | Block[] } & Record<string, unknown>;
 
 function handle(request: Received, options: { apiKey: string; redacted?: boolean }): Reply {
-  if (request.method !== "POST" || request.path !== "/v1/messages")
+  const counting = request.path === "/v1/messages/count_tokens";
+  if (request.method !== "POST" || (request.path !== "/v1/messages" && !counting))
     return { status: 404, json: { type: "error", error: { type: "not_found_error", message: "Not found" } } };
   if (request.headers["x-api-key"] !== options.apiKey) return invalid("invalid x-api-key", 401);
   if (!request.headers["anthropic-version"]) return invalid("anthropic-version: header is required");
   const body = request.body;
   if (!body) return invalid("There was an error parsing the body of your request.");
-  for (const key of Object.keys(body)) if (!TOP_LEVEL.has(key)) return invalid(`${key}: Extra inputs are not permitted`);
+  const betas = String(request.headers["anthropic-beta"] ?? "").split(",");
+  for (const key of Object.keys(body)) {
+    if (key === "context_management" && betas.includes("context-management-2025-06-27")) continue;
+    if (!TOP_LEVEL.has(key)) return invalid(`${key}: Extra inputs are not permitted`);
+  }
+  if (counting) return { status: 200, json: { input_tokens: Math.ceil(JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]).length / 4) } };
   const problem = checkMessages(body.messages as Message[], body.thinking as { type?: string } | undefined);
   if (problem) return invalid(problem);
   const thinking = body.thinking as { type?: string; budget_tokens?: number; display?: string } | undefined;
