@@ -185,7 +185,10 @@ export class MessagesApi {
   /** Whether a route's thinking blocks are sealed as they end (sealsAsReasoningEnds). */
   private sealsEarly(resolved: ResolvedModel): boolean {
     const policy = this.routes.current.policyFor(resolved.provider, resolved.upstreamModel);
-    return sealsAsReasoningEnds(policy.fields, this.plugins.registry.get(resolved.provider.plugin)?.definition.native !== undefined);
+    const native = this.plugins.registry.get(resolved.provider.plugin)?.definition.native;
+    // a record held for one carrier field (openai-compatible's extra_content) arrives late only where that field is carried
+    const lateRecord = native !== undefined && (native.field === undefined || policy.fields.includes(native.field));
+    return sealsAsReasoningEnds(policy.fields, lateRecord);
   }
 
   /** The envelope of the turn's reasoning so far; undefined (blocks unsigned, the store decides later) when it cannot be sealed. */
