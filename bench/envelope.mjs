@@ -1,5 +1,5 @@
 // What an encrypted_content envelope costs per reasoning item
-// (src/carriers/envelope.ts): its size against the carriers' own JSON, and
+// (src/routing/carriers/envelope.ts): its size against the carriers' own JSON, and
 // the time to seal and to open it, for short (500 characters) and long
 // (8,000 characters) reasoning. Two shapes of carriers: the plain reasoning
 // text alone (DeepSeek and the other reasoning_content providers), and the
@@ -12,8 +12,8 @@
 //   npx tsc -p tsconfig.json && node bench/envelope.mjs
 //   CALLS=4000 BLOCKS=7 node bench/envelope.mjs
 import { randomBytes } from "node:crypto";
-import { EnvelopeKeyRing } from "../dist/src/carriers/envelope-keys.js";
-import { Envelopes } from "../dist/src/carriers/envelope.js";
+import { EnvelopeKeyRing } from "../dist/src/routing/carriers/envelope-keys.js";
+import { Envelopes } from "../dist/src/routing/carriers/envelope.js";
 
 const CALLS = Number(process.env.CALLS ?? 2000);
 const BLOCKS = Number(process.env.BLOCKS ?? 5);

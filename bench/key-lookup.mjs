@@ -56,9 +56,9 @@ try {
 }
 
 // the lookup alone
-const { KeyRing } = await import(here("../dist/src/keys/key-ring.js"));
-const { openSqliteStorage } = await import(here("../dist/src/storage-sqlite/open-sqlite-storage.js"));
-const { newDataScope, newSecret, secretHash } = await import(here("../dist/src/keys/secret.js"));
+const { KeyRing } = await import(here("../dist/src/http/keys/key-ring.js"));
+const { openSqliteStorage } = await import(here("../dist/src/storage/sqlite/open-sqlite-storage.js"));
+const { newDataScope, newSecret, secretHash } = await import(here("../dist/src/http/keys/secret.js"));
 const storage = openSqliteStorage({ home: work, file: ":memory:" });
 let secret = "";
 for (let i = 0; i < 100; i++) {

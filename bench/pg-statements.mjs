@@ -14,9 +14,9 @@
 //   REASONING_CHARS=4000 CALLS=2000 BLOCKS=6 node bench/pg-statements.mjs
 import "reflect-metadata";
 import pg from "pg";
-import { LOOKUP } from "../dist/src/storage-postgres/pg-request-lookup.js";
-import { openPostgresStorage } from "../dist/src/storage-postgres/postgres-storage.js";
-import { statementName } from "../dist/src/storage-postgres/run.js";
+import { LOOKUP } from "../dist/src/storage/postgres/pg-request-lookup.js";
+import { openPostgresStorage } from "../dist/src/storage/postgres/postgres-storage.js";
+import { statementName } from "../dist/src/storage/postgres/run.js";
 import { median } from "./wrk.mjs";
 
 const SERVER = process.env.CARRIERD_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";

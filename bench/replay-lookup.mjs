@@ -6,11 +6,11 @@ import "reflect-metadata";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { attachStoredCarriers } from "../dist/src/carriers/replay.js";
-import { shapeMessages } from "../dist/src/carriers/shape-messages.js";
-import { fingerprintOf } from "../dist/src/sessions/fingerprint.js";
-import { findSession } from "../dist/src/sessions/session-finder.js";
-import { openSqliteStorage } from "../dist/src/storage-sqlite/open-sqlite-storage.js";
+import { attachStoredCarriers } from "../dist/src/routing/carriers/replay.js";
+import { shapeMessages } from "../dist/src/routing/carriers/shape-messages.js";
+import { fingerprintOf } from "../dist/src/turn/sessions/fingerprint.js";
+import { findSession } from "../dist/src/turn/sessions/session-finder.js";
+import { openSqliteStorage } from "../dist/src/storage/sqlite/open-sqlite-storage.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);

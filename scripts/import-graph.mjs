@@ -10,11 +10,16 @@ import ts from "typescript";
 const defaultRoot = fileURLToPath(new URL("..", import.meta.url));
 const scannedTrees = ["src", "plugins"];
 
-/** The folder a repository path belongs to: `src/<name>` or `plugins/<name>`; undefined outside them. */
+/**
+ * The folder a repository path belongs to: under src/ the file's own folder
+ * (a layer's subfolders are floors of their own, `src/storage/sqlite` above
+ * `src/storage`), under plugins/ the plugin (`plugins/<name>`); undefined
+ * outside them.
+ */
 export function folderOf(path) {
   const parts = path.split(sep).join("/").split("/");
   if (!scannedTrees.includes(parts[0]) || parts.length < 3) return undefined;
-  return `${parts[0]}/${parts[1]}`;
+  return parts[0] === "src" ? parts.slice(0, -1).join("/") : `${parts[0]}/${parts[1]}`;
 }
 
 /** Every source file of src/ and plugins/, tests and declarations left out, as repository paths. */

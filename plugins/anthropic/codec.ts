@@ -1,4 +1,4 @@
-import type { HttpCodec, UpstreamCall } from "../../src/plugins/plugin-api.js";
+import type { HttpCodec, UpstreamCall } from "../../src/providers/plugin-api.js";
 import { buildMessagesBody } from "./request-body.js";
 import { AnthropicDecoder } from "./response-decoder.js";
 

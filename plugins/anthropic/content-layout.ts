@@ -1,4 +1,4 @@
-import { type ChatMessage, isJsonObject, type Json, type JsonObject, textOf, type ToolCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, isJsonObject, type Json, type JsonObject, textOf, type ToolCall } from "../../src/providers/plugin-api.js";
 
 /**
  * The Anthropic native record: the order of one assistant turn's content

@@ -1,4 +1,4 @@
-import { definePlugin } from "../../src/plugins/plugin-api.js";
+import { definePlugin } from "../../src/providers/plugin-api.js";
 import { createAnthropicCodec } from "./codec.js";
 import { mergeLayout } from "./content-layout.js";
 import { classifyAnthropicError } from "./errors.js";

@@ -1,4 +1,4 @@
-import { type ChatMessage, type JsonObject, parseToolArguments, readObject, readString } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type JsonObject, parseToolArguments, readObject, readString } from "../../src/providers/plugin-api.js";
 import { readLayout, rebuildTurn } from "./content-layout.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Json, JsonObject, UpstreamCall } from "../../src/plugins/plugin-api.js";
+import type { Json, JsonObject, UpstreamCall } from "../../src/providers/plugin-api.js";
 import { convertMessages } from "./messages.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 

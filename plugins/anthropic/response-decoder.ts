@@ -8,7 +8,7 @@ import {
   type StreamPart,
   UnreadableChunkError,
   type Usage,
-} from "../../src/plugins/plugin-api.js";
+} from "../../src/providers/plugin-api.js";
 import type { LayoutBlock } from "./content-layout.js";
 
 /**

@@ -1,4 +1,4 @@
-import { type ChatRequest, type JsonObject, readObject } from "../../src/plugins/plugin-api.js";
+import { type ChatRequest, type JsonObject, readObject } from "../../src/providers/plugin-api.js";
 
 /**
  * OpenAI function tools → Anthropic tools. A tool that is already in

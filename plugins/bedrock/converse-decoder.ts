@@ -1,4 +1,4 @@
-import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/providers/plugin-api.js";
 import type { LayoutBlock } from "../anthropic/content-layout.js";
 
 /**

@@ -8,7 +8,7 @@ import {
   readString,
   textOf,
   type UpstreamCall,
-} from "../../src/plugins/plugin-api.js";
+} from "../../src/providers/plugin-api.js";
 import { readLayout, rebuildTurn, type RedactedThinkingBlock, type ThinkingBlock } from "../anthropic/content-layout.js";
 import { THINKING_BUDGETS } from "../anthropic/request-body.js";
 import { replayPolicy, type ReplayPolicy } from "./replay-policy.js";

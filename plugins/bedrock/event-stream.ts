@@ -1,5 +1,5 @@
 import { EventStreamCodec } from "@smithy/core/event-streams";
-import { type JsonObject, parseObject } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, parseObject } from "../../src/providers/plugin-api.js";
 
 /** One message of an AWS event stream (`application/vnd.amazon.eventstream`). */
 export interface StreamMessage {

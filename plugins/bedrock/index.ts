@@ -1,4 +1,4 @@
-import { definePlugin } from "../../src/plugins/plugin-api.js";
+import { definePlugin } from "../../src/providers/plugin-api.js";
 import { mergeLayout } from "../anthropic/content-layout.js";
 import { classifyBedrockError } from "./errors.js";
 import { invokeBedrock } from "./invoke.js";

@@ -7,7 +7,7 @@ import {
   type UpstreamCall,
   type UpstreamResult,
   shown,
-} from "../../src/plugins/plugin-api.js";
+} from "../../src/providers/plugin-api.js";
 import { buildMessagesBody } from "../anthropic/request-body.js";
 import { AnthropicDecoder } from "../anthropic/response-decoder.js";
 import { buildConverseBody } from "./converse-request.js";

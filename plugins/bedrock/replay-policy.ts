@@ -1,4 +1,4 @@
-import type { UpstreamCall } from "../../src/plugins/plugin-api.js";
+import type { UpstreamCall } from "../../src/providers/plugin-api.js";
 
 /**
  * Which stored reasoning a Bedrock model may read back (routes.yaml `replay`, docs/routes.md#what-a-route-sets;

@@ -1,5 +1,5 @@
 import aws4 from "aws4";
-import type { PluginContext, ProviderConfig, RawAnswer, UpstreamCall } from "../../src/plugins/plugin-api.js";
+import type { PluginContext, ProviderConfig, RawAnswer, UpstreamCall } from "../../src/providers/plugin-api.js";
 
 /** AWS credentials, read from the environment at each call so rotated session tokens are picked up. */
 export interface AwsCredentials {

@@ -11,7 +11,7 @@ import {
   type StreamPart,
   type UpstreamCall,
   shown,
-} from "../../src/plugins/plugin-api.js";
+} from "../../src/providers/plugin-api.js";
 import { firstChoice, openAICompatibleCodec } from "../openai-compatible/codec.js";
 
 /**

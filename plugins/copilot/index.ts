@@ -1,4 +1,4 @@
-import { definePlugin } from "../../src/plugins/plugin-api.js";
+import { definePlugin } from "../../src/providers/plugin-api.js";
 import { classifyOpenAIError } from "../openai-compatible/errors.js";
 import { copilotCodec, mergeCopilotRecord } from "./codec.js";
 import schema from "./native.schema.json" with { type: "json" };

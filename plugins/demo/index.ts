@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { definePlugin, type StreamPart } from "../../src/plugins/plugin-api.js";
+import { definePlugin, type StreamPart } from "../../src/providers/plugin-api.js";
 import { simulate } from "./simulate.js";
 
 /**

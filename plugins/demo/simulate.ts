@@ -1,4 +1,4 @@
-import { type ChatMessage, type ChatRequest, type StreamPart } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type ChatRequest, type StreamPart } from "../../src/providers/plugin-api.js";
 import { evaluate } from "./arithmetic.js";
 import { clip, pickTool, type ToolDecision } from "./tool-pick.js";
 

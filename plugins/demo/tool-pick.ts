@@ -1,4 +1,4 @@
-import { type ChatRequest, type JsonObject, readArray, readObject, readString } from "../../src/plugins/plugin-api.js";
+import { type ChatRequest, type JsonObject, readArray, readObject, readString } from "../../src/providers/plugin-api.js";
 
 /**
  * Which offered tool the demo calls, if any. The demo runs inside agent

@@ -1,4 +1,4 @@
-import { type HttpCodec, parseObject, readObject, UnreadableChunkError, type UpstreamCall, shown } from "../../src/plugins/plugin-api.js";
+import { type HttpCodec, parseObject, readObject, UnreadableChunkError, type UpstreamCall, shown } from "../../src/providers/plugin-api.js";
 import { buildGenerateBody } from "./request-body.js";
 import { GeminiDecoder } from "./response-decoder.js";
 

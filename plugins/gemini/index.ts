@@ -1,4 +1,4 @@
-import { definePlugin, type JsonObject } from "../../src/plugins/plugin-api.js";
+import { definePlugin, type JsonObject } from "../../src/providers/plugin-api.js";
 import { createGeminiCodec } from "./codec.js";
 import { classifyGeminiError } from "./errors.js";
 import schema from "./native.schema.json" with { type: "json" };

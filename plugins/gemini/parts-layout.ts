@@ -8,7 +8,7 @@ import {
   sameJson,
   textOf,
   shown,
-} from "../../src/plugins/plugin-api.js";
+} from "../../src/providers/plugin-api.js";
 
 /**
  * The Gemini native record: a model turn's parts in order, each with the

@@ -1,4 +1,4 @@
-import { type ChatMessage, type Json, type JsonObject, readObject, readString, textOf, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { type ChatMessage, type Json, type JsonObject, readObject, readString, textOf, type UpstreamCall } from "../../src/providers/plugin-api.js";
 import { modelParts, readLayout } from "./parts-layout.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/plugins/plugin-api.js";
+import { type JsonObject, readArray, readObject, readString, requireObject, type StreamPart, type Usage } from "../../src/providers/plugin-api.js";
 import { addPart, signedCall, type LayoutPart } from "./parts-layout.js";
 
 /**

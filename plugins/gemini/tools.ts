@@ -1,4 +1,4 @@
-import { type ChatRequest, type Json, type JsonObject, readObject, shown } from "../../src/plugins/plugin-api.js";
+import { type ChatRequest, type Json, type JsonObject, readObject, shown } from "../../src/providers/plugin-api.js";
 
 /** The JSON Schema keywords Gemini's `Schema` (an OpenAPI 3.0 subset) knows; everything else is dropped. */
 const KEPT = [

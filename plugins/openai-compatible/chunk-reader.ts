@@ -1,4 +1,4 @@
-import { detached, type JsonObject, parseObject, readArray, readObject, sameJson, type StreamPart } from "../../src/plugins/plugin-api.js";
+import { detached, type JsonObject, parseObject, readArray, readObject, sameJson, type StreamPart } from "../../src/providers/plugin-api.js";
 
 /**
  * One stream chunk: its top-level members (`choices` aside) and its first

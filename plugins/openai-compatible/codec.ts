@@ -10,7 +10,7 @@ import {
   type StreamPart,
   UnreadableChunkError,
   type UpstreamCall,
-} from "../../src/plugins/plugin-api.js";
+} from "../../src/providers/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 import { applyRequestNames } from "./request-names.js";

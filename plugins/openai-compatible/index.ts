@@ -1,4 +1,4 @@
-import { definePlugin } from "../../src/plugins/plugin-api.js";
+import { definePlugin } from "../../src/providers/plugin-api.js";
 import { SKIP_SIGNATURE } from "../gemini/parts-layout.js";
 import { createOpenAICompatibleCodec } from "./codec.js";
 import { classifyOpenAIError } from "./errors.js";

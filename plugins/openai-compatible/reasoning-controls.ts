@@ -1,4 +1,4 @@
-import type { ChatRequest, JsonObject, ReasoningControls, RequestDialect } from "../../src/plugins/plugin-api.js";
+import type { ChatRequest, JsonObject, ReasoningControls, RequestDialect } from "../../src/providers/plugin-api.js";
 
 /**
  * Expresses the request's reasoning controls (docs/api.md#reasoning-controls-both-apis) in the upstream's own

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, RequestDialect } from "../../src/plugins/plugin-api.js";
+import type { ChatMessage, ChatRequest, RequestDialect } from "../../src/providers/plugin-api.js";
 
 /**
  * Two names of OpenAI's chat API that not every OpenAI-style host knows,

@@ -1,4 +1,4 @@
-import { isJsonObject, type ChatMessage, type JsonObject, readObject, readString, type ToolCall, type UpstreamCall } from "../../src/plugins/plugin-api.js";
+import { isJsonObject, type ChatMessage, type JsonObject, readObject, readString, type ToolCall, type UpstreamCall } from "../../src/providers/plugin-api.js";
 import { validatesSignatures } from "../gemini/request-body.js";
 import { SKIP_SIGNATURE } from "../gemini/parts-layout.js";
 

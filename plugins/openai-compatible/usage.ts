@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, readNumber, readObject, type Usage } from "../../src/plugins/plugin-api.js";
+import { isJsonObject, type JsonObject, readNumber, readObject, type Usage } from "../../src/providers/plugin-api.js";
 
 /**
  * A body's or chunk's `usage`. It is in OpenAI's shape already, so it is

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { bearerToken } from "../api/auth.js";
-import { sendError } from "../api/respond.js";
-import { GatewayError } from "../errors/gateway-error.js";
-import type { Caller } from "../keys/caller.js";
-import type { Identification } from "../keys/key-ring.js";
+import { bearerToken } from "../http/auth.js";
+import { sendError } from "../http/respond.js";
+import { GatewayError } from "../foundation/errors/gateway-error.js";
+import type { Caller } from "../http/keys/caller.js";
+import type { Identification } from "../http/keys/key-ring.js";
 
 export const EVENTS_PATH = "/v1/events";
 

@@ -1,27 +1,27 @@
 import "reflect-metadata";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
-import { ChatService } from "../chat/chat-service.js";
-import type { GatewayOptions } from "../config/options.js";
-import { EventBus } from "../bus/event-bus.js";
+import { ChatService } from "../turn/chat-service.js";
+import type { GatewayOptions } from "../foundation/config/options.js";
+import { EventBus } from "../events/bus/event-bus.js";
 import { EventHub } from "../events/event-hub.js";
 import { localFeed } from "../events/event-feed.js";
-import { openRedisFeed } from "../events-redis/redis-event-feed.js";
-import { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { ENVELOPES, EVENT_FEED, EVENT_HUB, KEY_RING, METRICS } from "../container/tokens.js";
-import { Envelopes } from "../carriers/envelope.js";
-import { EnvelopeKeyRing } from "../carriers/envelope-keys.js";
-import { KeyRing } from "../keys/key-ring.js";
-import type { Logger } from "../logging/logger.js";
-import { PluginHost } from "../plugins/plugin-host.js";
-import { PluginRegistry } from "../plugins/plugin-registry.js";
-import { formatProblem, loadRoutesFile } from "../routes/load-routes.js";
-import { RouteSource } from "../routes/route-source.js";
-import { UpstreamHttp } from "../upstream/upstream-http.js";
-import { openStorage } from "../storage-open/open-storage.js";
-import { clearVerdictsOnRouteEdit } from "../verdicts/clear-on-route-edit.js";
-import { installResponses } from "../responses/install.js";
-import { installMessages } from "../messages/install.js";
-import { installCompaction } from "../compaction/install.js";
+import { openRedisFeed } from "../events/redis/redis-event-feed.js";
+import { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
+import { ENVELOPES, EVENT_FEED, EVENT_HUB, KEY_RING, METRICS } from "../foundation/container/tokens.js";
+import { Envelopes } from "../routing/carriers/envelope.js";
+import { EnvelopeKeyRing } from "../routing/carriers/envelope-keys.js";
+import { KeyRing } from "../http/keys/key-ring.js";
+import type { Logger } from "../operations/logging/logger.js";
+import { PluginHost } from "../providers/plugin-host.js";
+import { PluginRegistry } from "../providers/plugin-registry.js";
+import { formatProblem, loadRoutesFile } from "../routing/routes/load-routes.js";
+import { RouteSource } from "../routing/routes/route-source.js";
+import { UpstreamHttp } from "../providers/upstream/upstream-http.js";
+import { openStorage } from "../storage/open/open-storage.js";
+import { clearVerdictsOnRouteEdit } from "../routing/verdicts/clear-on-route-edit.js";
+import { installResponses } from "../ingress/responses/install.js";
+import { installMessages } from "../ingress/messages/install.js";
+import { installCompaction } from "../turn/compaction/install.js";
 import {
   CHAT_SERVICE,
   EVENT_BUS,
@@ -33,8 +33,8 @@ import {
   ROUTE_SOURCE,
   STORAGE,
   UPSTREAM_HTTP,
-} from "../container/tokens.js";
-import { HostedToolGate } from "../api/hosted-tools.js";
+} from "../foundation/container/tokens.js";
+import { HostedToolGate } from "../ingress/hosted-tools.js";
 
 /** A route table that cannot be used at start: the gateway refuses to start, naming every problem. */
 export class RoutesInvalidError extends Error {

@@ -1,11 +1,11 @@
 import type { DependencyContainer } from "tsyringe";
-import { handleChatCompletions } from "../api/chat-completions.js";
-import { capabilitiesBody, modelsBody } from "../api/discovery.js";
-import type { Endpoint, EndpointCall } from "../api/endpoint-table.js";
-import { sendJson } from "../api/respond.js";
-import { storeHealth } from "../api/store-health.js";
-import type { ChatService } from "../chat/chat-service.js";
-import type { GatewayOptions } from "../config/options.js";
+import { handleChatCompletions } from "../ingress/chat-completions/chat-completions.js";
+import { capabilitiesBody, modelsBody } from "../ingress/discovery.js";
+import type { Endpoint, EndpointCall } from "../http/endpoint-table.js";
+import { sendJson } from "../http/respond.js";
+import { storeHealth } from "../http/store-health.js";
+import type { ChatService } from "../turn/chat-service.js";
+import type { GatewayOptions } from "../foundation/config/options.js";
 import {
   CHAT_SERVICE,
   EVENT_FEED,
@@ -17,19 +17,19 @@ import {
   RESPONSES_API,
   ROUTE_SOURCE,
   STORAGE,
-} from "../container/tokens.js";
-import type { HostedToolGate } from "../api/hosted-tools.js";
-import { serveDashboard } from "../dashboard/serve-dashboard.js";
+} from "../foundation/container/tokens.js";
+import type { HostedToolGate } from "../ingress/hosted-tools.js";
+import { serveDashboard } from "../operations/dashboard/serve-dashboard.js";
 import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
 import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
-import { mayUseModel, type Caller } from "../keys/caller.js";
-import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { serveMetrics } from "../metrics/serve-metrics.js";
-import type { ResponsesApi } from "../responses/responses-api.js";
-import { anthropicErrorShape } from "../messages/errors.js";
-import type { MessagesApi } from "../messages/messages-api.js";
-import type { RouteSource } from "../routes/route-source.js";
+import { mayUseModel, type Caller } from "../http/keys/caller.js";
+import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
+import { serveMetrics } from "../operations/metrics/serve-metrics.js";
+import type { ResponsesApi } from "../ingress/responses/responses-api.js";
+import { anthropicErrorShape } from "../ingress/messages/errors.js";
+import type { MessagesApi } from "../ingress/messages/messages-api.js";
+import type { RouteSource } from "../routing/routes/route-source.js";
 import type { Storage } from "../storage/storage.js";
 
 /**

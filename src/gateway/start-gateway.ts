@@ -1,21 +1,21 @@
 import type { DependencyContainer } from "tsyringe";
-import { EndpointTable } from "../api/endpoint-table.js";
-import { HttpServer } from "../api/http-server.js";
-import type { EventBus } from "../bus/event-bus.js";
+import { EndpointTable } from "../http/endpoint-table.js";
+import { HttpServer } from "../http/http-server.js";
+import type { EventBus } from "../events/bus/event-bus.js";
 import { buildContainer } from "./build-container.js";
 import { gatewayEndpoints } from "./endpoints.js";
-import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../container/tokens.js";
-import type { KeyRing } from "../keys/key-ring.js";
-import type { GatewayOptions } from "../config/options.js";
-import type { Logger } from "../logging/logger.js";
-import type { RouteSource } from "../routes/route-source.js";
-import type { UpstreamHttp } from "../upstream/upstream-http.js";
+import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../foundation/container/tokens.js";
+import type { KeyRing } from "../http/keys/key-ring.js";
+import type { GatewayOptions } from "../foundation/config/options.js";
+import type { Logger } from "../operations/logging/logger.js";
+import type { RouteSource } from "../routing/routes/route-source.js";
+import type { UpstreamHttp } from "../providers/upstream/upstream-http.js";
 import type { Storage } from "../storage/storage.js";
 import type { EventHub } from "../events/event-hub.js";
-import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
 import type { EventFeed } from "../events/event-feed.js";
-import { registerSecret } from "../logging/redact.js";
-import type { RouteTable } from "../routes/route-table.js";
+import { registerSecret } from "../operations/logging/redact.js";
+import type { RouteTable } from "../routing/routes/route-table.js";
 
 /** A running gateway. */
 export interface Gateway {

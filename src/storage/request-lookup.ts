@@ -1,4 +1,4 @@
-import type { CarrierField } from "../plugins/contract.js";
+import type { CarrierField } from "../providers/contract.js";
 import type { FingerprintMatch, ReplaySource, SessionModelConfig } from "./turns.js";
 
 /** What a chat request looks up before its first upstream call (see Storage.lookup). */

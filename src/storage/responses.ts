@@ -1,4 +1,4 @@
-import type { ChatMessage, JsonObject } from "../plugins/contract.js";
+import type { ChatMessage, JsonObject } from "../providers/contract.js";
 
 /** What one response added to its conversation, linked to the response it continued. */
 export interface ResponseRecord {

@@ -1,4 +1,4 @@
-import type { CarrierField, ChatMessage, JsonObject } from "../plugins/contract.js";
+import type { CarrierField, ChatMessage, JsonObject } from "../providers/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
@@ -21,7 +21,7 @@ import type { Verdict } from "./verdicts.js";
  * Everything carrierd keeps, behind one narrow port: the gateway, the CLI
  * and every capability (replay, verdicts, the Responses API, compaction)
  * reach their state only through this. A backend is one folder that
- * implements it (src/storage-sqlite is the first) and passes the contract
+ * implements it (src/storage/sqlite is the first) and passes the contract
  * suite every backend must pass.
  *
  * Every operation answers through a promise, so a backend whose rows are

@@ -1,4 +1,4 @@
-import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../plugins/contract.js";
+import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
 
 /** A stored assistant turn as replay, the CLI and branching read it. */
 export interface StoredTurn {

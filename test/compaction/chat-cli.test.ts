@@ -1,12 +1,12 @@
 import "reflect-metadata";
 import { PassThrough, Readable } from "node:stream";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import type { ChatService } from "../../src/chat/chat-service.js";
+import type { ChatService } from "../../src/turn/chat-service.js";
 import { runChat } from "../../src/cli/commands/chat.js";
-import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
-import { CHAT_SERVICE } from "../../src/container/tokens.js";
-import type { GatewayEvent } from "../../src/bus/event-bus.js";
-import type { ChatMessage, ChatRequest } from "../../src/plugins/contract.js";
+import { SUMMARY_PREFIX } from "../../src/turn/compaction/view.js";
+import { CHAT_SERVICE } from "../../src/foundation/container/tokens.js";
+import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
+import type { ChatMessage, ChatRequest } from "../../src/providers/contract.js";
 import { afterGatewayCommits, startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
 import { collectCompactions, sessionsCli, showSession } from "./support/harness.js";
 

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { GatewayEvent } from "../../src/bus/event-bus.js";
-import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
+import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
+import { SUMMARY_PREFIX } from "../../src/turn/compaction/view.js";
 import { startTestGateway, DEMO_ROUTES, type TestGateway } from "../support/gateway.js";
 import { SpecWatch } from "../support/open-responses.js";
 import { collectCompactions, respond } from "./support/harness.js";

@@ -1,8 +1,8 @@
 import "reflect-metadata";
 import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
 import { SpecWatch } from "../support/open-responses.js";
-import { SUMMARY_PREFIX } from "../../src/compaction/view.js";
-import type { GatewayEvent } from "../../src/bus/event-bus.js";
+import { SUMMARY_PREFIX } from "../../src/turn/compaction/view.js";
+import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
 import { loadEventValidators, schemaProblems } from "../events/event-schemas.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { captureLog, collectCompactions, respond, showSession, sessionsCli, type CapturedLog } from "./support/harness.js";

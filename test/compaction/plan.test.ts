@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
-import { AFTER_SHARE, planCompaction, SUMMARY_SHARE } from "../../src/compaction/plan.js";
-import { priceJson, priceRequest } from "../../src/compaction/price.js";
-import type { ChatMessage } from "../../src/plugins/contract.js";
+import { AFTER_SHARE, planCompaction, SUMMARY_SHARE } from "../../src/turn/compaction/plan.js";
+import { priceJson, priceRequest } from "../../src/turn/compaction/price.js";
+import type { ChatMessage } from "../../src/providers/contract.js";
 
 type Role = ChatMessage["role"];
 

@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import type { Checkpoint } from "../../src/storage/checkpoints.js";
-import { applyCheckpoint, SUMMARY_INDEX, SUMMARY_PREFIX } from "../../src/compaction/view.js";
-import type { ChatMessage } from "../../src/plugins/contract.js";
+import { applyCheckpoint, SUMMARY_INDEX, SUMMARY_PREFIX } from "../../src/turn/compaction/view.js";
+import type { ChatMessage } from "../../src/providers/contract.js";
 
 const history: ChatMessage[] = [
   { role: "user", content: "first" },

@@ -46,7 +46,7 @@ carriers:
     must_echo: true
 `,
     env: { DEEPSEEK_API_KEY: "sk-emulated" },
-    pluginDirs: [fileURLToPath(new URL("./fixtures/hosted-search-plugin/", import.meta.url))],
+    pluginDirs: [fileURLToPath(new URL("./fixtures/hosted-search-plugin", import.meta.url))],
     log: log.logger,
     spec,
   });

@@ -1,7 +1,7 @@
 import { afterEach, afterAll, beforeAll, describe, expect, test } from "vitest";
 import { applyReasoningControls as applyWithDialect } from "../../plugins/openai-compatible/reasoning-controls.js";
-import type { ChatRequest, ReasoningControls } from "../../src/plugins/contract.js";
-import { resolveDialect } from "../../src/routes/request-dialect.js";
+import type { ChatRequest, ReasoningControls } from "../../src/providers/contract.js";
+import { resolveDialect } from "../../src/routing/routes/request-dialect.js";
 import { readSse } from "../support/gateway.js";
 import { startConformance, type ConformanceSetup } from "./harness.js";
 

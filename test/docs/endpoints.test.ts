@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Endpoint } from "../../src/api/endpoint-table.js";
+import type { Endpoint } from "../../src/http/endpoint-table.js";
 import { gatewayEndpoints } from "../../src/gateway/endpoints.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { codeSpans, readDoc, section, tableRows } from "./markdown.js";

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, test } from "vitest";
-import { ERROR_TABLE } from "../../src/errors/gateway-error.js";
+import { ERROR_TABLE } from "../../src/foundation/errors/gateway-error.js";
 import { codeSpans, readDoc, REPO, section, tableRows } from "./markdown.js";
 
 /**
  * docs/api.md, "Errors", against the one table of error codes in
- * src/errors/gateway-error.ts: every code has a row with its status and
+ * src/foundation/errors/gateway-error.ts: every code has a row with its status and
  * type, and every row's code exists.
  */
 const TABLE = 'docs/api.md, section "Errors"';
@@ -40,7 +40,8 @@ test("each documented code has the status and type the code gives it", () => {
   const table = new Map(codes);
   const wrong = documentedRows().flatMap((row) => {
     const actual = table.get(row.code);
-    if (!actual) return [`${TABLE} has a row for \`${row.code}\`, which is no code in src/errors/gateway-error.ts: remove it, or add the code there`];
+    if (!actual)
+      return [`${TABLE} has a row for \`${row.code}\`, which is no code in src/foundation/errors/gateway-error.ts: remove it, or add the code there`];
     if (actual.status === row.status && actual.type === row.type) return [];
     return [`${TABLE}: the row of \`${row.code}\` says ${row.status} \`${row.type}\`; the code answers ${actual.status} \`${actual.type}\``];
   });

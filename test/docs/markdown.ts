@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The repository root: the docs are read from the checkout under test. */
-export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+export const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 export function readDoc(relativePath: string): string {
   return readFileSync(join(REPO, relativePath), "utf8");

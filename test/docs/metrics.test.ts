@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { METRICS } from "../../src/container/tokens.js";
-import type { GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
+import { METRICS } from "../../src/foundation/container/tokens.js";
+import type { GatewayMetrics } from "../../src/operations/metrics/gateway-metrics.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { codeSpans, readDoc, section, tableRows } from "./markdown.js";
 
 /**
  * docs/events.md, "`GET /metrics`", against the metrics a running gateway
- * registers (src/metrics): every carrierd metric has a row with its type
+ * registers (src/operations/metrics): every carrierd metric has a row with its type
  * and labels, and every row's metric exists. prom-client's default process
  * metrics are one row of their own (`process_*`, `nodejs_*`).
  */

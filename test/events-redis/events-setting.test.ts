@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { parseEventsSetting, redactUrl } from "../../src/config/events-setting.js";
+import { parseEventsSetting, redactUrl } from "../../src/foundation/config/events-setting.js";
 import { compareEventIds, EVENT_ID } from "../../src/events/event-feed.js";
 
 test("events: local by default, a Redis URL with the stream settings from the environment, anything else refused", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { classifyOpenAIError } from "../../plugins/openai-compatible/errors.js";
-import { fieldsToReject } from "../../src/verdicts/unknown-field.js";
+import { fieldsToReject } from "../../src/routing/verdicts/unknown-field.js";
 import { LOOK_ALIKES, PHRASINGS } from "./phrasings.js";
 
 const ALL = ["reasoning_content", "reasoning", "reasoning_details"];

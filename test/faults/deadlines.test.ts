@@ -111,7 +111,7 @@ test("a 502 for an unreachable upstream carries X-Session-Id", async () => {
 });
 
 test("routes.yaml refuses a deadline that is not a positive number of seconds", async () => {
-  const { loadRoutesFile } = await import("../../src/routes/load-routes.js");
+  const { loadRoutesFile } = await import("../../src/routing/routes/load-routes.js");
   const { writeFileSync } = await import("node:fs");
   const { join } = await import("node:path");
   const file = join(gateway.home, "bad-deadlines.yaml");

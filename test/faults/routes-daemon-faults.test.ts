@@ -4,8 +4,8 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { revisionOf } from "../../src/routes/load-routes.js";
-import { MAX_ROUTES_BYTES } from "../../src/routes/read-routes-file.js";
+import { revisionOf } from "../../src/routing/routes/load-routes.js";
+import { MAX_ROUTES_BYTES } from "../../src/routing/routes/read-routes-file.js";
 import { cleanEnv, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
 
 /**

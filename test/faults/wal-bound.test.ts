@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { STORAGE } from "../../src/container/tokens.js";
-import type { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import { STORAGE } from "../../src/foundation/container/tokens.js";
+import type { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /**

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { ensureApiKey } from "../../src/config/api-key.js";
+import { ensureApiKey } from "../../src/foundation/config/api-key.js";
 
 let parent: string;
 let home: string;

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
-import type { UpstreamCall } from "../../src/plugins/contract.js";
-import { Cancellation, cancellationOf, withCancellation } from "../../src/upstream/cancellation.js";
+import type { UpstreamCall } from "../../src/providers/contract.js";
+import { Cancellation, cancellationOf, withCancellation } from "../../src/providers/upstream/cancellation.js";
 
 test("a cancellation tells its watchers once, and its AbortSignal exists only once read", () => {
   const cancellation = new Cancellation();

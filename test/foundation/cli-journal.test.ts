@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
-import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
-import { JOURNAL_FILE, TurnJournal } from "../../src/storage-sqlite/turn-journal.js";
+import { JOURNAL_FILE, TurnJournal } from "../../src/storage/sqlite/turn-journal.js";
 import { carrierd, cleanEnv } from "./cli-process.js";
 
 const homes: string[] = [];

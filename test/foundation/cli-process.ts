@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { track } from "../support/child-processes.js";
 
 /** The repo root; `bin/carrierd` runs dist/, which `npm test` builds first (pretest). */
-export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+export const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The environment a CLI test runs in: nothing of the developer's carrierd settings leaks in. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

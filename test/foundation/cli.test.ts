@@ -102,7 +102,7 @@ describe("plugins list", () => {
   });
 
   test("--plugins adds external folders; --json shows native record types", async () => {
-    const extra = fileURLToPath(new URL("./fixtures/plugins-mixed/", import.meta.url));
+    const extra = fileURLToPath(new URL("./fixtures/plugins-mixed", import.meta.url));
     const result = await carrierd(["plugins", "list", "--plugins", extra, "--json"]);
     expect(result.code).toBe(0);
     const rows = JSON.parse(result.stdout) as { name: string; native_record: string | null; api_version: number }[];
@@ -110,7 +110,7 @@ describe("plugins list", () => {
   });
 
   test("a broken plugin fails the command with its name", async () => {
-    const broken = fileURLToPath(new URL("./fixtures/plugins-old-api/", import.meta.url));
+    const broken = fileURLToPath(new URL("./fixtures/plugins-old-api", import.meta.url));
     const result = await carrierd(["plugins", "list", "--plugins", broken]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('plugin "old-api" is broken');

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { detached } from "../../src/util/detached.js";
+import { detached } from "../../src/foundation/util/detached.js";
 
 test("detached: the same text, short or long, sliced or not", () => {
   const parent = `${"x".repeat(10_000)}{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[`;

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { revisionOf } from "../../src/routes/load-routes.js";
+import { revisionOf } from "../../src/routing/routes/load-routes.js";
 import { WEATHER_TOOL } from "../support/family-routes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
@@ -43,7 +43,7 @@ beforeAll(async () => {
   upstream = await startOpenAIUpstream();
   gateway = await startTestGateway({
     routes: "version: 1\nproviders: {}\nmodels: []\n",
-    pluginDirs: [fileURLToPath(new URL("../replay/native-plugin/", import.meta.url))],
+    pluginDirs: [fileURLToPath(new URL("../replay/native-plugin", import.meta.url))],
   });
   await save(routes());
 });

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { EndpointTable, type Endpoint } from "../../src/api/endpoint-table.js";
+import { EndpointTable, type Endpoint } from "../../src/http/endpoint-table.js";
 import { gatewayEndpoints } from "../../src/gateway/endpoints.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { GenerationalCache } from "../../src/util/generational-cache.js";
+import { GenerationalCache } from "../../src/foundation/util/generational-cache.js";
 
 test("a generational cache holds at most its capacity, drops the generation nobody read, and keeps what is read", () => {
   const cache = new GenerationalCache<string, number>(10);

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { revisionOf } from "../../src/routes/load-routes.js";
+import { revisionOf } from "../../src/routing/routes/load-routes.js";
 import { DEMO_ROUTES, readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { nextEvent } from "./bus-events.js";
 import { chunkDeltas, type Chunk } from "./sse-chunks.js";

@@ -74,11 +74,11 @@ test("the graph reads every kind of import a file can make, and names a cycle", 
     write("src/top/main.test.ts", 'import "../tested/g.js";');
     write("src/ground/h.ts", 'import "../upper/i.js";');
     write("src/upper/i.ts", 'import type { H } from "../ground/h.js";');
-    write("plugins/demo/index.ts", 'import { definePlugin } from "../../src/plugins/plugin-api.js";');
+    write("plugins/demo/index.ts", 'import { definePlugin } from "../../src/providers/plugin-api.js";');
     const { edges } = folderGraph(root);
     const targets = (folder: string) => edges.filter((edge) => edge.fromFolder === folder).map((edge) => `${edge.toFolder}:${edge.line}`);
     expect(targets("src/top")).toEqual(["src/typed:1", "src/multi:5", "src/again:6", "src/late:8"]);
-    expect(targets("plugins/demo")).toEqual(["src/plugins:1"]);
+    expect(targets("plugins/demo")).toEqual(["src/providers:1"]);
     const found = cycles(root);
     expect(found.map((cycle) => cycle.folders)).toEqual([["src/ground", "src/upper"]]);
     expect(found[0]!.imports.map((edge) => describeImport(edge)).sort()).toEqual([

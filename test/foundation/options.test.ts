@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { DEFAULT_BODY_LIMIT, DEFAULT_PORT, parseSize, resolveOptions } from "../../src/config/options.js";
+import { DEFAULT_BODY_LIMIT, DEFAULT_PORT, parseSize, resolveOptions } from "../../src/foundation/config/options.js";
 
 describe("gateway options: flags, then environment, then defaults", () => {
   test("defaults", () => {

@@ -4,7 +4,7 @@ import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { PluginLoadError, PluginRegistry } from "../../src/plugins/plugin-registry.js";
+import { PluginLoadError, PluginRegistry } from "../../src/providers/plugin-registry.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { chunkDeltas, type Chunk } from "./sse-chunks.js";
 
@@ -91,12 +91,12 @@ describe("an external plugin folder (--plugins) works end to end", () => {
 });
 
 test("the shipped plugins import carrierd only through its plugin API, and declare their version as a literal", () => {
-  const root = fileURLToPath(new URL("../../plugins/", import.meta.url));
+  const root = fileURLToPath(new URL("../../plugins", import.meta.url));
   const offending: string[] = [];
   for (const file of readdirSync(root, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".ts") && !name.endsWith(".test.ts"))) {
     const text = readFileSync(join(root, file), "utf8");
     for (const [, target] of text.matchAll(/from "((?:\.\.\/)+src\/[^"]+)"/g))
-      if (!target!.endsWith("/src/plugins/plugin-api.js")) offending.push(`${file}: ${target}`);
+      if (!target!.endsWith("/src/providers/plugin-api.js")) offending.push(`${file}: ${target}`);
     if (file.endsWith("index.ts")) expect(text, file).toMatch(/apiVersion: \d+,/);
   }
   expect(offending).toEqual([]);

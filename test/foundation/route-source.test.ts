@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, expect, test } from "vitest";
-import { EventBus } from "../../src/bus/event-bus.js";
-import { loadRoutesFile } from "../../src/routes/load-routes.js";
-import { RouteSource } from "../../src/routes/route-source.js";
+import { EventBus } from "../../src/events/bus/event-bus.js";
+import { loadRoutesFile } from "../../src/routing/routes/load-routes.js";
+import { RouteSource } from "../../src/routing/routes/route-source.js";
 
 const PLUGINS = new Set(["demo"]);
 const routes = (model: string) => `version: 1\nproviders:\n  demo: { plugin: demo }\nmodels:\n  - { name: ${model}, provider: demo }\n`;

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest";
-import { attachStoredCarriers } from "../../src/carriers/replay.js";
-import type { ChatMessage, ProviderConfig } from "../../src/plugins/contract.js";
-import { formatProblem, parseRoutes } from "../../src/routes/load-routes.js";
-import { resolveDialect } from "../../src/routes/request-dialect.js";
-import type { RouteTable } from "../../src/routes/route-table.js";
-import { SHIPPED_DIALECTS } from "../../src/routes/shipped-dialects.js";
+import { attachStoredCarriers } from "../../src/routing/carriers/replay.js";
+import type { ChatMessage, ProviderConfig } from "../../src/providers/contract.js";
+import { formatProblem, parseRoutes } from "../../src/routing/routes/load-routes.js";
+import { resolveDialect } from "../../src/routing/routes/request-dialect.js";
+import type { RouteTable } from "../../src/routing/routes/route-table.js";
+import { SHIPPED_DIALECTS } from "../../src/routing/routes/shipped-dialects.js";
 import type { ReplaySource } from "../../src/storage/turns.js";
 
 const PLUGINS = new Set(["demo", "openai-compatible", "anthropic"]);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { formatProblem, parseRoutes } from "../../src/routes/load-routes.js";
+import { formatProblem, parseRoutes } from "../../src/routing/routes/load-routes.js";
 import { carrierd } from "./cli-process.js";
 
 /** routes.yaml `hosted_tools` (docs/routes.md#hosted_tools): parsed, validated at the offending value, resolved per model, shown by `routes explain`. */

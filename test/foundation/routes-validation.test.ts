@@ -2,11 +2,11 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { isSeq, parseDocument } from "yaml";
-import type { ProviderConfig } from "../../src/plugins/contract.js";
-import { PluginRegistry } from "../../src/plugins/plugin-registry.js";
-import { formatProblem, parseRoutes, type RouteProblem } from "../../src/routes/load-routes.js";
-import { hostMatches, hostOf, isLocalHost, isLoopbackHost } from "../../src/routes/host-match.js";
-import type { RouteTable } from "../../src/routes/route-table.js";
+import type { ProviderConfig } from "../../src/providers/contract.js";
+import { PluginRegistry } from "../../src/providers/plugin-registry.js";
+import { formatProblem, parseRoutes, type RouteProblem } from "../../src/routing/routes/load-routes.js";
+import { hostMatches, hostOf, isLocalHost, isLoopbackHost } from "../../src/routing/routes/host-match.js";
+import type { RouteTable } from "../../src/routing/routes/route-table.js";
 
 const PLUGINS = new Set(["demo", "openai-compatible"]);
 const SHIPPED = fileURLToPath(new URL("../../routes.yaml", import.meta.url));

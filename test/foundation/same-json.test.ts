@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { sameJson } from "../../src/util/same-json.js";
+import { sameJson } from "../../src/foundation/util/same-json.js";
 
 test("sameJson: equal parsed JSON whatever the key order; any other difference is not", () => {
   const message = { role: "assistant", content: [{ type: "text", text: "a" }], tool_calls: [{ id: "c", function: { name: "f", arguments: "{}" } }] };

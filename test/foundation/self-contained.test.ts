@@ -11,7 +11,7 @@ import { describe, expect, test } from "vitest";
  * repository, and every `docs/*.md#anchor` names a heading that exists.
  */
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
 
 /** Citations of documents a clone does not have, each with what it is. */

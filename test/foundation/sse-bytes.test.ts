@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { dataFrame, SseWriter } from "../../src/api/sse.js";
+import { dataFrame, SseWriter } from "../../src/ingress/sse.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startRecordedUpstream, type RecordedUpstream } from "./recorded-upstream.js";
 

@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { SseWriter } from "../../src/api/sse.js";
+import { SseWriter } from "../../src/ingress/sse.js";
 
 let url: string;
 let current: ServerResponse | undefined;

@@ -1,7 +1,7 @@
-import { KEY_RING } from "../../src/container/tokens.js";
+import { KEY_RING } from "../../src/foundation/container/tokens.js";
 import type { Gateway } from "../../src/gateway/start-gateway.js";
-import type { KeyRing } from "../../src/keys/key-ring.js";
-import { newDataScope, newSecret, secretHash } from "../../src/keys/secret.js";
+import type { KeyRing } from "../../src/http/keys/key-ring.js";
+import { newDataScope, newSecret, secretHash } from "../../src/http/keys/secret.js";
 import type { KeyScope } from "../../src/storage/keys.js";
 import { storageOf } from "../support/gateway.js";
 

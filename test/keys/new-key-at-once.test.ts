@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import type { StoreChoice } from "../../src/config/store-choice.js";
-import { newDataScope, newSecret, secretHash } from "../../src/keys/secret.js";
-import { openStorage } from "../../src/storage-open/open-storage.js";
+import type { StoreChoice } from "../../src/foundation/config/store-choice.js";
+import { newDataScope, newSecret, secretHash } from "../../src/http/keys/secret.js";
+import { openStorage } from "../../src/storage/open/open-storage.js";
 import type { Storage } from "../../src/storage/storage.js";
 import { openEvents } from "../events/ws-client.js";
 import { carrierd, cleanEnv } from "../foundation/cli-process.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect } from "vitest";
-import { newDataScope, newSecret, secretHash } from "../../src/keys/secret.js";
+import { newDataScope, newSecret, secretHash } from "../../src/http/keys/secret.js";
 import type { NewKey } from "../../src/storage/keys.js";
 import { readSse, storageOf, type TestGateway } from "../support/gateway.js";
 import { openEvents } from "../events/ws-client.js";

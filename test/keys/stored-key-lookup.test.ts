@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { newDataScope, newSecret, secretHash } from "../../src/keys/secret.js";
-import { StoredKeyLookup } from "../../src/keys/stored-key-lookup.js";
-import { openStorage } from "../../src/storage-open/open-storage.js";
+import { newDataScope, newSecret, secretHash } from "../../src/http/keys/secret.js";
+import { StoredKeyLookup } from "../../src/http/keys/stored-key-lookup.js";
+import { openStorage } from "../../src/storage/open/open-storage.js";
 import type { Storage } from "../../src/storage/storage.js";
 
 /** The negative cache's two bounds and the one-read-at-a-time rule, over a real state.db. */

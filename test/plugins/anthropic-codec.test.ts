@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { createAnthropicCodec } from "../../plugins/anthropic/codec.js";
 import { mergeLayout } from "../../plugins/anthropic/content-layout.js";
 import { classifyAnthropicError } from "../../plugins/anthropic/errors.js";
-import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
+import type { ChatMessage, JsonObject } from "../../src/providers/contract.js";
 import { decodeEvents, fold, replayedAssistant, upstreamCall, wireBody } from "./support/calls.js";
 import { cassette, chunkJson, chunkLines, json, sseEvents } from "./support/fixtures.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { createGeminiCodec } from "../../plugins/gemini/codec.js";
 import { classifyGeminiError } from "../../plugins/gemini/errors.js";
 import { SKIP_SIGNATURE } from "../../plugins/gemini/parts-layout.js";
-import type { ChatMessage, JsonObject } from "../../src/plugins/contract.js";
+import type { ChatMessage, JsonObject } from "../../src/providers/contract.js";
 import { decodeEvents, fold, replayedAssistant, upstreamCall, wireBody } from "./support/calls.js";
 import { chunkJson, chunkLines, json, sseEvents } from "./support/fixtures.js";
 import { expectedTurn2, GEMINI_CASSETTES, geminiScenario } from "./support/gemini-cassettes.js";

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { loadRoutesFile } from "../../src/routes/load-routes.js";
+import { loadRoutesFile } from "../../src/routing/routes/load-routes.js";
 import { captureLog } from "../support/captured-log.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { ask, type Message } from "../support/stateless-client.js";

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { modelParts, readLayout, SKIP_SIGNATURE, signedCall } from "../../plugins/gemini/parts-layout.js";
-import type { ChatMessage } from "../../src/plugins/contract.js";
+import type { ChatMessage } from "../../src/providers/contract.js";
 
 // a signed call as Gemini produced it, and the layout the record keeps of it
 const layout = readLayout({ parts: [signedCall("call_1", true, "sig-of-the-call", { city: "Paris", unit: "C" })] as never });

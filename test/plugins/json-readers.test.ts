@@ -9,7 +9,7 @@ import {
   requireObject,
   requireObjects,
   UpstreamShapeError,
-} from "../../src/plugins/plugin-api.js";
+} from "../../src/providers/plugin-api.js";
 
 test("the readers give the value when it has their type, and undefined for anything else (absent and null included)", () => {
   const object = { o: { a: 1 }, list: [1] };

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { openAICompatibleCodec } from "../../plugins/openai-compatible/codec.js";
 import { applyRequestNames } from "../../plugins/openai-compatible/request-names.js";
-import type { ChatRequest, RequestDialect } from "../../src/plugins/contract.js";
+import type { ChatRequest, RequestDialect } from "../../src/providers/contract.js";
 import { upstreamCall, wireBody } from "./support/calls.js";
 
 const dialect = (developerRole: RequestDialect["developerRole"], tokenLimit: RequestDialect["tokenLimit"]): RequestDialect => ({

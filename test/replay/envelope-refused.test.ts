@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { Envelopes } from "../../src/carriers/envelope.js";
-import { EnvelopeKeyRing } from "../../src/carriers/envelope-keys.js";
-import { keyScope } from "../../src/sessions/key-scope.js";
+import { Envelopes } from "../../src/routing/carriers/envelope.js";
+import { EnvelopeKeyRing } from "../../src/routing/carriers/envelope-keys.js";
+import { keyScope } from "../../src/turn/sessions/key-scope.js";
 import { captureLog, type CapturedLog } from "../support/captured-log.js";
 import { CODEX_PREAMBLE, codexTurn, kept, toolOutputs, userMessage, type CodexTurn, type Item } from "../support/codex-client.js";
 import { familyRoutes } from "../support/family-routes.js";

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { EnvelopeKeyRing } from "../../src/carriers/envelope-keys.js";
-import { ENVELOPE_PREFIX, Envelopes, type SealedCarriers } from "../../src/carriers/envelope.js";
-import { openSqliteStorage } from "../../src/storage-sqlite/open-sqlite-storage.js";
+import { EnvelopeKeyRing } from "../../src/routing/carriers/envelope-keys.js";
+import { ENVELOPE_PREFIX, Envelopes, type SealedCarriers } from "../../src/routing/carriers/envelope.js";
+import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 
 /** seal and open on their own: what goes in comes out, string for string; what was not sealed here never opens and never throws. */
 

@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
-import { shapeMessages } from "../../src/carriers/shape-messages.js";
-import type { CarrierPolicy, ChatMessage } from "../../src/plugins/contract.js";
-import { sentCarrierFields } from "../../src/verdicts/unknown-field.js";
+import { shapeMessages } from "../../src/routing/carriers/shape-messages.js";
+import type { CarrierPolicy, ChatMessage } from "../../src/providers/contract.js";
+import { sentCarrierFields } from "../../src/routing/verdicts/unknown-field.js";
 
 /** `extra_content` is a carrier field on each tool call: kept where a route lists it, stripped where it does not (replay rule 4). */
 const policy = (fields: CarrierPolicy["fields"]): CarrierPolicy => ({

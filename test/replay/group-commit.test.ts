@@ -1,9 +1,9 @@
 import "reflect-metadata";
 import { expect, test } from "vitest";
-import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
-import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 
 const db = openDatabase(":memory:", SQLITE_MIGRATIONS);

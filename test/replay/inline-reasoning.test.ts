@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { splitInlineContent } from "../../src/carriers/inline-reasoning.js";
+import { splitInlineContent } from "../../src/routing/carriers/inline-reasoning.js";
 import { familyRoutes, WEATHER_TOOL } from "../support/family-routes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";

@@ -1,12 +1,12 @@
 import "reflect-metadata";
 import { expect, test } from "vitest";
-import type { ChatMessage, ToolCall } from "../../src/plugins/contract.js";
-import { callKeyOf, fingerprintMessage, fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { isUniqueCallId } from "../../src/sessions/call-ids.js";
-import { findSession } from "../../src/sessions/session-finder.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
-import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import type { ChatMessage, ToolCall } from "../../src/providers/contract.js";
+import { callKeyOf, fingerprintMessage, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { isUniqueCallId } from "../../src/turn/sessions/call-ids.js";
+import { findSession } from "../../src/turn/sessions/session-finder.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 
 // normalisation makes turns alike; conversation order tells them apart (docs/sessions-and-replay.md#how-a-request-finds-its-session).
 const store = new SqliteStorage(openDatabase(":memory:", SQLITE_MIGRATIONS), undefined);

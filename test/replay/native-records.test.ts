@@ -15,7 +15,7 @@ let gateway: TestGateway;
 beforeAll(async () => {
   upstream = await startOpenAIUpstream();
   gateway = await startTestGateway({
-    pluginDirs: [fileURLToPath(new URL("./native-plugin/", import.meta.url))],
+    pluginDirs: [fileURLToPath(new URL("./native-plugin", import.meta.url))],
     routes: `version: 1
 providers:
   copilot:    { plugin: native-test, base_url: "${upstream.baseUrl("copilot")}" }

@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { placeByDepth } from "../../src/sessions/depth-placement.js";
+import { placeByDepth } from "../../src/turn/sessions/depth-placement.js";
 import type { DepthMatch, FingerprintMatch } from "../../src/storage/turns.js";
 import { familyRoutes } from "../support/family-routes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
-import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
-import { VerdictStore } from "../../src/storage-sqlite/verdict-store.js";
+import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
+import { VerdictStore } from "../../src/storage/sqlite/verdict-store.js";
 
 // Two connections to one state.db: the gateway's, and what a CLI command in another process opens.
 const home = mkdtempSync(join(tmpdir(), "carrierd-cache-"));
@@ -110,7 +110,7 @@ test("any other write through the gateway's own connection empties the cache too
 });
 
 test("remembered fingerprint matches are bounded per key hash, and the ones in use stay", async () => {
-  const { ReplayCache } = await import("../../src/storage-sqlite/replay-cache.js");
+  const { ReplayCache } = await import("../../src/storage/sqlite/replay-cache.js");
   const cache = new ReplayCache(gatewayDb);
   const match = { id: "turn_x", session_id: "sess_x" };
   for (let i = 0; i <= 50_000; i++) {
@@ -128,7 +128,7 @@ test("remembered fingerprint matches are bounded per key hash, and the ones in u
 });
 
 test("storing a response leaves the replay cache valid; a turn written behind its back still empties it", async () => {
-  const { ResponseStore } = await import("../../src/storage-sqlite/response-store.js");
+  const { ResponseStore } = await import("../../src/storage/sqlite/response-store.js");
   const db = openDatabase(join(home, "responses.db"), SQLITE_MIGRATIONS);
   try {
     const store = new SqliteStorage(db, undefined);

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "vitest";
-import { attachStoredCarriers, type ReplayTarget } from "../../src/carriers/replay.js";
-import { chatBodyBytes } from "../../src/plugins/chat-json.js";
-import type { ChatMessage, ChatRequest } from "../../src/plugins/contract.js";
+import { attachStoredCarriers, type ReplayTarget } from "../../src/routing/carriers/replay.js";
+import { chatBodyBytes } from "../../src/providers/chat-json.js";
+import type { ChatMessage, ChatRequest } from "../../src/providers/contract.js";
 import type { ReplaySource } from "../../src/storage/turns.js";
-import { ModelFamily } from "../../src/carriers/model-family.js";
+import { ModelFamily } from "../../src/routing/carriers/model-family.js";
 
 const target = (effective: ReplayTarget["effective"], overrides: Partial<ReplayTarget> = {}): ReplayTarget => ({
   plugin: "openai-compatible",

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "vitest";
-import { ModelFamily, modelFamily } from "../../src/carriers/model-family.js";
-import { attachStoredCarriers, type ReplayTarget } from "../../src/carriers/replay.js";
-import { shapeMessages } from "../../src/carriers/shape-messages.js";
-import type { CarrierPolicy, ChatMessage } from "../../src/plugins/contract.js";
-import { fingerprintMessage } from "../../src/sessions/fingerprint.js";
+import { ModelFamily, modelFamily } from "../../src/routing/carriers/model-family.js";
+import { attachStoredCarriers, type ReplayTarget } from "../../src/routing/carriers/replay.js";
+import { shapeMessages } from "../../src/routing/carriers/shape-messages.js";
+import type { CarrierPolicy, ChatMessage } from "../../src/providers/contract.js";
+import { fingerprintMessage } from "../../src/turn/sessions/fingerprint.js";
 import type { ReplaySource } from "../../src/storage/turns.js";
 
 function deepFreeze<T>(value: T): T {

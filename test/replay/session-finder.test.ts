@@ -1,12 +1,12 @@
 import "reflect-metadata";
 import { expect, test } from "vitest";
-import type { ChatMessage, ToolCall } from "../../src/plugins/contract.js";
-import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { keyScope } from "../../src/sessions/key-scope.js";
-import { findSession } from "../../src/sessions/session-finder.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
-import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import type { ChatMessage, ToolCall } from "../../src/providers/contract.js";
+import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { keyScope } from "../../src/turn/sessions/key-scope.js";
+import { findSession } from "../../src/turn/sessions/session-finder.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 
 const store = new SqliteStorage(openDatabase(":memory:", SQLITE_MIGRATIONS), undefined);
 let counter = 0;

@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { beforeAll, expect, test } from "vitest";
-import type { ProviderConfig } from "../../src/plugins/contract.js";
-import { loadRoutesFile } from "../../src/routes/load-routes.js";
-import type { RouteTable } from "../../src/routes/route-table.js";
+import type { ProviderConfig } from "../../src/providers/contract.js";
+import { loadRoutesFile } from "../../src/routing/routes/load-routes.js";
+import type { RouteTable } from "../../src/routing/routes/route-table.js";
 
 /** The shipped routes.yaml resolves each provider of 2026 to the route docs/routes.md gives its source for. */
 let table: RouteTable;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
+import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { cleanEnv, startGatewayProcess } from "../foundation/cli-process.js";
 import { heldUpstream } from "../support/held-upstream.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";

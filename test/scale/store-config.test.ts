@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { describeStore, redactStoreUrl, resolveStore } from "../../src/config/store-choice.js";
+import { describeStore, redactStoreUrl, resolveStore } from "../../src/foundation/config/store-choice.js";
 import { carrierd, cleanEnv, startGatewayProcess } from "../foundation/cli-process.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 

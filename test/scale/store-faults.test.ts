@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
+import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 import { heldUpstream } from "../support/held-upstream.js";

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
+import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { openEvents, type EventClient } from "../events/ws-client.js";
 import { REDIS_URL, testRedis } from "../events-redis/redis-for-tests.js";
 import { cleanEnv, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";

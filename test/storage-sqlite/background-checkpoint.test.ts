@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { silentLogger } from "../../src/logging/logger.js";
-import { BackgroundCheckpoint } from "../../src/storage-sqlite/background-checkpoint.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
+import { silentLogger } from "../../src/operations/logging/logger.js";
+import { BackgroundCheckpoint } from "../../src/storage/sqlite/background-checkpoint.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
 
 const home = mkdtempSync(join(tmpdir(), "carrierd-checkpoint-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
-import { openSqliteStorage } from "../../src/storage-sqlite/open-sqlite-storage.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
+import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 import { captureLog } from "../support/captured-log.js";
 
 // The planner's statistics follow the store (docs/sessions-and-replay.md, "Performance"): PRAGMA optimize at every

@@ -4,14 +4,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { COMPACTION_MIGRATIONS } from "../../src/storage-sqlite/compaction-migrations.js";
-import { KEY_MIGRATIONS } from "../../src/storage-sqlite/key-migrations.js";
-import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
-import { findSession } from "../../src/sessions/session-finder.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage-sqlite/envelope-key-migrations.js";
-import { SESSION_MIGRATIONS } from "../../src/storage-sqlite/session-migrations.js";
-import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import { COMPACTION_MIGRATIONS } from "../../src/storage/sqlite/compaction-migrations.js";
+import { KEY_MIGRATIONS } from "../../src/storage/sqlite/key-migrations.js";
+import { RESPONSES_MIGRATIONS } from "../../src/storage/sqlite/responses-migrations.js";
+import { findSession } from "../../src/turn/sessions/session-finder.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
+import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 
 // Migration 4: turns stored with the fingerprint of the release before it are found by what frontends send now.
 const home = mkdtempSync(join(tmpdir(), "carrierd-migration-4-"));

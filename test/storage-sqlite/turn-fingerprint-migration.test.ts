@@ -3,15 +3,15 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { CheckpointStore } from "../../src/storage-sqlite/checkpoint-store.js";
-import { COMPACTION_MIGRATIONS } from "../../src/storage-sqlite/compaction-migrations.js";
-import { KEY_MIGRATIONS } from "../../src/storage-sqlite/key-migrations.js";
-import { RESPONSES_MIGRATIONS } from "../../src/storage-sqlite/responses-migrations.js";
-import { fingerprintOf } from "../../src/sessions/fingerprint.js";
-import { openDatabase, type Db } from "../../src/storage-sqlite/database.js";
-import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage-sqlite/envelope-key-migrations.js";
-import { SESSION_MIGRATIONS } from "../../src/storage-sqlite/session-migrations.js";
-import { SqliteStorage } from "../../src/storage-sqlite/sqlite-storage.js";
+import { CheckpointStore } from "../../src/storage/sqlite/checkpoint-store.js";
+import { COMPACTION_MIGRATIONS } from "../../src/storage/sqlite/compaction-migrations.js";
+import { KEY_MIGRATIONS } from "../../src/storage/sqlite/key-migrations.js";
+import { RESPONSES_MIGRATIONS } from "../../src/storage/sqlite/responses-migrations.js";
+import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { openDatabase, type Db } from "../../src/storage/sqlite/database.js";
+import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
+import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 
 // Migration 3 moves each turn's fingerprint into its row and drops AUTOINCREMENT (issue 9: fewer pages per commit).

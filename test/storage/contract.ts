@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
-import type { Json, JsonObject, ToolCall } from "../../src/plugins/contract.js";
-import { callKeyOf, fingerprintOf } from "../../src/sessions/fingerprint.js";
+import type { Json, JsonObject, ToolCall } from "../../src/providers/contract.js";
+import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
 import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";

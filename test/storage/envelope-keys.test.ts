@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { EnvelopeKeyRing } from "../../src/carriers/envelope-keys.js";
-import { Envelopes, type SealedCarriers } from "../../src/carriers/envelope.js";
+import { EnvelopeKeyRing } from "../../src/routing/carriers/envelope-keys.js";
+import { Envelopes, type SealedCarriers } from "../../src/routing/carriers/envelope.js";
 import type { EnvelopeKey } from "../../src/storage/envelope-keys.js";
 import type { Storage } from "../../src/storage/storage.js";
-import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
-import { openSqliteStorage } from "../../src/storage-sqlite/open-sqlite-storage.js";
+import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
+import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 
 /**

@@ -1,9 +1,9 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
-import { LOOKUP } from "../../src/storage-postgres/pg-request-lookup.js";
-import { openPostgresStorage, type PostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
-import { statementName } from "../../src/storage-postgres/run.js";
+import { LOOKUP } from "../../src/storage/postgres/pg-request-lookup.js";
+import { openPostgresStorage, type PostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
+import { statementName } from "../../src/storage/postgres/run.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 import { newTurn } from "./contract.js";

@@ -1,8 +1,8 @@
 import "reflect-metadata";
-import { connect } from "../../src/storage-postgres/connection.js";
+import { connect } from "../../src/storage/postgres/connection.js";
 import { afterEach, describe, expect, test } from "vitest";
-import { migrate, POSTGRES_MIGRATIONS } from "../../src/storage-postgres/migrations.js";
-import { openPostgresStorage, StoreUnreachableError } from "../../src/storage-postgres/postgres-storage.js";
+import { migrate, POSTGRES_MIGRATIONS } from "../../src/storage/postgres/migrations.js";
+import { openPostgresStorage, StoreUnreachableError } from "../../src/storage/postgres/postgres-storage.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 
 announceSkipped("test/storage/postgres-migrations.test.ts", 3);

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openPostgresStorage, type PostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
+import { openPostgresStorage, type PostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 import { exerciseRequestPath, FILL, fillStatements, postgresRows } from "./request-path.js";
 

@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { describe } from "vitest";
-import { openPostgresStorage } from "../../src/storage-postgres/postgres-storage.js";
+import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 import { storageContract } from "./contract.js";
 

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { describe, expect, test } from "vitest";
-import { migrate, POSTGRES_MIGRATIONS } from "../../src/storage-postgres/migrations.js";
-import { openDatabase } from "../../src/storage-sqlite/database.js";
-import { SQLITE_MIGRATIONS } from "../../src/storage-sqlite/migrations.js";
+import { migrate, POSTGRES_MIGRATIONS } from "../../src/storage/postgres/migrations.js";
+import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 
 announceSkipped("test/storage/sessions-per-key-migration.test.ts", 1);

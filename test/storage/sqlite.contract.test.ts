@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteStorage } from "../../src/storage-sqlite/open-sqlite-storage.js";
+import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 import { captureLog } from "../support/captured-log.js";
 import { storageContract } from "./contract.js";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The recorded provider traffic the suite replays, kept in the repository (see test/fixtures/README.md). */
-export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));
+export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures", import.meta.url));
 
 /**
  * Reads a file under FIXTURES_DIR. A missing recording fails the test with

@@ -2,11 +2,11 @@ import "reflect-metadata";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { GatewayOptions } from "../../src/config/options.js";
-import { DEFAULT_BODY_LIMIT } from "../../src/config/options.js";
+import type { GatewayOptions } from "../../src/foundation/config/options.js";
+import { DEFAULT_BODY_LIMIT } from "../../src/foundation/config/options.js";
 import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
-import { silentLogger, type Logger } from "../../src/logging/logger.js";
-import { STORAGE } from "../../src/container/tokens.js";
+import { silentLogger, type Logger } from "../../src/operations/logging/logger.js";
+import { STORAGE } from "../../src/foundation/container/tokens.js";
 import type { Storage } from "../../src/storage/storage.js";
 import type { SpecWatch } from "./open-responses.js";
 

@@ -1,4 +1,4 @@
-import type { StoreChoice } from "../../src/config/store-choice.js";
+import type { StoreChoice } from "../../src/foundation/config/store-choice.js";
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from "./gateway.js";
 import { freshSchema } from "./postgres.js";
 

@@ -1,17 +1,17 @@
 import { existsSync, readFileSync } from "node:fs";
-import { scopeOfStored } from "../../sessions/session-scope.js";
+import { scopeOfStored } from "../../turn/sessions/session-scope.js";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Readable, Writable } from "node:stream";
 import { createParser } from "eventsource-parser";
 import type { CommandModule } from "yargs";
-import { DEFAULT_PORT, resolveHome } from "../../config/options.js";
-import { newId } from "../../chat/session-id.js";
-import { compactionOf } from "../../compaction/session-view.js";
-import { summaryMessage } from "../../compaction/view.js";
-import type { ChatMessage, JsonObject } from "../../plugins/contract.js";
-import { historyOf } from "../../sessions/history.js";
-import { withState } from "../with-state.js";
+import { DEFAULT_PORT, resolveHome } from "../../foundation/config/options.js";
+import { newId } from "../../turn/sessions/session-id.js";
+import { compactionOf } from "../../turn/compaction/session-view.js";
+import { summaryMessage } from "../../turn/compaction/view.js";
+import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import { historyOf } from "../../turn/sessions/history.js";
+import { withState } from "./with-state.js";
 
 interface ChatFlags {
   home?: string;

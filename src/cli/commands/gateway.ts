@@ -1,16 +1,16 @@
 import { join } from "node:path";
 import { config as loadDotenv } from "dotenv";
 import type { CommandModule } from "yargs";
-import { ensureApiKey } from "../../config/api-key.js";
-import { resolveHome, resolveOptions, type OptionFlags } from "../../config/options.js";
-import { tightenStateHome } from "../../config/private-state.js";
+import { ensureApiKey } from "../../foundation/config/api-key.js";
+import { resolveHome, resolveOptions, type OptionFlags } from "../../foundation/config/options.js";
+import { tightenStateHome } from "../../foundation/config/private-state.js";
 import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
-import { PortInUseError } from "../../api/http-server.js";
-import { describeStore } from "../../config/store-choice.js";
-import { StoreUnreachableError } from "../../storage-open/open-storage.js";
-import { isLoopbackHost } from "../../routes/host-match.js";
-import { createLogger, printLine } from "../../logging/logger.js";
+import { PortInUseError } from "../../http/http-server.js";
+import { describeStore } from "../../foundation/config/store-choice.js";
+import { StoreUnreachableError } from "../../storage/open/open-storage.js";
+import { isLoopbackHost } from "../../routing/routes/host-match.js";
+import { createLogger, printLine } from "../../operations/logging/logger.js";
 
 const SHUTDOWN_GRACE_MS = 30_000;
 

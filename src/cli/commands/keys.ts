@@ -1,8 +1,8 @@
 import type { CommandModule } from "yargs";
-import { checkKeySpec } from "../../keys/key-spec.js";
-import { newDataScope, newSecret, secretHash } from "../../keys/secret.js";
+import { checkKeySpec } from "../../http/keys/key-spec.js";
+import { newDataScope, newSecret, secretHash } from "../../http/keys/secret.js";
 import { KeyExistsError, type StoredKey } from "../../storage/keys.js";
-import { withState } from "../with-state.js";
+import { withState } from "./with-state.js";
 
 interface KeysFlags {
   home?: string;

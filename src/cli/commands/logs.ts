@@ -2,8 +2,8 @@ import { createReadStream, existsSync, statSync, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { CommandModule } from "yargs";
-import { resolveHome } from "../../config/options.js";
-import { shown } from "../../util/shown.js";
+import { resolveHome } from "../../foundation/config/options.js";
+import { shown } from "../../foundation/util/shown.js";
 
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
 const NAMES = Object.fromEntries(Object.entries(LEVELS).map(([name, value]) => [value, name]));

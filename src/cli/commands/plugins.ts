@@ -1,6 +1,6 @@
 import type { CommandModule } from "yargs";
-import { resolveOptions } from "../../config/options.js";
-import { PluginRegistry } from "../../plugins/plugin-registry.js";
+import { resolveOptions } from "../../foundation/config/options.js";
+import { PluginRegistry } from "../../providers/plugin-registry.js";
 
 export const pluginsCommand: CommandModule<object, { plugins?: string; json?: boolean }> = {
   command: "plugins list",

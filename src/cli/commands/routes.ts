@@ -2,14 +2,14 @@ import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { join } from "node:path";
 import { config as loadDotenv } from "dotenv";
-import { missingCredentials, type PluginLookup } from "../../api/provider-keys.js";
-import { resolveHome, resolveOptions } from "../../config/options.js";
-import { PluginRegistry } from "../../plugins/plugin-registry.js";
-import { formatProblem, loadRoutesFile } from "../../routes/load-routes.js";
-import { hostOf } from "../../routes/host-match.js";
-import { DEFAULT_HOSTED_TOOLS, routeNumber, type RouteTable } from "../../routes/route-table.js";
-import { verdictsInForce } from "../verdicts-in-force.js";
-import { describeStore } from "../../config/store-choice.js";
+import { missingCredentials, type PluginLookup } from "../../ingress/provider-keys.js";
+import { resolveHome, resolveOptions } from "../../foundation/config/options.js";
+import { PluginRegistry } from "../../providers/plugin-registry.js";
+import { formatProblem, loadRoutesFile } from "../../routing/routes/load-routes.js";
+import { hostOf } from "../../routing/routes/host-match.js";
+import { DEFAULT_HOSTED_TOOLS, routeNumber, type RouteTable } from "../../routing/routes/route-table.js";
+import { verdictsInForce } from "./verdicts-in-force.js";
+import { describeStore } from "../../foundation/config/store-choice.js";
 
 interface RoutesFlags {
   home?: string;

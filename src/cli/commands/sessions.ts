@@ -1,11 +1,11 @@
 import type { CommandModule } from "yargs";
-import { scopeOfStored, storedSessionId } from "../../sessions/session-scope.js";
-import { newId } from "../../chat/session-id.js";
-import { checkpointJson, checkpointLine, compactionOf } from "../../compaction/session-view.js";
+import { scopeOfStored, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { newId } from "../../turn/sessions/session-id.js";
+import { checkpointJson, checkpointLine, compactionOf } from "../../turn/compaction/session-view.js";
 import type { StoredTurn } from "../../storage/turns.js";
-import { waitForJournal } from "../journal-wait.js";
-import { withState } from "../with-state.js";
-import { shown as quoted } from "../../util/shown.js";
+import { waitForJournal } from "./journal-wait.js";
+import { withState } from "./with-state.js";
+import { shown as quoted } from "../../foundation/util/shown.js";
 
 interface SessionsFlags {
   home?: string;

@@ -1,13 +1,13 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { CommandModule } from "yargs";
-import { redactStoreUrl, resolveStore } from "../../config/store-choice.js";
-import { copySqliteToPostgres } from "../../storage-migrate/copy-sqlite-to-postgres.js";
-import { openPostgresStorage } from "../../storage-postgres/postgres-storage.js";
-import { openSqliteStorage } from "../../storage-sqlite/open-sqlite-storage.js";
-import { JOURNAL_FILE } from "../../storage-sqlite/turn-journal.js";
-import { EnvelopeKeyRing } from "../../carriers/envelope-keys.js";
-import { withState, type StateFlags } from "../with-state.js";
+import { redactStoreUrl, resolveStore } from "../../foundation/config/store-choice.js";
+import { copySqliteToPostgres } from "../../storage/migrate/copy-sqlite-to-postgres.js";
+import { openPostgresStorage } from "../../storage/postgres/postgres-storage.js";
+import { openSqliteStorage } from "../../storage/sqlite/open-sqlite-storage.js";
+import { JOURNAL_FILE } from "../../storage/sqlite/turn-journal.js";
+import { EnvelopeKeyRing } from "../../routing/carriers/envelope-keys.js";
+import { withState, type StateFlags } from "./with-state.js";
 
 interface StoreFlags extends StateFlags {
   from?: string;

@@ -1,5 +1,5 @@
 import type { CommandModule } from "yargs";
-import { withState } from "../with-state.js";
+import { withState } from "./with-state.js";
 
 interface VerdictsFlags {
   home?: string;

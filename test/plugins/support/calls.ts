@@ -1,5 +1,5 @@
-import type { AssistantTurn } from "../../../src/carriers/turn-accumulator.js";
-import { TurnAccumulator } from "../../../src/carriers/turn-accumulator.js";
+import type { AssistantTurn } from "../../../src/routing/carriers/turn-accumulator.js";
+import { TurnAccumulator } from "../../../src/routing/carriers/turn-accumulator.js";
 import type {
   CarrierPolicy,
   ChatMessage,
@@ -10,8 +10,8 @@ import type {
   RequestDialect,
   StreamPart,
   UpstreamCall,
-} from "../../../src/plugins/contract.js";
-import { resolveDialect } from "../../../src/routes/request-dialect.js";
+} from "../../../src/providers/contract.js";
+import { resolveDialect } from "../../../src/routing/routes/request-dialect.js";
 
 export const POLICY: CarrierPolicy = { fields: [], mustEcho: false, requestExtra: undefined, native: true, replay: undefined, routeIndex: 0 };
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, JsonObject } from "../../../src/plugins/contract.js";
+import type { ChatMessage, JsonObject } from "../../../src/providers/contract.js";
 import { cassette, json, type Interaction } from "./fixtures.js";
 
 /** The Gemini cassettes with real turn-2 requests, and what the client asked for in each. */

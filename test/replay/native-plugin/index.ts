@@ -1,5 +1,5 @@
 import { openAICompatibleCodec } from "../../../plugins/openai-compatible/codec.js";
-import { definePlugin, partsOf, PLUGIN_API_VERSION, type HttpCodec, type JsonObject, type StreamPart } from "../../../src/plugins/contract.js";
+import { definePlugin, partsOf, PLUGIN_API_VERSION, type HttpCodec, type JsonObject, type StreamPart } from "../../../src/providers/contract.js";
 
 /**
  * A Copilot-style test plugin: its provider returns `reasoning_text` plus an

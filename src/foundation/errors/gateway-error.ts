@@ -1,0 +1,109 @@
+/**
+ * Every error carrierd answers with: a stable code, an HTTP status and an
+ * OpenAI error type, in one table. `toOpenAIError` is the one place they are
+ * turned into the wire shape `{"error":{message,type,param,code}}`.
+ */
+
+import { redactText } from "../../operations/logging/redact.js";
+
+/** Every code with its status and type; docs/api.md#errors lists them all (test/docs/errors.test.ts compares the two). */
+export const ERROR_TABLE = {
+  invalid_json: { status: 400, type: "invalid_request_error" },
+  invalid_request: { status: 400, type: "invalid_request_error" },
+  unsupported_encoding: { status: 400, type: "invalid_request_error" },
+  invalid_session_id: { status: 400, type: "invalid_request_error" },
+  invalid_api_key: { status: 401, type: "authentication_error" },
+  origin_not_allowed: { status: 403, type: "permission_error" },
+  // a valid access key without the scope the endpoint needs (chat, events, admin)
+  insufficient_scope: { status: 403, type: "permission_error" },
+  not_found: { status: 404, type: "invalid_request_error" },
+  model_not_found: { status: 404, type: "invalid_request_error" },
+  method_not_allowed: { status: 405, type: "invalid_request_error" },
+  // a plain GET of a WebSocket endpoint
+  upgrade_required: { status: 426, type: "invalid_request_error" },
+  request_too_large: { status: 413, type: "invalid_request_error" },
+  // nginx's convention: the client left before the answer; nobody reads it, and it is not the gateway's failure
+  client_closed_request: { status: 499, type: "invalid_request_error" },
+  provider_not_configured: { status: 503, type: "server_error" },
+  // the shared store (PostgreSQL) did not answer: a load balancer sends the client to another instance
+  store_unavailable: { status: 503, type: "server_error" },
+  upstream_error: { status: 502, type: "upstream_error" },
+  upstream_unreachable: { status: 502, type: "upstream_error" },
+  // a stream that ended, broke or turned unreadable before its terminal marker: an incomplete turn, never stored
+  upstream_stream_truncated: { status: 502, type: "upstream_error" },
+  upstream_stream_interrupted: { status: 502, type: "upstream_error" },
+  upstream_stream_corrupt: { status: 502, type: "upstream_error" },
+  // a routes.yaml deadline (first_byte, idle, total) passed
+  upstream_timeout: { status: 504, type: "upstream_error" },
+  // a streaming client that read nothing for longer than the stall deadline: cut off, its upstream aborted
+  client_stalled: { status: 408, type: "invalid_request_error" },
+  internal_error: { status: 500, type: "server_error" },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: string;
+  /** Response headers the error is sent with (an upstream 429's Retry-After and rate limits). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly param: string | null = null,
+    options?: { cause?: unknown; status?: number; type?: string; headers?: Readonly<Record<string, string>> },
+  ) {
+    super(message, options);
+    this.name = "GatewayError";
+    this.status = options?.status ?? ERROR_TABLE[code].status;
+    this.type = options?.type ?? ERROR_TABLE[code].type;
+    this.headers = options?.headers;
+  }
+}
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+export function toOpenAIError(error: GatewayError): OpenAIErrorBody {
+  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
+}
+
+/**
+ * An upstream's own error, passed to the client with the upstream's status and
+ * message (docs/api.md#errors), secrets masked, reshaped to the OpenAI error form when it is not already.
+ */
+export function upstreamError(status: number, body: string, headers?: Readonly<Record<string, string>>): GatewayError {
+  // an upstream may echo the credential it was sent ("Incorrect API key provided: sk-…"): scrubbed as a log line would be
+  const message = redactText(extractUpstreamMessage(body));
+  const safeStatus = status >= 400 && status <= 599 ? status : 502;
+  return new GatewayError("upstream_error", message, null, { status: safeStatus, headers });
+}
+
+function extractUpstreamMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const found = findMessage(parsed);
+    if (found) return found;
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  const text = body.trim();
+  return text.length > 0 ? text.slice(0, 2000) : "upstream returned an error with no body";
+}
+
+/** Providers nest their message differently: OpenAI `error.message`, Mistral `message.detail[].msg`, Gemini `error.message`, Anthropic `error.message`. */
+function findMessage(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.map(findMessage).filter(Boolean).join("; ") || undefined;
+  if (value && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    for (const key of ["error", "message", "detail", "msg"]) {
+      if (key in record) {
+        const found = findMessage(record[key]);
+        if (found) return found;
+      }
+    }
+  }
+  return undefined;
+}

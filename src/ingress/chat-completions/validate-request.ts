@@ -1,0 +1,74 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import chatSchema from "../../../schemas/requests/chat-completions.schema.json" with { type: "json" };
+import { GatewayError } from "../../foundation/errors/gateway-error.js";
+import { checkChatRules } from "./chat-input-rules.js";
+import type { ChatRequest } from "../../providers/contract.js";
+
+const ajv = new Ajv2020({ allErrors: false, strict: false });
+
+/** Compiles a request-body schema into a checker that throws an OpenAI-shaped 400 naming the parameter. */
+export function requestValidator<T>(schema: object): (body: unknown) => T {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (body) => {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError("invalid_request", "request body must be a JSON object");
+    if (!validate(body)) throw toError(mostSpecific(validate.errors ?? []));
+    return body as T;
+  };
+}
+
+const validateChatShape = requestValidator<ChatRequest>(chatSchema);
+
+/** A chat request's shape, then the rules the schema leaves out (src/ingress/chat-completions/chat-input-rules.ts). */
+export function validateChatRequest(body: unknown): ChatRequest {
+  const request = validateChatShape(body);
+  checkChatRules(request);
+  return request;
+}
+
+/**
+ * With `anyOf` (a message's content is a string, null or a list of parts)
+ * ajv reports every branch; the deepest error is the one that names what is
+ * actually wrong (`messages[0].content[0].type`). When the branches only
+ * disagree about the type, their types are merged into one message.
+ */
+function mostSpecific(errors: ErrorObject[]): ErrorObject | undefined {
+  const relevant = errors.filter((error) => error.keyword !== "anyOf" && error.keyword !== "oneOf" && error.keyword !== "if");
+  if (relevant.length === 0) return errors[0];
+  const deepest = relevant.reduce((best, error) => (depth(error) > depth(best) ? error : best));
+  if (deepest.keyword !== "type") return deepest;
+  const types = relevant
+    .filter((error) => error.keyword === "type" && error.instancePath === deepest.instancePath)
+    .map((error) => (error.params as { type: string | string[] }).type)
+    .flat();
+  return { ...deepest, message: `must be ${[...new Set(types)].join(" or ")}` };
+}
+
+function depth(error: ErrorObject): number {
+  return error.instancePath === "" ? 0 : error.instancePath.split("/").length;
+}
+
+function toError(error: ErrorObject | undefined): GatewayError {
+  if (!error) return new GatewayError("invalid_request", "invalid request body");
+  const path = error.instancePath
+    .split("/")
+    .slice(1)
+    .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
+    .join("")
+    .replace(/^\./, "");
+  const param = error.keyword === "required" ? [path, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join(".") : path || null;
+  let message: string;
+  switch (error.keyword) {
+    case "required":
+      message = `missing required parameter: '${param}'`;
+      break;
+    case "enum":
+      message = `invalid value for '${path}': must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => `'${String(v)}'`).join(", ")}`;
+      break;
+    case "minItems":
+      message = `'${path}' must not be empty`;
+      break;
+    default:
+      message = `invalid type or value for '${path || "body"}': ${error.message ?? "invalid"}`;
+  }
+  return new GatewayError("invalid_request", message, param);
+}

@@ -1,0 +1,255 @@
+import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { inject, injectable } from "tsyringe";
+import { requireProviderKey } from "../provider-keys.js";
+import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
+import { sendJson } from "../../http/respond.js";
+import { SseWriter } from "../sse.js";
+import { asUpstreamFailure, startTurn } from "../start-turn.js";
+import type { ChatService, TurnRun } from "../../turn/chat-service.js";
+import type { GatewayOptions } from "../../foundation/config/options.js";
+import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
+import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
+import { GatewayError } from "../../foundation/errors/gateway-error.js";
+import { requireModel, type Caller } from "../../http/keys/caller.js";
+import { noteModel } from "../../operations/logging/access-log.js";
+import type { Logger } from "../../operations/logging/logger.js";
+import type { PluginHost } from "../../providers/plugin-host.js";
+import type { ResolvedModel } from "../../routing/routes/route-table.js";
+import type { Storage } from "../../storage/storage.js";
+import { countsUpstream, estimateInputTokens, upstreamCount } from "./count-tokens.js";
+import type { RouteSource } from "../../routing/routes/route-source.js";
+import { clientThinking } from "./client-thinking.js";
+import { errorEvent } from "./errors.js";
+import { MessageBlocks, type BlockSink } from "./message-blocks.js";
+import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./message-object.js";
+import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
+import { openThinkingSignatures, sealsAsReasoningEnds, thinkingSignature } from "./thinking-signature.js";
+import { toChatRequest } from "./to-chat-request.js";
+
+/** Anthropic's keepalive while a stream waits: a `ping` event, which its SDKs skip. */
+const PING = Buffer.from('event: ping\ndata: {"type":"ping"}\n\n');
+const MESSAGE_STOP = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+
+/**
+ * POST /v1/messages, streaming and not: the Anthropic Messages API on top of
+ * the chat path every route serves. The request becomes the gateway's turn
+ * request (toChatRequest), the turn runs as any other (the same session
+ * storage, replay, events, metrics), and its parts are rendered as
+ * Anthropic content blocks (MessageBlocks).
+ */
+@injectable()
+export class MessagesApi {
+  constructor(
+    @inject(CHAT_SERVICE) private readonly chat: ChatService,
+    @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
+    @inject(STORAGE) private readonly storage: Storage,
+    @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
+    @inject(ENVELOPES) private readonly envelopes: Envelopes,
+    @inject(LOGGER) private readonly log: Logger,
+  ) {}
+
+  async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
+    const body = validateMessagesRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
+    const resolved = this.route(body.model, response, caller);
+    const stream = body.stream === true;
+    const anthropic = isAnthropicRoute(resolved);
+    const chatRequest = toChatRequest(body, { anthropic, betas: headerOf(request, "anthropic-beta") });
+    // the carriers a client's thinking blocks bring back (an Anthropic route's own blocks, or carrierd's envelope) replace the store's for their messages
+    const sealed = anthropic
+      ? clientThinking(body.messages, chatRequest.messages, resolved)
+      : await openThinkingSignatures(this.envelopes, body.messages, chatRequest.messages, resolved, caller.keyHash, this.log);
+    const run = await startTurn(this.chat, chatRequest, response, {
+      keyHash: caller.keyHash,
+      // the session a name means is the caller's of that name (session-scope.ts)
+      explicitSession: explicitSessionOf(request, caller),
+      sessionScope: sessionScopeOf(caller),
+      stream,
+      sealed,
+      client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
+    });
+    const identity: MessageIdentity = { id: `msg_${run.turnId.slice(5)}`, model: run.model };
+    const blocks: BlockView = {
+      upstreamSignatures: anthropic,
+      omitThinkingText: body.thinking?.display === "omitted" && !anthropic,
+      sealedAs:
+        !anthropic && this.sealsEarly(resolved)
+          ? { plugin: resolved.provider.plugin, provider: resolved.provider.id, upstreamModel: resolved.upstreamModel }
+          : undefined,
+    };
+    if (stream) await this.streamMessage(run, response, identity, blocks, caller.keyHash);
+    else await this.respondWhole(run, response, identity, blocks, caller.keyHash);
+  }
+
+  /**
+   * POST /v1/messages/count_tokens: an Anthropic route's own count, asked of
+   * the upstream; any other route's is carrierd's estimate of the request as
+   * it would go upstream, replayed reasoning included.
+   */
+  async countTokens(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
+    const body = validateCountTokensRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
+    const resolved = this.route(body.model, response, caller);
+    if (countsUpstream(resolved)) {
+      const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;
+      const answer = await upstreamCount(resolved, body, apiKey, headerOf(request, "anthropic-beta"));
+      response.writeHead(answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(answer.body) });
+      response.end(answer.body);
+      return;
+    }
+    const chatRequest = toChatRequest(body, { anthropic: false });
+    const context = { storage: this.storage, registry: this.plugins.registry, env: this.options.env, table: this.routes.current };
+    const sealed = await openThinkingSignatures(this.envelopes, body.messages, chatRequest.messages, resolved, caller.keyHash, this.log);
+    sendJson(response, 200, {
+      input_tokens: await estimateInputTokens(context, chatRequest, resolved, {
+        keyHash: caller.keyHash,
+        explicit: explicitSessionOf(request, caller),
+        sessionScope: sessionScopeOf(caller),
+        sealed,
+      }),
+    });
+  }
+
+  /** The request's route: the key may use the model, the model is in routes.yaml, its provider has its key. */
+  route(model: string, response: ServerResponse, caller: Caller): ResolvedModel {
+    noteModel(response, model);
+    requireModel(caller, model);
+    const resolved = this.routes.current.resolveModel(model);
+    if (!resolved) throw new GatewayError("model_not_found", `model: ${model} does not exist in routes.yaml`, "model");
+    requireProviderKey(this.routes.current, model, this.options.env, this.chat.plugins.registry);
+    return resolved;
+  }
+
+  /**
+   * Anthropic's event order: message_start, each block's start, deltas and
+   * stop, then message_delta (stop_reason, usage) and message_stop. The turn
+   * is stored before message_delta goes out.
+   */
+  private async streamMessage(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView, keyHash: string): Promise<void> {
+    const sse = new SseWriter(response, { "x-session-id": sessionName(run.sessionId) }, this.options.keepaliveSeconds, PING);
+    const start = messageObject(identity, [], undefined, { input_tokens: 0, output_tokens: 0 });
+    sse.data(JSON.stringify({ type: "message_start", message: start }), "message_start");
+    const sink: BlockSink = { event: (name, json) => sse.data(json, name), delta: (frame, json) => sse.dataInFrame(frame, json) };
+    const blocks = new MessageBlocks(view, sink);
+    // a route whose carriers are whole once it has reasoned: its thinking is signed as it ends, and the rest streams
+    // live once the seal is done; the answer is read on meanwhile, so an upstream that has sent it all is not waited on
+    let sealing: Promise<void> | undefined;
+    try {
+      for await (const batch of run.batches) {
+        for (const part of batch) blocks.add(part);
+        if (view.sealedAs && blocks.holding && !sealing)
+          sealing = this.sealSoFar(blocks, run, view.sealedAs, keyHash).then((signature) => {
+            sealing = undefined;
+            blocks.seal(signature);
+          });
+      }
+      if (sealing) await sealing;
+    } catch (error) {
+      run.fail(error);
+      blocks.seal(undefined); // what was held goes out, unsigned, before the error
+      sse.end(errorEvent(asUpstreamFailure(error)));
+      return;
+    }
+    sse.holdUntilEnd(); // the last events leave with message_stop
+    blocks.finish();
+    let turn: Awaited<ReturnType<TurnRun["complete"]>>;
+    try {
+      turn = await run.complete(); // durable before the client is told the message is done
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      blocks.seal(undefined);
+      sse.end(errorEvent(error)); // the turn could not be stored (store_unavailable): never told it completed
+      return;
+    }
+    blocks.seal(await this.signatureOf(blocks, run, keyHash));
+    const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason), usage: anthropicUsage(turn.usage) };
+    sse.data(JSON.stringify(delta), "message_delta");
+    sse.end(MESSAGE_STOP);
+  }
+
+  private async respondWhole(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView, keyHash: string): Promise<void> {
+    const blocks = new MessageBlocks(view);
+    try {
+      for await (const batch of run.batches) for (const part of batch) blocks.add(part);
+    } catch (error) {
+      run.fail(error);
+      throw asUpstreamFailure(error);
+    }
+    blocks.finish();
+    const turn = await run.complete();
+    blocks.seal(await this.signatureOf(blocks, run, keyHash));
+    const body = messageObject(identity, blocks.content(), stopReasonOf(turn.finishReason), anthropicUsage(turn.usage));
+    sendJson(response, 200, body, { "x-session-id": sessionName(run.sessionId) });
+  }
+
+  /** Whether a route's thinking blocks are sealed as they end (sealsAsReasoningEnds). */
+  private sealsEarly(resolved: ResolvedModel): boolean {
+    const policy = this.routes.current.policyFor(resolved.provider, resolved.upstreamModel);
+    const native = this.plugins.registry.get(resolved.provider.plugin)?.definition.native;
+    // a record held for one carrier field (openai-compatible's extra_content) arrives late only where that field is carried
+    const lateRecord = native !== undefined && (native.field === undefined || policy.fields.includes(native.field));
+    return sealsAsReasoningEnds(policy.fields, lateRecord);
+  }
+
+  /** The envelope of the turn's reasoning so far; undefined (blocks unsigned, the store decides later) when it cannot be sealed. */
+  private async sealSoFar(blocks: MessageBlocks, run: TurnRun, producer: SealedProducer, keyHash: string): Promise<string | undefined> {
+    const carriers = {
+      ...producer,
+      id: run.turnId,
+      sessionId: run.sessionId,
+      reasoningText: blocks.reasoningSoFar,
+      reasoningDetails: undefined,
+      nativeRecord: undefined,
+    };
+    try {
+      return await thinkingSignature(this.envelopes, carriers, keyHash);
+    } catch (error) {
+      this.log.warn({ err: error, session_id: run.sessionId }, "the turn's thinking could not be sealed; its blocks go out unsigned");
+      return undefined;
+    }
+  }
+
+  /**
+   * The thinking blocks' signature once the turn is stored: the envelope of
+   * its carriers. An envelope that cannot be sealed (the store holding the
+   * envelope keys does not answer) leaves the signature empty: the client's
+   * next request finds the stored turn instead, as a stateless client's does.
+   */
+  private async signatureOf(blocks: MessageBlocks, run: TurnRun, keyHash: string): Promise<string | undefined> {
+    if (!blocks.awaitsSignature || !run.stored) return undefined;
+    try {
+      return await thinkingSignature(this.envelopes, run.stored, keyHash);
+    } catch (error) {
+      this.log.warn({ err: error, session_id: run.sessionId }, "the turn's thinking could not be sealed; its blocks go out unsigned");
+      return undefined;
+    }
+  }
+}
+
+/** A request header's value, several sent as one comma-separated list. */
+function headerOf(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(",") : value;
+}
+
+/** Who produced a turn's carriers, as its envelope names them. */
+type SealedProducer = Pick<SealedCarriers, "plugin" | "provider" | "upstreamModel">;
+
+/** How the turn's blocks are shown: whose signatures the thinking blocks carry, whether their text is left out, whether they are sealed as they end. */
+interface BlockView {
+  readonly upstreamSignatures: boolean;
+  readonly omitThinkingText: boolean;
+  /** Set when the route's carriers are whole once it has reasoned: who produced them. */
+  readonly sealedAs?: SealedProducer;
+}
+
+/** Whether the route speaks the Messages API itself (the anthropic plugin: Anthropic, Vertex AI, Foundry). */
+export function isAnthropicRoute(resolved: ResolvedModel): boolean {
+  return resolved.provider.plugin === "anthropic";
+}
+
+/** The session X-Session-Id names, as the caller's stored id (the server has checked the header). */
+function explicitSessionOf(request: IncomingMessage, caller: Caller): string | undefined {
+  const header = request.headers["x-session-id"];
+  return typeof header === "string" ? storedSessionId(header, sessionScopeOf(caller)) : undefined;
+}

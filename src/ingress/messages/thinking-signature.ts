@@ -1,0 +1,76 @@
+import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
+import type { Logger } from "../../operations/logging/logger.js";
+import type { ChatMessage } from "../../providers/contract.js";
+import { carriersOf } from "../responses/sealed-reasoning.js";
+import type { ResolvedModel } from "../../routing/routes/route-table.js";
+import type { NewTurn, ReplaySource } from "../../storage/turns.js";
+import type { AnthropicMessage } from "./request.js";
+
+/**
+ * The `signature` of the thinking blocks of a turn carrierd answered on a
+ * route that is not Anthropic's: the sealed envelope of the turn's carriers
+ * (src/routing/carriers/envelope.ts), for the access key's data scope: as stored
+ * once the turn ends, or as far as they have arrived (sealsAsReasoningEnds).
+ * Every signature carrierd writes comes from here; openThinkingSignatures
+ * reads them back.
+ */
+export function thinkingSignature(envelopes: Envelopes, turn: NewTurn | SealedCarriers, keyHash: string): Promise<string> {
+  return envelopes.seal("keyHash" in turn ? carriersOf(turn) : turn, keyHash);
+}
+
+/**
+ * Whether a route's carriers are whole once its reasoning has streamed: an
+ * OpenAI-style route that reads reasoning text alone (no `reasoning_details`,
+ * no native record of its plugin). Its thinking blocks are sealed as they
+ * end and what follows streams live; any other route's wait for the turn's
+ * end, when its last carriers have arrived.
+ */
+export function sealsAsReasoningEnds(fields: readonly string[], pluginHasNative: boolean): boolean {
+  return !pluginHasNative && !fields.includes("reasoning_details");
+}
+
+/**
+ * The carriers the thinking blocks a client sent back hold, by index of
+ * their assistant message in the turn request (`canonical`): the last
+ * signature of each message that opens for this key and was sealed for this
+ * route's model (a later block's envelope holds the reasoning of the ones
+ * before it too). Another model's or provider's is never sent here (signed
+ * reasoning is bound to its model), nor is one that does not open
+ * (Anthropic's own signatures, altered, expired, another key's): that
+ * message's carriers come from the store, found as for any stateless client.
+ */
+export async function openThinkingSignatures(
+  envelopes: Envelopes,
+  messages: readonly AnthropicMessage[],
+  canonical: readonly ChatMessage[],
+  resolved: ResolvedModel,
+  keyHash: string,
+  log: Logger,
+): Promise<Map<number, ReplaySource> | undefined> {
+  if (!messages.some(hasThinkingBlock)) return undefined; // most requests: nothing to open
+  const assistantIndexes = canonical.flatMap((message, index) => (message.role === "assistant" ? [index] : []));
+  let opened: Map<number, ReplaySource> | undefined;
+  let ordinal = 0;
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    const index = assistantIndexes[ordinal++];
+    if (index === undefined || typeof message.content === "string") continue;
+    for (const block of [...message.content].reverse()) {
+      if (block.type !== "thinking" || typeof block.signature !== "string" || block.signature === "") continue;
+      const result = await envelopes.openWithReason(block.signature, keyHash);
+      if (!result.carriers) continue; // not carrierd's (an Anthropic signature), or refused: the store decides
+      const producer = { plugin: result.carriers.plugin, model: result.carriers.upstreamModel };
+      if (!resolved.family.sameProducer(producer, { plugin: resolved.provider.plugin, model: resolved.upstreamModel })) {
+        log.debug({ produced_by: producer, route: resolved.upstreamModel }, "thinking block sealed for another model: not sent to this one");
+        break;
+      }
+      (opened ??= new Map()).set(index, result.carriers);
+      break;
+    }
+  }
+  return opened;
+}
+
+function hasThinkingBlock(message: AnthropicMessage): boolean {
+  return message.role === "assistant" && typeof message.content !== "string" && message.content.some((block) => block.type === "thinking");
+}

@@ -1,0 +1,391 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { inject, injectable } from "tsyringe";
+import responsesSchema from "../../../schemas/requests/responses.schema.json" with { type: "json" };
+import { responsesFailureFrame } from "../first-byte-wait.js";
+import { asUpstreamFailure, startTurn } from "../start-turn.js";
+import { readJsonBody } from "../../http/read-body.js";
+import { sendJson } from "../../http/respond.js";
+import { SseWriter } from "../sse.js";
+import { requestValidator } from "../chat-completions/validate-request.js";
+import type { AssistantTurn } from "../../routing/carriers/turn-accumulator.js";
+import type { ChatService, TurnRun } from "../../turn/chat-service.js";
+import { checkSessionId, newId } from "../../turn/sessions/session-id.js";
+import type { GatewayOptions } from "../../foundation/config/options.js";
+import type { Compactor } from "../../turn/compaction/compactor.js";
+import { CHAT_SERVICE, COMPACTOR, ENVELOPES, HOSTED_TOOL_GATE, LOGGER, OPTIONS, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
+import type { HostedToolGate } from "../hosted-tools.js";
+import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
+import { requireProviderKey } from "../provider-keys.js";
+import { noteError, noteRequestedModel } from "../../operations/logging/access-log.js";
+import type { RouteSource } from "../../routing/routes/route-source.js";
+import { GatewayError } from "../../foundation/errors/gateway-error.js";
+import type { Logger } from "../../operations/logging/logger.js";
+import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import { convertInput } from "./convert-input.js";
+import { inputItemsOf, pageOf, referencedIds } from "./input-items.js";
+import { assistantMessage } from "./history-message.js";
+import { windowItems } from "./window-items.js";
+import { carriersOf, NOTHING_SEALED, openEnvelopes, sealedByIndex, SealingSink, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
+import { ResponseEventWriter } from "./event-writer.js";
+import { OutputBuilder } from "./output-builder.js";
+import { toChatRequest, type ResponsesRequest } from "./request.js";
+import { upstreamTools } from "./request-tools.js";
+import type { NamespacedNames } from "./namespaced-names.js";
+import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./response-object.js";
+import type { StoredResponse } from "../../storage/responses.js";
+import type { ResponseStorage, Storage } from "../../storage/storage.js";
+import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
+import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+
+const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
+
+interface CompactRequest {
+  model: string;
+  previous_response_id: string;
+  instructions?: string | null;
+  input?: unknown;
+}
+
+const validateCompactRequest = requestValidator<CompactRequest>({
+  type: "object",
+  required: ["model", "previous_response_id"],
+  properties: {
+    model: { type: "string", minLength: 1, maxLength: 256 },
+    previous_response_id: { type: "string", minLength: 1, maxLength: 256 },
+    instructions: { type: ["string", "null"] },
+    input: { type: "null" },
+  },
+});
+
+/** What one POST continues from and must store afterwards. */
+interface Continuation {
+  /** The response this one continues, whose history comes first. */
+  readonly parentId: string | null;
+  readonly history: ChatMessage[];
+  readonly input: ChatMessage[];
+  /** The request's input as input_items lists it. */
+  readonly inputItems: JsonObject[];
+  /** The stored id of the session it names (the caller's X-Session-Id under its scope, or a stored response's session). */
+  readonly sessionHeader: string | undefined;
+  /** The stored id of the named conversation (under the caller's scope, as a session's). */
+  readonly conversationId: string | null;
+  /** The data scope of the request's key, which the new response is filed under. */
+  readonly keyHash: string;
+  /** How the upstream names the request's namespaced functions. */
+  readonly names: NamespacedNames;
+  /** Carriers from the envelopes the input's reasoning items carried, by the message they belong to. */
+  readonly sealed: ReadonlyMap<ChatMessage, SealedCarriers>;
+}
+
+/** POST/GET/DELETE /v1/responses (docs/api.md#post-v1responses), on top of the chat path every plugin serves. */
+@injectable()
+export class ResponsesApi {
+  private readonly store: ResponseStorage;
+
+  constructor(
+    @inject(CHAT_SERVICE) private readonly chat: ChatService,
+    @inject(STORAGE) storage: Storage,
+    @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(COMPACTOR) private readonly compactor: Compactor,
+    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
+    @inject(HOSTED_TOOL_GATE) private readonly gate: HostedToolGate,
+    @inject(ENVELOPES) private readonly envelopes: Envelopes,
+  ) {
+    this.store = storage.responses;
+  }
+
+  async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
+    const parsed = await readJsonBody(request, this.options.bodyLimit);
+    noteRequestedModel(response, parsed);
+    const body = validateResponsesRequest(parsed);
+    if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
+    requireModel(caller, body.model);
+    requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
+    const stream = body.stream === true;
+    const table = this.routes.current;
+    const tools = upstreamTools(body.tools, body.tool_choice, () => table.resolveModel(body.model), this.gate);
+    const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+    const continuation = await this.continuation(body, sessionHeader, caller, tools.names);
+    if (tools.route) this.gate.announce(response, tools.route, tools.omitted);
+    // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (docs/compaction.md)
+    const chatRequest = await this.compactor.prepare({
+      keyHash: caller.keyHash,
+      sessionId: continuation.sessionHeader,
+      parentId: continuation.parentId,
+      history: continuation.history,
+      build: (history) => toChatRequest(body, history, continuation.input, stream, tools),
+    });
+    const run = await startTurn(this.chat, chatRequest, response, {
+      keyHash: caller.keyHash,
+      explicitSession: continuation.sessionHeader,
+      sessionScope: sessionScopeOf(caller),
+      stream,
+      client: { options: this.options, failureFrame: responsesFailureFrame },
+      sealed: sealedByIndex(chatRequest.messages, continuation.sealed),
+    });
+    const identity: ResponseIdentity = {
+      id: newId("resp_"),
+      createdAt: Math.floor(Date.now() / 1000),
+      model: run.model,
+      request: body,
+      // the name the client gave; the store files it under the key (continuation.conversationId)
+      conversationId: continuation.conversationId === null ? null : sessionName(continuation.conversationId),
+      toolsOmitted: tools.omitted,
+    };
+    if (stream) await this.streamResponse(run, response, identity, continuation);
+    else await this.respondWhole(run, response, identity, continuation);
+  }
+
+  /**
+   * POST /v1/responses/compact, backed by carrierd's own compaction
+   * (docs/compaction.md): the chain ending at `previous_response_id` is compacted now — its
+   * middle summarised into a checkpoint, every carrier of the kept turns
+   * kept — and the window as it will go upstream is returned. A request that
+   * continues the chain with `previous_response_id` goes under it.
+   */
+  async compact(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
+    const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
+    requireModel(caller, body.model);
+    if (!this.routes.current.resolveModel(body.model))
+      throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
+    requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
+    const previous = await this.owned(body.previous_response_id, caller);
+    if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
+    const compacted = await this.compactor.prepare({
+      keyHash: caller.keyHash,
+      sessionId: previous.sessionId,
+      parentId: previous.id,
+      history: await this.store.history(previous.id),
+      force: true,
+      build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
+    });
+    const usage = {
+      input_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 0,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    };
+    sendJson(
+      response,
+      200,
+      { id: newId("cmp_"), object: "response.compaction", created_at: Math.floor(Date.now() / 1000), output: windowItems(compacted.messages), usage },
+      { "x-session-id": sessionName(previous.sessionId) },
+    );
+  }
+
+  async get(id: string, response: ServerResponse, caller: Caller): Promise<void> {
+    const stored = await this.owned(id, caller);
+    if (!stored) throw responseNotFound(id);
+    sendJson(response, 200, stored.body, { "x-session-id": sessionName(stored.sessionId) });
+  }
+
+  /** GET /v1/responses/{id}/input_items: the items this response was asked with, paged as OpenAI pages them. */
+  async inputItems(id: string, query: URLSearchParams, response: ServerResponse, caller: Caller): Promise<void> {
+    const stored = await this.owned(id, caller);
+    const items = stored ? await this.store.inputItems(id) : undefined;
+    if (!stored || !items) throw responseNotFound(id);
+    sendJson(response, 200, pageOf(items, query), { "x-session-id": sessionName(stored.sessionId) });
+  }
+
+  /**
+   * POST /v1/responses/{id}/cancel. Only a background response can be
+   * cancelled (as in OpenAI's API), and carrierd runs none: a stored
+   * response is finished, so the answer is the spec's 400. A client stops
+   * a response in flight by closing its request; the upstream call is
+   * aborted at once.
+   */
+  async cancel(id: string, caller: Caller): Promise<never> {
+    if (!(await this.owned(id, caller))) throw responseNotFound(id);
+    throw new GatewayError(
+      "invalid_request",
+      "Only responses created with background set to true can be cancelled, and carrierd runs no background responses; this one has finished. To stop a response in flight, close its request: carrierd aborts the upstream call.",
+      "response_id",
+    );
+  }
+
+  async delete(id: string, response: ServerResponse, caller: Caller): Promise<void> {
+    const stored = await this.owned(id, caller);
+    if (!stored || !(await this.store.delete(id))) throw responseNotFound(id);
+    sendJson(response, 200, { id, object: "response", deleted: true }, { "x-session-id": sessionName(stored.sessionId) });
+  }
+
+  /**
+   * The history this request continues and the session it belongs to:
+   * `previous_response_id` or `conversation` first, then the client's
+   * X-Session-Id, then the session of the stored items its input references.
+   */
+  /** A stored response, when it is the caller's: another key's is answered as absent (404, so ids do not leak). */
+  private async owned(id: string, caller: Caller): Promise<StoredResponse | undefined> {
+    const stored = await this.store.get(id);
+    return stored && owns(caller, stored.keyHash) ? stored : undefined;
+  }
+
+  private async continuation(body: ResponsesRequest, header: string | undefined, caller: Caller, names: NamespacedNames): Promise<Continuation> {
+    // checked wherever it appears, even when previous_response_id or conversation decides the session (docs/api.md#sessions-x-session-id);
+    // a name means the caller's session or conversation of that name, never another key's (session-scope.ts)
+    const scope = sessionScopeOf(caller);
+    const named = sessionOf(header);
+    const explicit = named === undefined ? undefined : storedSessionId(named, scope);
+    if (body.previous_response_id && body.conversation) {
+      throw new GatewayError("invalid_request", "Mutually exclusive parameters: provide only one of 'previous_response_id' or 'conversation'.", "conversation");
+    }
+    let referencedSession: string | undefined;
+    const referenced = new Map<string, JsonObject>();
+    // the items the input references, read first: the conversion that checks and resolves them is synchronous
+    for (const id of referencedIds(body.input)) {
+      const found = await this.store.item(id);
+      if (!found || !owns(caller, found.keyHash)) continue;
+      referencedSession = found.sessionId;
+      referenced.set(id, found.item);
+    }
+    const envelopes = new Map<ChatMessage, string>();
+    const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes);
+    const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
+    const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
+    if (body.previous_response_id) {
+      const previous = await this.owned(body.previous_response_id, caller);
+      if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
+      return {
+        parentId: previous.id,
+        history: await this.store.history(previous.id),
+        input,
+        inputItems,
+        sessionHeader: previous.sessionId,
+        conversationId: null,
+        keyHash: caller.keyHash,
+        names,
+        sealed,
+      };
+    }
+    if (body.conversation) {
+      const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
+      if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
+      const stored = storedSessionId(id, scope);
+      const conversation = await this.store.conversation(stored);
+      // the owner key's bare names: a conversation from before access keys (null) or its own
+      if (conversation && !owns(caller, conversation.keyHash)) throw new GatewayError("not_found", `Conversation with id '${id}' not found.`, "conversation");
+      const parentId = conversation?.lastResponseId ?? null;
+      return {
+        parentId,
+        history: parentId ? await this.store.history(parentId) : [],
+        input,
+        inputItems,
+        sessionHeader: conversation?.sessionId ?? explicit ?? referencedSession,
+        conversationId: stored,
+        keyHash: caller.keyHash,
+        names,
+        sealed,
+      };
+    }
+    return {
+      parentId: null,
+      history: [],
+      input,
+      inputItems,
+      sessionHeader: explicit ?? referencedSession,
+      conversationId: null,
+      keyHash: caller.keyHash,
+      names,
+      sealed,
+    };
+  }
+
+  private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+    const builder = new OutputBuilder(undefined, continuation.names);
+    try {
+      for await (const batch of run.batches) for (const part of batch) builder.add(part);
+    } catch (error) {
+      run.fail(error);
+      throw asUpstreamFailure(error);
+    }
+    const items = builder.finish();
+    const turn = await run.complete();
+    const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
+    if (envelope) sealReasoningItems(items, envelope);
+    const body = await this.finish(turn, items, run, identity, continuation);
+    sendJson(response, 200, body, { "x-session-id": sessionName(run.sessionId) });
+  }
+
+  /** Streams the events docs/api.md#streaming lists; the response is stored before `response.completed` goes out. */
+  private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+    const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": sessionName(run.sessionId) }, this.options.keepaliveSeconds));
+    // the Open Responses streaming order: created, then in_progress, then the items
+    const opening = responseObject(identity, { status: "in_progress", output: [] });
+    events.emit("response.created", { response: opening });
+    events.emit("response.in_progress", { response: opening });
+    const sealing = wantsEncryptedContent(identity.request) ? new SealingSink(events) : undefined;
+    const builder = new OutputBuilder(sealing ?? events, continuation.names);
+    let upstreamDone = false;
+    try {
+      for await (const batch of run.batches) for (const part of batch) builder.add(part);
+      upstreamDone = true;
+      events.holdUntilEnd(); // the last events leave with response.completed
+      const items = builder.finish();
+      const turn = await run.complete();
+      const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
+      if (envelope) sealReasoningItems(items, envelope);
+      sealing?.release(envelope);
+      const body = await this.finish(turn, items, run, identity, continuation);
+      events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
+    } catch (error) {
+      run.fail(error);
+      sealing?.release(undefined);
+      if (upstreamDone) this.log.error({ err: error, response_id: identity.id }, "a streamed response could not be completed");
+      // a store that did not answer says so (503 store_unavailable, the client may retry elsewhere); anything else is ours
+      const storeDown = error instanceof GatewayError && error.code === "store_unavailable";
+      const failure = upstreamDone ? (storeDown ? error : new GatewayError("internal_error", "the response could not be stored")) : asUpstreamFailure(error);
+      noteError(response, failure);
+      const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
+      // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
+      events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
+      events.emit("response.failed", {
+        response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }),
+      });
+    }
+    events.end();
+  }
+
+  /** The envelope of the turn's carriers, when the request asked for encrypted_content and the output has a reasoning item to carry it. */
+  private async seal(run: TurnRun, items: readonly JsonObject[], request: ResponsesRequest, keyHash: string): Promise<string | undefined> {
+    if (!run.stored || !wantsEncryptedContent(request) || !items.some((item) => item.type === "reasoning")) return undefined;
+    return this.envelopes.seal(carriersOf(run.stored), keyHash);
+  }
+
+  /**
+   * Builds the final Response and stores it: retrievable unless `store:
+   * false`; a named conversation keeps even an unretrievable one as its next
+   * link, because naming it asked carrierd to remember the conversation.
+   */
+  private async finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, identity: ResponseIdentity, continuation: Continuation): Promise<JsonObject> {
+    const incompleteReason = incompleteReasonOf(turn.finishReason);
+    const body = responseObject(identity, { status: incompleteReason ? "incomplete" : "completed", output: items, usage: turn.usage, incompleteReason });
+    const retrievable = identity.request.store !== false;
+    if (retrievable || identity.conversationId) {
+      const messages = [...continuation.input, assistantMessage(turn, items, continuation.names)];
+      const record = {
+        id: identity.id,
+        parentId: continuation.parentId,
+        sessionId: run.sessionId,
+        keyHash: continuation.keyHash,
+        model: identity.model,
+        createdAt: identity.createdAt,
+        conversationId: continuation.conversationId,
+        messages,
+        body: retrievable ? body : null,
+        inputItems: continuation.inputItems,
+      };
+      await this.store.save(record, items);
+    }
+    return body;
+  }
+}
+
+function sessionOf(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : checkSessionId(header);
+}
+
+function responseNotFound(id: string): GatewayError {
+  return new GatewayError("not_found", `Response with id '${id}' not found.`, "response_id");
+}

@@ -1,0 +1,109 @@
+import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
+import type { Logger } from "../../operations/logging/logger.js";
+import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import type { NewTurn, ReplaySource } from "../../storage/turns.js";
+import type { OutputSink } from "./output-builder.js";
+import type { ResponsesRequest } from "./request.js";
+
+/** Whether the request asked for `reasoning.encrypted_content` (docs/api.md#encrypted-reasoning). */
+export function wantsEncryptedContent(request: ResponsesRequest): boolean {
+  return Array.isArray(request.include) && request.include.includes("reasoning.encrypted_content");
+}
+
+/** The carriers of a stored turn as an envelope holds them. */
+export function carriersOf(turn: NewTurn): SealedCarriers {
+  return {
+    id: turn.id,
+    sessionId: turn.sessionId,
+    plugin: turn.plugin,
+    provider: turn.provider,
+    upstreamModel: turn.upstreamModel,
+    reasoningText: turn.reasoningText,
+    reasoningDetails: turn.reasoningDetails as SealedCarriers["reasoningDetails"],
+    nativeRecord: turn.nativeRecord,
+  };
+}
+
+/** Sets `encrypted_content` on every reasoning item of `items` (the same objects: a held event that lists one carries it too). */
+export function sealReasoningItems(items: readonly JsonObject[], envelope: string): void {
+  for (const item of items) if (item.type === "reasoning") item.encrypted_content = envelope;
+}
+
+type HeldEvent =
+  { readonly type: string; readonly fields: JsonObject; readonly head?: undefined } | { readonly type: string; readonly head: string; readonly delta: string };
+
+/**
+ * A stream whose reasoning items must carry the turn's envelope: the
+ * envelope seals every carrier of the turn, and some (a native record's
+ * later blocks, signatures) arrive only as the turn ends. Events pass
+ * through until the first reasoning item is done; from its
+ * `response.output_item.done` on they are held, and `release` sends them
+ * with the envelope in every reasoning item, in their order. Reasoning
+ * streams live; what follows it arrives when the turn ends.
+ */
+export class SealingSink implements OutputSink {
+  private held: HeldEvent[] | undefined;
+
+  constructor(private readonly sink: OutputSink) {}
+
+  emit(type: string, fields: JsonObject): void {
+    if (!this.held && type === "response.output_item.done" && (fields.item as JsonObject | undefined)?.type === "reasoning") this.held = [];
+    if (this.held) this.held.push({ type, fields });
+    else this.sink.emit(type, fields);
+  }
+
+  emitDelta(type: string, head: string, delta: string): void {
+    if (this.held) this.held.push({ type, head, delta });
+    else this.sink.emitDelta(type, head, delta);
+  }
+
+  /** Sends what was held, every reasoning item in it sealed with `envelope` (undefined: as it was, for a failed turn). */
+  release(envelope: string | undefined): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const event of held) {
+      if (event.head !== undefined) {
+        this.sink.emitDelta(event.type, event.head, event.delta);
+        continue;
+      }
+      const item = event.fields.item as JsonObject | undefined;
+      if (envelope && event.type === "response.output_item.done" && item?.type === "reasoning") item.encrypted_content = envelope;
+      this.sink.emit(event.type, event.fields);
+    }
+  }
+}
+
+/** A request whose reasoning items carried no envelope of ours (most requests). */
+export const NOTHING_SEALED: ReadonlyMap<ChatMessage, SealedCarriers> = new Map();
+
+/**
+ * The envelopes a request's reasoning items carried, opened: carriers by
+ * the assistant message they belong to. One that does not open (altered,
+ * expired, another key's or another deployment's) is left out and said at
+ * debug: that message's carriers come from the store, as without one.
+ */
+export async function openEnvelopes(
+  envelopes: Envelopes,
+  found: ReadonlyMap<ChatMessage, string>,
+  keyHash: string,
+  log: Logger,
+): Promise<Map<ChatMessage, SealedCarriers>> {
+  const opened = new Map<ChatMessage, SealedCarriers>();
+  for (const [message, envelope] of found) {
+    const result = await envelopes.openWithReason(envelope, keyHash);
+    if (result.carriers) opened.set(message, result.carriers);
+    else log.debug({ reason: result.refused }, "encrypted_content ignored: replay falls back to the stored turn");
+  }
+  return opened;
+}
+
+/** Opened carriers by index of their message in the chat request that goes upstream. */
+export function sealedByIndex(messages: readonly ChatMessage[], opened: ReadonlyMap<ChatMessage, SealedCarriers>): Map<number, ReplaySource> | undefined {
+  if (opened.size === 0) return undefined;
+  const sealed = new Map<number, ReplaySource>();
+  messages.forEach((message, index) => {
+    const carriers = opened.get(message);
+    if (carriers) sealed.set(index, carriers);
+  });
+  return sealed;
+}

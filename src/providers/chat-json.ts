@@ -1,0 +1,53 @@
+import { joinBytes } from "../foundation/util/join-bytes.js";
+import type { ChatMessage, ChatRequest } from "./contract.js";
+
+/**
+ * Serialised forms of messages that recur from request to request: the
+ * replayed assistant turns of a history (see `markRecurring`). `null` marks
+ * one not serialised yet. Keyed weakly: an entry lives as long as the
+ * replay memo holds its message.
+ */
+const recurring = new WeakMap<ChatMessage, Buffer | null>();
+
+/**
+ * Marks a message object the core hands out again, unchanged, on later
+ * requests (replay returns the same object for the same client message and
+ * stored turn), so its JSON is built once rather than on every request.
+ */
+export function markRecurring(message: ChatMessage): void {
+  if (!recurring.has(message)) recurring.set(message, null);
+}
+
+/**
+ * A canonical chat body as the JSON bytes `JSON.stringify(body)` would give.
+ * A stateless client resends its whole history every turn; the replayed
+ * assistant messages are most of those bytes and the same every time, so
+ * theirs are kept (off the V8 heap) and copied rather than stringified again.
+ */
+export function chatBodyBytes(body: ChatRequest): Buffer {
+  // pieces, never one growing string: every piece is written into the result as it is, no rope to flatten first
+  const pieces: (string | Buffer)[] = [];
+  for (const key of Object.keys(body)) {
+    if (key === "messages") {
+      pieces.push(pieces.length === 0 ? '{"messages":[' : ',"messages":[');
+      body.messages.forEach((message, index) => {
+        if (index > 0) pieces.push(",");
+        const memo = recurring.get(message);
+        pieces.push(memo === undefined ? JSON.stringify(message) : (memo ?? remember(message)));
+      });
+      pieces.push("]");
+      continue;
+    }
+    const json = JSON.stringify(body[key]) as string | undefined; // undefined (and functions) are left out, as JSON.stringify does
+    if (json === undefined) continue;
+    pieces.push(pieces.length === 0 ? "{" : ",", JSON.stringify(key), ":", json);
+  }
+  pieces.push(pieces.length === 0 ? "{}" : "}");
+  return joinBytes(pieces);
+}
+
+function remember(message: ChatMessage): Buffer {
+  const bytes = Buffer.from(JSON.stringify(message));
+  recurring.set(message, bytes);
+  return bytes;
+}

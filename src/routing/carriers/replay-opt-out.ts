@@ -1,0 +1,23 @@
+import { GatewayError } from "../../foundation/errors/gateway-error.js";
+import { CARRIER_FIELDS, type CarrierField, type ChatRequest } from "../../providers/contract.js";
+
+/**
+ * The per-request opt-out of replay rule 2 (docs/sessions-and-replay.md#replay-rules), carrierd's own request option:
+ * `model_options.replay: false` withholds every carrier field from this
+ * request; `model_options.replay: {omit: ["reasoning_details", …]}` withholds
+ * the named ones. Never sent upstream.
+ */
+export function replayOptOut(request: ChatRequest): CarrierField[] {
+  const replay = (request.model_options as { replay?: unknown } | undefined)?.replay;
+  if (replay === undefined || replay === true) return [];
+  if (replay === false) return [...CARRIER_FIELDS];
+  const omit = typeof replay === "object" && replay !== null && !Array.isArray(replay) && "omit" in replay ? replay.omit : undefined;
+  if (Array.isArray(omit) && omit.every((field) => CARRIER_FIELDS.includes(field as CarrierField))) {
+    return omit as CarrierField[];
+  }
+  throw new GatewayError(
+    "invalid_request",
+    `invalid value for 'model_options.replay': must be true, false, or {"omit": [${CARRIER_FIELDS.map((field) => `"${field}"`).join(", ")}]}`,
+    "model_options.replay",
+  );
+}

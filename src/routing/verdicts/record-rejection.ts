@@ -1,0 +1,96 @@
+import { withKey, type EventBus } from "../../events/bus/event-bus.js";
+import { sessionName } from "../../turn/sessions/session-scope.js";
+import type { Logger } from "../../operations/logging/logger.js";
+import type { CarrierField } from "../../providers/contract.js";
+import type { Storage } from "../../storage/storage.js";
+import type { SessionModelConfig } from "../../storage/turns.js";
+import type { Verdict } from "../../storage/verdicts.js";
+import { upstreamError } from "../../foundation/errors/gateway-error.js";
+
+export interface VerdictKey {
+  readonly provider: string;
+  readonly host: string;
+  readonly model: string;
+}
+
+/** Whether a `rejected_carriers` entry (`[provider, host, model, fields]`) is about this key. */
+function isFor(key: VerdictKey, [provider, host, model]: readonly [string, string, string, ...unknown[]]): boolean {
+  return provider === key.provider && host === key.host && model === key.model;
+}
+
+/** Fields rejected for this key: the verdict table, plus the session's model config (what `--resume` keeps). */
+export async function rejectedFor(
+  storage: Pick<Storage, "verdicts" | "sessionConfig">,
+  key: VerdictKey,
+  sessionId: string | undefined,
+  verdicts: Promise<readonly CarrierField[]> = storage.verdicts.fieldsFor(key.provider, key.host, key.model),
+): Promise<CarrierField[]> {
+  const fields = await verdicts;
+  return rejectedIn(key, fields, sessionId === undefined ? undefined : await storage.sessionConfig.modelConfig(sessionId));
+}
+
+/** rejectedFor from what was read already: the verdict table's fields for the key and the session's model config. */
+export function rejectedIn(key: VerdictKey, verdictFields: readonly CarrierField[], config: Readonly<SessionModelConfig> | undefined): CarrierField[] {
+  const fields = new Set(verdictFields);
+  for (const entry of config?.rejected_carriers ?? []) {
+    if (isFor(key, entry)) for (const field of entry[3]) fields.add(field as CarrierField);
+  }
+  return [...fields];
+}
+
+/**
+ * Records an unknown-field rejection (docs/sessions-and-replay.md#unknown-field-fallback-verdicts, steps 1 and 2): one verdict per
+ * field in SQLite, the same in the session's model config, one
+ * `verdict.recorded` event and one log line.
+ */
+export async function recordRejection(
+  services: { storage: Storage; bus: EventBus; log: Logger },
+  rejection: VerdictKey & { sessionId: string; keyHash: string; clientModel: string; fields: readonly CarrierField[]; status: number; body: string },
+): Promise<void> {
+  const { storage } = services;
+  const message = upstreamError(rejection.status, rejection.body).message;
+  const recorded: Verdict[] = [];
+  for (const field of rejection.fields)
+    recorded.push(
+      await storage.verdicts.record({ provider: rejection.provider, host: rejection.host, model: rejection.model, field, status: rejection.status, message }),
+    );
+  await storage.catalogue.ensure(rejection.sessionId, rejection.keyHash, rejection.clientModel);
+  await storage.sessionConfig.patchModelConfig(rejection.sessionId, (config) => {
+    const all = config.rejected_carriers ?? [];
+    const entries = all.filter((entry) => !isFor(rejection, entry));
+    const previous = all.find((entry) => isFor(rejection, entry))?.[3] ?? [];
+    const fields = [...new Set([...previous, ...rejection.fields])].sort();
+    return { ...config, rejected_carriers: [...entries, [rejection.provider, rejection.host, rejection.model, fields]] };
+  });
+  services.log.warn(
+    {
+      provider: rejection.provider,
+      host: rejection.host,
+      model: rejection.model,
+      fields: rejection.fields,
+      status: rejection.status,
+      upstream_message: message,
+      session_id: rejection.sessionId,
+    },
+    `verdict recorded: ${rejection.provider} (${rejection.host}) ${rejection.model} rejects ${rejection.fields.join(", ")}; retrying once without it`,
+  );
+  services.bus.publish(
+    withKey(
+      {
+        type: "verdict.recorded",
+        // as the client names it (its events do), not as the store files it
+        session_id: sessionName(rejection.sessionId),
+        provider: rejection.provider,
+        host: rejection.host,
+        model: rejection.model,
+        field: rejection.fields[0],
+        fields: rejection.fields,
+        status: rejection.status,
+        message,
+        recorded_at: recorded[0]?.recorded_at,
+        retried: true,
+      },
+      rejection.keyHash,
+    ),
+  );
+}

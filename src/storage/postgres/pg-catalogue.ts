@@ -1,0 +1,117 @@
+import type { ChatMessage } from "../../providers/contract.js";
+import type { SessionCatalogue } from "../storage.js";
+import type { BranchResult, SessionDetail, SessionModelConfig, SessionSummary } from "../turns.js";
+import type { Sql } from "./connection.js";
+import { insertCheckpoint, newCheckpointId, newestCheckpoint } from "./pg-checkpoints.js";
+import { parseJson, toStoredTurn, type TurnRow } from "./row-mapping.js";
+import { run, transaction } from "./run.js";
+
+interface SessionRow {
+  id: string;
+  key_hash: string;
+  model: string | null;
+  parent_id: string | null;
+  model_config: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const SESSION_EXISTS = `SELECT 1 FROM sessions WHERE id = $1`;
+const INSERT_SESSION = `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING`;
+// a session's last activity and model are its newest turn's, or the row's own for a session without turns
+const LIST_SESSIONS = `
+  SELECT s.id, COALESCE(last.model, s.model) AS model, s.parent_id, s.created_at, GREATEST(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
+         (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id)::int AS turns
+    FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
+   ORDER BY 5 DESC, s.ord DESC LIMIT $1`;
+const SESSION_ROW = `
+  SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, s.parent_id, s.model_config, s.created_at, GREATEST(s.updated_at, COALESCE(last.created_at, '')) AS updated_at
+    FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
+   WHERE s.id = $1`;
+const SESSION_TURNS = `SELECT * FROM turns WHERE session_id = $1 ORDER BY position`;
+const DELETE_SESSION = `DELETE FROM sessions WHERE id = $1`;
+// the copies, every carrier column copied in SQL (never re-serialised), with the keys stateless clients find them by
+const COPY_TURNS = `
+  INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+  SELECT 'turn_' || substr(md5(random()::text || clock_timestamp()::text || position::text), 1, 24), $1, position, NULL, model, plugin, provider, host, upstream_model,
+         prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, position
+    FROM turns WHERE session_id = $2 AND position <= $3 ORDER BY position`;
+const LINK_BY_POSITION = `UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = $1`;
+const DROP_ARCHIVED_COPIES = `DELETE FROM turns WHERE session_id = $1 AND position IN (SELECT position FROM turns WHERE session_id = $2 AND active = 0 AND position <= $3)`;
+const LINK_ACROSS_GAPS = `UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position < turns.position ORDER BY p.position DESC LIMIT 1) WHERE session_id = $1`;
+const SET_LAST_POSITION = `UPDATE sessions SET last_position = COALESCE((SELECT MAX(position) FROM turns WHERE session_id = $1), 0) WHERE id = $1`;
+
+/** The sessions an operator lists, shows, branches and removes, straight from PostgreSQL. */
+export class PgCatalogue implements SessionCatalogue {
+  constructor(private readonly sql: Sql) {}
+
+  async exists(sessionId: string): Promise<boolean> {
+    return (await run(this.sql, SESSION_EXISTS, [sessionId])).length > 0;
+  }
+
+  async ensure(sessionId: string, keyHash: string, model: string | null): Promise<void> {
+    await run(this.sql, INSERT_SESSION, [sessionId, keyHash, model, null, "{}", new Date().toISOString()]);
+  }
+
+  async list(limit: number): Promise<SessionSummary[]> {
+    const rows = await run<{ id: string; model: string | null; parent_id: string | null; turns: number; created_at: string; updated_at: string }>(
+      this.sql,
+      LIST_SESSIONS,
+      [limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      model: row.model,
+      parentId: row.parent_id,
+      turns: row.turns,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }));
+  }
+
+  async show(sessionId: string): Promise<SessionDetail | undefined> {
+    const [row] = await run<SessionRow>(this.sql, SESSION_ROW, [sessionId]);
+    if (!row) return undefined;
+    const rows = await run<TurnRow>(this.sql, SESSION_TURNS, [sessionId]);
+    return {
+      id: row.id,
+      model: row.model,
+      parentId: row.parent_id,
+      turns: rows.length,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      modelConfig: parseJson<SessionModelConfig>(row.model_config) ?? {},
+      turnList: rows.map(toStoredTurn),
+      prompts: rows.map((turn) => parseJson<ChatMessage[]>(turn.prompt) ?? []),
+    };
+  }
+
+  /** As SessionCatalogue.branch says, in one transaction (see the SQLite backend's for the two cases). */
+  async branch(sourceId: string, newId: string, at: number | undefined): Promise<BranchResult | undefined> {
+    return transaction(this.sql, async (tx) => {
+      const [source] = await run<SessionRow>(tx, SESSION_ROW, [sourceId]);
+      if (!source) return undefined;
+      const now = new Date().toISOString();
+      await run(tx, INSERT_SESSION, [newId, source.key_hash, source.model, sourceId, source.model_config, now]);
+      const limit = at ?? 2_147_483_647;
+      let turns = (await run(tx, COPY_TURNS, [newId, sourceId, limit])).count;
+      const newest = await newestCheckpoint(tx, sourceId);
+      if (!newest || newest.archivedThrough === null || limit <= newest.archivedThrough) {
+        await run(tx, LINK_BY_POSITION, [newId]);
+        await run(tx, SET_LAST_POSITION, [newId]);
+        return { id: newId, turns, checkpoint: undefined };
+      }
+      turns -= (await run(tx, DROP_ARCHIVED_COPIES, [newId, sourceId, limit])).count;
+      await run(tx, LINK_ACROSS_GAPS, [newId]);
+      await run(tx, SET_LAST_POSITION, [newId]);
+      const copy = { ...newest, id: newCheckpointId(), sessionId: newId, anchorResponseId: null, createdAt: now };
+      await insertCheckpoint(tx, copy);
+      return { id: newId, turns, checkpoint: copy.id };
+    });
+  }
+
+  async remove(sessionId: string): Promise<boolean> {
+    return (await run(this.sql, DELETE_SESSION, [sessionId])).count > 0;
+  }
+}

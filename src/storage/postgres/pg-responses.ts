@@ -1,0 +1,119 @@
+import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
+import type { ResponseStorage } from "../storage.js";
+import type { Sql } from "./connection.js";
+import { run, transaction } from "./run.js";
+
+const INSERT = `INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body, input_items, key_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+const INSERT_ITEM = `INSERT INTO response_items (id, response_id, item) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET response_id = excluded.response_id, item = excluded.item`;
+const UPSERT_CONVERSATION = `
+  INSERT INTO response_conversations (id, session_id, last_response_id, created_at, updated_at, key_hash) VALUES ($1, $2, $3, $4, $4, $5)
+  ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`;
+const GET = `SELECT id, session_id, key_hash, body FROM responses WHERE id = $1 AND body IS NOT NULL`;
+// oldest first: walk the parent links up from the given response
+const HISTORY = `
+  WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
+    SELECT id, parent_id, messages, 0 FROM responses WHERE id = $1
+    UNION ALL
+    SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+  )
+  SELECT messages FROM chain ORDER BY depth DESC`;
+const ANCESTRY = `
+  WITH RECURSIVE chain(id, parent_id, depth) AS (
+    SELECT id, parent_id, 0 FROM responses WHERE id = $1
+    UNION ALL
+    SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+  )
+  SELECT id FROM chain ORDER BY depth DESC`;
+const FORGET = `UPDATE responses SET body = NULL, input_items = NULL WHERE id = $1 AND body IS NOT NULL`;
+const INPUT_ITEMS = `SELECT input_items FROM responses WHERE id = $1 AND body IS NOT NULL`;
+const FORGET_ITEMS = `DELETE FROM response_items WHERE response_id = $1`;
+// a link nobody needs any more: not retrievable, continued by no response, the end of no conversation
+const UNNEEDED = `
+  SELECT parent_id FROM responses r WHERE id = $1 AND body IS NULL
+     AND NOT EXISTS (SELECT 1 FROM responses c WHERE c.parent_id = r.id)
+     AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`;
+const REMOVE = `DELETE FROM responses WHERE id = $1`;
+const ITEM = `SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = $1`;
+const CONVERSATION = `SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = $1`;
+
+/**
+ * The Responses API's chained responses and conversations in PostgreSQL.
+ * A save is one transaction committed before it resolves, so a
+ * `previous_response_id` or a `conversation` written on one instance
+ * resolves on every other at once: nothing is batched behind a timer.
+ */
+export class PgResponses implements ResponseStorage {
+  constructor(private readonly sql: Sql) {}
+
+  async save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
+    const inputItems = record.body !== null && record.inputItems ? JSON.stringify(record.inputItems) : null;
+    const body = record.body === null ? null : JSON.stringify(record.body);
+    const values = [
+      record.id,
+      record.parentId,
+      record.sessionId,
+      record.model,
+      record.createdAt,
+      record.conversationId,
+      JSON.stringify(record.messages),
+      body,
+      inputItems,
+      record.keyHash,
+    ];
+    const kept = record.body === null ? [] : items.filter((item) => typeof item.id === "string");
+    if (kept.length === 0 && !record.conversationId) {
+      await run(this.sql, INSERT, values);
+      return;
+    }
+    await transaction(this.sql, async (tx) => {
+      await run(tx, INSERT, values);
+      for (const item of kept) await run(tx, INSERT_ITEM, [item.id, record.id, JSON.stringify(item)]);
+      if (record.conversationId) await run(tx, UPSERT_CONVERSATION, [record.conversationId, record.sessionId, record.id, Date.now(), record.keyHash]);
+    });
+  }
+
+  async get(id: string): Promise<StoredResponse | undefined> {
+    const [row] = await run<{ id: string; session_id: string; key_hash: string | null; body: string }>(this.sql, GET, [id]);
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject } : undefined;
+  }
+
+  async inputItems(id: string): Promise<JsonObject[] | undefined> {
+    const [row] = await run<{ input_items: string | null }>(this.sql, INPUT_ITEMS, [id]);
+    if (!row) return undefined;
+    return row.input_items ? (JSON.parse(row.input_items) as JsonObject[]) : [];
+  }
+
+  async history(id: string): Promise<ChatMessage[]> {
+    return (await run<{ messages: string }>(this.sql, HISTORY, [id])).flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
+  }
+
+  async ancestry(id: string): Promise<string[]> {
+    return (await run<{ id: string }>(this.sql, ANCESTRY, [id])).map((row) => row.id);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return transaction(this.sql, async (tx) => {
+      if ((await run(tx, FORGET, [id])).count === 0) return false;
+      await run(tx, FORGET_ITEMS, [id]);
+      let next: string | null = id;
+      while (next) {
+        const [row]: { parent_id: string | null }[] = await run<{ parent_id: string | null }>(tx, UNNEEDED, [next]);
+        if (!row) break;
+        await run(tx, REMOVE, [next]);
+        next = row.parent_id;
+      }
+      return true;
+    });
+  }
+
+  async item(id: string): Promise<StoredItem | undefined> {
+    const [row] = await run<{ item: string; session_id: string; key_hash: string | null }>(this.sql, ITEM, [id]);
+    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
+  }
+
+  async conversation(id: string): Promise<StoredConversation | undefined> {
+    const [row] = await run<{ id: string; session_id: string; key_hash: string | null; last_response_id: string }>(this.sql, CONVERSATION, [id]);
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id } : undefined;
+  }
+}

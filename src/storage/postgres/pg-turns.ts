@@ -1,0 +1,158 @@
+import { CALL_KEY_PREFIX, callKeyOf } from "../../turn/sessions/fingerprint.js";
+import { TURNS_PER_DEPTH, type TurnInFlight, type TurnStorage } from "../storage.js";
+import type { DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource } from "../turns.js";
+import type { Sql } from "./connection.js";
+import type { ReplayRow } from "./row-mapping.js";
+import { run } from "./run.js";
+import type { SourceCache } from "./source-cache.js";
+
+/** A key seen in thousands of sessions (a greeting) must not load them all: the newest few are enough to pick one. */
+export const MATCHES_PER_KEY = 8;
+
+// one statement for a whole history: per key one probe of its index, newest first, at most MATCHES_PER_KEY;
+// fingerprints ($2) and call keys ($3) in one round trip
+export const KEY_MATCHES = `
+  SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
+    FROM unnest($2::text[]) AS k(key)
+    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
+                         WHERE f.key_hash = $1 AND f.fingerprint = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
+  UNION ALL
+  SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
+    FROM unnest($3::text[]) AS k(key)
+    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
+                         WHERE f.key_hash = $1 AND f.call_key = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
+  ORDER BY 2 DESC`;
+export const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ANY($1::text[])`;
+// per depth two probes, both bounded by the session: the turn at that position when its depth is its position
+// (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth). The key's hash is
+// compared as an expression (key_hash || '') that no index serves, so the planner cannot take turns_fingerprint
+// (key_hash, …) and read every turn of the key, whatever its statistics say
+// The stored prompt is compared here ($4, per depth), so only whether it matched comes back.
+export const TURNS_AT_DEPTHS = `
+  SELECT k.depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = k.prompt AS same_prompt
+    FROM unnest($3::int[], $4::text[]) AS k(depth, prompt)
+    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
+                         WHERE f.session_id = $1 AND f.position = k.depth AND f.depth = f.position AND f.key_hash || '' = $2
+                        UNION ALL
+                        (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
+                          WHERE f.session_id = $1 AND f.depth = k.depth AND f.depth <> f.position AND f.key_hash || '' = $2
+                          ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})) t
+  ORDER BY t.seq DESC`;
+// the session row is created with its first turn, or locked and its position counter moved on: one statement, one
+// implicit transaction, so the turn is committed (and read by every instance) when it resolves
+export const INSERT_TURN = `
+  WITH s AS (
+    INSERT INTO sessions (id, key_hash, model, parent_id, model_config, last_position, created_at, updated_at)
+    VALUES ($2, $19, $4, NULL, '{}', 1, $18, $18)
+    ON CONFLICT (id) DO UPDATE SET last_position = sessions.last_position + 1
+    RETURNING last_position
+  )
+  INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+  SELECT $1, $2, s.last_position, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, COALESCE($22::integer, s.last_position) FROM s
+  RETURNING position`;
+
+/**
+ * Turns in PostgreSQL. Which turns match is never cached in this process:
+ * every lookup is one statement, so what any instance committed is what
+ * the next lookup on any other instance finds (a per-instance cache of
+ * matches would need a check of its own against the other instances'
+ * writes, one round trip of its own: the lookup costs the same). Only the
+ * objects built from the carriers of the turns it returns are kept
+ * (SourceCache), since a stored turn's carriers never change.
+ */
+export class PgTurns implements TurnStorage {
+  constructor(
+    private readonly sql: Sql,
+    private readonly sources: SourceCache,
+  ) {}
+
+  async matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>> {
+    const found = new Map<string, FingerprintMatch[]>();
+    if (keys.length === 0) return found;
+    const unique = [...new Set(keys)];
+    const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
+    const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
+    const rows = await run<{ key: string; id: string; session_id: string; parent_turn_id: string | null }>(this.sql, KEY_MATCHES, [
+      keyHash,
+      fingerprints,
+      callKeys,
+    ]);
+    for (const row of rows) {
+      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
+      const list = found.get(row.key);
+      if (list) list.push(match);
+      else found.set(row.key, [match]);
+    }
+    return found;
+  }
+
+  async replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>> {
+    const found = new Map<K, ReplaySource>();
+    if (turnIds.size === 0) return found;
+    const rows = await run<ReplayRow>(this.sql, REPLAY_SOURCES, [[...new Set(turnIds.values())]]);
+    const byId = new Map(rows.map((row) => [row.id, this.sources.fromRow(row)]));
+    for (const [key, id] of turnIds) {
+      const source = byId.get(id);
+      if (source) found.set(key, source);
+    }
+    return found;
+  }
+
+  async turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>> {
+    const found = new Map<number, DepthMatch[]>();
+    if (asked.length === 0) return found;
+    const rows = await run<{ depth: number; id: string; session_id: string; parent_turn_id: string | null; same_prompt: boolean }>(this.sql, TURNS_AT_DEPTHS, [
+      sessionId,
+      keyHash,
+      asked.map((entry) => entry.depth),
+      asked.map((entry) => entry.prompt),
+    ]);
+    for (const row of rows) {
+      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id, samePrompt: row.same_prompt === true };
+      const list = found.get(row.depth);
+      if (!list) found.set(row.depth, [match]);
+      else if (list.length < TURNS_PER_DEPTH) list.push(match);
+    }
+    return found;
+  }
+
+  /** Every turn is committed by its own statement: whether others run beside it changes nothing here. */
+  begin(): TurnInFlight {
+    return NOTHING_TO_DEFER;
+  }
+
+  async save(turn: NewTurn): Promise<void> {
+    await run(this.sql, INSERT_TURN, turnValues(turn, new Date().toISOString()));
+  }
+}
+
+const NOTHING_TO_DEFER: TurnInFlight = { wentUpstream: () => {}, end: () => {} };
+
+/** INSERT_TURN's values, $1…$22; also what `store migrate` writes a SQLite turn with. */
+export function turnValues(turn: NewTurn, createdAt: string): unknown[] {
+  return [
+    turn.id,
+    turn.sessionId,
+    turn.parentTurnId ?? null,
+    turn.model,
+    turn.plugin,
+    turn.provider,
+    turn.host,
+    turn.upstreamModel,
+    JSON.stringify(turn.prompt),
+    turn.content,
+    turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
+    turn.reasoningText,
+    turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
+    turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
+    turn.usage ? JSON.stringify(turn.usage) : null,
+    turn.finishReason,
+    turn.upstreamId ?? null,
+    createdAt,
+    turn.keyHash,
+    turn.fingerprint,
+    callKeyOf(turn.toolCalls) ?? null,
+    turn.depth ?? null,
+  ];
+}

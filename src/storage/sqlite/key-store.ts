@@ -1,0 +1,117 @@
+import type { Statement } from "better-sqlite3";
+import { KeyExistsError, type KeyScope, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import type { Db } from "./database.js";
+
+interface KeyRow {
+  name: string;
+  secret_hash: string;
+  data_scope: string;
+  scopes: string;
+  models: string;
+  events_of: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  rotated_at: number | null;
+  last_used_at: number | null;
+  requests: number;
+}
+
+/** Access keys in state.db (tables from key-migrations.ts); every write that changes who may do what bumps the revision. */
+export class KeyStore {
+  private readonly statements: {
+    revision: Statement<[]>;
+    bump: Statement<[]>;
+    all: Statement<[]>;
+    bySecretHashes: Statement<[string]>;
+    insert: Statement<[Record<string, unknown>]>;
+    revoke: Statement<[number, string]>;
+    rotate: Statement<[string, number, string]>;
+    use: Statement<[number, number, string]>;
+  };
+  private readonly recordMany: (uses: readonly KeyUse[]) => void;
+
+  constructor(private readonly db: Db) {
+    this.statements = {
+      revision: db.prepare("SELECT revision FROM key_revision WHERE id = 1"),
+      bump: db.prepare("UPDATE key_revision SET revision = revision + 1 WHERE id = 1"),
+      all: db.prepare("SELECT * FROM access_keys ORDER BY created_at, name"),
+      // one statement for any number of hashes, each found through the UNIQUE index on secret_hash
+      bySecretHashes: db.prepare("SELECT * FROM access_keys WHERE secret_hash IN (SELECT value FROM json_each(?))"),
+      insert: db.prepare(
+        `INSERT INTO access_keys (name, secret_hash, data_scope, scopes, models, events_of, created_at, expires_at)
+         VALUES (@name, @secretHash, @dataScope, @scopes, @models, @eventsOf, @createdAt, @expiresAt)`,
+      ),
+      revoke: db.prepare("UPDATE access_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
+      rotate: db.prepare("UPDATE access_keys SET secret_hash = ?, rotated_at = ? WHERE name = ? AND revoked_at IS NULL"),
+      use: db.prepare("UPDATE access_keys SET requests = requests + ?, last_used_at = max(coalesce(last_used_at, 0), ?) WHERE name = ?"),
+    };
+    this.recordMany = db.transaction((uses: readonly KeyUse[]) => {
+      for (const use of uses) this.statements.use.run(use.requests, use.lastUsedAt, use.name);
+    });
+  }
+
+  revision(): number {
+    return (this.statements.revision.get() as { revision: number }).revision;
+  }
+
+  list(): StoredKey[] {
+    return (this.statements.all.all() as KeyRow[]).map(keyOf);
+  }
+
+  findBySecretHashes(secretHashes: readonly string[]): StoredKey[] {
+    if (secretHashes.length === 0) return [];
+    return (this.statements.bySecretHashes.all(JSON.stringify(secretHashes)) as KeyRow[]).map(keyOf);
+  }
+
+  create(key: NewKey): StoredKey {
+    return this.db.transaction(() => {
+      try {
+        this.statements.insert.run({ ...key, scopes: JSON.stringify(key.scopes), models: JSON.stringify(key.models), eventsOf: JSON.stringify(key.eventsOf) });
+      } catch (error) {
+        if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw new KeyExistsError(key.name);
+        throw error;
+      }
+      this.statements.bump.run();
+      return { ...key, revokedAt: null, rotatedAt: null, lastUsedAt: null, requests: 0 };
+    })();
+  }
+
+  revoke(name: string): boolean {
+    return this.changing(() => this.statements.revoke.run(Date.now(), name).changes > 0);
+  }
+
+  rotate(name: string, secretHash: string): boolean {
+    return this.changing(() => this.statements.rotate.run(secretHash, Date.now(), name).changes > 0);
+  }
+
+  recordUse(uses: readonly KeyUse[]): void {
+    if (uses.length > 0) this.recordMany(uses);
+  }
+
+  /** A write that bumps the revision when it changed a row, in one transaction. */
+  private changing(write: () => boolean): boolean {
+    return this.db.transaction(() => {
+      const changed = write();
+      if (changed) this.statements.bump.run();
+      return changed;
+    })();
+  }
+}
+
+function keyOf(row: KeyRow): StoredKey {
+  return {
+    name: row.name,
+    secretHash: row.secret_hash,
+    dataScope: row.data_scope,
+    scopes: JSON.parse(row.scopes) as KeyScope[],
+    models: JSON.parse(row.models) as string[],
+    eventsOf: JSON.parse(row.events_of) as string[],
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    rotatedAt: row.rotated_at,
+    lastUsedAt: row.last_used_at,
+    requests: row.requests,
+  };
+}

@@ -1,0 +1,149 @@
+import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
+import type { Db } from "./database.js";
+import { GroupCommit } from "./group-commit.js";
+import { writeOutsideReplay } from "./replay-cache.js";
+
+interface PendingResponse {
+  readonly record: ResponseRecord;
+  readonly items: readonly JsonObject[];
+}
+
+/** SQLite persistence of the Responses API (tables from migrations.ts). */
+export class ResponseStore {
+  private readonly statements;
+  /** One transaction for a batch; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
+  private readonly writeMany: (responses: readonly PendingResponse[]) => void[];
+
+  constructor(private readonly db: Db) {
+    this.statements = {
+      insert: db.prepare(
+        "INSERT INTO responses (id, parent_id, session_id, key_hash, model, created_at, conversation_id, messages, body, input_items) VALUES (@id, @parentId, @sessionId, @keyHash, @model, @createdAt, @conversationId, @messages, @body, @inputItems)",
+      ),
+      insertItem: db.prepare("INSERT OR REPLACE INTO response_items (id, response_id, item) VALUES (?, ?, ?)"),
+      get: db.prepare("SELECT id, session_id, key_hash, body FROM responses WHERE id = ? AND body IS NOT NULL"),
+      // oldest first: walk the parent links up from the given response
+      history: db.prepare(`
+        WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
+          SELECT id, parent_id, messages, 0 FROM responses WHERE id = ?
+          UNION ALL
+          SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+        )
+        SELECT messages FROM chain ORDER BY depth DESC`),
+      ancestry: db.prepare(`
+        WITH RECURSIVE chain(id, parent_id, depth) AS (
+          SELECT id, parent_id, 0 FROM responses WHERE id = ?
+          UNION ALL
+          SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+        )
+        SELECT id FROM chain ORDER BY depth DESC`),
+      forget: db.prepare("UPDATE responses SET body = NULL, input_items = NULL WHERE id = ? AND body IS NOT NULL"),
+      inputItems: db.prepare("SELECT input_items FROM responses WHERE id = ? AND body IS NOT NULL"),
+      forgetItems: db.prepare("DELETE FROM response_items WHERE response_id = ?"),
+      // a link nobody needs any more: not retrievable, continued by no response, the end of no conversation
+      unneeded: db.prepare(
+        `SELECT parent_id FROM responses r WHERE id = ? AND body IS NULL
+           AND NOT EXISTS (SELECT 1 FROM responses c WHERE c.parent_id = r.id)
+           AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`,
+      ),
+      remove: db.prepare("DELETE FROM responses WHERE id = ?"),
+      item: db.prepare("SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
+      conversation: db.prepare("SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = ?"),
+      upsertConversation: db.prepare(
+        `INSERT INTO response_conversations (id, session_id, key_hash, last_response_id, created_at, updated_at) VALUES (@id, @sessionId, @keyHash, @lastResponseId, @now, @now)
+         ON CONFLICT(id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`,
+      ),
+    };
+    this.writeMany = db.transaction((responses: readonly PendingResponse[]) => responses.map(({ record, items }) => this.write(record, items)));
+  }
+
+  /** Stores a response, its output items (when retrievable) and, for a named conversation, the conversation's new end; one transaction. */
+  save(record: ResponseRecord, items: readonly JsonObject[]): void {
+    // the replay cache on this connection reads turns, not responses: storing one must not empty it
+    writeOutsideReplay(this.db, () => this.writeMany([{ record, items }]));
+  }
+
+  /** The same write, group-committed with the responses finished in the same turn of the event loop (see GroupCommit). */
+  saveDurably(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
+    return this.durable.add({ record, items });
+  }
+
+  private readonly durable = new GroupCommit<PendingResponse, void>(
+    (responses) => writeOutsideReplay(this.db, () => this.writeMany(responses)),
+    (response) => this.save(response.record, response.items),
+  );
+
+  private write(record: ResponseRecord, items: readonly JsonObject[]): void {
+    const inputItems = record.body !== null && record.inputItems ? JSON.stringify(record.inputItems) : null;
+    this.statements.insert.run({
+      ...record,
+      messages: JSON.stringify(record.messages),
+      body: record.body === null ? null : JSON.stringify(record.body),
+      inputItems,
+    });
+    if (record.body !== null)
+      for (const item of items) if (typeof item.id === "string") this.statements.insertItem.run(item.id, record.id, JSON.stringify(item));
+    if (record.conversationId)
+      this.statements.upsertConversation.run({
+        id: record.conversationId,
+        sessionId: record.sessionId,
+        keyHash: record.keyHash,
+        lastResponseId: record.id,
+        now: Date.now(),
+      });
+  }
+
+  get(id: string): StoredResponse | undefined {
+    const row = this.statements.get.get(id) as { id: string; session_id: string; key_hash: string | null; body: string } | undefined;
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject } : undefined;
+  }
+
+  /** The input items of a retrievable response (empty for one stored before they were kept); undefined when it is not retrievable. */
+  inputItems(id: string): JsonObject[] | undefined {
+    const row = this.statements.inputItems.get(id) as { input_items: string | null } | undefined;
+    if (!row) return undefined;
+    return row.input_items ? (JSON.parse(row.input_items) as JsonObject[]) : [];
+  }
+
+  /** The whole conversation up to and including response `id`, oldest message first. */
+  history(id: string): ChatMessage[] {
+    const rows = this.statements.history.all(id) as { messages: string }[];
+    return rows.flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
+  }
+
+  /** Ids of the chain ending at response `id`, oldest first: compaction finds the checkpoint in force by them. */
+  ancestry(id: string): string[] {
+    return (this.statements.ancestry.all(id) as { id: string }[]).map((row) => row.id);
+  }
+
+  /**
+   * Makes a response unretrievable and drops its items; true when it was
+   * retrievable. Its messages stay only while a later response or a
+   * conversation continues from it (so their history stays whole); links
+   * nobody needs any more are removed, up the chain.
+   */
+  delete(id: string): boolean {
+    return this.db.transaction(() => {
+      if (this.statements.forget.run(id).changes === 0) return false;
+      this.statements.forgetItems.run(id);
+      let next: string | null = id;
+      while (next) {
+        const row = this.statements.unneeded.get(next) as { parent_id: string | null } | undefined;
+        if (!row) break;
+        this.statements.remove.run(next);
+        next = row.parent_id;
+      }
+      return true;
+    })();
+  }
+
+  item(id: string): StoredItem | undefined {
+    const row = this.statements.item.get(id) as { item: string; session_id: string; key_hash: string | null } | undefined;
+    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
+  }
+
+  conversation(id: string): StoredConversation | undefined {
+    const row = this.statements.conversation.get(id) as { id: string; session_id: string; key_hash: string | null; last_response_id: string } | undefined;
+    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id } : undefined;
+  }
+}

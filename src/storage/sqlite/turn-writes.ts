@@ -1,0 +1,241 @@
+import type { Statement } from "better-sqlite3";
+import type { Logger } from "../../operations/logging/logger.js";
+import { callKeyOf } from "../../turn/sessions/fingerprint.js";
+import type { TurnInFlight } from "../storage.js";
+import type { NewTurn, ReplaySource } from "../turns.js";
+import type { Json } from "../../providers/contract.js";
+import { detached } from "../../foundation/util/detached.js";
+import type { Db } from "./database.js";
+import { DurableTurns, type TurnWriter } from "./durable-turns.js";
+import type { ReplayCache } from "./replay-cache.js";
+import { carrierSize } from "./row-mapping.js";
+import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
+
+interface WrittenTurn {
+  position: number;
+  /** Characters of its carrier columns, for the cache's size limit. */
+  size: number;
+}
+
+/**
+ * Completed turns into SQLite: each with every carrier verbatim and the
+ * fingerprint stateless clients are matched through, its session written
+ * with its first turn. When a turn is durable, and when it is committed,
+ * is DurableTurns' to decide; which turns complete alone is counted here,
+ * from what the chat path tells (`begin`).
+ */
+export class TurnWrites {
+  private readonly statements: {
+    turnExists: Statement<[string]>;
+    insertSession: Statement<unknown[]>;
+    insertTurn: Statement<unknown[]>;
+  };
+  /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
+  private readonly writeTurns: (turns: readonly NewTurn[], createdAt: string | undefined) => WrittenTurn[];
+  /** When each finished turn is durable, and when it is committed (journal, group commit). */
+  private readonly durable: DurableTurns;
+  /** Turns from their upstream call until their answer is read through or given up: a turn ending alone is saved through the journal. */
+  private running = 0;
+
+  /**
+   * `journaled`: the gateway's turns, durable in the journal before their
+   * SQLite commit (see TurnJournal, DurableTurns); without it (CLI
+   * commands, in-memory stores) a turn is durable at its commit.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly cache: ReplayCache,
+    journaled?: { readonly journal: TurnJournal; readonly log: Logger },
+  ) {
+    this.writeTurns = db.transaction((turns: readonly NewTurn[], createdAt: string | undefined) => turns.map((turn) => this.writeTurn(turn, createdAt)));
+    this.statements = {
+      turnExists: db.prepare(`SELECT 1 FROM turns WHERE id = ?`),
+      insertSession: db.prepare(
+        `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertTurn: db.prepare(
+        `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                 COALESCE(?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?)))
+         RETURNING position`,
+      ),
+    };
+    this.durable = new DurableTurns(this.turnWriter, journaled);
+  }
+
+  /** How DurableTurns reaches SQLite and the replay cache. */
+  private readonly turnWriter: TurnWriter = {
+    write: (turns, remember, createdAt) => this.commitTurns(turns, remember, createdAt),
+    stored: (id) => this.statements.turnExists.get(id) !== undefined,
+    remember: (turn) =>
+      this.remember(
+        turn,
+        carrierSize(
+          turn.reasoningText,
+          turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
+          turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
+        ),
+      ),
+    recover: (turns) => this.recoverTurns(turns),
+  };
+
+  /** See TurnStorage.begin: a turn completing while another waits for its upstream is not alone. */
+  begin(): TurnInFlight {
+    this.running++;
+    return new RunningTurn(this);
+  }
+
+  /** RunningTurn's end. */
+  ended(): void {
+    this.running--;
+  }
+
+  /** Called once a request has gone upstream: a batch of journaled turns is committed while the gateway waits (see DurableTurns). */
+  wentUpstream(): void {
+    this.durable.commitWaitingBatch();
+  }
+
+  /**
+   * Makes the turn durable, then resolves: shared with the turns completing
+   * alongside in one commit, or through the journal when it completes alone
+   * (no other turn running; see DurableTurns.save).
+   */
+  save(turn: NewTurn): Promise<void> {
+    return this.durable.save(turn, this.running === 0);
+  }
+
+  /** Writes the turn (and its session if new) now, in one transaction; returns its position. For seeding and backend tests. */
+  saveNow(turn: NewTurn, createdAt?: string): number {
+    this.settle();
+    return this.durable.commit([turn], createdAt)[0];
+  }
+
+  /** Commits what a previous process journaled but did not commit, before this one serves (see DurableTurns.recover). */
+  recoverJournal(): number {
+    return this.durable.recover();
+  }
+
+  /**
+   * Commits every turn not committed yet (journaled ones waiting, and
+   * those due at the end of this turn of the event loop) now. Every read or
+   * write of turns or sessions on this connection calls it first, so the
+   * connection reads as if each turn were committed when it was made
+   * durable: a scratch session removed right after its turn completed stays
+   * removed, a session made by a turn exists for a verdict.
+   */
+  settle(): void {
+    this.durable.settle();
+  }
+
+  /** Resolves once every turn made durable so far is in state.db, where other processes read it (see DurableTurns.committed). */
+  committed(): Promise<void> {
+    return this.durable.committed();
+  }
+
+  /** Before the database closes: the journal's file is let go (turns still in it are committed at the next start). */
+  close(): void {
+    this.durable.close();
+  }
+
+  /** A batch of turns in one transaction; the replay cache learns those `remember` accepts. */
+  private commitTurns(turns: readonly NewTurn[], remember: (turn: NewTurn) => boolean, createdAt?: string): number[] {
+    this.cache.validateOwnConnection();
+    const written = this.writeTurns(turns, createdAt);
+    turns.forEach((turn, index) => {
+      if (remember(turn)) this.remember(turn, written[index].size);
+    });
+    this.cache.acknowledgeOwnWrite();
+    return written.map(({ position }) => position);
+  }
+
+  /** Journaled turns a previous process did not commit, in one transaction; those stored already are skipped. */
+  private recoverTurns(turns: readonly JournaledTurn[]): number {
+    return this.db.transaction(() => {
+      let written = 0;
+      for (const { turn, createdAt } of turns) {
+        if (this.statements.turnExists.get(turn.id) !== undefined) continue;
+        this.writeTurn(turn, createdAt);
+        written++;
+      }
+      return written;
+    })();
+  }
+
+  private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {
+    const now = createdAt ?? new Date().toISOString();
+    const reasoningDetails = turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null;
+    const nativeRecord = turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null;
+    // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
+    // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
+    // fingerprint included (migration 3): its table and three indexes, about four pages
+    this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
+    const { position } = this.statements.insertTurn.get(
+      turn.id,
+      turn.sessionId,
+      turn.sessionId,
+      turn.parentTurnId ?? null,
+      turn.model,
+      turn.plugin,
+      turn.provider,
+      turn.host,
+      turn.upstreamModel,
+      JSON.stringify(turn.prompt),
+      turn.content,
+      turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
+      turn.reasoningText,
+      reasoningDetails,
+      nativeRecord,
+      turn.usage ? JSON.stringify(turn.usage) : null,
+      turn.finishReason,
+      turn.upstreamId ?? null,
+      now,
+      turn.keyHash,
+      turn.fingerprint,
+      callKeyOf(turn.toolCalls) ?? null,
+      turn.depth ?? null,
+      turn.sessionId,
+    ) as { position: number };
+    return { position, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
+  }
+
+  /**
+   * A new turn is the newest match of its fingerprint and its carriers are
+   * at hand: keep both in memory. Called when it is committed, or for a
+   * journaled turn when it is journaled (the next request must find it, and
+   * the cache answers without asking SQLite), not again at its commit: a
+   * second copy of its reasoning would only be garbage for the old
+   * generation of the heap.
+   */
+  private remember(turn: NewTurn, size: number): void {
+    const source: ReplaySource = {
+      id: turn.id,
+      sessionId: turn.sessionId,
+      plugin: turn.plugin,
+      upstreamModel: turn.upstreamModel,
+      // a copy: the text of an answer read whole is a view into the upstream's whole JSON answer, which the cache would keep too
+      reasoningText: detached(turn.reasoningText),
+      reasoningDetails: turn.reasoningDetails as Json[] | undefined,
+      nativeRecord: turn.nativeRecord,
+    };
+    const match = { id: turn.id, session_id: turn.sessionId, parent_turn_id: turn.parentTurnId ?? null };
+    this.cache.addTurn(turn.keyHash, [turn.fingerprint, callKeyOf(turn.toolCalls)], match, source, size);
+  }
+}
+
+/** One turn's hold on `running`; a class rather than a closure per turn, and ended at most once. */
+class RunningTurn implements TurnInFlight {
+  private done = false;
+
+  constructor(private readonly writes: TurnWrites) {}
+
+  wentUpstream(): void {
+    this.writes.wentUpstream();
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    this.writes.ended();
+  }
+}

@@ -1,0 +1,81 @@
+import type { EventBus } from "../events/bus/event-bus.js";
+import type { Logger } from "../operations/logging/logger.js";
+import type { CarrierField, CarrierPolicy, ProviderPlugin, UpstreamResult } from "../providers/contract.js";
+import type { Storage, TurnInFlight } from "../storage/storage.js";
+import { recordRejection } from "../routing/verdicts/record-rejection.js";
+import { fieldsToReject } from "../routing/verdicts/unknown-field.js";
+import type { TurnPlan } from "./plan-turn.js";
+
+/** What a rejected call's verdict is recorded with. */
+export interface RetryContext {
+  readonly storage: Storage;
+  readonly bus: EventBus;
+  readonly log: Logger;
+}
+
+/** The turn being called: its plan, and what a verdict about it names. */
+export interface CallTarget {
+  readonly plan: TurnPlan;
+  readonly plugin: ProviderPlugin;
+  readonly policy: CarrierPolicy;
+  readonly clientModel: string;
+  /** The data scope of the request's key, which a new session is filed under. */
+  readonly keyHash: string;
+}
+
+/** The upstream's answer, the fields the answered call carried, and when that call was sent. */
+export interface CallOutcome {
+  readonly result: UpstreamResult;
+  readonly effective: CarrierField[];
+  readonly sentAt: number;
+}
+
+/**
+ * Sends the planned call; when the upstream rejects it for fields it does
+ * not know (the plugin classifies the error), records the verdict and
+ * retries exactly once without them (docs/sessions-and-replay.md#unknown-field-fallback-verdicts). The call is built at most
+ * twice: the plan's first call, and the retry (TurnPlan.rebuild). What the
+ * first call carried is kept when it is sent, a few field names, so the
+ * classifier needs no second build. A rejection that names no carrier
+ * field is returned as it is.
+ */
+export async function callWithRetry(context: RetryContext, target: CallTarget, inFlight: TurnInFlight): Promise<CallOutcome> {
+  const { plan, plugin, policy } = target;
+  let effective = plan.effective;
+  let sentAt = performance.now();
+  const { carried, answer } = sendFirst(plugin, plan);
+  // while this request waits for its upstream, the storage may commit what it deferred
+  inFlight.wentUpstream();
+  let result = await answer;
+  if (result.ok) return { result, effective, sentAt };
+  const named = plugin.classifyError?.(result.status, result.body, carried);
+  const newlyRejected = fieldsToReject(named, carried, policy.mustEcho, plan.rejected);
+  if (newlyRejected.length === 0) return { result, effective, sentAt };
+  const { key, sessionId } = plan;
+  await recordRejection(
+    { storage: context.storage, bus: context.bus, log: context.log },
+    { ...key, sessionId, keyHash: target.keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel: target.clientModel },
+  );
+  effective = effective.filter((field) => !newlyRejected.includes(field));
+  const retry = await plan.rebuild(effective);
+  context.log.debug(
+    { session_id: sessionId, provider: key.provider, model: key.model, effective, attached: retry.attached },
+    "carriers attached (retry without rejected fields)",
+  );
+  sentAt = performance.now();
+  result = await plugin.invoke(retry.call);
+  return { result, effective, sentAt };
+}
+
+/**
+ * Sends the first call and lets go of it: the awaiting frame must not hold
+ * the body (the whole history) while the upstream answers. The carrier
+ * fields it carried (a walk over its assistant messages, well under a
+ * microsecond for a usual history) are what a rejection is classified by.
+ */
+function sendFirst(plugin: ProviderPlugin, plan: TurnPlan): { carried: CarrierField[]; answer: Promise<UpstreamResult> } {
+  const first = plan.first!;
+  plan.first = undefined;
+  const answer = plugin.invoke(first.call);
+  return { carried: first.sent, answer };
+}
