@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { EnvelopeKeyRing } from "../../src/routing/carriers/envelope-keys.js";
 import { Envelopes, type SealedCarriers } from "../../src/routing/carriers/envelope.js";
 import type { EnvelopeKey } from "../../src/storage/envelope-keys.js";
-import type { Storage } from "../../src/storage/storage.js";
+import type { EnvelopeKeyStorage, Storage } from "../../src/storage/storage.js";
 import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
@@ -103,7 +103,23 @@ describe.each([
   test.skipIf(skip)("two rotations at the same moment add one generation", async () => {
     const [a, b] = await open();
     await new EnvelopeKeyRing(a.envelopeKeys).sealing();
-    const [one, two] = await Promise.all([new EnvelopeKeyRing(a.envelopeKeys).rotate(), new EnvelopeKeyRing(b.envelopeKeys).rotate()]);
+    // "the same moment": both instances have read generation 1 before either writes generation 2
+    let arrived = 0;
+    let release!: () => void;
+    const bothRead = new Promise<void>((resolve) => (release = resolve));
+    const readTogether = (store: EnvelopeKeyStorage): EnvelopeKeyStorage => ({
+      list: async () => {
+        const keys = await store.list();
+        if (++arrived === 2) release();
+        await bothRead;
+        return keys;
+      },
+      add: (key) => store.add(key),
+    });
+    const [one, two] = await Promise.all([
+      new EnvelopeKeyRing(readTogether(a.envelopeKeys)).rotate(),
+      new EnvelopeKeyRing(readTogether(b.envelopeKeys)).rotate(),
+    ]);
     expect(one.id).toBe(two.id);
     expect((await a.envelopeKeys.list()).map((stored) => stored.generation)).toEqual([1, 2]);
   });
