@@ -20,6 +20,7 @@ import { ask, type Message } from "../support/stateless-client.js";
  * under the name the host reads).
  */
 const CASES: { host: Host; realHost: string; model: string }[] = [
+  { host: "minimax", realHost: "api.minimax.io", model: "MiniMax-M2.7" },
   { host: "kimi-k2.6", realHost: "api.moonshot.ai", model: "kimi-k2.6" },
   { host: "glm", realHost: "api.z.ai", model: "glm-5" },
   { host: "qwen3.6", realHost: "dashscope-intl.aliyuncs.com", model: "qwen3.6-plus" },
@@ -106,6 +107,7 @@ describe("the shipped routes, through the daemon", () => {
     expect(last("glm").thinking).toEqual({ type: "enabled", clear_thinking: false });
     expect(last("qwen3.6").preserve_thinking).toBe(true);
     expect(last("fireworks").reasoning_history).toBe("preserved");
+    expect(last("minimax").reasoning_split).toBe(true);
     for (const host of ["vllm", "sglang", "llamacpp", "ollama"] as const) {
       const assistants = last(host).messages.filter((message) => message.role === "assistant");
       // a local server gets both names: each reads its own and ignores the other
@@ -121,14 +123,16 @@ describe("the emulators are strict: without the shipped route's switch a host fo
   });
   afterAll(() => gateway?.stop());
 
-  test.each(CASES.filter(({ host }) => ["kimi-k2.6", "glm", "qwen3.6", "fireworks"].includes(host)))(
-    "$host without its switch sees only the current tool loop's reasoning",
+  test.each(CASES.filter(({ host }) => ["kimi-k2.6", "glm", "qwen3.6", "fireworks", "minimax"].includes(host)))(
+    "$host without its switch forgets the earlier turns' reasoning",
     async ({ host, model }) => {
       const before = hosts.received.length;
       const issuedBefore = hosts.issued(host).length;
       expect(await conversation(gateway, host, model, false)).toEqual([200, 200, 200, 200]);
       const mine = hosts.issued(host).slice(issuedBefore);
-      expect(hosts.received.at(-1)!.seen).toEqual([mine[2]]);
+      // MiniMax without reasoning_split writes its reasoning inline, which carrierd takes out of the content into
+      // reasoning_content, a field MiniMax does not read: it forgets even the current loop's
+      expect(hosts.received.at(-1)!.seen).toEqual(host === "minimax" ? [] : [mine[2]]);
       expect(hosts.received.slice(before).every((request) => request.host === host)).toBe(true);
     },
   );

@@ -39,14 +39,21 @@ import type { AddressInfo } from "node:net";
  *   ollama (`/v1`): `reasoning`, mapped to its native thinking
  *   (https://github.com/ollama/ollama/blob/main/openai/openai.go). Local servers
  *   keep what their template renders; they refuse nothing, so no error text.
+ * - minimax (M2.x): with `reasoning_split: true` the reasoning comes as
+ *   `reasoning_details` (`reasoning.text`, format `MiniMax-response-v1`), without
+ *   it inline as `<think>…</think>` in the content; earlier reasoning is read
+ *   back from `reasoning_details` ("MiniMax highly recommends preserving
+ *   reasoning between turns", https://openrouter.ai/minimax/minimax-m2; the
+ *   switch, https://platform.minimax.io/docs/guides/text-m2-function-call). No
+ *   error text: what is not sent back is forgotten.
  * Any host: a `native_record` key is a leak of carrierd's own and answers 400.
  */
 
-export type Host = "kimi-k2.6" | "glm" | "qwen3.6" | "fireworks" | "vllm" | "vllm-legacy" | "sglang" | "llamacpp" | "ollama";
+export type Host = "minimax" | "kimi-k2.6" | "glm" | "qwen3.6" | "fireworks" | "vllm" | "vllm-legacy" | "sglang" | "llamacpp" | "ollama";
 
 interface HostRule {
   /** The one message field the host reads an earlier turn's reasoning from, and answers its own in. */
-  readonly field: "reasoning_content" | "reasoning";
+  readonly field: "reasoning_content" | "reasoning" | "reasoning_details";
   /** Whether the request asks the host to keep reasoning from before the last user message. */
   readonly keepsAll: (body: RequestBody) => boolean;
   /** Whether an earlier turn's reasoning is dropped altogether (Fireworks `reasoning_history: disabled`). */
@@ -60,6 +67,7 @@ type RequestBody = { model: string; messages: Record<string, unknown>[]; stream?
 const object = (value: unknown): Record<string, unknown> => (value && typeof value === "object" ? (value as Record<string, unknown>) : {});
 
 export const HOSTS: Record<Host, HostRule> = {
+  minimax: { field: "reasoning_details", keepsAll: () => true },
   "kimi-k2.6": {
     field: "reasoning_content",
     keepsAll: (body) => object(body.thinking).keep === "all",
@@ -140,7 +148,7 @@ export async function startReasoningHosts(): Promise<HostsEmulator> {
         (body.tools?.length ?? 0) > 0 && last?.role === "user" ? { id: `call_${host}_${n}`, name: "weather", arguments: `{"city":"Florence"}` } : undefined;
       if (call) byCall.set(call.id, reasoning);
       const content = call ? null : `I remember: ${record.seen.join(" | ") || "nothing"}`;
-      if (body.stream) streamAnswer(response, rule.field, body.model, reasoning, content, call);
+      if (body.stream) streamAnswer(response, answerIn(rule, body), body.model, reasoning, content, call);
       else
         response.writeHead(200, { "content-type": "application/json" }).end(
           JSON.stringify({
@@ -148,7 +156,7 @@ export async function startReasoningHosts(): Promise<HostsEmulator> {
             object: "chat.completion",
             created: 1_700_000_000,
             model: body.model,
-            choices: [{ index: 0, message: message(rule.field, reasoning, content, call), finish_reason: call ? "tool_calls" : "stop" }],
+            choices: [{ index: 0, message: message(answerIn(rule, body), reasoning, content, call), finish_reason: call ? "tool_calls" : "stop" }],
             usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
           }),
         );
@@ -191,25 +199,54 @@ function seenReasoning(rule: HostRule, body: RequestBody): string[] {
   const lastUser = body.messages.findLastIndex((message) => message.role === "user");
   const keepAll = rule.keepsAll(body);
   return body.messages.flatMap((message, index) => {
-    const text = message[rule.field];
+    const text = rule.field === "reasoning_details" ? (detailsText(message.reasoning_details) ?? inlineText(message.content)) : message[rule.field];
     return message.role === "assistant" && typeof text === "string" && text.trim() !== "" && (keepAll || index > lastUser) ? [text] : [];
   });
 }
 
+function detailsText(details: unknown): string | undefined {
+  if (!Array.isArray(details)) return undefined;
+  return (details as { type?: string; text?: unknown }[])
+    .map((detail) => (detail.type === "reasoning.text" && typeof detail.text === "string" ? detail.text : ""))
+    .join("");
+}
+
+/** Reasoning left inline in the content, as MiniMax writes it without `reasoning_split` (and reads it back). */
+function inlineText(content: unknown): string | undefined {
+  return typeof content === "string" ? /<think>\n?([\s\S]*?)\n?<\/think>/.exec(content)?.[1] : undefined;
+}
+
 type Call = { id: string; name: string; arguments: string };
 
-function message(field: string, reasoning: string, content: string | null, call: Call | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = { role: "assistant", content, [field]: reasoning };
+/** Where an answer's reasoning goes: a message field, MiniMax's split-out details, or `<think>` inline in the content. */
+type AnswerIn = "reasoning_content" | "reasoning" | "details" | "inline";
+
+function answerIn(rule: HostRule, body: RequestBody): AnswerIn {
+  if (rule.field !== "reasoning_details") return rule.field;
+  return body.reasoning_split === true ? "details" : "inline";
+}
+
+/** The reasoning as the host writes it in one message or delta; MiniMax's detail shape as its docs show it. */
+function reasoningPart(where: AnswerIn, text: string): Record<string, unknown> {
+  if (where === "details") return { reasoning_details: [{ type: "reasoning.text", id: "reasoning-text-1", format: "MiniMax-response-v1", index: 0, text }] };
+  if (where === "inline") return { content: text };
+  return { [where]: text };
+}
+
+function message(where: AnswerIn, reasoning: string, content: string | null, call: Call | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { role: "assistant", content, ...reasoningPart(where, reasoning) };
+  if (where === "inline") out.content = `<think>\n${reasoning}\n</think>\n\n${content ?? ""}`;
   if (call) out.tool_calls = [{ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }];
   return out;
 }
 
-function streamAnswer(response: ServerResponse, field: string, model: string, reasoning: string, content: string | null, call: Call | undefined): void {
+function streamAnswer(response: ServerResponse, where: AnswerIn, model: string, reasoning: string, content: string | null, call: Call | undefined): void {
   response.writeHead(200, { "content-type": "text/event-stream" });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     `data: ${JSON.stringify({ id: "chatcmpl-stream", object: "chat.completion.chunk", created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-  const half = Math.ceil(reasoning.length / 2);
-  const out = [chunk({ role: "assistant", content: "" }), chunk({ [field]: reasoning.slice(0, half) }), chunk({ [field]: reasoning.slice(half) })];
+  const text = where === "inline" ? `<think>\n${reasoning}\n</think>\n\n` : reasoning;
+  const half = Math.ceil(text.length / 2);
+  const out = [chunk({ role: "assistant", content: "" }), chunk(reasoningPart(where, text.slice(0, half))), chunk(reasoningPart(where, text.slice(half)))];
   if (content) out.push(chunk({ content }));
   if (call) {
     out.push(chunk({ tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
