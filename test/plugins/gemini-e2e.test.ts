@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { captureLog } from "../support/captured-log.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { ask } from "../support/stateless-client.js";
 import { SKIP, startGeminiEmulator } from "./emulators/gemini-emulator.js";
@@ -48,6 +49,7 @@ describe.each(GEMINI_CASSETTES)("recorded traffic through the daemon: %s", (path
 });
 
 describe("the signature-verifying emulator, through the daemon", () => {
+  const log = captureLog();
   let gemini: Emulator;
   let gateway: TestGateway;
   const weather = {
@@ -56,7 +58,7 @@ describe("the signature-verifying emulator, through the daemon", () => {
   };
   beforeAll(async () => {
     gemini = await startGeminiEmulator({ apiKey: KEY });
-    gateway = await startTestGateway({ routes: routes(gemini.url, "gemini-3-pro-preview"), env: { GEMINI_API_KEY: KEY } });
+    gateway = await startTestGateway({ routes: routes(gemini.url, "gemini-3-pro-preview"), env: { GEMINI_API_KEY: KEY }, log: log.logger });
   });
   afterAll(async () => {
     await gateway.stop();
@@ -89,9 +91,12 @@ describe("the signature-verifying emulator, through the daemon", () => {
     else expect(answer.parts).toEqual([{ text: "It is 20 C and 1 C.", thoughtSignature: expect.any(String) }]);
     expect(JSON.stringify(sent)).not.toContain("native_record");
     expect(JSON.stringify(sent)).not.toContain(SKIP);
+    // every call here was signed by Gemini and carrierd holds the signature: no skip line was ever written
+    expect(log.lines.filter((line) => line.message.includes("skip value"))).toEqual([]);
   });
 
-  test("a function call from elsewhere is sent with the skip value and accepted", async () => {
+  test("a function call from elsewhere is sent with the skip value and accepted, with a debug line", async () => {
+    const lines = log.lines.length;
     const foreign = {
       role: "assistant",
       content: null,
@@ -105,6 +110,8 @@ describe("the signature-verifying emulator, through the daemon", () => {
     expect(reply.status).toBe(200);
     const parts = (gemini.received.at(-1)!.body as { contents: { parts: Record<string, unknown>[] }[] }).contents[1]!.parts;
     expect(parts[0]!.thoughtSignature).toBe(SKIP);
+    const debug = log.lines.slice(lines).find((line) => line.level === "debug" && line.message.includes("skip value"));
+    expect(debug?.object).toMatchObject({ model: "gemini-3-pro-preview", function: "weather", signature: SKIP });
   });
 });
 

@@ -59,3 +59,16 @@ test("Claude Opus 4.7 is shipped on adaptive thinking with its summary displayed
   const resolved = table.resolveModel("claude-opus-4-7")!;
   expect(resolved.params).toMatchObject({ thinking: { type: "adaptive", display: "summarized" } });
 });
+
+test("Fireworks is asked to keep all reasoning history; Kimi K2.7 Code is must-echo with no thinking flag of carrierd's", () => {
+  expect(table.policyFor(provider("api.fireworks.ai"), "accounts/fireworks/models/kimi-k2p6")).toMatchObject({
+    fields: ["reasoning_content"],
+    requestExtra: { reasoning_history: "preserved" },
+  });
+  const code = table.resolveModel("kimi-k2.7-code")!;
+  expect(table.policyFor(code.provider, code.upstreamModel)).toMatchObject({ fields: ["reasoning_content"], mustEcho: true, requestExtra: undefined });
+});
+
+test("Claude Opus 4.6 is shipped on adaptive thinking (budget_tokens is deprecated there)", () => {
+  expect(table.resolveModel("claude-opus-4-6")!.params).toMatchObject({ thinking: { type: "adaptive" } });
+});

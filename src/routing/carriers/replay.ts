@@ -168,31 +168,19 @@ function attachTo(message: ChatMessage, source: ReplaySource | undefined, target
 }
 
 /**
- * The stored array, verbatim — unless it holds a signed or encrypted element
- * and the target is another plugin or model family (rule 7): then none of it
- * goes, since a partial array would no longer be the provider's own.
+ * The stored array, verbatim — only to the plugin and model family that
+ * produced it (rule 7). Its elements are that provider's own structure: signed
+ * or encrypted ones are bound to the model, and even a plain `reasoning.text`
+ * names its producer's `format`. Another family gets none of it (a partial
+ * array would no longer be the provider's own); the plain text still crosses
+ * under `reasoning_content` / `reasoning` where the route lists them.
  */
 function storedDetails(source: ReplaySource | undefined, target: ReplayTarget): Json[] | undefined {
   const details = source?.reasoningDetails;
   if (!details || details.length === 0) return undefined;
-  if (
-    details.some(isSignedOrEncrypted) &&
-    !target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel })
-  )
+  if (!target.family.sameProducer({ plugin: source.plugin, model: source.upstreamModel }, { plugin: target.plugin, model: target.upstreamModel }))
     return undefined;
   return details;
-}
-
-/** OpenRouter-style detail objects: `reasoning.encrypted` (`data`) and signed `reasoning.text` (`signature`). */
-function isSignedOrEncrypted(detail: Json): boolean {
-  if (!detail || typeof detail !== "object" || Array.isArray(detail)) return false;
-  const record = detail;
-  return (
-    record.type === "reasoning.encrypted" ||
-    (typeof record.signature === "string" && record.signature.length > 0) ||
-    (typeof record.data === "string" && record.data.length > 0) ||
-    (typeof record.encrypted_content === "string" && record.encrypted_content.length > 0)
-  );
 }
 
 /** One reasoning text whichever name the client used; a blank or " " placeholder is not reasoning. */
