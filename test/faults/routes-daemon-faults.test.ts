@@ -115,9 +115,16 @@ test("/health keeps its pace (under 50 ms, or its own unloaded pace) while a 5 M
   }
 });
 
-test("after a storm of invalid saves (some slow to parse), the last valid save is in force within a second", async () => {
+test("after a storm of invalid saves (some slow to parse), the last valid save is in force within a second of a calm save's pace", async () => {
   const gateway = await start();
   try {
+    // a valid save with nothing else going on: how long this machine takes, now, to notice, read and parse one
+    const calm = routesWith("before-storm");
+    const calmSaved = performance.now();
+    writeFileSync(`${routes}.tmp`, calm);
+    renameSync(`${routes}.tmp`, routes);
+    await gateway.waitFor(new RegExp(`"revision":"${revisionOf(calm)}"[^\\n]*routes reloaded`));
+    const calmMs = performance.now() - calmSaved;
     const slow = slowToParse();
     for (let save = 0; save < 60; save++) {
       writeFileSync(routes, save % 10 === 0 ? slow : `version: 1\nproviders: { demo: { plugin: demo } }\nmodels: [ { name: broken-${save}`);
@@ -128,7 +135,8 @@ test("after a storm of invalid saves (some slow to parse), the last valid save i
     writeFileSync(`${routes}.tmp`, last);
     renameSync(`${routes}.tmp`, routes);
     await gateway.waitFor(new RegExp(`"revision":"${revisionOf(last)}"[^\\n]*routes reloaded`));
-    expect(performance.now() - saved).toBeLessThan(1000);
+    // a slow parse still running would hold it for a second or more; on a loaded machine even a calm save takes a while
+    expect(performance.now() - saved, `a calm save took ${calmMs.toFixed(0)} ms`).toBeLessThan(1000 + calmMs);
     const models = (await (await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as { data: { id: string }[] };
     expect(models.data.map((model) => model.id)).toContain("after-storm");
   } finally {
