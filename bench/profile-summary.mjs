@@ -1,5 +1,6 @@
 // Where a CPU profile's time goes (node --cpu-prof): self time summed per
-// file and per function, the top of each printed with its share.
+// file and per function, the top of each printed with its share of the
+// time the thread was busy.
 //   node bench/profile-summary.mjs PROFILE.cpuprofile [TOP]
 import { readFileSync } from "node:fs";
 
@@ -9,15 +10,18 @@ const top = Number(topText);
 const selfUs = new Map();
 // samples[i] was taken timeDeltas[i] µs after the one before
 profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-const total = [...selfUs.values()].reduce((sum, value) => sum + value, 0);
+// shares of the time the thread was busy: idle time (waiting on the event loop) is left out
+const IDLE = new Set(["(idle)", "(program)"]);
+const busy = (node) => !IDLE.has(node.callFrame.functionName);
+const total = profile.nodes.filter(busy).reduce((sum, node) => sum + (selfUs.get(node.id) ?? 0), 0);
 const byFile = new Map();
 const byFunction = new Map();
 const add = (map, key, value) => map.set(key, (map.get(key) ?? 0) + value);
 for (const node of profile.nodes) {
   const spent = selfUs.get(node.id) ?? 0;
-  if (!spent) continue;
+  if (!spent || !busy(node)) continue;
   const { url, functionName, lineNumber } = node.callFrame;
-  const where = url ? url.replace(/^file:\/\//, "").replace(/^.*\/(dist\/|node_modules\/)/, "$1") : `(${functionName || "native"})`;
+  const where = url ? url.replace(/^file:\/\//, "").replace(/^.*?\/(dist\/|node_modules\/)/, "$1") : `(${functionName || "native"})`;
   add(byFile, where, spent);
   add(byFunction, `${functionName || "(anonymous)"} ${where}${url ? `:${lineNumber + 1}` : ""}`, spent);
 }
@@ -27,6 +31,6 @@ const print = (title, map) => {
     console.log(`${((value / total) * 100).toFixed(1).padStart(5)}%  ${(value / 1000).toFixed(0).padStart(7)} ms  ${key}`);
   }
 };
-console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled`);
+console.log(`${file}: ${(total / 1000).toFixed(0)} ms busy`);
 print("self time by file", byFile);
 print("self time by function", byFunction);
