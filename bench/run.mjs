@@ -7,7 +7,7 @@
 // Cores: every server under test (raw proxy, carrierd) runs on core 0; the
 // upstream emulator and wrk share core 1 — the same for every target.
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +19,7 @@ import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 import { redisForBench, streamEntries } from "./redis-events.mjs";
 import { backendCpuBetween, postgresForBench } from "./postgres-store.mjs";
+import { measureAgentTraffic } from "./agents.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const runFile = promisify(execFile);
@@ -358,3 +359,10 @@ async function main() {
 }
 
 await main();
+// agent traffic (bench/agents.mjs): real clients' request shapes at 0–300 turns of history; BENCH_AGENTS=0 leaves it out
+if (process.env.BENCH_AGENTS !== "0") {
+  console.log("\nagent traffic (bench/agents.mjs):");
+  const agents = await measureAgentTraffic({ runs: RUNS, seconds: SECONDS });
+  const path = here("./results/latest.json");
+  writeFileSync(path, `${JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), agents }, null, 2)}\n`);
+}

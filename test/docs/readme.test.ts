@@ -77,7 +77,7 @@ test("every ./bin/carrierd command the README shows runs from the clone and succ
   );
   const results = await Promise.all(commands.map(async (command) => ({ command, ...(await run("bash", ["-c", command])) })));
   for (const result of results) expect(result.code, `${result.command}\n${result.stdout}\n${result.stderr}`).toBe(0);
-});
+}, 60_000); // every command a whole Node start, all at once: past 20 s on a loaded 2-core machine (each may take its 30 s)
 
 test("the curl request streams what the README shows", async () => {
   const blocks = fencedBlocks(README);

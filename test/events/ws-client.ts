@@ -1,5 +1,6 @@
 import WebSocket from "ws";
 import type { TestGateway } from "../support/gateway.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** A test subscriber: every message it receives, in order, and how it closed. */
 export interface EventClient {
@@ -92,9 +93,5 @@ export function upgradeStatus(gateway: TestGateway, headers: Record<string, stri
 
 /** Polls a condition the test cannot await as an event (state inside the gateway). */
 export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(condition, { timeoutMs, intervalMs: 20 });
 }

@@ -1,10 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { cleanEnv, startGatewayProcess } from "../foundation/cli-process.js";
+import { waitFor } from "../support/wait-for.js";
 
 /**
  * The real CLI gateway at debug level in a home an operator left
@@ -64,8 +65,10 @@ beforeAll(async () => {
     echoed = { status: failed.status, body: await failed.text() };
     await fetch(`${gateway.url}/v1/models?api_key=${gatewayKey}`, { headers: { authorization: `Bearer ${gatewayKey}` } });
     await fetch(`${gateway.url}/v1/models?foo=1&key=${gatewayKey}`);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the turn's commit: state.db-wal exists from then on
-    for (const name of ["", "logs", "state.db", "state.db-wal", "state.db-shm", "turns.journal", "api_key", join("logs", "carrierd.log")]) {
+    const names = ["", "logs", "state.db", "state.db-wal", "state.db-shm", "turns.journal", "api_key", join("logs", "carrierd.log")];
+    // the turn's commit: state.db-wal exists from then on
+    await waitFor(() => names.every((name) => existsSync(join(home, name))), { what: "every file of the home" });
+    for (const name of names) {
       modes[name || "."] = statSync(join(home, name)).mode & 0o777;
     }
   } finally {

@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { mkdtempSync, rmSync, truncateSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, truncateSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
@@ -9,6 +9,7 @@ import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { JOURNAL_FILE, TurnJournal } from "../../src/storage/sqlite/turn-journal.js";
+import { waitFor } from "../support/wait-for.js";
 import { carrierd, cleanEnv } from "./cli-process.js";
 
 const homes: string[] = [];
@@ -61,12 +62,18 @@ test("sessions rm and branch refuse a session with a turn still in the gateway's
   expect((await sessionsCli(home, "show", "s1")).code).toBe(0); // nothing was removed
   // another session is not held up
   expect((await sessionsCli(home, "rm", "s2")).stderr).toMatch(/no session s2/);
-});
+}, 60_000); // four CLI processes one after another, two of them waiting out the CLI's 2 s for the journal: past 20 s on a loaded 2-core machine
 
 test("sessions rm waits for the gateway to commit the journaled turn, then removes the session", async () => {
   const { home, journal } = homeWithJournaledTurn();
+  // reading the journal updates its access time: set in the past (with its modification time, so that a relatime mount updates it)
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(journal, past, past);
   const removing = sessionsCli(home, "rm", "s1");
-  setTimeout(() => truncateSync(journal, 0), 500); // the gateway's commit empties its journal
+  // once the CLI has read the journal and found the turn, the gateway's commit empties it; a noatime mount shows no read:
+  // then 1.5 s, still within the 2 s the CLI waits from its start
+  await waitFor(() => statSync(journal).atimeMs > past.getTime(), { timeoutMs: 1500, what: "the CLI reading the journal" }).catch(() => undefined);
+  truncateSync(journal, 0);
   const removed = await removing;
   expect(removed.stdout).toContain("removed s1");
   expect(removed.code).toBe(0);

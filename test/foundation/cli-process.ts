@@ -18,10 +18,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `carrierd ARGS` to completion. */
-export function carrierd(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+/** Runs `carrierd ARGS` to completion (killed after `timeoutMs`, 15 s by default). */
+export function carrierd(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const spawnOptions = { cwd: options.cwd ?? REPO, env: options.env ?? cleanEnv(), timeout: 15_000, detached: true };
+    const spawnOptions = { cwd: options.cwd ?? REPO, env: options.env ?? cleanEnv(), timeout: options.timeoutMs ?? 15_000, detached: true };
     track(
       execFile(process.execPath, ["bin/carrierd", ...args], spawnOptions, (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;

@@ -3,6 +3,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { waitFor } from "../support/wait-for.js";
 import { cleanEnv, startGatewayProcess, type RunningGateway } from "./cli-process.js";
 
 /**
@@ -49,11 +50,9 @@ async function refused(path: string, init: RequestInit & { headers?: Record<stri
 
 /** The access-log line is written when the response has finished, a moment after the client read it. */
 async function waitUntil(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`no new access-log line within 5 s:\n${gateway.stdout().slice(-2000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitFor(condition, { what: "a new access-log line" }).catch((error: Error) => {
+    throw new Error(`${error.message}:\n${gateway.stdout().slice(-2000)}`);
+  });
 }
 
 const authorized = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };

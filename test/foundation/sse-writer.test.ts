@@ -2,6 +2,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { SseWriter } from "../../src/ingress/sse.js";
+import { turnsOfTheLoop } from "../support/wait-for.js";
 
 let url: string;
 let current: ServerResponse | undefined;
@@ -66,7 +67,7 @@ test("once held for the end, the pass's events leave with the end in one socket 
   writer.data('{"delta":"a"}');
   writer.holdUntilEnd();
   writer.data('{"delta":"b"}');
-  await new Promise((resolve) => setTimeout(resolve, 20)); // several passes: nothing leaves while held
+  await turnsOfTheLoop(5); // the writer flushes on the next tick: several passes, and nothing leaves while held
   expect(socketWrites).toEqual([]);
   writer.end("data: [DONE]\n\n");
   expect(await response.text()).toBe('data: {"delta":"a"}\n\ndata: {"delta":"b"}\n\ndata: [DONE]\n\n');

@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { captureLog, type CapturedLog } from "../support/captured-log.js";
+import { waitFor } from "../support/wait-for.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startFaultUpstream, type FaultUpstream } from "../faults/fault-upstream.js";
 import { faultRoutes } from "../faults/routes.js";
@@ -26,13 +27,10 @@ afterAll(async () => {
 
 /** The access-log line of the request that carried `sessionId`, once written (after the response ended). */
 async function accessLine(sessionId: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const line = log.lines.find((entry) => entry.message === "request" && entry.object.session_id === sessionId);
-    if (line) return line.object;
-    if (Date.now() > deadline) throw new Error(`no access-log line for ${sessionId}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  const line = await waitFor(() => log.lines.find((entry) => entry.message === "request" && entry.object.session_id === sessionId), {
+    what: `the access-log line for ${sessionId}`,
+  });
+  return line.object;
 }
 
 test("chat completions: a stream cut off upstream logs 200 with upstream_stream_truncated", async () => {

@@ -6,6 +6,7 @@ import { newDataScope, newSecret, secretHash } from "../../src/http/keys/secret.
 import { StoredKeyLookup } from "../../src/http/keys/stored-key-lookup.js";
 import { openStorage } from "../../src/storage/open/open-storage.js";
 import type { Storage } from "../../src/storage/storage.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** The negative cache's two bounds and the one-read-at-a-time rule, over a real state.db. */
 let home: string;
@@ -44,11 +45,13 @@ test("a remembered unknown hash is asked for again once its time is up", async (
   try {
     const lookup = new StoredKeyLookup(storage.keys, (error) => expect.fail(String(error)), { negativeTtlMs: 40 });
     const [hash] = wrongHashes(1);
+    const askedAt = Date.now();
     await lookup.find(hash!);
     await lookup.find(hash!);
     expect(reads.mock.calls.length).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    await lookup.find(hash!);
+    // asked again as soon as its 40 ms are up, and not before
+    await waitFor(async () => (await lookup.find(hash!), reads.mock.calls.length === 2), { intervalMs: 5, what: "a second read of the hash" });
+    expect(Date.now() - askedAt).toBeGreaterThanOrEqual(40);
     expect(reads.mock.calls.length).toBe(2);
   } finally {
     reads.mockRestore();

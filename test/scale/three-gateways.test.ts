@@ -8,6 +8,7 @@ import { REDIS_URL, testRedis } from "../events-redis/redis-for-tests.js";
 import { cleanEnv, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
 import { heldUpstream } from "../support/held-upstream.js";
 import { postgresBinDir, startOwnPostgresServer, type OwnPostgresServer } from "../support/own-postgres-server.js";
+import { waitFor } from "../support/wait-for.js";
 
 /**
  * Three gateway processes on one PostgreSQL (a server of this test's own,
@@ -136,12 +137,16 @@ describe("three gateways, one PostgreSQL, one Redis", () => {
         }
       };
       const load = serving.flatMap((gateway, index) => [worker(gateway, index * 2), worker(gateway, index * 2 + 1)]);
-      const until = async (count: number) => {
-        while (answered.filter((answer) => answer.status === 200).length < count) await new Promise((resolve) => setTimeout(resolve, 20));
-      };
+      const until = (count: number) =>
+        waitFor(() => answered.filter((answer) => answer.status === 200).length >= count, {
+          timeoutMs: 30_000,
+          intervalMs: 20,
+          what: `${count} complete answers`,
+        });
       await until(10);
       await pg.stop();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // down until the gateways have refused a request for it (503), however long a loaded machine takes to get there
+      await waitFor(() => answered.some((answer) => answer.status === 503), { timeoutMs: 30_000, intervalMs: 20, what: "a 503 while the store is down" });
       await pg.start();
       const afterRestart = answered.length;
       await until(answered.filter((answer) => answer.status === 200).length + 10);

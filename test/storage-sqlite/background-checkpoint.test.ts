@@ -6,6 +6,7 @@ import { afterAll, expect, test } from "vitest";
 import { silentLogger } from "../../src/operations/logging/logger.js";
 import { BackgroundCheckpoint } from "../../src/storage/sqlite/background-checkpoint.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { waitFor } from "../support/wait-for.js";
 
 const home = mkdtempSync(join(tmpdir(), "carrierd-checkpoint-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -20,8 +21,7 @@ test("the gateway's connection never checkpoints; the worker copies the WAL into
   const insert = db.prepare("INSERT INTO rows (value) VALUES (?)");
   for (let i = 0; i < 200; i++) insert.run("x".repeat(4000)); // ~200 pages, all in the WAL
   expect(statSync(file).size).toBe(sizeBefore); // nothing checkpointed by the writer itself
-  const deadline = Date.now() + 5000;
-  while (statSync(file).size === sizeBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitFor(() => statSync(file).size !== sizeBefore, { intervalMs: 20, what: "the worker's checkpoint" });
   expect(statSync(file).size).toBeGreaterThan(sizeBefore + 100 * 4096);
   await checkpoints.stop();
   expect(db.prepare("SELECT COUNT(*) FROM rows").pluck().get()).toBe(200);

@@ -8,6 +8,7 @@ import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 import { captureLog } from "../support/captured-log.js";
+import { waitFor } from "../support/wait-for.js";
 
 // The planner's statistics follow the store (docs/sessions-and-replay.md, "Performance"): PRAGMA optimize at every
 // open, and periodically in the gateway's checkpoint worker, each ANALYZE sampled. (The request path's plans do not
@@ -55,8 +56,7 @@ test("the gateway's checkpoint worker refreshes them while it runs", async () =>
   try {
     storage.db.exec("DELETE FROM sqlite_stat1");
     expect(turnStatistics(file)).toBe(0);
-    const deadline = Date.now() + 5000;
-    while (turnStatistics(file) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => turnStatistics(file) > 0, { intervalMs: 50, what: "the worker's ANALYZE" });
     expect(turnStatistics(file)).toBeGreaterThan(0);
   } finally {
     await storage.close();

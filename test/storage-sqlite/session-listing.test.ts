@@ -4,6 +4,7 @@ import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
+import { nextMillisecond } from "../support/wait-for.js";
 
 const store = new SqliteStorage(openDatabase(":memory:", SQLITE_MIGRATIONS), undefined);
 let counter = 0;
@@ -31,7 +32,8 @@ function turn(sessionId: string, model: string) {
     fingerprint: fingerprintOf(`answer ${counter}`, []),
   });
 }
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5)); // ISO timestamps have millisecond resolution
+// ISO timestamps have millisecond resolution: each turn below is stamped a later millisecond than the one before
+const tick = nextMillisecond;
 
 test("a session's last activity and model are its newest turn's, though a turn no longer writes the session row", async () => {
   turn("sess_old", "model-a");

@@ -12,6 +12,7 @@ import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { TurnJournal } from "../../src/storage/sqlite/turn-journal.js";
 import { captureLog } from "../support/captured-log.js";
+import { waitFor } from "../support/wait-for.js";
 
 const homes: string[] = [];
 afterAll(() => homes.forEach((home) => rmSync(home, { recursive: true, force: true })));
@@ -64,9 +65,13 @@ const turn = (id: string, sessionId: string, content: string): NewTurn => ({
 
 const storedIds = (db: Db) => db.prepare("SELECT id FROM turns ORDER BY seq").pluck().all();
 const nextTurnOfTheLoop = () => new Promise((resolve) => setImmediate(resolve));
-/** Longer than a journaled turn waits for its commit when nothing else commits it; timers fire in order. */
-// past the wait, and past the commit it queues for the end of that turn of the loop (a busy machine runs both timers in one phase)
-const aFewMilliseconds = () => new Promise((resolve) => setTimeout(() => setImmediate(resolve), JOURNAL_MAX_WAIT_MS + 5));
+/** Until the commit that follows a journaled turn by at most JOURNAL_MAX_WAIT_MS has put `id` in state.db. */
+const committed = (db: Db, id: string) => waitFor(() => storedIds(db).includes(id), { what: `the commit of ${id}` });
+/**
+ * Past the time a journaled turn waits for its commit, and past the commit it queues for the end of that turn of the loop
+ * (a busy machine runs both timers in one phase): only to show that a commit did NOT happen, which no event can announce.
+ */
+const pastTheCommitWait = () => new Promise((resolve) => setTimeout(() => setImmediate(resolve), JOURNAL_MAX_WAIT_MS + 5));
 
 test("a turn that completes alone is durable in the journal when its save resolves; one completing beside it joins the commit, due at the end of that turn of the event loop; the journal then empties", async () => {
   const { db, store, journalFile } = open();
@@ -95,13 +100,13 @@ test("a turn that completes alone is durable in the journal when its save resolv
 test("turns journaled by a process that ended before their commit are committed at the next start, with the time they were answered", async () => {
   const first = open();
   await first.store.turns.save(turn("t1", "s1", "a"));
-  await aFewMilliseconds(); // committed
+  await committed(first.db, "t1");
   await first.store.turns.save(turn("t2", "s2", "b"));
   const answeredBy = Date.now();
   // the process ends here, before the commit: its connection goes first, so nothing more reaches state.db
   first.db.close();
   first.store.writes.close();
-  await aFewMilliseconds();
+  await pastTheCommitWait();
   expect(new Database(join(first.home, "state.db")).prepare("SELECT id FROM turns").pluck().all()).toEqual(["t1"]);
 
   const restarted = open(first.home);
@@ -122,7 +127,7 @@ test("turns journaled by a process that ended before their commit are committed 
 test("recovery skips turns already stored and a last line cut short, and keeps a copy of a journal it cannot commit", async () => {
   const { home, db, store, journalFile } = open();
   await store.turns.save(turn("t1", "s1", "a"));
-  await aFewMilliseconds(); // committed
+  await committed(db, "t1");
   store.writes.close();
   db.close();
   // as if the process had ended between the commit and emptying the journal, and the machine mid-write
@@ -156,15 +161,14 @@ test("a commit that fails (another connection holds the write lock) is retried; 
   const other = new Database(join(home, "state.db"));
   other.exec("BEGIN IMMEDIATE");
   await store.turns.save(turn("t1", "s1", "a"));
-  await aFewMilliseconds();
+  await waitFor(() => log.lines.some((line) => line.level === "error"), { what: "the failed commit's error line" });
   expect(log.lines.filter((line) => line.level === "error").map((line) => line.message)).toEqual([
     "a journaled turn could not be committed to state.db; retrying in a second",
   ]);
   expect(readFileSync(journalFile, "utf8")).toContain('"id":"t1"');
   other.exec("ROLLBACK");
   other.close();
-  const deadline = Date.now() + 3000;
-  while (storedIds(db).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  await waitFor(() => storedIds(db).length > 0, { timeoutMs: 3000, intervalMs: 50, what: "the retried commit" });
   expect(storedIds(db)).toEqual(["t1"]);
   expect(statSync(journalFile).size).toBe(0);
   store.writes.close();
@@ -202,7 +206,7 @@ test("journaled turns are committed together once a batch waits and the next req
   store.writes.wentUpstream();
   await nextTurnOfTheLoop();
   expect(storedIds(db)).toEqual(ids);
-  await aFewMilliseconds();
+  await committed(db, "late"); // within JOURNAL_MAX_WAIT_MS
   expect(storedIds(db)).toEqual([...ids, "late"]);
   expect(statSync(journalFile).size).toBe(0);
   store.writes.close();
@@ -226,7 +230,7 @@ test("a journaled turn waiting for its commit is already the newest match of its
   const { db, store } = open();
   const same = fingerprintOf("It is 20 C.", []);
   await store.turns.save(turn("t1", "s1", "It is 20 C."));
-  await aFewMilliseconds();
+  await committed(db, "t1");
   expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([{ id: "t1", session_id: "s1", parent_turn_id: null }]); // now known in memory
   await store.turns.save(turn("t2", "s2", "It is 20 C."));
   expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([
@@ -236,7 +240,7 @@ test("a journaled turn waiting for its commit is already the newest match of its
   const journaled = store.reads.replaySources(new Map([[0, "t2"]])).get(0);
   expect(journaled?.reasoningText).toBe("reasoning t2");
   expect(storedIds(db)).toEqual(["t1"]); // answered from memory: the commit still waits
-  await aFewMilliseconds();
+  await committed(db, "t2");
   expect(store.reads.matchesFor("key", [same]).get(same)).toEqual([
     { id: "t2", session_id: "s2", parent_turn_id: null },
     { id: "t1", session_id: "s1", parent_turn_id: null },

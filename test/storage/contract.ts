@@ -5,6 +5,7 @@ import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
 import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
+import { nextMillisecond } from "../support/wait-for.js";
 
 /**
  * How a backend's storage is opened for the contract: `gateway` as the
@@ -347,7 +348,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await store.turns.save(newTurn("sess_a", "a1"));
         await store.turns.save(newTurn("sess_b", "b1"));
         await store.committed(); // a turn's activity may be stamped when it is committed, not when it was answered
-        await new Promise((resolve) => setTimeout(resolve, 5)); // timestamps have millisecond resolution
+        await nextMillisecond(); // timestamps have millisecond resolution
         const last = newTurn("sess_a", "a2", { model: "newer-model" });
         await store.turns.save(last);
         const listed = await store.catalogue.list(10);

@@ -8,6 +8,7 @@ import { cleanEnv, REPO, startGatewayProcess, type RunningGateway } from "../fou
 import { AGENT_MODEL } from "./agent-configs.js";
 import { killGroup, RUN_MARKER_VARIABLE, spawnTracked } from "./child-processes.js";
 import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "./tool-loop-upstream.js";
+import { waitFor } from "./wait-for.js";
 
 /**
  * Runs a real agent CLI from npm (its binary as `node_modules/.bin` has it)
@@ -228,8 +229,8 @@ export function upstreamPerTurn(stack: AgentStack): { clientRequests: number; up
  * the log names as many requests as reached the upstream.
  */
 async function accessLogCaughtUp(stack: AgentStack): Promise<void> {
-  const deadline = Date.now() + 2000;
-  while (stack.clientRequests().length < stack.upstream.exchanges.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  // not caught up within the time: the assertions that follow say what is missing, with the diagnosis
+  await waitFor(() => stack.clientRequests().length >= stack.upstream.exchanges.length, { timeoutMs: 2000, intervalMs: 20 }).catch(() => undefined);
 }
 
 /** What went wrong, for the assertion messages: the CLI's output, the emulator's refusals, the gateway's log. */
