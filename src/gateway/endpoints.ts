@@ -14,12 +14,15 @@ import {
   MESSAGES_API,
   METRICS,
   OPTIONS,
+  PROVIDER_STATS,
   RESPONSES_API,
   ROUTE_SOURCE,
   STORAGE,
 } from "../foundation/container/tokens.js";
 import type { HostedToolGate } from "../ingress/hosted-tools.js";
-import { serveDashboard } from "../operations/dashboard/serve-dashboard.js";
+import { serveDashboard, serveDashboardAsset } from "../operations/dashboard/serve-dashboard.js";
+import type { ProviderStats } from "../operations/provider-stats/provider-stats.js";
+import { serveProviderStats } from "../operations/provider-stats/serve-provider-stats.js";
 import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
 import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
@@ -49,6 +52,7 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const messages = container.resolve<MessagesApi>(MESSAGES_API);
   const hub = container.resolve<EventHub>(EVENT_HUB);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
+  const providerStats = container.resolve<ProviderStats>(PROVIDER_STATS);
   const events = container.resolve<EventFeed>(EVENT_FEED);
   const storage = container.resolve<Storage>(STORAGE);
   // a probe says nothing more than ok, except how a shared store and events shared through Redis are: a shared store
@@ -175,7 +179,22 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
     },
     // the page holds nothing: it asks for a key and sends it over the WebSocket, where the scope is checked
     { method: "GET", path: "/dashboard", auth: false, scope: "events", handler: serveDashboard },
+    // its scripts, styles and uPlot, from the install itself: the page works offline
+    {
+      method: "GET",
+      path: "/dashboard/{asset}",
+      auth: false,
+      scope: "events",
+      handler: (_request, response, call) => serveDashboardAsset(call.params.asset, response),
+    },
     { method: "GET", path: "/metrics", auth: true, scope: "admin", handler: (_request, response) => serveMetrics(metrics, response) },
+    {
+      method: "GET",
+      path: "/v1/stats/providers",
+      auth: true,
+      scope: "admin",
+      handler: (_request, response, call) => serveProviderStats(providerStats, call.url.searchParams, response),
+    },
   ];
 }
 

@@ -178,17 +178,21 @@ export class ChatService {
     // running from its upstream call on: a turn that completes while another waits for its upstream is not alone
     const inFlight = this.storage.turns.begin();
     let outcome;
+    const calledAt = performance.now();
     try {
       outcome = await callWithRetry(this.retrying, prepared, inFlight);
     } catch (error) {
       inFlight.end();
+      this.publishRefusal(prepared, error, calledAt);
       throw error;
     }
     const { result, effective } = outcome;
     if (!result.ok) {
       inFlight.end();
       this.log.warn({ provider: key.provider, model: key.model, status: result.status }, "upstream rejected the request");
-      throw upstreamError(result.status, result.body, result.headers); // X-Session-Id is already set (RequestContext.onSession)
+      const error = upstreamError(result.status, result.body, result.headers); // X-Session-Id is already set (RequestContext.onSession)
+      this.publishRefusal(prepared, error, calledAt);
+      throw error;
     }
 
     const upstreamMs = performance.now() - outcome.sentAt;
@@ -228,10 +232,37 @@ export class ChatService {
       },
       fail: (error) => {
         inFlight.end();
-        publish("turn.failed", { error: { message: error instanceof Error ? error.message : String(error) } });
+        publish("turn.failed", {
+          error: { message: error instanceof Error ? error.message : String(error), ...(error instanceof GatewayError ? { code: error.code } : {}) },
+        });
       },
     };
     return run;
+  }
+
+  /** `upstream.failed`: the upstream refused the request or never answered it, so no turn started (the provider panel counts it). */
+  private publishRefusal(prepared: PreparedTurn, error: unknown, calledAt: number): void {
+    if (!this.bus.wants("upstream.failed")) return;
+    const { key, sessionId, clientModel, keyHash } = prepared;
+    const gatewayError = error instanceof GatewayError ? error : undefined;
+    this.bus.publish(
+      withKey(
+        {
+          type: "upstream.failed",
+          session_id: sessionName(sessionId),
+          model: clientModel,
+          provider: key.provider,
+          upstream_model: key.model,
+          error: {
+            code: gatewayError?.code ?? "internal_error",
+            status: gatewayError?.status ?? 500,
+            message: error instanceof Error ? error.message : String(error),
+          },
+          upstream_ms: performance.now() - calledAt,
+        },
+        keyHash,
+      ),
+    );
   }
 }
 
