@@ -11,6 +11,7 @@ import {
   EVENT_FEED,
   EVENT_HUB,
   HOSTED_TOOL_GATE,
+  KEY_RING,
   MESSAGES_API,
   METRICS,
   OPTIONS,
@@ -27,6 +28,8 @@ import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
 import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
 import { mayUseModel, type Caller } from "../http/keys/caller.js";
+import type { KeyRing } from "../http/keys/key-ring.js";
+import { SessionHistoryApi } from "../operations/history/session-history-api.js";
 import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
 import { serveMetrics } from "../operations/metrics/serve-metrics.js";
 import type { ResponsesApi } from "../ingress/responses/responses-api.js";
@@ -55,6 +58,8 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const providerStats = container.resolve<ProviderStats>(PROVIDER_STATS);
   const events = container.resolve<EventFeed>(EVENT_FEED);
   const storage = container.resolve<Storage>(STORAGE);
+  const keyRing = container.resolve<KeyRing>(KEY_RING);
+  const history = new SessionHistoryApi(storage, (keyHash) => keyRing.nameOf(keyHash));
   // a probe says nothing more than ok, except how a shared store and events shared through Redis are: a shared store
   // that does not answer makes the instance unhealthy (503: a load balancer drains it until the store is back); events
   // that cannot be shared leave it serving (200, events.status "degraded" and why)
@@ -166,6 +171,29 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
       errorShape: anthropicErrorShape,
       keyHeader: "x-api-key",
       handler: (request, response, call) => messages.countTokens(request, response, callerOf(call)),
+    },
+
+    // session history: a key reads and deletes its own sessions, the owner key every key's (docs/api.md#session-history)
+    {
+      method: "GET",
+      path: "/v1/sessions",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => history.list(call.url.searchParams, response, callerOf(call)),
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => history.get(call.params.id, response, callerOf(call)),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/sessions/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => history.delete(call.params.id, response, callerOf(call)),
     },
 
     // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one) and checks the scope
