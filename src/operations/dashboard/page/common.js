@@ -69,3 +69,10 @@ Dash.when = (iso) => {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 };
+
+/** A time today as its clock time, an older one as its date: what fits a table cell. */
+Dash.shortWhen = (iso) => {
+  const date = new Date(iso);
+  if (typeof iso !== "string" || Number.isNaN(date.getTime())) return "–";
+  return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleDateString();
+};

@@ -46,7 +46,7 @@
         el("td", "", session.model || "–"),
         el("td", "", session.provider || "–"),
         el("td", "num", String(session.turn_count)),
-        el("td", "when", Dash.when(session.updated_at)),
+        el("td", "when", Dash.shortWhen(session.updated_at)),
       );
       row.addEventListener("click", () => show(session.id));
       row.addEventListener("keydown", (key) => key.key === "Enter" && show(session.id));

@@ -7,6 +7,7 @@
   let windowName = "5m";
   let timer = null;
   let shown = false;
+  let last = null; // the snapshot on screen: redrawn in the other colours when the system switches light and dark
   const charts = new Map(); // "provider/model" -> uPlot instance
 
   async function load() {
@@ -31,7 +32,7 @@
     const cards = snapshot.providers.map((entry) => {
       const id = entry.provider + "/" + entry.model;
       seen.add(id);
-      return card(id, entry, snapshot);
+      return card(id, entry);
     });
     for (const [id, chart] of charts) {
       if (!seen.has(id)) {
@@ -39,10 +40,13 @@
         charts.delete(id);
       }
     }
-    $("provider-cards").replaceChildren(...cards);
+    $("provider-cards").replaceChildren(...cards.map((entry) => entry.node));
+    // drawn once in place, so a chart takes its card's width
+    for (const { id, plot, points } of cards) drawChart(id, plot, points, snapshot.step_seconds);
+    last = snapshot;
   }
 
-  function card(id, entry, snapshot) {
+  function card(id, entry) {
     const node = el("article", "provider card");
     node.dataset.provider = entry.provider;
     node.dataset.model = entry.model;
@@ -71,8 +75,7 @@
     add("verdicts", Dash.count(entry.verdicts), "verdicts");
     const plot = el("div", "chart");
     node.append(head, numbers, plot);
-    drawChart(id, plot, entry.points, snapshot.step_seconds);
-    return node;
+    return { id, node, plot, points: entry.points };
   }
 
   function drawChart(id, target, points, step) {
@@ -85,7 +88,7 @@
     const axis = { stroke: ink, grid: { stroke: grid, width: 1 }, ticks: { show: false }, font: "11px system-ui" };
     const chart = new uPlot(
       {
-        width: 300,
+        width: Math.max(240, target.clientWidth - 20),
         height: 120,
         legend: { show: true, live: false },
         cursor: { show: false },
@@ -107,6 +110,8 @@
     );
     charts.set(id, chart);
   }
+
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => last && render(last));
 
   for (const button of document.querySelectorAll("[data-window]")) {
     button.addEventListener("click", () => {

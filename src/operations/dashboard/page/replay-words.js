@@ -13,7 +13,7 @@
       if (run && position === run[1] + 1) run[1] = position;
       else runs.push([position, position]);
     }
-    const named = runs.map(([from, to]) => (from === to ? String(from) : to === from + 1 ? from + ", " + to : from + "–" + to));
+    const named = runs.map(([from, to]) => (from === to ? String(from) : from + "–" + to));
     const parts = [];
     if (named.length > 0) parts.push((sorted.length === 1 ? "turn " : "turns ") + joinWords(named));
     if (elsewhere > 0) parts.push(elsewhere === 1 ? "a turn of another session" : elsewhere + " turns of other sessions");
