@@ -156,12 +156,22 @@ test.skipIf(skip)(
     await page.emulateMedia({ colorScheme: "dark" });
     await shoot(page, context, "providers-dark");
 
-    // live updates still arrive: a turn streamed now shows on the live tab
-    await page.click("#show-live");
-    const live = ask(gateway, { model: "demo", stream: true, messages: [{ role: "user", content: "live one" }] }, { "x-session-id": "live-now" });
-    await page.locator('[data-session="live-now"] .badge[data-state="completed"]').waitFor();
-    expect((await live).status).toBe(200);
+    // live updates still arrive: a turn streamed now tops the sessions list by itself, and shows on the live tab
     await page.emulateMedia({ colorScheme: "light" });
+    await page.click("#show-sessions");
+    await page.fill("#search", "");
+    await page.click("#search-button");
+    await expect.poll(() => rows.count()).toBe(15);
+    const live = ask(gateway, { model: "demo", stream: true, messages: [{ role: "user", content: "live one" }] }, { "x-session-id": "live-now" });
+    await expect.poll(() => rows.first().getAttribute("data-session"), { timeout: 5000 }).toBe("live-now");
+    expect((await live).status).toBe(200);
+    await page.click("#show-live");
+    await page.locator('[data-session="live-now"] .badge[data-state="completed"]').waitFor();
+    // the refused requests of the load are in the live log, with their provider, code and status
+    expect(await page.locator('[data-testid="log"] .entry', { hasText: "Upstream failed" }).count()).toBe(5);
+    expect(await page.locator('[data-testid="log"] .entry', { hasText: "Upstream failed" }).first().textContent()).toContain(
+      "broken / big-model: upstream_error 503",
+    );
     await shoot(page, context, "live");
     console.log(`dashboard screenshots: ${shots}`);
     // the page's own requests never failed (the load's 503s were the test's, not the page's)

@@ -82,6 +82,7 @@
       case "tool_call":
         return addToolCall(turnOf(event), event);
       case "turn.completed":
+        for (const listener of turnEndListeners) listener(event);
         return finishTurn(turnOf(event), event);
       case "turn.failed":
         return failTurn(turnOf(event), event);
@@ -95,6 +96,8 @@
         return log("bad", "Routes rejected", describeProblems(event.errors) + "\nkeeping revision " + short(event.revision_in_force));
       case "verdict.recorded":
         return log("warn", "Verdict recorded", describeVerdict(event));
+      case "upstream.failed":
+        return log("bad", "Upstream failed", describeFailure(event));
     }
   }
 
