@@ -279,5 +279,10 @@
     if (socket && socket.readyState === 1) socket.send('{"type":"ping"}');
   }, 25000);
 
-  Dash.live = { connect, disconnect, onTurnEnd: (listener) => turnEndListeners.push(listener) };
+  /** Closes the connection as a network loss does: the page reconnects by itself (a test's way to cut it). */
+  function dropConnection() {
+    if (socket) socket.close();
+  }
+
+  Dash.live = { connect, disconnect, dropConnection, onTurnEnd: (listener) => turnEndListeners.push(listener) };
 })();
