@@ -92,6 +92,13 @@ test.skipIf(skip)(
     await page.click("#search-button");
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().getAttribute("data-session")).toBe("demo-7");
+    // a provider filter alone: the one strictp session
+    await page.fill("#search", "");
+    await page.fill("#filter-provider", "strictp");
+    await page.click("#search-button");
+    await expect.poll(() => rows.first().getAttribute("data-session")).toBe("trip-to-paris");
+    expect(await rows.count()).toBe(1);
+    await page.fill("#filter-provider", "");
     await page.fill("#search", "paris");
     await page.click("#search-button");
     await page.locator('#session-rows [data-session="trip-to-paris"]').waitFor();

@@ -8,6 +8,7 @@
   let cursors = [null];
   let page = 0;
   let query = "";
+  let filters = { model: "", provider: "" }; // exact names, as GET /v1/sessions takes them
   let open = null; // the id of the session in the turn view
   let refreshTimer = null;
 
@@ -15,6 +16,7 @@
     const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (cursors[page]) params.set("cursor", cursors[page]);
     if (query) params.set("q", query);
+    for (const [name, value] of Object.entries(filters)) if (value) params.set(name, value);
     $("history-problem").textContent = "";
     let list;
     try {
@@ -54,7 +56,8 @@
     });
     $("session-rows").replaceChildren(...rows);
     $("history-empty").hidden = sessions.length > 0;
-    $("history-empty").textContent = query ? "No session contains “" + query + "”." : "No stored sessions yet.";
+    const filtered = query || filters.model || filters.provider;
+    $("history-empty").textContent = filtered ? "No session matches." : "No stored sessions yet.";
   }
 
   async function show(id) {
@@ -121,6 +124,7 @@
   $("search-form").addEventListener("submit", (submit) => {
     submit.preventDefault();
     query = $("search").value.trim();
+    filters = { model: $("filter-model").value.trim(), provider: $("filter-provider").value.trim() };
     cursors = [null];
     page = 0;
     load();
@@ -137,7 +141,7 @@
   Dash.live.onTurnEnd((event) => {
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(() => {
-      if (page === 0 && !query) load();
+      if (page === 0 && !query && !filters.model && !filters.provider) load();
       if (open && open === event.session_id) show(open);
     }, 400);
   });
