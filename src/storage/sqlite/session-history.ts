@@ -22,7 +22,7 @@ export const SESSION_HISTORY_MIGRATIONS: readonly Migration[] = [
   { version: 500, name: "turns keep their route, timings and replay decision", sql: "ALTER TABLE turns ADD COLUMN audit TEXT;" },
 ];
 
-// a session's activity, model and provider are its newest turn's (the row's own for a session without turns), as the catalogue's list
+// a session's model and provider are its newest turn's (the row's own for a session without turns), as the catalogue's list
 const SESSION_COLUMNS = `
   SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, last.provider AS provider, s.parent_id, s.created_at,
          MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
@@ -30,21 +30,28 @@ const SESSION_COLUMNS = `
          (SELECT f.prompt FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
     FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)`;
 
-// every filter is skipped when its parameter is NULL; the text is matched in the answer and in the user's messages of every turn
+// A page is chosen first, by each session's activity (its newest turn, one seek of UNIQUE (session_id, position)) and
+// the filters, cheap ones first; only the page's sessions then get their count, model and first prompt. Every filter
+// is skipped when its parameter is NULL. The text is looked for in the answer and in the user's messages: a prompt's
+// JSON is parsed only when its text holds the words as JSON writes them (@jsonText), which few prompts do.
 const PAGE = `
-  SELECT * FROM (${SESSION_COLUMNS}
-   WHERE (@keyHash IS NULL OR s.key_hash = @keyHash)
-     AND (@model IS NULL OR s.model = @model OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.model = @model))
-     AND (@provider IS NULL OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.provider = @provider))
-     AND (@text IS NULL OR EXISTS (
-           SELECT 1 FROM turns t WHERE t.session_id = s.id AND (
-             instr(lower(t.content), lower(@text)) > 0 OR EXISTS (
-               SELECT 1 FROM json_each(t.prompt) m
-                WHERE json_extract(m.value, '$.role') = 'user' AND instr(lower(json_extract(m.value, '$.content')), lower(@text)) > 0))))
-  )
-  WHERE (@since IS NULL OR updated_at >= @since) AND (@until IS NULL OR updated_at < @until)
-    AND (@afterAt IS NULL OR updated_at < @afterAt OR (updated_at = @afterAt AND id < @afterId))
-  ORDER BY updated_at DESC, id DESC LIMIT @limit`;
+  WITH page AS MATERIALIZED (
+    SELECT a.id, a.updated_at FROM (
+      SELECT s.id, s.model, MAX(s.updated_at, COALESCE((SELECT t.created_at FROM turns t WHERE t.session_id = s.id ORDER BY t.position DESC LIMIT 1), '')) AS updated_at
+        FROM sessions s
+       WHERE (@keyHash IS NULL OR s.key_hash = @keyHash)) a
+     WHERE (@since IS NULL OR a.updated_at >= @since) AND (@until IS NULL OR a.updated_at < @until)
+       AND (@afterAt IS NULL OR a.updated_at < @afterAt OR (a.updated_at = @afterAt AND a.id < @afterId))
+       AND (@model IS NULL OR a.model = @model OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = a.id AND t.model = @model))
+       AND (@provider IS NULL OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = a.id AND t.provider = @provider))
+       AND (@text IS NULL OR EXISTS (
+             SELECT 1 FROM turns t WHERE t.session_id = a.id AND (
+               instr(lower(t.content), lower(@text)) > 0 OR (instr(lower(t.prompt), lower(@jsonText)) > 0 AND EXISTS (
+                 SELECT 1 FROM json_each(t.prompt) m
+                  WHERE json_extract(m.value, '$.role') = 'user' AND instr(lower(json_extract(m.value, '$.content')), lower(@text)) > 0)))))
+     ORDER BY a.updated_at DESC, a.id DESC LIMIT @limit)
+  ${SESSION_COLUMNS} JOIN page p ON p.id = s.id
+  ORDER BY p.updated_at DESC, p.id DESC`;
 
 /** Session history read from state.db; `settle` first commits turns made durable but not committed yet. */
 export class SqliteSessionHistory implements SessionHistory {
@@ -68,6 +75,7 @@ export class SqliteSessionHistory implements SessionHistory {
       model: query.model ?? null,
       provider: query.provider ?? null,
       text: query.text ?? null,
+      jsonText: query.text === undefined ? null : JSON.stringify(query.text).slice(1, -1),
       since: query.since ?? null,
       until: query.until ?? null,
       afterAt: query.after?.updatedAt ?? null,
