@@ -77,35 +77,35 @@ test.skipIf(skip)(
     // history is there on open: the newest page, the oldest session on the next
     const rows = page.locator("#session-rows tr");
     await expect.poll(() => rows.count()).toBe(15);
-    expect(await rows.first().getAttribute("data-session")).toBe(`demo-${DEMO_SESSIONS}`);
-    expect(await page.locator('#session-rows [data-session="trip-to-paris"]').count()).toBe(0);
+    expect(await rows.first().getAttribute("data-session-id")).toBe(`demo-${DEMO_SESSIONS}`);
+    expect(await page.locator('#session-rows [data-session-id="trip-to-paris"]').count()).toBe(0);
     await shoot(page, context, "sessions");
     await page.click("#older");
-    await page.locator('#session-rows [data-session="trip-to-paris"]').waitFor();
+    await page.locator('#session-rows [data-session-id="trip-to-paris"]').waitFor();
     expect(await rows.count()).toBe(DEMO_SESSIONS + 1 - 15);
     expect(await page.isDisabled("#older")).toBe(true);
     await page.click("#newer");
-    await page.locator(`#session-rows [data-session="demo-${DEMO_SESSIONS}"]`).waitFor();
+    await page.locator(`#session-rows [data-session-id="demo-${DEMO_SESSIONS}"]`).waitFor();
 
     // search narrows to the sessions whose text holds the words
     await page.fill("#search", "giraffes");
     await page.click("#search-button");
     await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().getAttribute("data-session")).toBe("demo-7");
+    expect(await rows.first().getAttribute("data-session-id")).toBe("demo-7");
     // a provider filter alone: the one strictp session
     await page.fill("#search", "");
     await page.fill("#filter-provider", "strictp");
     await page.click("#search-button");
-    await expect.poll(() => rows.first().getAttribute("data-session")).toBe("trip-to-paris");
+    await expect.poll(() => rows.first().getAttribute("data-session-id")).toBe("trip-to-paris");
     expect(await rows.count()).toBe(1);
     await page.fill("#filter-provider", "");
     await page.fill("#search", "paris");
     await page.click("#search-button");
-    await page.locator('#session-rows [data-session="trip-to-paris"]').waitFor();
+    await page.locator('#session-rows [data-session-id="trip-to-paris"]').waitFor();
     expect(await rows.count()).toBe(1);
 
     // the turn view: reasoning beside the answer, and the replay decision in words
-    await page.click('#session-rows [data-session="trip-to-paris"]');
+    await page.click('#session-rows [data-session-id="trip-to-paris"]');
     const turns = page.locator("#turn-view .stored-turn");
     await expect.poll(() => turns.count()).toBe(3);
     const third = turns.nth(2);
@@ -170,7 +170,7 @@ test.skipIf(skip)(
     await page.click("#search-button");
     await expect.poll(() => rows.count()).toBe(15);
     const live = ask(gateway, { model: "demo", stream: true, messages: [{ role: "user", content: "live one" }] }, { "x-session-id": "live-now" });
-    await expect.poll(() => rows.first().getAttribute("data-session"), { timeout: 5000 }).toBe("live-now");
+    await expect.poll(() => rows.first().getAttribute("data-session-id"), { timeout: 5000 }).toBe("live-now");
     expect((await live).status).toBe(200);
     await page.click("#show-live");
     await page.locator('[data-session="live-now"] .badge[data-state="completed"]').waitFor();

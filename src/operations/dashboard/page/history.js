@@ -37,7 +37,7 @@
   function renderList(sessions) {
     const rows = sessions.map((session) => {
       const row = el("tr", "session-row");
-      row.dataset.session = session.id;
+      row.dataset.sessionId = session.id;
       row.tabIndex = 0;
       if (session.id === open) row.setAttribute("aria-selected", "true");
       const id = el("td", "mono sid", session.id);
@@ -62,7 +62,7 @@
 
   async function show(id) {
     open = id;
-    for (const row of $("session-rows").children) row.toggleAttribute("aria-selected", row.dataset.session === id);
+    for (const row of $("session-rows").children) row.toggleAttribute("aria-selected", row.dataset.sessionId === id);
     const view = $("turn-view");
     view.replaceChildren(el("div", "quiet", "Loading " + id + "…"));
     let session;
@@ -77,7 +77,7 @@
     head.append(el("h3", "mono", session.id), el("span", "badge", session.turn_count + (session.turn_count === 1 ? " turn" : " turns")));
     if (session.key) head.append(el("span", "badge", "key " + session.key));
     view.replaceChildren(head, ...(session.turns || []).map(renderTurn));
-    view.dataset.session = session.id;
+    view.dataset.sessionId = session.id;
   }
 
   function renderTurn(turn) {
