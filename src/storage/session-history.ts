@@ -85,7 +85,7 @@ export interface HistoryTurn {
  * Names and numbers only, never a carrier's bytes.
  */
 export interface TurnAudit {
-  /** routes.yaml entry, 1-based. */
+  /** The carrier route in force, numbered from 1 in routes.yaml order; 0: none matched (routeNumber). */
   readonly route: number;
   readonly timings: TurnTimings;
   readonly replay: ReplayDecision;
