@@ -85,7 +85,7 @@ export interface HistoryTurn {
  * Names and numbers only, never a carrier's bytes.
  */
 export interface TurnAudit {
-  /** routes.yaml entry, 1-based. */
+  /** The carrier route in force, numbered from 1 in routes.yaml order; 0: none matched (routeNumber). */
   readonly route: number;
   readonly timings: TurnTimings;
   readonly replay: ReplayDecision;
@@ -105,17 +105,24 @@ export type MatchKey = "fingerprint" | "call_id" | "depth" | "elsewhere" | "enve
 /** Why a route's field did not go upstream. */
 export type LeftOutBy = "verdict" | "rejected" | "opt_out";
 
+/**
+ * As stored: one entry per assistant message of the request, so a turn's
+ * decision grows with its history; entries are tuples, and an attachment
+ * names its turn only when that is not the message's matched turn. The
+ * verdict's key of a left-out field is the turn's own provider, host and
+ * upstream model. docs/api.md#get-v1sessionsid shows it expanded.
+ */
 export interface ReplayDecision {
   /** The fields the answered call could carry. */
   readonly effective: readonly string[];
-  /** Per known assistant message (index in the request's messages): the stored turn and the key that found it. */
-  readonly matched: readonly { readonly message: number; readonly turn_id: string; readonly by: MatchKey }[];
-  /** The fields each message carried upstream. */
-  readonly attached: readonly { readonly message: number; readonly turn_id: string | null; readonly fields: readonly string[] }[];
+  /** Per known assistant message: [index in the request's messages, the stored turn, the key that found it]. */
+  readonly matched: readonly (readonly [message: number, turnId: string, by: MatchKey])[];
+  /** The fields each message carried upstream: [message, fields], or [message, fields, turn] when not its matched turn (null: the client's own value). */
+  readonly attached: readonly (readonly [message: number, fields: readonly string[], turnId?: string | null])[];
   /** Messages that got the must_echo placeholder. */
   readonly placeholders: readonly number[];
-  /** Route fields that did not go upstream; `provider`, `host`, `model` name the verdict's key. */
-  readonly left_out: readonly { readonly field: string; readonly by: LeftOutBy; readonly provider: string; readonly host: string; readonly model: string }[];
+  /** Route fields that did not go upstream: [field, why]. */
+  readonly left_out: readonly (readonly [field: string, by: LeftOutBy])[];
   /** Whether the answer came from the retry without a rejected field. */
   readonly retried: boolean;
 }

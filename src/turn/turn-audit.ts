@@ -1,5 +1,5 @@
 import type { CarrierField, CarrierPolicy } from "../providers/contract.js";
-import type { LeftOutBy, ReplayDecision, TurnTimings } from "../storage/session-history.js";
+import type { LeftOutBy, MatchKey, ReplayDecision, TurnTimings } from "../storage/session-history.js";
 import type { ReplaySource } from "../storage/turns.js";
 import type { CallOutcome } from "./call-with-retry.js";
 import type { TurnPlan } from "./plan-turn.js";
@@ -11,26 +11,25 @@ import type { SessionMatch } from "./sessions/session-finder.js";
  * the store matched.
  */
 export function matchedMessages(match: SessionMatch, sealed: ReadonlyMap<number, ReplaySource> | undefined): ReplayDecision["matched"] {
-  const matched: { message: number; turn_id: string; by: ReplayDecision["matched"][number]["by"] }[] = [];
-  for (const [message, turnId] of match.turnIds) {
-    if (!sealed?.has(message)) matched.push({ message, turn_id: turnId, by: match.matchedBy.get(message) ?? "fingerprint" });
-  }
-  if (sealed) for (const [message, source] of sealed) matched.push({ message, turn_id: source.id, by: "envelope" });
-  return matched.sort((a, b) => a.message - b.message);
+  const matched: [number, string, MatchKey][] = [];
+  // turnIds holds the messages in order
+  for (const [message, turnId] of match.turnIds) if (!sealed?.has(message)) matched.push([message, turnId, match.matchedBy.get(message) ?? "fingerprint"]);
+  if (!sealed) return matched;
+  for (const [message, source] of sealed) matched.push([message, source.id, "envelope"]);
+  return matched.sort((a, b) => a[0] - b[0]);
 }
 
 /** What replay sent with the answered call, and why each route field that did not go was left out. */
 export function replayDecision(plan: TurnPlan, policy: CarrierPolicy, matched: ReplayDecision["matched"], outcome: CallOutcome): ReplayDecision {
-  const { provider, host, model } = plan.key;
-  const leftOut = policy.fields
-    .filter((field) => !outcome.effective.includes(field))
-    .map((field) => ({ field, by: whyLeftOut(field, plan, outcome), provider, host, model }));
+  const matchedTurn = new Map(matched.map(([message, turnId]) => [message, turnId]));
   return {
     effective: outcome.effective,
     matched,
-    attached: outcome.sent.attached.map((entry) => ({ message: entry.index, turn_id: entry.turn ?? null, fields: entry.fields })),
+    attached: outcome.sent.attached.map((entry) =>
+      matchedTurn.get(entry.index) === entry.turn ? [entry.index, entry.fields] : [entry.index, entry.fields, entry.turn ?? null],
+    ),
     placeholders: outcome.sent.placeholders,
-    left_out: leftOut,
+    left_out: policy.fields.filter((field) => !outcome.effective.includes(field)).map((field) => [field, whyLeftOut(field, plan, outcome)]),
     retried: outcome.rejectedNow.length > 0,
   };
 }

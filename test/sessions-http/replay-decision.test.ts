@@ -17,7 +17,7 @@ import {
   type Backend,
 } from "./history-support.js";
 
-announceSkipped("test/sessions-http/replay-decision.test.ts", 4);
+announceSkipped("test/sessions-http/replay-decision.test.ts", 5);
 
 /**
  * GET /v1/sessions/{id} shows what replay decided for each turn when it was
@@ -135,6 +135,22 @@ describe.each(Object.keys(BACKENDS))("the replay decision of each turn: %s", (ba
     });
     const leftOut = (turns[2]!.replay!.left_out as { recorded_at: string | null }[])[0]!;
     expect(Date.parse(leftOut.recorded_at!)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  test.skipIf(skip)("a field the request opted out of is left out by opt_out, with no verdict date", async () => {
+    const model = "openrouter/qwen/qwen3-max";
+    const history: Record<string, unknown>[] = [{ role: "user", content: "Count to three" }];
+    const first = await chat(backend.gateway, TEST_KEY, { model, messages: history });
+    history.push(kept(first.message), { role: "user", content: "again" });
+    const second = await chat(backend.gateway, TEST_KEY, { model, messages: history, model_options: { replay: { omit: ["reasoning_details"] } } });
+    expect(second.status).toBe(200);
+    const { turns } = await show(first.session!);
+    expect(turns[1]!.replay).toMatchObject({
+      effective: ["reasoning_content", "reasoning"],
+      attached: [{ message: 1, position: 1, fields: ["reasoning_content", "reasoning"] }],
+      left_out: [{ field: "reasoning_details", by: "opt_out", provider: "openrouter", recorded_at: null }],
+      retried: false,
+    });
   });
 
   test.skipIf(skip)("signed and encrypted reasoning is listed by kind and size, never in clear", async () => {

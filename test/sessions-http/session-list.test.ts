@@ -160,13 +160,21 @@ describe.each(Object.keys(BACKENDS))("session history lists: %s", (backendName) 
   test.skipIf(skip)("DELETE removes the session and its turns; then it is a 404 and gone from the list", async () => {
     const c = await addKey(backend.gateway, "client-c");
     const model = "deepseek/deepseek-chat";
-    await chat(backend.gateway, c, { model, messages: [{ role: "user", content: "to forget" }] }, "doomed");
+    const asked = [{ role: "user", content: "to forget" }];
+    const doomed = await chat(backend.gateway, c, { model, messages: asked }, "doomed");
     await afterGatewayCommits(backend.gateway);
     const deleted = await getJson(backend.gateway, c, "/v1/sessions/doomed", "DELETE");
     expect(deleted).toEqual({ status: 200, body: { id: "doomed", object: "session.deleted", deleted: true } });
     expect((await getJson(backend.gateway, c, "/v1/sessions/doomed")).status).toBe(404);
     expect((await getJson(backend.gateway, c, "/v1/sessions/doomed", "DELETE")).status).toBe(404);
     expect((await list("", c)).data).toEqual([]);
+    // its turns are gone from replay too: the same history resent finds nothing to send back
+    const resent = await chat(backend.gateway, c, { model, messages: [...asked, kept(doomed.message), { role: "user", content: "again" }] });
+    expect(resent.status).toBe(200);
+    expect(upstream.requestsFor("deepseek").at(-1)!.body.messages[1]).not.toHaveProperty("reasoning_content");
+    await afterGatewayCommits(backend.gateway);
+    const fresh = await getJson(backend.gateway, c, `/v1/sessions/${resent.session!}`);
+    expect((fresh.body.turns as { replay: { matched: unknown[] } }[])[0]!.replay.matched).toEqual([]);
     // the owner key deletes another key's session by its stored id
     const victim = made[1]!.id;
     expect((await getJson(backend.gateway, TEST_KEY, `/v1/sessions/${victim}`, "DELETE")).status).toBe(200);

@@ -65,7 +65,7 @@ function turnView(turn: HistoryTurn, positions: ReadonlyMap<string, number>, ver
     tool_calls: toolCalls.map((call) => ({ id: call.id, type: call.type, function: call.function })),
     reasoning: turn.reasoningText,
     carriers: carriersOf(turn, toolCalls),
-    replay: audit ? replayView(audit.replay, positions, verdicts) : null,
+    replay: audit ? replayView(audit.replay, turn, positions, verdicts) : null,
   };
 }
 
@@ -110,23 +110,28 @@ function carriersOf(turn: HistoryTurn, toolCalls: readonly ToolCall[]): Record<s
   return carriers;
 }
 
-/** The stored decision, with each matched turn's position in this session and each verdict's date while it is in force. */
-function replayView(replay: ReplayDecision, positions: ReadonlyMap<string, number>, verdicts: readonly Verdict[]): Record<string, unknown> {
+/**
+ * The stored decision expanded: each matched turn's position in this
+ * session, each attachment's turn, and each left-out field's verdict key
+ * (the turn's own provider, host and upstream model) with its date while
+ * the verdict is in force.
+ */
+function replayView(replay: ReplayDecision, turn: HistoryTurn, positions: ReadonlyMap<string, number>, verdicts: readonly Verdict[]): Record<string, unknown> {
   const positionOf = (turnId: string | null) => (turnId === null ? null : (positions.get(turnId) ?? null));
+  const matchedTurn = new Map(replay.matched.map(([message, turnId]) => [message, turnId]));
+  const { provider, host, upstreamModel: model } = turn;
+  const verdictDate = (field: string) =>
+    verdicts.find((verdict) => verdict.provider === provider && verdict.host === host && verdict.model === model && verdict.field === field)?.recorded_at ??
+    null;
   return {
     effective: replay.effective,
-    matched: replay.matched.map((entry) => ({ message: entry.message, turn_id: entry.turn_id, position: positionOf(entry.turn_id), by: entry.by })),
-    attached: replay.attached.map((entry) => ({ message: entry.message, turn_id: entry.turn_id, position: positionOf(entry.turn_id), fields: entry.fields })),
+    matched: replay.matched.map(([message, turnId, by]) => ({ message, turn_id: turnId, position: positionOf(turnId), by })),
+    attached: replay.attached.map(([message, fields, stated]) => {
+      const turnId = stated === undefined ? (matchedTurn.get(message) ?? null) : stated;
+      return { message, turn_id: turnId, position: positionOf(turnId), fields };
+    }),
     placeholders: replay.placeholders,
-    left_out: replay.left_out.map((entry) => ({
-      ...entry,
-      recorded_at:
-        entry.by === "opt_out"
-          ? null
-          : (verdicts.find(
-              (verdict) => verdict.provider === entry.provider && verdict.host === entry.host && verdict.model === entry.model && verdict.field === entry.field,
-            )?.recorded_at ?? null),
-    })),
+    left_out: replay.left_out.map(([field, by]) => ({ field, by, provider, host, model, recorded_at: by === "opt_out" ? null : verdictDate(field) })),
     retried: replay.retried,
   };
 }
