@@ -7,7 +7,8 @@ import { EventHub } from "../events/event-hub.js";
 import { localFeed } from "../events/event-feed.js";
 import { openRedisFeed } from "../events/redis/redis-event-feed.js";
 import { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
-import { ENVELOPES, EVENT_FEED, EVENT_HUB, KEY_RING, METRICS } from "../foundation/container/tokens.js";
+import { ProviderStats } from "../operations/provider-stats/provider-stats.js";
+import { ENVELOPES, EVENT_FEED, EVENT_HUB, KEY_RING, METRICS, PROVIDER_STATS } from "../foundation/container/tokens.js";
 import { Envelopes } from "../routing/carriers/envelope.js";
 import { EnvelopeKeyRing } from "../routing/carriers/envelope-keys.js";
 import { KeyRing } from "../http/keys/key-ring.js";
@@ -84,5 +85,6 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });
   container.registerSingleton(EVENT_HUB, EventHub);
   container.registerSingleton(METRICS, GatewayMetrics);
+  container.registerSingleton(PROVIDER_STATS, ProviderStats);
   return container;
 }

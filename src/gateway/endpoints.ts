@@ -11,19 +11,25 @@ import {
   EVENT_FEED,
   EVENT_HUB,
   HOSTED_TOOL_GATE,
+  KEY_RING,
   MESSAGES_API,
   METRICS,
   OPTIONS,
+  PROVIDER_STATS,
   RESPONSES_API,
   ROUTE_SOURCE,
   STORAGE,
 } from "../foundation/container/tokens.js";
 import type { HostedToolGate } from "../ingress/hosted-tools.js";
-import { serveDashboard } from "../operations/dashboard/serve-dashboard.js";
+import { serveDashboard, serveDashboardAsset } from "../operations/dashboard/serve-dashboard.js";
+import type { ProviderStats } from "../operations/provider-stats/provider-stats.js";
+import { serveProviderStats } from "../operations/provider-stats/serve-provider-stats.js";
 import type { EventFeed } from "../events/event-feed.js";
 import type { EventHub } from "../events/event-hub.js";
 import { answerPlainGet, EVENTS_PATH } from "../events/upgrade-guard.js";
 import { mayUseModel, type Caller } from "../http/keys/caller.js";
+import type { KeyRing } from "../http/keys/key-ring.js";
+import { SessionHistoryApi } from "../operations/history/session-history-api.js";
 import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
 import { serveMetrics } from "../operations/metrics/serve-metrics.js";
 import type { ResponsesApi } from "../ingress/responses/responses-api.js";
@@ -49,8 +55,11 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
   const messages = container.resolve<MessagesApi>(MESSAGES_API);
   const hub = container.resolve<EventHub>(EVENT_HUB);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
+  const providerStats = container.resolve<ProviderStats>(PROVIDER_STATS);
   const events = container.resolve<EventFeed>(EVENT_FEED);
   const storage = container.resolve<Storage>(STORAGE);
+  const keyRing = container.resolve<KeyRing>(KEY_RING);
+  const history = new SessionHistoryApi(storage, (keyHash) => keyRing.nameOf(keyHash));
   // a probe says nothing more than ok, except how a shared store and events shared through Redis are: a shared store
   // that does not answer makes the instance unhealthy (503: a load balancer drains it until the store is back); events
   // that cannot be shared leave it serving (200, events.status "degraded" and why)
@@ -164,6 +173,29 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
       handler: (request, response, call) => messages.countTokens(request, response, callerOf(call)),
     },
 
+    // session history: a key reads and deletes its own sessions, the owner key every key's (docs/api.md#session-history)
+    {
+      method: "GET",
+      path: "/v1/sessions",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => history.list(call.url.searchParams, response, callerOf(call)),
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => history.get(call.params.id, response, callerOf(call)),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/sessions/{id}",
+      auth: true,
+      scope: "chat",
+      handler: (_request, response, call) => history.delete(call.params.id, response, callerOf(call)),
+    },
+
     // the WebSocket authenticates itself (a header, or a first message from a browser, which cannot set one) and checks the scope
     {
       method: "GET",
@@ -175,7 +207,22 @@ export function gatewayEndpoints(container: DependencyContainer): Endpoint[] {
     },
     // the page holds nothing: it asks for a key and sends it over the WebSocket, where the scope is checked
     { method: "GET", path: "/dashboard", auth: false, scope: "events", handler: serveDashboard },
+    // its scripts, styles and uPlot, from the install itself: the page works offline
+    {
+      method: "GET",
+      path: "/dashboard/{asset}",
+      auth: false,
+      scope: "events",
+      handler: (_request, response, call) => serveDashboardAsset(call.params.asset, response),
+    },
     { method: "GET", path: "/metrics", auth: true, scope: "admin", handler: (_request, response) => serveMetrics(metrics, response) },
+    {
+      method: "GET",
+      path: "/v1/stats/providers",
+      auth: true,
+      scope: "admin",
+      handler: (_request, response, call) => serveProviderStats(providerStats, call.url.searchParams, response),
+    },
   ];
 }
 

@@ -4,7 +4,19 @@ import { HttpServer } from "../http/http-server.js";
 import type { EventBus } from "../events/bus/event-bus.js";
 import { buildContainer } from "./build-container.js";
 import { gatewayEndpoints } from "./endpoints.js";
-import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../foundation/container/tokens.js";
+import {
+  EVENT_BUS,
+  EVENT_FEED,
+  EVENT_HUB,
+  KEY_RING,
+  LOGGER,
+  METRICS,
+  PROVIDER_STATS,
+  ROUTE_SOURCE,
+  STORAGE,
+  UPSTREAM_HTTP,
+} from "../foundation/container/tokens.js";
+import type { ProviderStats } from "../operations/provider-stats/provider-stats.js";
 import type { KeyRing } from "../http/keys/key-ring.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import type { Logger } from "../operations/logging/logger.js";
@@ -56,6 +68,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       hub.close(); // upgraded sockets would otherwise hold server.close() open
       stopCounting();
       metrics.close();
+      container.resolve<ProviderStats>(PROVIDER_STATS).close();
       await server.close();
       await routes.close();
       await container.resolve<EventFeed>(EVENT_FEED).close();

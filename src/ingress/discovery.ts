@@ -83,6 +83,7 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
       "/v1/events",
       "/health",
       "/metrics",
+      "/v1/stats/providers",
       "/dashboard",
     ],
   };

@@ -16,6 +16,7 @@ import type {
   SessionSummary,
 } from "./turns.js";
 import type { Verdict } from "./verdicts.js";
+import type { SessionHistory } from "./session-history.js";
 
 /**
  * Everything carrierd keeps, behind one narrow port: the gateway, the CLI
@@ -37,6 +38,8 @@ export interface Storage {
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
+  /** Sessions and their turns as operators read them over HTTP (docs/api.md#session-history). */
+  readonly history: SessionHistory;
   /**
    * What a chat request reads before its first upstream call, as one answer:
    * the key matches, the route's verdict fields, the sessions' model config

@@ -1,4 +1,5 @@
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
+import type { TurnAudit } from "./session-history.js";
 
 /** A stored assistant turn as replay, the CLI and branching read it. */
 export interface StoredTurn {
@@ -65,6 +66,8 @@ export interface NewTurn {
    * position in the session.
    */
   readonly depth?: number;
+  /** Its route, timings and replay decision (docs/api.md#session-history); absent for a turn written without one. */
+  readonly audit?: TurnAudit;
 }
 
 /** A session as `sessions list` shows it. */

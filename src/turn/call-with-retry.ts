@@ -5,6 +5,7 @@ import type { Storage, TurnInFlight } from "../storage/storage.js";
 import { recordRejection } from "../routing/verdicts/record-rejection.js";
 import { fieldsToReject } from "../routing/verdicts/unknown-field.js";
 import type { TurnPlan } from "./plan-turn.js";
+import type { SentReplay } from "./upstream-request.js";
 
 /** What a rejected call's verdict is recorded with. */
 export interface RetryContext {
@@ -28,6 +29,10 @@ export interface CallOutcome {
   readonly result: UpstreamResult;
   readonly effective: CarrierField[];
   readonly sentAt: number;
+  /** What the answered call's messages carried (TurnAudit). */
+  readonly sent: SentReplay;
+  /** Fields the upstream rejected on this turn: the answer is the retry's without them (empty: the first call's). */
+  readonly rejectedNow: readonly CarrierField[];
 }
 
 /**
@@ -43,14 +48,14 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   const { plan, plugin, policy } = target;
   let effective = plan.effective;
   let sentAt = performance.now();
-  const { carried, answer } = sendFirst(plugin, plan);
+  const { carried, sent, answer } = sendFirst(plugin, plan);
   // while this request waits for its upstream, the storage may commit what it deferred
   inFlight.wentUpstream();
   let result = await answer;
-  if (result.ok) return { result, effective, sentAt };
+  if (result.ok) return { result, effective, sentAt, sent, rejectedNow: NONE };
   const named = plugin.classifyError?.(result.status, result.body, carried);
   const newlyRejected = fieldsToReject(named, carried, policy.mustEcho, plan.rejected);
-  if (newlyRejected.length === 0) return { result, effective, sentAt };
+  if (newlyRejected.length === 0) return { result, effective, sentAt, sent, rejectedNow: NONE };
   const { key, sessionId } = plan;
   await recordRejection(
     { storage: context.storage, bus: context.bus, log: context.log },
@@ -64,8 +69,10 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   );
   sentAt = performance.now();
   result = await plugin.invoke(retry.call);
-  return { result, effective, sentAt };
+  return { result, effective, sentAt, sent: retry.replayShape(), rejectedNow: newlyRejected };
 }
+
+const NONE: readonly CarrierField[] = [];
 
 /**
  * Sends the first call and lets go of it: the awaiting frame must not hold
@@ -73,9 +80,9 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
  * fields it carried (a walk over its assistant messages, well under a
  * microsecond for a usual history) are what a rejection is classified by.
  */
-function sendFirst(plugin: ProviderPlugin, plan: TurnPlan): { carried: CarrierField[]; answer: Promise<UpstreamResult> } {
+function sendFirst(plugin: ProviderPlugin, plan: TurnPlan): { carried: CarrierField[]; sent: SentReplay; answer: Promise<UpstreamResult> } {
   const first = plan.first!;
   plan.first = undefined;
   const answer = plugin.invoke(first.call);
-  return { carried: first.sent, answer };
+  return { carried: first.sent, sent: first.replayShape(), answer };
 }

@@ -17,6 +17,8 @@ import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-r
 import { planTurn, type PlanningContext, type TurnPlan } from "./plan-turn.js";
 import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./record-turn.js";
 import { newId } from "./sessions/session-id.js";
+import { matchedMessages, replayDecision, TurnClock } from "./turn-audit.js";
+import type { ReplayDecision } from "../storage/session-history.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
@@ -169,6 +171,7 @@ export class ChatService {
       prompt: promptOf(request.messages),
       reasoningEnabled: request.model_options?.reasoning?.enabled !== false,
       pace: context.pace,
+      matched: matchedMessages(match, context.sealed),
     };
   }
 
@@ -178,20 +181,26 @@ export class ChatService {
     // running from its upstream call on: a turn that completes while another waits for its upstream is not alone
     const inFlight = this.storage.turns.begin();
     let outcome;
+    const calledAt = performance.now();
     try {
       outcome = await callWithRetry(this.retrying, prepared, inFlight);
     } catch (error) {
       inFlight.end();
+      this.publishRefusal(prepared, error, calledAt);
       throw error;
     }
     const { result, effective } = outcome;
     if (!result.ok) {
       inFlight.end();
       this.log.warn({ provider: key.provider, model: key.model, status: result.status }, "upstream rejected the request");
-      throw upstreamError(result.status, result.body, result.headers); // X-Session-Id is already set (RequestContext.onSession)
+      const error = upstreamError(result.status, result.body, result.headers); // X-Session-Id is already set (RequestContext.onSession)
+      this.publishRefusal(prepared, error, calledAt);
+      throw error;
     }
 
     const upstreamMs = performance.now() - outcome.sentAt;
+    const clock = new TurnClock(outcome.sentAt, upstreamMs);
+    const replay = replayDecision(prepared.plan, policy, prepared.matched, outcome);
     let seq = 0;
     // events name the session as its client does (X-Session-Id); the key they belong to travels beside them
     const sessionShown = sessionName(sessionId);
@@ -212,11 +221,12 @@ export class ChatService {
       turnId,
       model: clientModel,
       stored: undefined,
-      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, inFlight, pace: prepared.pace }),
+      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, inFlight, pace: prepared.pace, clock }),
       complete: async () => {
         inFlight.end();
         const turn = accumulator.finish();
-        const record = turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId));
+        const native = checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId);
+        const record = turnRecord(prepared, turn, native, { route: routeNumber(policy), timings: clock.timings(), replay });
         // durable with every carrier verbatim before the client is told the turn is done
         await this.storage.turns.save(record);
         (run as { stored: NewTurn | undefined }).stored = record;
@@ -228,10 +238,37 @@ export class ChatService {
       },
       fail: (error) => {
         inFlight.end();
-        publish("turn.failed", { error: { message: error instanceof Error ? error.message : String(error) } });
+        publish("turn.failed", {
+          error: { message: error instanceof Error ? error.message : String(error), ...(error instanceof GatewayError ? { code: error.code } : {}) },
+        });
       },
     };
     return run;
+  }
+
+  /** `upstream.failed`: the upstream refused the request or never answered it, so no turn started (the provider panel counts it). */
+  private publishRefusal(prepared: PreparedTurn, error: unknown, calledAt: number): void {
+    if (!this.bus.wants("upstream.failed")) return;
+    const { key, sessionId, clientModel, keyHash } = prepared;
+    const gatewayError = error instanceof GatewayError ? error : undefined;
+    this.bus.publish(
+      withKey(
+        {
+          type: "upstream.failed",
+          session_id: sessionName(sessionId),
+          model: clientModel,
+          provider: key.provider,
+          upstream_model: key.model,
+          error: {
+            code: gatewayError?.code ?? "internal_error",
+            status: gatewayError?.status ?? 500,
+            message: error instanceof Error ? error.message : String(error),
+          },
+          upstream_ms: performance.now() - calledAt,
+        },
+        keyHash,
+      ),
+    );
   }
 }
 
@@ -245,6 +282,8 @@ interface RelayTarget {
   readonly inFlight: TurnInFlight;
   /** RequestContext.pace: the client's backpressure. */
   readonly pace: (() => Promise<void> | undefined) | undefined;
+  /** When the first reasoning and answer text arrived. */
+  readonly clock: TurnClock;
 }
 
 /**
@@ -260,8 +299,9 @@ interface RelayTarget {
  * young-generation GC copied and then promoted it.
  */
 async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
-  const { accumulator, reasoningEnabled, bus, publish, inFlight, pace } = turn;
+  const { accumulator, reasoningEnabled, bus, publish, inFlight, pace, clock } = turn;
   let reasoningSeen = false;
+  let contentSeen = false;
   try {
     for await (const item of parts) {
       const batch = partsOf(item);
@@ -269,11 +309,14 @@ async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): Asyn
       for (const part of batch) {
         accumulator.add(part);
         if (part.type === "reasoning-delta") {
+          if (!reasoningSeen) clock.firstReasoning = clock.sinceSent();
           if (!reasoningEnabled) withheld = true;
           else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
           reasoningSeen = true;
-        } else if (part.type === "text-delta" && bus.wants("content.delta")) {
-          publish("content.delta", { text: part.text });
+        } else if (part.type === "text-delta") {
+          if (!contentSeen) clock.firstContent = clock.sinceSent();
+          contentSeen = true;
+          if (bus.wants("content.delta")) publish("content.delta", { text: part.text });
         }
       }
       yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
@@ -293,4 +336,6 @@ interface PreparedTurn extends CallTarget, TurnOrigin {
   readonly policy: CarrierPolicy;
   readonly reasoningEnabled: boolean;
   readonly pace: (() => Promise<void> | undefined) | undefined;
+  /** The request's known assistant messages and the keys that found them, for the turn's record. */
+  readonly matched: ReplayDecision["matched"];
 }

@@ -4,6 +4,7 @@ import type { ChatMessage, JsonObject } from "../providers/contract.js";
 import type { PluginRegistry } from "../providers/plugin-registry.js";
 import { fingerprintOf } from "./sessions/fingerprint.js";
 import type { NewTurn } from "../storage/turns.js";
+import type { TurnAudit } from "../storage/session-history.js";
 
 /** Where a finished turn came from: all a turn keeps of its request and route. */
 export interface TurnOrigin {
@@ -23,10 +24,11 @@ export interface TurnOrigin {
 
 /**
  * The stored row of a finished turn: every carrier verbatim, and the
- * fingerprint stateless clients find it by. One literal: spreading the
+ * fingerprint stateless clients find it by, and what the gateway decided
+ * and measured for it (`audit`, docs/api.md#session-history). One literal: spreading the
  * origin into a row with the rest makes V8 rebuild it property by property.
  */
-export function turnRecord(origin: TurnOrigin, turn: AssistantTurn, nativeRecord: JsonObject | undefined): NewTurn {
+export function turnRecord(origin: TurnOrigin, turn: AssistantTurn, nativeRecord: JsonObject | undefined, audit?: TurnAudit): NewTurn {
   return {
     id: origin.turnId,
     sessionId: origin.sessionId,
@@ -48,6 +50,7 @@ export function turnRecord(origin: TurnOrigin, turn: AssistantTurn, nativeRecord
     upstreamId: turn.upstreamId,
     fingerprint: fingerprintOf(turn.content, turn.toolCalls),
     depth: origin.depth,
+    audit,
   };
 }
 

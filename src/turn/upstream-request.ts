@@ -1,5 +1,5 @@
 import { attachStoredCarriers, type AttachedFields } from "../routing/carriers/replay.js";
-import { shapeMessages } from "../routing/carriers/shape-messages.js";
+import { ECHO_PLACEHOLDER, shapeMessages } from "../routing/carriers/shape-messages.js";
 import type { CarrierField, CarrierPolicy, ChatMessage, ChatRequest, UpstreamCall } from "../providers/contract.js";
 import type { PluginRegistry } from "../providers/plugin-registry.js";
 import type { ResolvedModel } from "../routing/routes/route-table.js";
@@ -26,6 +26,21 @@ export class BuiltCall {
   get sent(): CarrierField[] {
     return (this.sentFields ??= sentCarrierFields(this.messages));
   }
+
+  /** What replay put on its messages, names and indexes only: kept past the call for the turn's record (TurnAudit). */
+  replayShape(): SentReplay {
+    const placeholders: number[] = [];
+    this.messages.forEach((message, index) => {
+      if (message.role === "assistant" && message.tool_calls?.length && message.reasoning_content === ECHO_PLACEHOLDER) placeholders.push(index);
+    });
+    return { attached: this.attached, placeholders };
+  }
+}
+
+/** The carriers one upstream call's messages carried: which fields each message got, and which got the must_echo placeholder. */
+export interface SentReplay {
+  readonly attached: readonly AttachedFields[];
+  readonly placeholders: readonly number[];
 }
 
 /** Whether a call with these fields can carry anything stored: only then are the matched turns' carriers read. */

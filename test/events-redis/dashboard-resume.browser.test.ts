@@ -37,12 +37,13 @@ redis.test(
     await page.fill("#key", b.key);
     await page.click("#connect");
     await page.waitForFunction(() => document.getElementById("status-text")?.textContent === "live");
+    await page.click("#show-live");
     await streamedTurn(a, "dash-before");
     await page.locator('[data-session="dash-before"] .badge[data-state="completed"]').waitFor();
 
     // the page loses its connection and cannot come back until it is given the key again
-    // (an expression string: `socket` is a top-level let of the page's script, not a property of window)
-    await page.evaluate('sessionStorage.removeItem("carrierd.key"); socket.close();');
+    // (an expression string: the page's scripts are not this test's modules)
+    await page.evaluate('sessionStorage.removeItem("carrierd.key"); Dash.live.dropConnection();');
     await page.waitForSelector("#gate:not([hidden])");
     await streamedTurn(a, "dash-while-away");
 

@@ -11,6 +11,7 @@ import { findSession } from "../../src/turn/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
+import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/session-history.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 
 // Migration 4: turns stored with the fingerprint of the release before it are found by what frontends send now.
@@ -51,7 +52,14 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
   insert.run("turn_2", 2, "turn_1", "It is sunny.", null, "R2", now, oldFingerprint("It is sunny.", []));
   old.close();
 
-  const db = openDatabase(file, [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS, ...ENVELOPE_KEY_MIGRATIONS]);
+  const db = openDatabase(file, [
+    ...SESSION_MIGRATIONS,
+    ...RESPONSES_MIGRATIONS,
+    ...COMPACTION_MIGRATIONS,
+    ...KEY_MIGRATIONS,
+    ...ENVELOPE_KEY_MIGRATIONS,
+    ...SESSION_HISTORY_MIGRATIONS,
+  ]);
   const store = new SqliteStorage(db, undefined);
   const resent = [
     { role: "user" as const, content: "weather?" },

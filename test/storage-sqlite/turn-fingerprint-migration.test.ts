@@ -11,6 +11,7 @@ import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage/sqlite/database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
+import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/session-history.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 
@@ -24,7 +25,14 @@ const BEFORE = [
   ...RESPONSES_MIGRATIONS,
   ...COMPACTION_MIGRATIONS.filter((migration) => migration.version === 200),
 ];
-const NOW = [...SESSION_MIGRATIONS, ...RESPONSES_MIGRATIONS, ...COMPACTION_MIGRATIONS, ...KEY_MIGRATIONS, ...ENVELOPE_KEY_MIGRATIONS];
+const NOW = [
+  ...SESSION_MIGRATIONS,
+  ...RESPONSES_MIGRATIONS,
+  ...COMPACTION_MIGRATIONS,
+  ...KEY_MIGRATIONS,
+  ...ENVELOPE_KEY_MIGRATIONS,
+  ...SESSION_HISTORY_MIGRATIONS,
+];
 
 /** A turn written as the old SqliteStorage wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
 function oldTurn(db: Db, id: string, sessionId: string, keyHash: string, content: string): number {
@@ -140,7 +148,7 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   expect(db.pragma("foreign_key_check")).toEqual([]);
   expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
   // every row as it was (seq, every column, compaction's active flag), its fingerprint now in the row
-  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before.map((row) => ({ ...row, call_key: null, depth: row.position }))); // migration 4 adds call_key: text turns have none; migration 5 the depth, the position before
+  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before.map((row) => ({ ...row, call_key: null, depth: row.position, audit: null }))); // migration 4 adds call_key: text turns have none; migration 5 the depth, the position before; migration 500 the audit, none before
   expect(db.prepare("SELECT id FROM turns WHERE active = 0").pluck().all()).toEqual(["turn_a1"]);
 
   const store = new SqliteStorage(db, undefined);
@@ -208,7 +216,7 @@ test("a database only the CLI opened (no compaction yet) migrates, and compactio
   openDatabase(file, SESSION_MIGRATIONS).close(); // what `carrierd sessions list` applied before it opened state.db with every migration
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 5, 101, 102, 103, 200, 201, 300, 400]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 5, 101, 102, 103, 200, 201, 300, 400, 500]);
   expect(ids(new SqliteStorage(db, undefined).reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });

@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   "tool_call",
   "turn.completed",
   "turn.failed",
+  "upstream.failed",
   "verdict.recorded",
   "routes.reloaded",
   "routes.rejected",

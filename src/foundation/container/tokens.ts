@@ -15,6 +15,8 @@ export const PLUGIN_HOST = Symbol("PluginHost");
 export const EVENT_HUB = Symbol("EventHub");
 export const EVENT_FEED = Symbol("EventFeed");
 export const METRICS = Symbol("GatewayMetrics");
+/** The provider panel's numbers (src/operations/provider-stats). */
+export const PROVIDER_STATS = Symbol("ProviderStats");
 export const RESPONSES_API = Symbol("ResponsesApi");
 /** The Anthropic Messages API's handlers (src/ingress/messages). */
 export const MESSAGES_API = Symbol("MessagesApi");

@@ -17,6 +17,8 @@ export const ERROR_TABLE = {
   // a valid access key without the scope the endpoint needs (chat, events, admin)
   insufficient_scope: { status: 403, type: "permission_error" },
   not_found: { status: 404, type: "invalid_request_error" },
+  // a session id the caller's key has no session of (another key's counts as none)
+  session_not_found: { status: 404, type: "invalid_request_error" },
   model_not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   // a plain GET of a WebSocket endpoint

@@ -42,6 +42,7 @@ const TABLES = [
       "call_key",
       "active",
       "depth",
+      "audit",
     ],
     order: "seq",
   },

@@ -48,8 +48,8 @@ export const INSERT_TURN = `
     RETURNING last_position
   )
   INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
-  SELECT $1, $2, s.last_position, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, COALESCE($22::integer, s.last_position) FROM s
+                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth, audit)
+  SELECT $1, $2, s.last_position, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, COALESCE($22::integer, s.last_position), $23 FROM s
   RETURNING position`;
 
 /**
@@ -129,7 +129,7 @@ export class PgTurns implements TurnStorage {
 
 const NOTHING_TO_DEFER: TurnInFlight = { wentUpstream: () => {}, end: () => {} };
 
-/** INSERT_TURN's values, $1…$22; also what `store migrate` writes a SQLite turn with. */
+/** INSERT_TURN's values, $1…$23; also what `store migrate` writes a SQLite turn with. */
 export function turnValues(turn: NewTurn, createdAt: string): unknown[] {
   return [
     turn.id,
@@ -154,5 +154,6 @@ export function turnValues(turn: NewTurn, createdAt: string): unknown[] {
     turn.fingerprint,
     callKeyOf(turn.toolCalls) ?? null,
     turn.depth ?? null,
+    turn.audit ? JSON.stringify(turn.audit) : null,
   ];
 }

@@ -13,6 +13,8 @@ import { DEFAULT_STORE_POOL_SIZE, redactStoreUrl } from "../../foundation/config
 import { connect, type Sql } from "./connection.js";
 import { migrate } from "./migrations.js";
 import { PgCatalogue } from "./pg-catalogue.js";
+import { PgSessionHistory } from "./session-history.js";
+import type { SessionHistory } from "../session-history.js";
 import { PgCheckpoints } from "./pg-checkpoints.js";
 import { PgEnvelopeKeys } from "./pg-envelope-keys.js";
 import { PgKeys } from "./pg-keys.js";
@@ -58,6 +60,7 @@ export class PostgresStorage implements Storage {
   readonly checkpoints: CheckpointStorage;
   readonly keys: KeyStorage;
   readonly envelopeKeys: EnvelopeKeyStorage;
+  readonly history: SessionHistory;
   private closed = false;
 
   /** The carriers of turns read before, as the objects built for them then (see SourceCache: never stale). */
@@ -72,6 +75,7 @@ export class PostgresStorage implements Storage {
     this.checkpoints = new PgCheckpoints(sql);
     this.keys = new PgKeys(sql);
     this.envelopeKeys = new PgEnvelopeKeys(sql);
+    this.history = new PgSessionHistory(sql);
   }
 
   /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */

@@ -38,6 +38,8 @@ import { lookupInProcess } from "./request-lookup.js";
 import { ResponseStore } from "./response-store.js";
 import { SessionCatalogueSql } from "./session-catalogue.js";
 import { SessionConfigSql } from "./session-config.js";
+import { SqliteSessionHistory } from "./session-history.js";
+import type { SessionHistory } from "../session-history.js";
 import type { TurnJournal } from "./turn-journal.js";
 import { TurnWrites } from "./turn-writes.js";
 import { VerdictStore } from "./verdict-store.js";
@@ -69,6 +71,7 @@ export class SqliteStorage implements Storage {
   readonly checkpoints: CheckpointStorage;
   readonly keys: KeyStorage;
   readonly envelopeKeys: EnvelopeKeyStorage;
+  readonly history: SessionHistory;
   private closed = false;
 
   constructor(
@@ -94,6 +97,7 @@ export class SqliteStorage implements Storage {
     this.keyStore = new KeyStore(db);
     this.keys = new SqliteKeys(this.keyStore);
     this.envelopeKeys = new SqliteEnvelopeKeys(db);
+    this.history = new SqliteSessionHistory(db, settle);
   }
 
   async lookup(query: RequestLookup): Promise<RequestLookupAnswer> {

@@ -55,9 +55,9 @@ export class TurnWrites {
       ),
       insertTurn: db.prepare(
         `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth, audit)
          VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-                 COALESCE(?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?)))
+                 COALESCE(?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?)), ?)
          RETURNING position`,
       ),
     };
@@ -195,6 +195,7 @@ export class TurnWrites {
       callKeyOf(turn.toolCalls) ?? null,
       turn.depth ?? null,
       turn.sessionId,
+      turn.audit ? JSON.stringify(turn.audit) : null,
     ) as { position: number };
     return { position, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
   }

@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../../providers/contract.js";
 import type { DepthAsked, FingerprintMatch } from "../../storage/turns.js";
+import type { MatchKey } from "../../storage/session-history.js";
 import type { TurnStorage } from "../../storage/storage.js";
 import { keysOf, type TurnKeys } from "./fingerprint.js";
 import { chooseSession, chooseTurn } from "./conversation-order.js";
@@ -23,6 +24,8 @@ export interface SessionMatch {
   readonly sessionId: string | undefined;
   /** Stored turn id per message index; only assistant messages that matched have one. */
   readonly turnIds: ReadonlyMap<number, string>;
+  /** Per message index in turnIds, the key that found its turn (recorded with the turn, docs/api.md#session-history). */
+  readonly matchedBy: ReadonlyMap<number, MatchKey>;
   /** The stored turn the request continues (its last assistant message's turn), if any. */
   readonly parentTurnId: string | undefined;
   readonly matched: MatchCounts;
@@ -96,23 +99,29 @@ export async function findSession(
 
   const matched: MatchCounts = { assistant: assistantIndexes.length, fingerprint: 0, ids: 0, position: 0, elsewhere: 0 };
   const turnIds = new Map<number, string>();
+  const matchedBy = new Map<number, MatchKey>();
   assistantIndexes.forEach((index, ordinal) => {
     let turn = chosen[ordinal];
+    let by: MatchKey;
     if (turn) {
-      if (byFingerprint[ordinal].includes(turn)) matched.fingerprint++;
+      by = byFingerprint[ordinal].includes(turn) ? "fingerprint" : "call_id";
+      if (by === "fingerprint") matched.fingerprint++;
       else matched.ids++;
     } else if (byPosition?.byDepth.has(ordinal) && (turn = byPosition.turns[ordinal])) {
+      by = "depth";
       matched.position++;
     } else if ((turn = candidates[ordinal][0])) {
       // last resort, the most recent identical turn elsewhere under this key: its reasoning is the one that produced this text
+      by = "elsewhere";
       matched.elsewhere++;
-    }
-    if (turn) turnIds.set(index, turn.id);
+    } else return;
+    turnIds.set(index, turn.id);
+    matchedBy.set(index, by);
   });
 
   const last = assistantIndexes.at(-1);
   const parentTurnId = last === undefined ? undefined : turnIds.get(last);
-  return { sessionId, turnIds, parentTurnId, matched };
+  return { sessionId, turnIds, matchedBy, parentTurnId, matched };
 }
 
 const NONE: readonly FingerprintMatch[] = [];

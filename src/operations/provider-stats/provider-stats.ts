@@ -1,0 +1,195 @@
+import { inject, injectable } from "tsyringe";
+import { EVENT_BUS } from "../../foundation/container/tokens.js";
+import type { EventBus, GatewayEvent, GatewayEventType } from "../../events/bus/event-bus.js";
+import { shown } from "../../foundation/util/shown.js";
+import { ReloadTally, Tally } from "./tally.js";
+import { TimeRing } from "./time-ring.js";
+import { windowSnapshot, WINDOWS, type WindowName, type WindowSnapshot } from "./stats-snapshot.js";
+
+/** 10-second intervals for an hour: the 5 min and 1 h windows. */
+const FINE_STEP_MS = 10_000;
+const FINE_SLOTS = 360;
+/** 5-minute intervals for a day: the 24 h window. */
+const COARSE_STEP_MS = 300_000;
+const COARSE_SLOTS = 288;
+/** Turns whose end never came (a crash mid-stream) must not grow the open-turn map forever. */
+const MAX_OPEN_TURNS = 10_000;
+/** Provider and model pairs come from routes.yaml; past this many, new ones are counted together as one. */
+const MAX_SERIES = 256;
+const OTHER = "(other)";
+
+const COUNTED: GatewayEventType[] = [
+  "turn.started",
+  "turn.completed",
+  "turn.failed",
+  "upstream.failed",
+  "verdict.recorded",
+  "routes.reloaded",
+  "routes.rejected",
+];
+
+/** One provider and upstream model, in both resolutions. */
+export interface Series {
+  readonly provider: string;
+  readonly model: string;
+  readonly fine: TimeRing<Tally>;
+  readonly coarse: TimeRing<Tally>;
+}
+
+interface OpenTurn {
+  readonly series: Series;
+  /** performance.now() when its request went upstream. */
+  readonly sentAt: number;
+  awaitingReasoning: boolean;
+}
+
+/**
+ * The provider panel's numbers (docs/api.md#get-v1statsproviders): per
+ * provider and upstream model, over the last 5 min, 1 h and 24 h, of this
+ * instance only, kept in memory and fed by the event bus. Each event costs a
+ * few map lookups; reading is what merges intervals.
+ */
+@injectable()
+export class ProviderStats {
+  private readonly series = new Map<string, Series>();
+  private readonly reloads = {
+    fine: new TimeRing(FINE_STEP_MS, FINE_SLOTS, () => new ReloadTally()),
+    coarse: new TimeRing(COARSE_STEP_MS, COARSE_SLOTS, () => new ReloadTally()),
+  };
+  /** turn_id → its open turn; a dictionary-mode object for the reason GatewayMetrics.openTurns gives. */
+  private openTurns: Record<string, OpenTurn> = Object.create(null) as Record<string, OpenTurn>;
+  private openCount = 0;
+  private readonly unsubscribe: () => void;
+  private readonly stopWatchingReasoning: () => void;
+
+  constructor(@inject(EVENT_BUS) bus: EventBus) {
+    this.unsubscribe = bus.subscribe((event) => this.observe(event, Date.now()), COUNTED, { untimed: true });
+    // a turn's first reasoning delta only: its time to first reasoning byte
+    this.stopWatchingReasoning = bus.subscribe((event) => this.observe(event, Date.now()), ["reasoning.delta"], { firstOfTurn: true, untimed: true });
+  }
+
+  /** The window's totals and chart points, at `now` (ms since the epoch). */
+  snapshot(window: WindowName, now = Date.now()): WindowSnapshot {
+    return windowSnapshot(WINDOWS[window], [...this.series.values()], this.reloads, now);
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.stopWatchingReasoning();
+    this.openTurns = Object.create(null) as Record<string, OpenTurn>;
+    this.openCount = 0;
+  }
+
+  private observe(event: GatewayEvent, now: number): void {
+    switch (event.type) {
+      case "turn.started": {
+        const series = this.seriesOf(event.provider, event.upstream_model);
+        this.both(series, now, (tally) => tally.requests++);
+        if (typeof event.turn_id !== "string") return;
+        const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : 0;
+        if (this.openCount >= MAX_OPEN_TURNS) this.forgetOldest();
+        if (!(event.turn_id in this.openTurns)) this.openCount++;
+        this.openTurns[event.turn_id] = { series, sentAt: performance.now() - upstreamMs, awaitingReasoning: true };
+        return;
+      }
+      case "reasoning.delta": {
+        const turn = typeof event.turn_id === "string" ? this.openTurns[event.turn_id] : undefined;
+        if (!turn?.awaitingReasoning) return;
+        turn.awaitingReasoning = false;
+        const ms = performance.now() - turn.sentAt;
+        return this.both(turn.series, now, (tally) => tally.firstReasoning.record(ms));
+      }
+      case "turn.completed": {
+        const turn = this.forget(event.turn_id);
+        if (!turn) return;
+        const ms = performance.now() - turn.sentAt;
+        const usage = event.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+        const tokensIn = typeof usage?.prompt_tokens === "number" ? usage.prompt_tokens : 0;
+        const tokensOut = typeof usage?.completion_tokens === "number" ? usage.completion_tokens : 0;
+        return this.both(turn.series, now, (tally) => {
+          tally.completed++;
+          tally.completion.record(ms);
+          tally.tokensIn += tokensIn;
+          tally.tokensOut += tokensOut;
+        });
+      }
+      case "turn.failed": {
+        const turn = this.forget(event.turn_id);
+        if (!turn) return;
+        const { code, status } = errorOf(event);
+        return this.both(turn.series, now, (tally) => {
+          tally.failed++;
+          tally.countError(code, status);
+        });
+      }
+      case "upstream.failed": {
+        // refused before any turn started: a request, and its error
+        const { code, status } = errorOf(event);
+        return this.both(this.seriesOf(event.provider, event.upstream_model), now, (tally) => {
+          tally.requests++;
+          tally.failed++;
+          tally.countError(code, status);
+        });
+      }
+      case "verdict.recorded":
+        return this.both(this.seriesOf(event.provider, event.model), now, (tally) => tally.verdicts++);
+      case "routes.reloaded":
+        this.reloads.fine.at(now).reloaded++;
+        this.reloads.coarse.at(now).reloaded++;
+        return;
+      case "routes.rejected":
+        this.reloads.fine.at(now).rejected++;
+        this.reloads.coarse.at(now).rejected++;
+        return;
+    }
+  }
+
+  private both(series: Series, now: number, count: (tally: Tally) => void): void {
+    count(series.fine.at(now));
+    count(series.coarse.at(now));
+  }
+
+  private seriesOf(provider: unknown, model: unknown): Series {
+    const providerName = provider === undefined ? "unknown" : shown(provider);
+    const modelName = model === undefined ? "unknown" : shown(model);
+    const id = `${providerName}\u0000${modelName}`;
+    let series = this.series.get(id);
+    if (series) return series;
+    if (this.series.size >= MAX_SERIES && providerName !== OTHER) return this.seriesOf(OTHER, OTHER);
+    series = {
+      provider: providerName,
+      model: modelName,
+      fine: new TimeRing(FINE_STEP_MS, FINE_SLOTS, () => new Tally()),
+      coarse: new TimeRing(COARSE_STEP_MS, COARSE_SLOTS, () => new Tally()),
+    };
+    this.series.set(id, series);
+    return series;
+  }
+
+  private forget(turnId: unknown): OpenTurn | undefined {
+    if (typeof turnId !== "string") return undefined;
+    const turn = this.openTurns[turnId];
+    if (turn) {
+      delete this.openTurns[turnId];
+      this.openCount--;
+    }
+    return turn;
+  }
+
+  /** The turn open longest (string keys keep their insertion order). */
+  private forgetOldest(): void {
+    for (const turnId in this.openTurns) {
+      this.forget(turnId);
+      return;
+    }
+  }
+}
+
+/** The code (and upstream status) a failure event carries; `unknown` when it carries none. */
+function errorOf(event: GatewayEvent): { code: string; status: number | null } {
+  const error = event.error as { code?: unknown; status?: unknown } | undefined;
+  return {
+    code: typeof error?.code === "string" ? error.code : "unknown",
+    status: typeof error?.status === "number" ? error.status : null,
+  };
+}
