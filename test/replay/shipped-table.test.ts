@@ -8,7 +8,7 @@ import type { RouteTable } from "../../src/routing/routes/route-table.js";
 let table: RouteTable;
 beforeAll(async () => {
   const loaded = await loadRoutesFile(fileURLToPath(new URL("../../routes.yaml", import.meta.url)), {
-    knownPlugins: new Set(["demo", "openai-compatible", "anthropic", "gemini", "bedrock", "copilot"]),
+    knownPlugins: new Set(["demo", "openai-compatible", "openai-responses", "anthropic", "gemini", "bedrock", "copilot"]),
   });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
   table = loaded.table;
@@ -58,4 +58,17 @@ test("Kimi K2.6 keeps all thinking, GLM does not clear it, Qwen 3.6 preserves it
 test("Claude Opus 4.7 is shipped on adaptive thinking with its summary displayed", () => {
   const resolved = table.resolveModel("claude-opus-4-7")!;
   expect(resolved.params).toMatchObject({ thinking: { type: "adaptive", display: "summarized" } });
+});
+
+test("OpenAI and xAI are served by the Responses API plugin, on a route with no message field (their reasoning is its native record)", () => {
+  for (const [name, host] of [
+    ["openai/gpt-5", "api.openai.com"],
+    ["xai/grok-4", "api.x.ai"],
+  ] as const) {
+    const resolved = table.resolveModel(name)!;
+    expect(resolved.provider).toMatchObject({ plugin: "openai-responses", host });
+    expect(table.policyFor(resolved.provider, resolved.upstreamModel)).toMatchObject({ fields: [], native: true, mustEcho: false });
+  }
+  // an Azure OpenAI provider an operator adds gets the same route
+  expect(table.policyFor(provider("contoso.openai.azure.com", "openai-responses"), "gpt-5")).toMatchObject({ fields: [], native: true });
 });
