@@ -26,7 +26,7 @@ export function responsesCodec(call: UpstreamCall): HttpCodec {
       return {
         url: responsesUrl(call.provider.baseUrl ?? "https://api.openai.com/v1"),
         headers: { ...headers, ...call.provider.headers },
-        body: JSON.stringify(buildResponsesBody(call)),
+        body: buildResponsesBody(call),
       };
     },
     decodeResponse: (body) => new ResponsesDecoder(call.model).response(body),

@@ -9,29 +9,51 @@ import { itemsFor, type RecordItem } from "./output-record.js";
  * items again — its stored reasoning items verbatim, in place before the
  * function calls they preceded, when the turn's record is this model's.
  * `developerRole` is the role a developer message is sent as (routes.yaml `dialects`).
+ *
+ * Returned as JSON text (the array's members, comma-joined). A
+ * replayed assistant turn is the same message object on every request of a
+ * conversation (the core's replay memo) and most of the bytes — its blobs run
+ * to kilobytes — so its JSON is built once per model and reused.
  */
-export function toInputItems(messages: readonly ChatMessage[], model: string, developerRole: "developer" | "system"): JsonObject[] {
-  const input: JsonObject[] = [];
+export function inputItemsJson(messages: readonly ChatMessage[], model: string, developerRole: "developer" | "system"): string {
+  const pieces: string[] = [];
   for (const message of messages) {
-    switch (message.role) {
-      case "system":
-        input.push({ type: "message", role: "system", content: textOf(message.content) });
-        break;
-      case "developer":
-        input.push({ type: "message", role: developerRole, content: textOf(message.content) });
-        break;
-      case "user":
-        input.push({ type: "message", role: "user", content: userContent(message.content) });
-        break;
-      case "tool":
-        input.push({ type: "function_call_output", call_id: message.tool_call_id ?? "", output: textOf(message.content) });
-        break;
-      case "assistant":
-        input.push(...assistantItems(message, itemsFor(message.native_record, model)));
-        break;
+    if (message.role !== "assistant") {
+      for (const item of itemsOf(message, model, developerRole)) pieces.push(JSON.stringify(item));
+      continue;
     }
+    const memo = assistantJson.get(message);
+    if (memo?.model === model) {
+      if (memo.json) pieces.push(memo.json);
+      continue;
+    }
+    const json = itemsOf(message, model, developerRole)
+      .map((item) => JSON.stringify(item))
+      .join(",");
+    assistantJson.set(message, { model, json });
+    if (json) pieces.push(json);
   }
-  return input;
+  return pieces.join(",");
+}
+
+/** The JSON of an assistant turn's items, by message object and the model it was built for (see inputItemsJson). */
+const assistantJson = new WeakMap<ChatMessage, { model: string; json: string }>();
+
+function itemsOf(message: ChatMessage, model: string, developerRole: "developer" | "system"): JsonObject[] {
+  switch (message.role) {
+    case "system":
+      return [{ type: "message", role: "system", content: textOf(message.content) }];
+    case "developer":
+      return [{ type: "message", role: developerRole, content: textOf(message.content) }];
+    case "user":
+      return [{ type: "message", role: "user", content: userContent(message.content) }];
+    case "tool":
+      return [{ type: "function_call_output", call_id: message.tool_call_id ?? "", output: textOf(message.content) }];
+    case "assistant":
+      return assistantItems(message, itemsFor(message.native_record, model));
+    default:
+      return [];
+  }
 }
 
 /**

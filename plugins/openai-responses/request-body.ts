@@ -1,5 +1,5 @@
 import { type ChatRequest, type Json, type JsonObject, readObject, readString, type UpstreamCall } from "../../src/providers/plugin-api.js";
-import { toInputItems } from "./input-items.js";
+import { inputItemsJson } from "./input-items.js";
 
 /** Request keys the Responses API reads under the same name as chat completions. */
 const SAME_NAME = ["temperature", "top_p", "parallel_tool_calls", "metadata", "service_tier", "prompt_cache_key", "safety_identifier", "user"] as const;
@@ -15,14 +15,17 @@ const DEFAULT_SUMMARY = "auto";
  * Only keys the Responses API knows are sent; the rest of a chat body is
  * translated or left out.
  */
-export function buildResponsesBody(call: UpstreamCall): JsonObject {
+export function buildResponsesBody(call: UpstreamCall): string {
+  const settings = JSON.stringify(responsesSettings(call));
+  const input = inputItemsJson(call.body.messages, call.model, call.dialect.developerRole);
+  // the settings object always has members (store, include): the input goes first, then they follow
+  return `{"model":${JSON.stringify(call.model)},"input":[${input}],${settings.slice(1)}`;
+}
+
+/** Everything of the body but `model` and `input`. */
+function responsesSettings(call: UpstreamCall): JsonObject {
   const source = call.body;
-  const body: JsonObject = {
-    model: call.model,
-    input: toInputItems(source.messages, call.model, call.dialect.developerRole),
-    store: false,
-    include: ["reasoning.encrypted_content"],
-  };
+  const body: JsonObject = { store: false, include: ["reasoning.encrypted_content"] };
   if (call.stream) body.stream = true;
   for (const key of SAME_NAME) if (source[key] !== undefined && source[key] !== null) body[key] = source[key] as Json;
   const limit = source.max_output_tokens ?? source.max_completion_tokens ?? source.max_tokens;

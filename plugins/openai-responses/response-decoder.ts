@@ -1,4 +1,5 @@
 import {
+  detached,
   type JsonObject,
   parseObject,
   readArray,
@@ -33,6 +34,14 @@ export class ResponsesDecoder {
 
   /** One SSE event's data; unknown events are ignored. */
   event(data: string): StreamPart | readonly StreamPart[] {
+    // most of a stream: text and summary deltas, read without a parse when their text needs no unescaping
+    if (data.slice(0, TEXT_DELTA.length) === TEXT_DELTA) {
+      const text = plainDelta(data);
+      if (text !== undefined) return text ? { type: "text-delta", text } : NOTHING;
+    } else if (data.slice(0, SUMMARY_DELTA.length) === SUMMARY_DELTA) {
+      const text = plainDelta(data);
+      if (text !== undefined) return text ? { type: "reasoning-delta", text } : NOTHING;
+    }
     const payload = parseObject(data);
     if (!payload) {
       if (data.trim() === "") return NOTHING;
@@ -146,6 +155,30 @@ export class ResponsesDecoder {
     parts.push({ type: "finish", reason: finishReason(response, this.sawCall) });
     return parts;
   }
+}
+
+/** How OpenAI's delta events begin: `type` is their first member. */
+const TEXT_DELTA = '{"type":"response.output_text.delta",';
+const SUMMARY_DELTA = '{"type":"response.reasoning_summary_text.delta",';
+const DELTA_KEY = '"delta":"';
+/** What a JSON string may not hold unescaped, and the escape itself: a string without these is its own value. */
+const NOT_PLAIN = /[\\\u0000-\u001f]/;
+
+/**
+ * The `delta` string of a delta event, sliced out, when it holds no escape
+ * (else undefined: the event is parsed). A quote can only stand unescaped
+ * at a string's ends, so `"delta":"` is the key itself, and the next quote
+ * ends its value when no backslash comes before it.
+ */
+function plainDelta(data: string): string | undefined {
+  const at = data.indexOf(DELTA_KEY);
+  if (at < 0) return undefined;
+  const start = at + DELTA_KEY.length;
+  const end = data.indexOf('"', start);
+  if (end < 0) return undefined;
+  const text = data.slice(start, end);
+  // a text kept for the whole turn must not keep the network read it came in
+  return NOT_PLAIN.test(text) ? undefined : detached(text);
 }
 
 function textPart(type: "text-delta" | "reasoning-delta", delta: unknown): StreamPart | readonly StreamPart[] {

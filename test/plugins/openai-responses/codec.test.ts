@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { responsesCodec } from "../../../plugins/openai-responses/codec.js";
 import { mergeOutput } from "../../../plugins/openai-responses/output-record.js";
-import type { ChatMessage, JsonObject } from "../../../src/providers/contract.js";
+import { type ChatMessage, type JsonObject, partsOf } from "../../../src/providers/contract.js";
 import { fold, upstreamCall } from "../support/calls.js";
 
 const USER: ChatMessage = { role: "user", content: "hi" };
@@ -115,4 +115,20 @@ test("stream endings: incomplete is a length finish, response.failed and error e
     "rate_limit_exceeded: slow down",
   );
   expect(() => decode({ data: "not json" })).toThrow("cannot be read");
+});
+
+test("delta events: plain text is sliced out, escaped text parsed, both the same text", () => {
+  const call = upstreamCall({ plugin: "openai-responses", baseUrl: "https://api.openai.com/v1", model: "gpt-5", body: { messages: [USER] }, stream: true });
+  const decode = responsesCodec(call).createStreamDecoder();
+  const event = (type: string, delta: string) =>
+    partsOf(
+      decode({
+        data: JSON.stringify({ type, sequence_number: 4, item_id: "msg_1", output_index: 1, content_index: 0, delta, logprobs: [], obfuscation: 'x"y' }),
+      }),
+    );
+  expect(event("response.output_text.delta", "Hello")).toEqual([{ type: "text-delta", text: "Hello" }]);
+  expect(event("response.output_text.delta", 'say "hi"\n')).toEqual([{ type: "text-delta", text: 'say "hi"\n' }]);
+  expect(event("response.reasoning_summary_text.delta", "Think ✓")).toEqual([{ type: "reasoning-delta", text: "Think ✓" }]);
+  expect(event("response.reasoning_summary_text.delta", "a\\b")).toEqual([{ type: "reasoning-delta", text: "a\\b" }]);
+  expect(event("response.output_text.delta", "")).toEqual([]);
 });
