@@ -81,7 +81,7 @@ export class UpstreamRequestBuilder {
         reasoning: {
           enabled: reasoningOptions?.enabled !== false,
           effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined,
-          ...(reasoningOptions?.summary ? { summary: reasoningOptions.summary } : {}),
+          ...(typeof reasoningOptions?.summary === "string" && reasoningOptions.summary ? { summary: reasoningOptions.summary } : {}),
         },
         dialect: this.resolved.dialect,
         // the call's fields are the effective ones: a plugin that places a carrier itself (extra_content) honours verdicts and opt-outs

@@ -141,6 +141,8 @@ test("reasoning controls: chat reasoning_effort becomes reasoning.effort; reason
     messages: [{ role: "user", content: "hi" }],
   });
   expect(upstream.received.at(-1)!.body!.reasoning).toEqual({ effort: "minimal" });
+  await ask(gateway, { model: "gpt-5", model_options: { reasoning: { summary: "detailed" } }, messages: [{ role: "user", content: "hi" }] });
+  expect(upstream.received.at(-1)!.body!.reasoning).toEqual({ summary: "detailed" });
 });
 
 test("OpenAI's error passes on with its status and message", async () => {
