@@ -13,15 +13,20 @@ export interface OutputRecord {
   output: RecordItem[];
 }
 
-export type ReasoningItem = JsonObject & { type: "reasoning"; id: string; encrypted_content: string };
+export type ReasoningItem = JsonObject & { type: "reasoning"; id?: string; encrypted_content: string };
 export type RecordItem = ReasoningItem | { type: "message" } | { type: "function_call"; call_id: string; id?: string };
 
 /** The keys of a reasoning item that go back into `input` (the Responses API refuses others there, `status` aside). */
 const REASONING_KEYS = ["type", "id", "summary", "content", "encrypted_content"] as const;
 
-/** The stored form of a reasoning output item, or undefined when it has no blob (it could not be replayed under `store: false`). */
+/**
+ * The stored form of a reasoning output item, or undefined when it has no
+ * blob (it could not be replayed under `store: false`). The id is kept when
+ * there is one; xAI's items come without
+ * (https://docs.x.ai/developers/advanced-api-usage/troubleshooting-reasoning).
+ */
 export function reasoningEntry(item: JsonObject): ReasoningItem | undefined {
-  if (typeof item.id !== "string" || typeof item.encrypted_content !== "string" || item.encrypted_content === "") return undefined;
+  if (typeof item.encrypted_content !== "string" || item.encrypted_content === "") return undefined;
   const kept: JsonObject = {};
   for (const key of REASONING_KEYS) if (item[key] !== undefined && item[key] !== null) kept[key] = item[key];
   return kept as ReasoningItem;
@@ -49,7 +54,7 @@ function isRecordItem(item: Json): item is JsonObject & RecordItem {
   if (!isJsonObject(item)) return false;
   switch (item.type) {
     case "reasoning":
-      return typeof item.id === "string" && typeof item.encrypted_content === "string";
+      return typeof item.encrypted_content === "string" && item.encrypted_content !== "";
     case "message":
       return true;
     case "function_call":

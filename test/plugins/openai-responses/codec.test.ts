@@ -132,3 +132,29 @@ test("delta events: plain text is sliced out, escaped text parsed, both the same
   expect(event("response.reasoning_summary_text.delta", "a\\b")).toEqual([{ type: "reasoning-delta", text: "a\\b" }]);
   expect(event("response.output_text.delta", "")).toEqual([]);
 });
+
+test("xAI's reasoning items come without an id: stored and replayed all the same", () => {
+  const call = upstreamCall({ plugin: "openai-responses", baseUrl: "https://api.x.ai/v1", model: "grok-4", body: { messages: [USER] } });
+  const reasoning = { type: "reasoning", summary: [], encrypted_content: "Hfq+g7jQ4QfQnY" };
+  const turn = fold(
+    responsesCodec(call).decodeResponse({
+      id: "resp_1",
+      model: "grok-4",
+      status: "completed",
+      output: [reasoning, { type: "function_call", call_id: "call-5faadddf-0", name: "get_temperature", arguments: '{"location":"Paris"}' }],
+    }),
+    mergeOutput,
+  );
+  expect(turn.nativeRecord).toEqual({ model: "grok-4", output: [reasoning, { type: "function_call", call_id: "call-5faadddf-0" }] });
+  const assistant: ChatMessage = {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "call-5faadddf-0", type: "function", function: { name: "get_temperature", arguments: '{"location":"Paris"}' } }],
+    native_record: turn.nativeRecord,
+  };
+  const input = request("https://api.x.ai/v1", { model: "grok-4", body: { messages: [USER, assistant] } }).json.input as JsonObject[];
+  expect(input.slice(1)).toEqual([
+    reasoning,
+    { type: "function_call", call_id: "call-5faadddf-0", name: "get_temperature", arguments: '{"location":"Paris"}' },
+  ]);
+});
