@@ -9,6 +9,7 @@
 // in a burst with the others as no real users' do. A model whose name ends in
 // "-repeat" answers the same text every turn.
 import { createServer } from "node:http";
+import { answerResponses } from "./responses-upstream.mjs";
 
 const port = Number(process.env.PORT ?? 0);
 const reasoningChunks = Number(process.env.REASONING_CHUNKS ?? 40);
@@ -31,6 +32,8 @@ const server = createServer((request, response) => {
       response.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad json","type":"invalid_request_error"}}');
       return;
     }
+    // the Responses API (the openai-responses plugin's benchmark, bench/responses.mjs)
+    if (request.url.endsWith("/responses")) return answerResponses(body, response, { reasoningChunks, contentChunks });
     const turn = (body.messages ?? []).filter((message) => message.role === "assistant").length;
     const id = `bench-${turn}`;
     // a model whose name ends in "-repeat" gives the same answer every turn (the soak's repeated-answer mode)

@@ -65,7 +65,7 @@ export interface ChatRequest {
   tools?: JsonObject[];
   reasoning_effort?: string;
   /** carrierd's per-request options; never sent upstream. */
-  model_options?: { reasoning?: { enabled?: boolean; effort?: string } };
+  model_options?: { reasoning?: { enabled?: boolean; effort?: string; summary?: string } };
   [key: string]: unknown;
 }
 
@@ -75,6 +75,8 @@ export interface ReasoningControls {
   readonly enabled: boolean;
   /** `reasoning_effort` / `reasoning.effort` as the client sent it. */
   readonly effort: string | undefined;
+  /** Responses `reasoning.summary` as the client sent it (`auto`, `concise`, `detailed`); undefined when it sent none. */
+  readonly summary?: string;
 }
 
 /**

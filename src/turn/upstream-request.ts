@@ -93,7 +93,11 @@ export class UpstreamRequestBuilder {
         model: upstreamModel,
         body,
         stream: this.context.stream,
-        reasoning: { enabled: reasoningOptions?.enabled !== false, effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined },
+        reasoning: {
+          enabled: reasoningOptions?.enabled !== false,
+          effort: reasoningOptions?.effort ?? this.request.reasoning_effort ?? undefined,
+          ...(typeof reasoningOptions?.summary === "string" && reasoningOptions.summary ? { summary: reasoningOptions.summary } : {}),
+        },
         dialect: this.resolved.dialect,
         // the call's fields are the effective ones: a plugin that places a carrier itself (extra_content) honours verdicts and opt-outs
         // (effective is a filter of the route's fields: the same length means the same fields)

@@ -8,7 +8,7 @@ import type { RouteTable } from "../../src/routing/routes/route-table.js";
 let table: RouteTable;
 beforeAll(async () => {
   const loaded = await loadRoutesFile(fileURLToPath(new URL("../../routes.yaml", import.meta.url)), {
-    knownPlugins: new Set(["demo", "openai-compatible", "anthropic", "gemini", "bedrock", "copilot"]),
+    knownPlugins: new Set(["demo", "openai-compatible", "openai-responses", "anthropic", "gemini", "bedrock", "copilot"]),
   });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
   table = loaded.table;
@@ -71,4 +71,17 @@ test("Fireworks is asked to keep all reasoning history; Kimi K2.7 Code is must-e
 
 test("Claude Opus 4.6 is shipped on adaptive thinking (budget_tokens is deprecated there)", () => {
   expect(table.resolveModel("claude-opus-4-6")!.params).toMatchObject({ thinking: { type: "adaptive" } });
+});
+
+test("OpenAI and xAI are served by the Responses API plugin, on a route with no message field (their reasoning is its native record)", () => {
+  for (const [name, host] of [
+    ["openai/gpt-5", "api.openai.com"],
+    ["xai/grok-4", "api.x.ai"],
+  ] as const) {
+    const resolved = table.resolveModel(name)!;
+    expect(resolved.provider).toMatchObject({ plugin: "openai-responses", host });
+    expect(table.policyFor(resolved.provider, resolved.upstreamModel)).toMatchObject({ fields: [], native: true, mustEcho: false });
+  }
+  // an Azure OpenAI provider an operator adds gets the same route
+  expect(table.policyFor(provider("contoso.openai.azure.com", "openai-responses"), "gpt-5")).toMatchObject({ fields: [], native: true });
 });

@@ -64,8 +64,12 @@ export function toChatRequest(
   const format = body.text?.format ? responseFormat(body.text.format) : undefined;
   if (format) request.response_format = format;
   const effort = body.model_options?.reasoning?.effort ?? body.reasoning?.effort ?? undefined;
-  if (body.model_options || effort)
-    request.model_options = { ...body.model_options, reasoning: { ...body.model_options?.reasoning, ...(effort ? { effort } : {}) } };
+  const summary = body.reasoning?.summary ?? undefined;
+  if (body.model_options || effort || summary)
+    request.model_options = {
+      ...body.model_options,
+      reasoning: { ...body.model_options?.reasoning, ...(effort ? { effort } : {}), ...(summary ? { summary } : {}) },
+    };
   return request;
 }
 

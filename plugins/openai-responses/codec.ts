@@ -1,0 +1,51 @@
+import type { HttpCodec, UpstreamCall } from "../../src/providers/plugin-api.js";
+import { buildResponsesBody } from "./request-body.js";
+import { ResponsesDecoder } from "./response-decoder.js";
+
+/**
+ * The Responses API codec for one call (its decoder binds the record to the
+ * call's model). One plugin, three front doors, told apart by `base_url`:
+ * - OpenAI: `https://api.openai.com/v1` → `POST {base}/responses`, `Authorization: Bearer`;
+ * - xAI: `https://api.x.ai/v1`, the same (https://docs.x.ai/docs/guides/responses-api);
+ * - Azure OpenAI: a host under `openai.azure.com`, `cognitiveservices.azure.com`
+ *   or `services.ai.azure.com`, key in the `api-key` header. The v1 API is
+ *   `base_url: https://RESOURCE.openai.azure.com/openai/v1`; the older dated
+ *   API puts its version in the base URL's query
+ *   (`https://RESOURCE.openai.azure.com/openai?api-version=2025-04-01-preview`),
+ *   and the path goes before it (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/responses).
+ * Headers from routes.yaml go on top.
+ */
+export function responsesCodec(call: UpstreamCall): HttpCodec {
+  return {
+    buildRequest() {
+      const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json" };
+      if (call.apiKey) {
+        if (isAzure(call.provider.host)) headers["api-key"] = call.apiKey;
+        else headers.authorization = `Bearer ${call.apiKey}`;
+      }
+      return {
+        url: responsesUrl(call.provider.baseUrl ?? "https://api.openai.com/v1"),
+        headers: { ...headers, ...call.provider.headers },
+        body: buildResponsesBody(call),
+      };
+    },
+    decodeResponse: (body) => new ResponsesDecoder(call.model).response(body),
+    createStreamDecoder() {
+      const decoder = new ResponsesDecoder(call.model);
+      return ({ data }) => decoder.event(data);
+    },
+  };
+}
+
+/** `{base}/responses`, with a query the base URL carries (Azure's `api-version`) kept after the path. */
+export function responsesUrl(baseUrl: string): string {
+  const at = baseUrl.indexOf("?");
+  const path = (at < 0 ? baseUrl : baseUrl.slice(0, at)).replace(/\/+$/, "");
+  return `${path}/responses${at < 0 ? "" : baseUrl.slice(at)}`;
+}
+
+const AZURE_HOSTS = [".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"];
+
+export function isAzure(host: string): boolean {
+  return AZURE_HOSTS.some((suffix) => host.endsWith(suffix));
+}
