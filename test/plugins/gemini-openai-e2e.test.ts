@@ -199,7 +199,7 @@ test("without carrierd's record or the skip value the endpoint refuses with Goog
 
 test("the shipped routes.yaml sends Google's OpenAI-compatible host extra_content and nothing else", async () => {
   const loaded = await loadRoutesFile(fileURLToPath(new URL("../../routes.yaml", import.meta.url)), {
-    knownPlugins: new Set(["demo", "openai-compatible", "anthropic", "gemini", "bedrock", "copilot"]),
+    knownPlugins: new Set(["demo", "openai-compatible", "openai-responses", "anthropic", "gemini", "bedrock", "copilot"]),
   });
   expect(loaded.ok).toBe(true);
   if (!loaded.ok) return;

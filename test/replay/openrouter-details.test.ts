@@ -20,7 +20,7 @@ let router: OpenRouterEmulator;
 let gateway: TestGateway;
 beforeAll(async () => {
   const loaded = await loadRoutesFile(fileURLToPath(new URL("../../routes.yaml", import.meta.url)), {
-    knownPlugins: new Set(["demo", "openai-compatible", "anthropic", "gemini", "bedrock", "copilot"]),
+    knownPlugins: new Set(["demo", "openai-compatible", "openai-responses", "anthropic", "gemini", "bedrock", "copilot"]),
   });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
   const shipped = loaded.table.policyFor(

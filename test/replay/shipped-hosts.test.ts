@@ -36,7 +36,7 @@ let table: RouteTable;
 let hosts: HostsEmulator;
 beforeAll(async () => {
   const loaded = await loadRoutesFile(fileURLToPath(new URL("../../routes.yaml", import.meta.url)), {
-    knownPlugins: new Set(["demo", "openai-compatible", "anthropic", "gemini", "bedrock", "copilot"]),
+    knownPlugins: new Set(["demo", "openai-compatible", "openai-responses", "anthropic", "gemini", "bedrock", "copilot"]),
   });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
   table = loaded.table;
