@@ -16,6 +16,7 @@ import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
 import type { EventFeed } from "../events/event-feed.js";
 import { registerSecret } from "../operations/logging/redact.js";
 import type { RouteTable } from "../routing/routes/route-table.js";
+import { startTracing } from "../operations/tracing/start-tracing.js";
 
 /** A running gateway. */
 export interface Gateway {
@@ -39,7 +40,11 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   registerKeys(routes.current);
   routes.onReload((next) => registerKeys(next));
   const keys = container.resolve<KeyRing>(KEY_RING);
-  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, container.resolve<EventBus>(EVENT_BUS), keys);
+  const bus = container.resolve<EventBus>(EVENT_BUS);
+  // undefined, with no OpenTelemetry package loaded, unless an OTLP endpoint is configured
+  const tracing = await startTracing(options.env, bus);
+  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, bus, keys, tracing?.tracer);
+  const stopTracing = tracing ? server.onResponse((record) => tracing.responded(record)) : undefined;
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
   const hub = container.resolve<EventHub>(EVENT_HUB);
@@ -57,6 +62,8 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       stopCounting();
       metrics.close();
       await server.close();
+      stopTracing?.();
+      await tracing?.close(); // what is still buffered is exported now
       await routes.close();
       await container.resolve<EventFeed>(EVENT_FEED).close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();

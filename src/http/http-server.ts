@@ -14,6 +14,7 @@ import { requestKey } from "./auth.js";
 import { applyCors } from "./cors.js";
 import type { Endpoint, EndpointTable } from "./endpoint-table.js";
 import { sendError, type ErrorShape } from "./respond.js";
+import type { RequestTracer } from "../operations/tracing/trace-hooks.js";
 
 /**
  * One finished request, as metrics see it: `route` is the matched
@@ -34,9 +35,15 @@ export class HttpServer {
     private readonly log: Logger,
     bus: EventBus,
     private readonly keys: KeyRing,
+    tracer?: RequestTracer,
   ) {
     this.accessLog = new AccessLog(log, bus);
-    this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
+    this.server = createServer(
+      { keepAliveTimeout: 65_000 },
+      tracer
+        ? (request, response) => void tracer.run(request, () => this.handle(request, response))
+        : (request, response) => void this.handle(request, response),
+    );
     this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket, log));
     this.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
   }

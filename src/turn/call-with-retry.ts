@@ -5,6 +5,7 @@ import type { Storage, TurnInFlight } from "../storage/storage.js";
 import { recordRejection } from "../routing/verdicts/record-rejection.js";
 import { fieldsToReject } from "../routing/verdicts/unknown-field.js";
 import type { TurnPlan } from "./plan-turn.js";
+import { traceUpstreamAttempt } from "../operations/tracing/trace-hooks.js";
 
 /** What a rejected call's verdict is recorded with. */
 export interface RetryContext {
@@ -43,6 +44,7 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   const { plan, plugin, policy } = target;
   let effective = plan.effective;
   let sentAt = performance.now();
+  traceUpstreamAttempt(plan.key);
   const { carried, answer } = sendFirst(plugin, plan);
   // while this request waits for its upstream, the storage may commit what it deferred
   inFlight.wentUpstream();
@@ -63,6 +65,7 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
     "carriers attached (retry without rejected fields)",
   );
   sentAt = performance.now();
+  traceUpstreamAttempt(key, newlyRejected);
   result = await plugin.invoke(retry.call);
   return { result, effective, sentAt };
 }

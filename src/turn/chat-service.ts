@@ -17,6 +17,7 @@ import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-r
 import { planTurn, type PlanningContext, type TurnPlan } from "./plan-turn.js";
 import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./record-turn.js";
 import { newId } from "./sessions/session-id.js";
+import { traceCommit, traceReplay } from "../operations/tracing/trace-hooks.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
@@ -139,6 +140,7 @@ export class ChatService {
       },
     );
     const { sessionId, key, match, effective } = plan;
+    traceReplay(plan, request.messages);
     if (this.log.isLevelEnabled("debug"))
       this.log.debug(
         {
@@ -218,7 +220,7 @@ export class ChatService {
         const turn = accumulator.finish();
         const record = turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId));
         // durable with every carrier verbatim before the client is told the turn is done
-        await this.storage.turns.save(record);
+        await traceCommit(this.storage.turns.save(record));
         (run as { stored: NewTurn | undefined }).stored = record;
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";

@@ -11,6 +11,7 @@ import type { Cancellation } from "../providers/upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../routing/verdicts/record-rejection.js";
 import { newId } from "./sessions/session-id.js";
 import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./upstream-request.js";
+import { traceStoreRead } from "../operations/tracing/trace-hooks.js";
 
 /** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {
@@ -109,7 +110,7 @@ const NO_SOURCES: ReadonlyMap<number, ReplaySource> = new Map();
  */
 function readBeforeCall(storage: PlanningContext["storage"], query: Omit<RequestLookup, "keyHash" | "keys">) {
   let read: Promise<RequestLookupAnswer> | undefined;
-  const lookup = (keyHash: string, keys: readonly string[]) => (read = storage.lookup({ ...query, keyHash, keys }));
+  const lookup = (keyHash: string, keys: readonly string[]) => (read = traceStoreRead(storage.lookup({ ...query, keyHash, keys })));
   return {
     turns: {
       matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,

@@ -21,6 +21,7 @@ import { cancellationOf, type Cancellation } from "./cancellation.js";
 import { DeadlineCuts } from "./deadline-cuts.js";
 import { deadlineMessage, watchDeadlines, type DeadlineName, type Watched } from "./deadline-watch.js";
 import { passedOnHeaders } from "./passed-on-headers.js";
+import { withTraceContext } from "../../operations/tracing/trace-hooks.js";
 import { postRaw } from "./raw-exchange.js";
 
 /** Bytes of a stream read from the upstream and not yet taken by its client, past which the upstream is no longer read. */
@@ -73,7 +74,7 @@ export class UpstreamHttp {
           origin,
           path,
           method: "POST",
-          headers: wire.headers,
+          headers: withTraceContext(wire.headers),
           body: wire.body,
           headersTimeout: deadlines.firstByteMs + 1_000,
           bodyTimeout: deadlines.idleMs + 1_000,
@@ -85,7 +86,8 @@ export class UpstreamHttp {
 
   /** A request a plugin built and reads itself (docs/plugins.md), in the same pool and under the same deadlines. */
   post(call: UpstreamCall, wire: RawRequest): Promise<RawAnswer> {
-    return postRaw(this.agent, call, wire);
+    const headers = withTraceContext(wire.headers);
+    return postRaw(this.agent, call, headers === wire.headers ? wire : { ...wire, headers });
   }
 
   async close(): Promise<void> {
