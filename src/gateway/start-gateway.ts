@@ -44,7 +44,6 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   // undefined, with no OpenTelemetry package loaded, unless an OTLP endpoint is configured
   const tracing = await startTracing(options.env, bus);
   const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, bus, keys, tracing?.tracer);
-  const stopTracing = tracing ? server.onResponse((record) => tracing.responded(record)) : undefined;
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
   const hub = container.resolve<EventHub>(EVENT_HUB);
@@ -62,7 +61,6 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       stopCounting();
       metrics.close();
       await server.close();
-      stopTracing?.();
       await tracing?.close(); // what is still buffered is exported now
       await routes.close();
       await container.resolve<EventFeed>(EVENT_FEED).close();

@@ -6,6 +6,7 @@ import { recordRejection } from "../routing/verdicts/record-rejection.js";
 import { fieldsToReject } from "../routing/verdicts/unknown-field.js";
 import type { TurnPlan } from "./plan-turn.js";
 import { traceUpstreamAttempt } from "../operations/tracing/trace-hooks.js";
+import { cancellationOf } from "../providers/upstream/cancellation.js";
 
 /** What a rejected call's verdict is recorded with. */
 export interface RetryContext {
@@ -44,7 +45,7 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   const { plan, plugin, policy } = target;
   let effective = plan.effective;
   let sentAt = performance.now();
-  traceUpstreamAttempt(plan.key);
+  traceUpstreamAttempt(cancellationOf(plan.first!.call), plan.key);
   const { carried, answer } = sendFirst(plugin, plan);
   // while this request waits for its upstream, the storage may commit what it deferred
   inFlight.wentUpstream();
@@ -65,7 +66,7 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
     "carriers attached (retry without rejected fields)",
   );
   sentAt = performance.now();
-  traceUpstreamAttempt(key, newlyRejected);
+  traceUpstreamAttempt(cancellationOf(retry.call), key, { refusedStatus: result.status, dropped: newlyRejected });
   result = await plugin.invoke(retry.call);
   return { result, effective, sentAt };
 }

@@ -140,7 +140,8 @@ export class ChatService {
       },
     );
     const { sessionId, key, match, effective } = plan;
-    traceReplay(plan, request.messages);
+    const turnId = newId("turn_");
+    traceReplay(context.cancellation, turnId, plan, request.messages);
     if (this.log.isLevelEnabled("debug"))
       this.log.debug(
         {
@@ -165,7 +166,7 @@ export class ChatService {
       parentTurnId: match.parentTurnId,
       depth: match.matched.assistant + 1,
       keyHash: context.keyHash,
-      turnId: newId("turn_"),
+      turnId,
       clientModel: request.model,
       // the messages that asked for this turn: all a finished turn keeps of the request
       prompt: promptOf(request.messages),
@@ -220,7 +221,7 @@ export class ChatService {
         const turn = accumulator.finish();
         const record = turnRecord(prepared, turn, checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId));
         // durable with every carrier verbatim before the client is told the turn is done
-        await traceCommit(this.storage.turns.save(record));
+        await traceCommit(turnId, this.storage.turns.save(record));
         (run as { stored: NewTurn | undefined }).stored = record;
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";

@@ -6,11 +6,11 @@ import type { EventBus, GatewayEvent } from "../../events/bus/event-bus.js";
 import { GenAiMetrics } from "./genai-metrics.js";
 import { RequestSpans, type SpanMaking } from "./request-spans.js";
 import type { Tracing } from "./start-tracing.js";
-import { currentTrace, requestTraces } from "./trace-hooks.js";
+import { registerRequestTrace, traceOfTurn } from "./trace-hooks.js";
 import type { TracingConfig } from "./tracing-config.js";
 
 /** The events spans and metrics are derived from; deltas only for a turn's first token unless contents are captured. */
-const TURN_EVENTS = ["turn.started", "turn.completed", "turn.failed", "verdict.recorded"] as const;
+const TURN_EVENTS = ["turn.started", "turn.completed", "turn.failed"] as const;
 const DELTAS = ["reasoning.delta", "content.delta"] as const;
 
 /**
@@ -41,13 +41,8 @@ export async function startOpenTelemetry(config: TracingConfig, bus: EventBus): 
     bus.subscribe(observe, TURN_EVENTS, { untimed: true }),
     bus.subscribe(observe, DELTAS, { firstOfTurn: !config.captureContent, untimed: true }),
   ];
-  const traces = requestTraces();
   return {
-    tracer: { run: (request, handle) => traces.run(new RequestSpans(making, request), handle) },
-    responded: (record) => {
-      const trace = currentTrace();
-      if (trace instanceof RequestSpans) trace.responded(record);
-    },
+    tracer: { began: (request, response) => registerRequestTrace(response, new RequestSpans(making, request)) },
     async close() {
       for (const stop of unsubscribe) stop();
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
@@ -55,15 +50,13 @@ export async function startOpenTelemetry(config: TracingConfig, bus: EventBus): 
   };
 }
 
-/** A bus event, told to the span of the request it was published for (events of no request are not traced). */
+/** A turn's event, told to the span of the request whose turn it is (events of no traced turn are not). */
 function observe(event: GatewayEvent): void {
-  const trace = currentTrace();
+  const trace = traceOfTurn(event.turn_id);
   if (!(trace instanceof RequestSpans)) return;
   switch (event.type) {
     case "turn.started":
       return trace.turnStarted(event);
-    case "verdict.recorded":
-      return trace.attemptRejected(event);
     case "turn.completed":
     case "turn.failed":
       return trace.turnEnded(event);

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapPropagator, type Tracer } from "@opentelemetry/api";
 import type { GenAiMetrics } from "./genai-metrics.js";
-import type { ReplayDecision, RequestTrace, UpstreamTarget } from "./trace-hooks.js";
+import { forgetTurn, type ReplayDecision, type RequestTrace, type RetryCause, type UpstreamTarget } from "./trace-hooks.js";
 
 /** What every request's spans are made with: the gateway's tracer, propagator, metrics and the content opt-in. */
 export interface SpanMaking {
@@ -43,6 +43,8 @@ export class RequestSpans implements RequestTrace {
   private clientModel: string | undefined;
   private tokenSeen = false;
   private output: { reasoning: string; text: string } | undefined;
+  /** The turns of this request whose events find it (trace-hooks' byTurn), forgotten when it ends at the latest. */
+  private readonly turns: string[] = [];
 
   constructor(
     private readonly making: SpanMaking,
@@ -67,7 +69,11 @@ export class RequestSpans implements RequestTrace {
     return this.child("carrierd.store.commit", write);
   }
 
-  attempt(upstream: UpstreamTarget, dropped: readonly string[] | undefined): void {
+  attempt(upstream: UpstreamTarget, retry: RetryCause | undefined): void {
+    if (retry && this.attemptSpan) {
+      this.attemptSpan.setAttributes({ "http.response.status_code": retry.refusedStatus, "error.type": "unknown_field" });
+      this.attemptSpan.setStatus({ code: SpanStatusCode.ERROR, message: `refused fields: ${retry.dropped.join(", ")}` });
+    }
     this.endAttempt();
     this.upstream = upstream;
     this.attempts++;
@@ -80,15 +86,16 @@ export class RequestSpans implements RequestTrace {
       "server.address": upstream.host,
       "carrierd.upstream.attempt": this.attempts,
     };
-    if (dropped) {
+    if (retry) {
       attributes["carrierd.retry.reason"] = "unknown_field";
-      attributes["carrierd.retry.dropped_fields"] = [...dropped];
+      attributes["carrierd.retry.dropped_fields"] = [...retry.dropped];
     }
     this.attemptSpan = this.making.tracer.startSpan(`chat ${upstream.model}`, { kind: SpanKind.CLIENT, attributes }, this.context);
     this.attemptContext = trace.setSpan(this.context, this.attemptSpan);
   }
 
-  replay(plan: ReplayDecision, messages: readonly unknown[]): void {
+  replay(turnId: string, plan: ReplayDecision, messages: readonly unknown[]): void {
+    this.turns.push(turnId);
     const attached = new Set<string>();
     for (const message of plan.first?.attached ?? []) for (const field of message.fields) attached.add(field);
     this.server.setAttributes({
@@ -119,15 +126,6 @@ export class RequestSpans implements RequestTrace {
       "gen_ai.response.model": stringOr(event.upstream_model, this.upstream?.model ?? ""),
     });
     this.attemptSpan?.setAttribute("http.response.status_code", 200);
-  }
-
-  /** verdict.recorded: the current attempt was refused for fields the upstream does not know. */
-  attemptRejected(event: Readonly<Record<string, unknown>>): void {
-    if (!this.attemptSpan) return;
-    if (typeof event.status === "number") this.attemptSpan.setAttribute("http.response.status_code", event.status);
-    this.attemptSpan.setAttribute("error.type", "unknown_field");
-    this.attemptSpan.setStatus({ code: SpanStatusCode.ERROR, message: `rejected fields: ${String(event.fields)}` });
-    this.endAttempt();
   }
 
   /** A turn's first token (reasoning or answer): the time-to-first-token metrics. */
@@ -167,16 +165,18 @@ export class RequestSpans implements RequestTrace {
     if (failed) attributes["error.type"] = "turn_failed";
     if (this.firstSentAt !== undefined) this.making.metrics.operation(attributes, (performance.now() - this.firstSentAt) / 1000, input, output);
     this.endAttempt();
+    if (typeof event.turn_id === "string") forgetTurn(event.turn_id);
   }
 
   /** The response is finished: the server span ends with its status. */
-  responded(record: { route: string; status: number }): void {
+  responded(route: string, status: number): void {
     this.endAttempt();
-    this.server.setAttributes({ "http.route": record.route, "http.response.status_code": record.status });
-    if (this.clientModel === undefined) this.server.updateName(`${this.method} ${record.route}`);
-    if (record.status >= 500) {
+    for (const turnId of this.turns) forgetTurn(turnId);
+    this.server.setAttributes({ "http.route": route, "http.response.status_code": status });
+    if (this.clientModel === undefined) this.server.updateName(`${this.method} ${route}`);
+    if (status >= 500) {
       this.server.setStatus({ code: SpanStatusCode.ERROR });
-      this.server.setAttribute("error.type", String(record.status));
+      this.server.setAttribute("error.type", String(status));
     }
     this.server.end();
   }

@@ -4,10 +4,8 @@ import { tracingConfig } from "./tracing-config.js";
 
 /** A gateway's tracing, when it exports (docs/operators.md#opentelemetry). */
 export interface Tracing {
-  /** Wraps each request's handling in its server span (the HTTP server calls it). */
+  /** Starts each request's server span (the HTTP server calls it). */
   readonly tracer: RequestTracer;
-  /** A response finished (the server's response listener, called inside the request's trace): its server span ends. */
-  responded(record: { route: string; status: number }): void;
   /** Exports what is still buffered, then stops. */
   close(): Promise<void>;
 }

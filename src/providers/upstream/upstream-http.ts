@@ -54,13 +54,14 @@ export class UpstreamHttp {
     const wire = codec.buildRequest(call);
     const { origin, path } = this.target(wire.url);
     const deadlines = call.provider.deadlines ?? DEFAULT_DEADLINES;
+    const cancellation = cancellationOf(call);
     return new Promise((resolve, reject) => {
       const exchange = new Exchange(
         codec,
         {
           provider: call.provider.id,
           stream: call.stream,
-          cancellation: cancellationOf(call),
+          cancellation,
           deadlines,
           streamBuffer: this.streamBuffer,
           deadlineCuts: this.deadlineCuts,
@@ -74,7 +75,7 @@ export class UpstreamHttp {
           origin,
           path,
           method: "POST",
-          headers: withTraceContext(wire.headers),
+          headers: withTraceContext(wire.headers, cancellation),
           body: wire.body,
           headersTimeout: deadlines.firstByteMs + 1_000,
           bodyTimeout: deadlines.idleMs + 1_000,
@@ -86,7 +87,7 @@ export class UpstreamHttp {
 
   /** A request a plugin built and reads itself (docs/plugins.md), in the same pool and under the same deadlines. */
   post(call: UpstreamCall, wire: RawRequest): Promise<RawAnswer> {
-    const headers = withTraceContext(wire.headers);
+    const headers = withTraceContext(wire.headers, cancellationOf(call));
     return postRaw(this.agent, call, headers === wire.headers ? wire : { ...wire, headers });
   }
 
