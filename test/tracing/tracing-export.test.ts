@@ -197,3 +197,23 @@ test("with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true the messages,
   expect(output[0]!.role).toBe("assistant");
   expect(output[0]!.parts.find((part) => part.type === "reasoning")?.content).toBe(conversation.reasoning);
 });
+
+test("a request that is no chat turn, or is refused before one, has a span named by its method and route", async () => {
+  const receiver = await startOtlpReceiver();
+  const gateway = await startTestGateway({ routes: routes(), env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } });
+  try {
+    expect((await gateway.fetch("/v1/models")).status).toBe(200);
+    const refused = await gateway.post("/v1/chat/completions", { model: "nowhere/model", messages: [{ role: "user", content: "hi" }] });
+    expect(refused.status).toBe(404);
+  } finally {
+    await gateway.stop();
+    await receiver.close();
+  }
+  const servers = receiver.spans().filter((span) => span.kind === SPAN_KIND.SERVER);
+  expect(servers.map((span) => [span.name, span.attributes["http.response.status_code"]])).toEqual([
+    ["GET /v1/models", 200],
+    ["POST /v1/chat/completions", 404],
+  ]);
+  // a client's mistake is no error of carrierd's
+  expect(servers.map((span) => span.statusCode)).toEqual([0, 0]);
+});

@@ -72,4 +72,4 @@ test("with no OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry SDK module is loaded;
     await receiver.close();
   }
   expect(receiver.received.some((item) => item.path === "/v1/traces")).toBe(true);
-});
+}, 90_000); // two gateway processes start, each resolving every module through the recording hook
