@@ -217,3 +217,15 @@ test("a request that is no chat turn, or is refused before one, has a span named
   // a client's mistake is no error of carrierd's
   expect(servers.map((span) => span.statusCode)).toEqual([0, 0]);
 });
+
+test("a collector that is down costs the requests nothing: they are answered, and the gateway stops", async () => {
+  const gone = await startOtlpReceiver();
+  await gone.close(); // its port now refuses connections
+  const gateway = await startTestGateway({ routes: routes(), env: { OTEL_EXPORTER_OTLP_ENDPOINT: gone.url } });
+  try {
+    const answer = await gateway.post("/v1/chat/completions", { model: "cerebras/model-a", messages: [{ role: "user", content: "still there?" }] });
+    expect(answer.status).toBe(200);
+  } finally {
+    await gateway.stop();
+  }
+});
