@@ -265,6 +265,7 @@ interface RelayTarget {
 async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
   const { accumulator, reasoningEnabled, bus, publish, inFlight, pace } = turn;
   let reasoningSeen = false;
+  let contentSeen = false;
   try {
     for await (const item of parts) {
       const batch = partsOf(item);
@@ -275,8 +276,9 @@ async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): Asyn
           if (!reasoningEnabled) withheld = true;
           else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
           reasoningSeen = true;
-        } else if (part.type === "text-delta" && bus.wants("content.delta")) {
-          publish("content.delta", { text: part.text });
+        } else if (part.type === "text-delta") {
+          if (bus.wants("content.delta", contentSeen)) publish("content.delta", { text: part.text });
+          contentSeen = true;
         }
       }
       yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
