@@ -28,6 +28,7 @@ import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
 import type { EventFeed } from "../events/event-feed.js";
 import { registerSecret } from "../operations/logging/redact.js";
 import type { RouteTable } from "../routing/routes/route-table.js";
+import { startTracing } from "../operations/tracing/start-tracing.js";
 
 /** A running gateway. */
 export interface Gateway {
@@ -51,7 +52,10 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   registerKeys(routes.current);
   routes.onReload((next) => registerKeys(next));
   const keys = container.resolve<KeyRing>(KEY_RING);
-  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, container.resolve<EventBus>(EVENT_BUS), keys);
+  const bus = container.resolve<EventBus>(EVENT_BUS);
+  // undefined, with no OpenTelemetry package loaded, unless an OTLP endpoint is configured
+  const tracing = await startTracing(options.env, bus);
+  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, bus, keys, tracing?.tracer);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
   const hub = container.resolve<EventHub>(EVENT_HUB);
@@ -70,6 +74,7 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       metrics.close();
       container.resolve<ProviderStats>(PROVIDER_STATS).close();
       await server.close();
+      await tracing?.close(); // what is still buffered is exported now
       await routes.close();
       await container.resolve<EventFeed>(EVENT_FEED).close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();

@@ -14,6 +14,7 @@ import { requestKey } from "./auth.js";
 import { applyCors } from "./cors.js";
 import type { Endpoint, EndpointTable } from "./endpoint-table.js";
 import { sendError, type ErrorShape } from "./respond.js";
+import { traceResponded, type RequestTracer } from "../operations/tracing/trace-hooks.js";
 
 /**
  * One finished request, as metrics see it: `route` is the matched
@@ -34,6 +35,7 @@ export class HttpServer {
     private readonly log: Logger,
     bus: EventBus,
     private readonly keys: KeyRing,
+    private readonly tracer?: RequestTracer,
   ) {
     this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
@@ -70,6 +72,7 @@ export class HttpServer {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = performance.now();
+    this.tracer?.began(request, response);
     let route = "unmatched";
     let caller: Caller | undefined;
     let errorShape: ErrorShape | undefined;
@@ -100,6 +103,7 @@ export class HttpServer {
     } finally {
       // a stream's handler returns when it ended, so the line has its whole duration
       this.accessLog.write(request, response, started);
+      traceResponded(response, route);
       if (this.responseListeners.size > 0) this.notifyResponse(request.method ?? "GET", route, response.statusCode, caller?.name ?? "");
     }
   }

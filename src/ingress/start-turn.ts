@@ -9,6 +9,7 @@ import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
 import { noteModel, noteUpstream } from "../operations/logging/access-log.js";
 import type { ReplaySource } from "../storage/turns.js";
 import { sessionName } from "../turn/sessions/session-scope.js";
+import { traceTurn } from "../operations/tracing/trace-hooks.js";
 
 /** How a streaming client is served while its turn runs. */
 export interface StreamingClient {
@@ -47,6 +48,7 @@ export function startTurn(
   },
 ): Promise<TurnRun> {
   const cancellation = new Cancellation();
+  traceTurn(response, cancellation);
   response.on("close", () => {
     if (!response.writableFinished) cancellation.cancel();
   });

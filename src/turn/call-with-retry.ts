@@ -6,6 +6,8 @@ import { recordRejection } from "../routing/verdicts/record-rejection.js";
 import { fieldsToReject } from "../routing/verdicts/unknown-field.js";
 import type { TurnPlan } from "./plan-turn.js";
 import type { SentReplay } from "./upstream-request.js";
+import { traceUpstreamAttempt } from "../operations/tracing/trace-hooks.js";
+import { cancellationOf } from "../providers/upstream/cancellation.js";
 
 /** What a rejected call's verdict is recorded with. */
 export interface RetryContext {
@@ -48,6 +50,7 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
   const { plan, plugin, policy } = target;
   let effective = plan.effective;
   let sentAt = performance.now();
+  traceUpstreamAttempt(cancellationOf(plan.first!.call), plan.key);
   const { carried, sent, answer } = sendFirst(plugin, plan);
   // while this request waits for its upstream, the storage may commit what it deferred
   inFlight.wentUpstream();
@@ -68,6 +71,7 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
     "carriers attached (retry without rejected fields)",
   );
   sentAt = performance.now();
+  traceUpstreamAttempt(cancellationOf(retry.call), key, { refusedStatus: result.status, dropped: newlyRejected });
   result = await plugin.invoke(retry.call);
   return { result, effective, sentAt, sent: retry.replayShape(), rejectedNow: newlyRejected };
 }

@@ -19,6 +19,7 @@ import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./re
 import { newId } from "./sessions/session-id.js";
 import { matchedMessages, replayDecision, TurnClock } from "./turn-audit.js";
 import type { ReplayDecision } from "../storage/session-history.js";
+import { traceCommit, traceReplay } from "../operations/tracing/trace-hooks.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
@@ -141,6 +142,8 @@ export class ChatService {
       },
     );
     const { sessionId, key, match, effective } = plan;
+    const turnId = newId("turn_");
+    traceReplay(context.cancellation, turnId, plan, request.messages);
     if (this.log.isLevelEnabled("debug"))
       this.log.debug(
         {
@@ -165,7 +168,7 @@ export class ChatService {
       parentTurnId: match.parentTurnId,
       depth: match.matched.assistant + 1,
       keyHash: context.keyHash,
-      turnId: newId("turn_"),
+      turnId,
       clientModel: request.model,
       // the messages that asked for this turn: all a finished turn keeps of the request
       prompt: promptOf(request.messages),
@@ -228,7 +231,7 @@ export class ChatService {
         const native = checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId);
         const record = turnRecord(prepared, turn, native, { route: routeNumber(policy), timings: clock.timings(), replay });
         // durable with every carrier verbatim before the client is told the turn is done
-        await this.storage.turns.save(record);
+        await traceCommit(turnId, this.storage.turns.save(record));
         (run as { stored: NewTurn | undefined }).stored = record;
         // stored in full above; only the client's view loses the reasoning it asked not to see
         if (!reasoningEnabled) turn.reasoningText = "";
@@ -315,8 +318,8 @@ async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): Asyn
           reasoningSeen = true;
         } else if (part.type === "text-delta") {
           if (!contentSeen) clock.firstContent = clock.sinceSent();
+          if (bus.wants("content.delta", contentSeen)) publish("content.delta", { text: part.text });
           contentSeen = true;
-          if (bus.wants("content.delta")) publish("content.delta", { text: part.text });
         }
       }
       yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;

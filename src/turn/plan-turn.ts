@@ -11,6 +11,7 @@ import type { Cancellation } from "../providers/upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../routing/verdicts/record-rejection.js";
 import { newId } from "./sessions/session-id.js";
 import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./upstream-request.js";
+import { traceStoreRead } from "../operations/tracing/trace-hooks.js";
 
 /** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {
@@ -74,7 +75,11 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   // matches' carriers together (a networked store answers it in one round trip). The carriers are asked for when any
   // field verdicts could leave would replay them: the fields that remain are a subset of these.
   const wanted = policy.fields.filter((field) => !optOut.includes(field));
-  const reading = readBeforeCall(storage, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
+  const reading = readBeforeCall(
+    storage,
+    { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) },
+    options.cancellation,
+  );
   const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit);
   const read = await reading.answer(options.keyHash);
   const sessionId = match.sessionId ?? storedSessionId(newId("sess_"), options.sessionScope);
@@ -107,9 +112,9 @@ const NO_SOURCES: ReadonlyMap<number, ReplaySource> = new Map();
  * the keys): the rest of the answer is kept for the plan. Its own scope, so
  * no closure of the plan holds the answer's carriers past the first call.
  */
-function readBeforeCall(storage: PlanningContext["storage"], query: Omit<RequestLookup, "keyHash" | "keys">) {
+function readBeforeCall(storage: PlanningContext["storage"], query: Omit<RequestLookup, "keyHash" | "keys">, cancellation: Cancellation) {
   let read: Promise<RequestLookupAnswer> | undefined;
-  const lookup = (keyHash: string, keys: readonly string[]) => (read = storage.lookup({ ...query, keyHash, keys }));
+  const lookup = (keyHash: string, keys: readonly string[]) => (read = traceStoreRead(cancellation, storage.lookup({ ...query, keyHash, keys })));
   return {
     turns: {
       matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,

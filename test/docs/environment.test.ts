@@ -17,12 +17,12 @@ function sourceFiles(dir: string): string[] {
     .map((file) => join(REPO, dir, file));
 }
 
-/** Each CARRIERD_* variable read from an environment (`env.X`, `process.env.X`, `env["X"]`), with the first file that reads it. */
+/** Each CARRIERD_* (and OpenTelemetry's OTEL_*) variable read from an environment (`env.X`, `process.env.X`, `env["X"]`), with the first file that reads it. */
 function variablesInCode(): Map<string, string> {
   const found = new Map<string, string>();
   for (const file of [...sourceFiles("src"), ...sourceFiles("plugins")]) {
     const text = readFileSync(file, "utf8");
-    for (const match of text.matchAll(/\benv\??\.(CARRIERD_[A-Z0-9_]+)|\benv\[\s*["'`](CARRIERD_[A-Z0-9_]+)["'`]\s*\]/g)) {
+    for (const match of text.matchAll(/\benv\??\.((?:CARRIERD|OTEL)_[A-Z0-9_]+)|\benv\[\s*["'`]((?:CARRIERD|OTEL)_[A-Z0-9_]+)["'`]\s*\]/g)) {
       const name = match[1] ?? match[2]!;
       if (!found.has(name)) found.set(name, relative(REPO, file));
     }

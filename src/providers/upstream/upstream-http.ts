@@ -21,6 +21,7 @@ import { cancellationOf, type Cancellation } from "./cancellation.js";
 import { DeadlineCuts } from "./deadline-cuts.js";
 import { deadlineMessage, watchDeadlines, type DeadlineName, type Watched } from "./deadline-watch.js";
 import { passedOnHeaders } from "./passed-on-headers.js";
+import { withTraceContext } from "../../operations/tracing/trace-hooks.js";
 import { postRaw } from "./raw-exchange.js";
 
 /** Bytes of a stream read from the upstream and not yet taken by its client, past which the upstream is no longer read. */
@@ -53,13 +54,14 @@ export class UpstreamHttp {
     const wire = codec.buildRequest(call);
     const { origin, path } = this.target(wire.url);
     const deadlines = call.provider.deadlines ?? DEFAULT_DEADLINES;
+    const cancellation = cancellationOf(call);
     return new Promise((resolve, reject) => {
       const exchange = new Exchange(
         codec,
         {
           provider: call.provider.id,
           stream: call.stream,
-          cancellation: cancellationOf(call),
+          cancellation,
           deadlines,
           streamBuffer: this.streamBuffer,
           deadlineCuts: this.deadlineCuts,
@@ -73,7 +75,7 @@ export class UpstreamHttp {
           origin,
           path,
           method: "POST",
-          headers: wire.headers,
+          headers: withTraceContext(wire.headers, cancellation),
           body: wire.body,
           headersTimeout: deadlines.firstByteMs + 1_000,
           bodyTimeout: deadlines.idleMs + 1_000,
@@ -85,7 +87,8 @@ export class UpstreamHttp {
 
   /** A request a plugin built and reads itself (docs/plugins.md), in the same pool and under the same deadlines. */
   post(call: UpstreamCall, wire: RawRequest): Promise<RawAnswer> {
-    return postRaw(this.agent, call, wire);
+    const headers = withTraceContext(wire.headers, cancellationOf(call));
+    return postRaw(this.agent, call, headers === wire.headers ? wire : { ...wire, headers });
   }
 
   async close(): Promise<void> {
