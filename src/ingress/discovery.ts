@@ -47,6 +47,8 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
       // the Anthropic Messages API (/v1/messages, docs/api.md#messages-api)
       messages_api: true,
       reasoning_replay: true,
+      // stored sessions over HTTP, each turn with its replay decision (docs/api.md#session-history)
+      session_history: true,
       websocket_events: true,
       session_header: "X-Session-Id",
       reasoning_field: "reasoning_content",
@@ -80,6 +82,8 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
       "/v1/messages/count_tokens",
       "/v1/models",
       "/v1/capabilities",
+      "/v1/sessions",
+      "/v1/sessions/{id}",
       "/v1/events",
       "/health",
       "/metrics",

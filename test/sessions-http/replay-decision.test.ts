@@ -17,7 +17,7 @@ import {
   type Backend,
 } from "./history-support.js";
 
-announceSkipped("test/sessions-http/replay-decision.test.ts", 5);
+announceSkipped("test/sessions-http/replay-decision.test.ts", 6);
 
 /**
  * GET /v1/sessions/{id} shows what replay decided for each turn when it was
@@ -37,7 +37,8 @@ describe.each(Object.keys(BACKENDS))("the replay decision of each turn: %s", (ba
 
   beforeAll(async () => {
     if (skip) return;
-    upstream = await startOpenAIUpstream({ strict: STRICT_REASONING });
+    // tool-call ids random enough to be a key of their own (call-ids.ts), as real providers issue them
+    upstream = await startOpenAIUpstream({ strict: STRICT_REASONING, callId: (flavor, n) => `call_${flavor}_Q7vLx2Rt9KmWp4Zs${n}` });
     backend = await BACKENDS[backendName]!(historyRoutes(upstream));
   });
   afterAll(async () => {
@@ -85,6 +86,39 @@ describe.each(Object.keys(BACKENDS))("the replay decision of each turn: %s", (ba
     expect(timings.upstream_ms).toBeGreaterThanOrEqual(0);
     expect(timings.total_ms).toBeGreaterThanOrEqual(timings.upstream_ms!);
     expect(timings.first_content_ms).not.toBeNull();
+  });
+
+  test.skipIf(skip)("a tool call resent with other arguments is matched by its call id; a re-rendered answer in a named session by its depth", async () => {
+    const model = "deepseek/deepseek-reasoner";
+    const ask = [{ role: "user", content: "Weather in Rome?" }];
+    const first = await chat(backend.gateway, TEST_KEY, { model, messages: ask, tools: [WEATHER_TOOL] }, "named-session");
+    const call = (first.message.tool_calls as { id: string; type: string; function: { name: string } }[])[0]!;
+    // the same call id and name, its arguments reshaped by the client: no fingerprint matches it
+    const reshaped = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ ...call, function: { name: call.function.name, arguments: '{"city":"Rome","unit":"C"}' } }],
+    };
+    const history = [...ask, reshaped, { role: "tool", tool_call_id: call.id, content: '{"temp":18}' }];
+    const second = await chat(backend.gateway, TEST_KEY, { model, messages: history, tools: [WEATHER_TOOL] }, "named-session");
+    expect(second.status).toBe(200);
+    // the answer re-rendered (other text, no reasoning): found at its depth in the named session
+    history.push({ role: "assistant", content: `**${String(second.message.content)}**` }, { role: "user", content: "thanks" });
+    const third = await chat(backend.gateway, TEST_KEY, { model, messages: history, tools: [WEATHER_TOOL] }, "named-session");
+    expect(third.status).toBe(200);
+    const { turns } = await show("named-session");
+    expect(
+      turns.map((turn) =>
+        (turn.replay!.matched as { message: number; position: number; by: string }[]).map((entry) => [entry.message, entry.position, entry.by]),
+      ),
+    ).toEqual([
+      [],
+      [[1, 1, "call_id"]],
+      [
+        [1, 1, "call_id"],
+        [3, 2, "depth"],
+      ],
+    ]);
   });
 
   test.skipIf(skip)("a tool-call turn carrierd never stored gets the must_echo placeholder, and the decision says so", async () => {

@@ -6,7 +6,7 @@ import { announceSkipped } from "../support/postgres.js";
 import { addKey } from "../keys/keys-support.js";
 import { BACKENDS, chat, expectValid, getJson, historyRoutes, kept, sessionValidators, skipBackend, type Backend } from "./history-support.js";
 
-announceSkipped("test/sessions-http/session-list.test.ts", 5);
+announceSkipped("test/sessions-http/session-list.test.ts", 6);
 
 /**
  * GET /v1/sessions and DELETE /v1/sessions/{id} (docs/api.md#session-history):
@@ -99,6 +99,12 @@ describe.each(Object.keys(BACKENDS))("session history lists: %s", (backendName) 
     expect(await ids(`?q=${encodeURIComponent(made[2]!.answer)}`)).toEqual([made[2]!.id]);
     expect(await ids("?q=role")).toEqual([]);
     expect(await ids("?q=more&model=deepseek/deepseek-chat")).toEqual([made[0]!.id]);
+  });
+
+  test.skipIf(skip)("/v1/capabilities says session history is served, and where", async () => {
+    const { body } = await getJson(backend.gateway, TEST_KEY, "/v1/capabilities");
+    expect(body.features).toMatchObject({ session_history: true });
+    expect(body.endpoints).toEqual(expect.arrayContaining(["/v1/sessions", "/v1/sessions/{id}"]));
   });
 
   test.skipIf(skip)("a bad parameter is a 400 in OpenAI's shape naming it", async () => {

@@ -48,9 +48,8 @@ export class SessionHistoryApi {
   }
 
   async delete(id: string, response: ServerResponse, caller: Caller): Promise<void> {
-    const storedId = this.storedId(id, caller);
-    const found = await this.storage.history.session(storedId);
-    if (!found || !this.sees(caller, found.session) || !(await this.storage.catalogue.remove(storedId))) throw notFound(id);
+    // an access key's id is filed under its own scope, so it can only ever name one of its own sessions
+    if (!(await this.storage.catalogue.remove(this.storedId(id, caller)))) throw notFound(id);
     sendJson(response, 200, { id, object: "session.deleted", deleted: true });
   }
 
