@@ -4,6 +4,7 @@ import { HttpServer } from "../http/http-server.js";
 import type { EventBus } from "../events/bus/event-bus.js";
 import { buildContainer } from "./build-container.js";
 import { gatewayEndpoints } from "./endpoints.js";
+import { openAIErrorShape } from "../ingress/chat-completions/errors.js";
 import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, LOGGER, METRICS, ROUTE_SOURCE, STORAGE, UPSTREAM_HTTP } from "../foundation/container/tokens.js";
 import type { KeyRing } from "../http/keys/key-ring.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
@@ -39,7 +40,9 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   registerKeys(routes.current);
   routes.onReload((next) => registerKeys(next));
   const keys = container.resolve<KeyRing>(KEY_RING);
-  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, container.resolve<EventBus>(EVENT_BUS), keys);
+  // a path no row serves (and a request Node cannot parse) is answered in OpenAI's error shape, as most clients expect
+  const table = new EndpointTable(gatewayEndpoints(container), openAIErrorShape);
+  const server = new HttpServer(options, table, log, container.resolve<EventBus>(EVENT_BUS), keys);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
   const hub = container.resolve<EventHub>(EVENT_HUB);
