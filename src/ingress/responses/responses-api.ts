@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
-import responsesSchema from "../../../schemas/requests/responses.schema.json" with { type: "json" };
 import { startTurn } from "../start-turn.js";
 import { readTurn, streamTurn } from "../relay-turn.js";
 import { responsesFailureFrame } from "./errors.js";
 import { readJsonBody } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
-import { requestValidator } from "../request-schema.js";
 import type { AssistantTurn } from "../../routing/carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../../turn/chat-service.js";
 import { checkSessionId, newId } from "../../turn/sessions/session-id.js";
@@ -28,7 +26,7 @@ import { windowItems } from "./window-items.js";
 import { carriersOf, NOTHING_SEALED, openEnvelopes, sealedByIndex, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
 import { ResponseStream, type ResponseFinisher } from "./stream.js";
 import { OutputBuilder } from "./output-builder.js";
-import { toChatRequest, type ResponsesRequest } from "./request.js";
+import { toChatRequest, validateCompactRequest, validateResponsesRequest, type ResponsesRequest } from "./request.js";
 import { upstreamTools } from "./request-tools.js";
 import type { NamespacedNames } from "./namespaced-names.js";
 import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./final-object.js";
@@ -36,26 +34,6 @@ import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
 import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
-
-const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
-
-interface CompactRequest {
-  model: string;
-  previous_response_id: string;
-  instructions?: string | null;
-  input?: unknown;
-}
-
-const validateCompactRequest = requestValidator<CompactRequest>({
-  type: "object",
-  required: ["model", "previous_response_id"],
-  properties: {
-    model: { type: "string", minLength: 1, maxLength: 256 },
-    previous_response_id: { type: "string", minLength: 1, maxLength: 256 },
-    instructions: { type: ["string", "null"] },
-    input: { type: "null" },
-  },
-});
 
 /** What one POST continues from and must store afterwards. */
 interface Continuation {
