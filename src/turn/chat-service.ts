@@ -148,7 +148,7 @@ export class ChatService {
           route: routeNumber(policy),
           effective,
           matched: match.matched,
-          attached: plan.first!.attached,
+          attached: plan.firstAttached,
           from_envelopes: context.sealed?.size ?? 0,
         },
         "carriers attached",
