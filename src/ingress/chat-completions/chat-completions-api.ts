@@ -21,9 +21,9 @@ import { completionObject, type CompletionIdentity } from "./final-object.js";
 import { includesUsage, rereadOf, validateChatRequest } from "./request.js";
 import { ChunkStream } from "./stream.js";
 
-/** What a started chat completion needs to answer. */
-interface Started {
-  readonly run: TurnRun;
+/** A chat completion whose turn is starting, and how it is to be answered. */
+interface Starting {
+  readonly started: Promise<TurnRun>;
   readonly stream: boolean;
   readonly includeUsage: boolean;
 }
@@ -60,7 +60,7 @@ export class ChatCompletionsApi {
    * gets a way to read the kept bytes again for its rare retry, so nothing
    * holds the history while the upstream answers (docs/performance.md).
    */
-  private start(bytes: Buffer, request: IncomingMessage, response: ServerResponse, caller: Caller): Omit<Started, "run"> & { started: Promise<TurnRun> } {
+  private start(bytes: Buffer, request: IncomingMessage, response: ServerResponse, caller: Caller): Starting {
     const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
     const body = validateChatRequest(parsed);
