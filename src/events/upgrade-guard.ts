@@ -1,6 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { bearerToken } from "../http/auth.js";
-import { sendError } from "../http/respond.js";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
 import type { Caller } from "../http/keys/caller.js";
 import type { Identification } from "../http/keys/key-ring.js";
@@ -51,6 +50,6 @@ function originAllowed(origin: string, host: string | undefined, allowlist: read
 const PLAIN_GET = "GET /v1/events is a WebSocket endpoint: send Upgrade: websocket";
 
 /** A plain `GET /v1/events` (no Upgrade header) is a client mistake worth a precise answer. */
-export function answerPlainGet(_request: IncomingMessage, response: ServerResponse): void {
-  sendError(response, new GatewayError("upgrade_required", PLAIN_GET, null, { headers: { upgrade: "websocket" } }));
+export function answerPlainGet(): never {
+  throw new GatewayError("upgrade_required", PLAIN_GET, null, { headers: { upgrade: "websocket" } });
 }

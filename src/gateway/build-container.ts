@@ -20,11 +20,16 @@ import { RouteSource } from "../routing/routes/route-source.js";
 import { UpstreamHttp } from "../providers/upstream/upstream-http.js";
 import { openStorage } from "../storage/open/open-storage.js";
 import { clearVerdictsOnRouteEdit } from "../routing/verdicts/clear-on-route-edit.js";
-import { installResponses } from "../ingress/responses/install.js";
-import { installMessages } from "../ingress/messages/install.js";
+import { ChatCompletionsApi } from "../ingress/chat-completions/chat-completions-api.js";
+import { ResponsesApi } from "../ingress/responses/responses-api.js";
+import { MessagesApi } from "../ingress/messages/messages-api.js";
+import { GatewayEndpoints } from "./endpoints.js";
 import { installCompaction } from "../turn/compaction/install.js";
 import {
+  CHAT_COMPLETIONS_API,
   CHAT_SERVICE,
+  MESSAGES_API,
+  RESPONSES_API,
   EVENT_BUS,
   HOSTED_TOOL_GATE,
   LOGGER,
@@ -78,13 +83,16 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.register(PLUGIN_HOST, { useValue: new PluginHost(registry, http, log) });
   container.registerSingleton(CHAT_SERVICE, ChatService);
   container.register(HOSTED_TOOL_GATE, { useValue: new HostedToolGate((plugin) => registry.get(plugin)?.definition.hostedTools ?? [], log) });
-  installResponses(container);
-  installMessages(container);
+  // one class per wire API, each given what it needs through its constructor; the endpoint table is built from them
+  container.registerSingleton(CHAT_COMPLETIONS_API, ChatCompletionsApi);
+  container.registerSingleton(RESPONSES_API, ResponsesApi);
+  container.registerSingleton(MESSAGES_API, MessagesApi);
   installCompaction(container);
   // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
   container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });
   container.registerSingleton(EVENT_HUB, EventHub);
   container.registerSingleton(METRICS, GatewayMetrics);
   container.registerSingleton(PROVIDER_STATS, ProviderStats);
+  container.registerSingleton(GatewayEndpoints);
   return container;
 }

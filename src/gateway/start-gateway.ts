@@ -16,6 +16,7 @@ import {
   STORAGE,
   UPSTREAM_HTTP,
 } from "../foundation/container/tokens.js";
+import { openAIErrorShape } from "../ingress/chat-completions/errors.js";
 import type { ProviderStats } from "../operations/provider-stats/provider-stats.js";
 import type { KeyRing } from "../http/keys/key-ring.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
@@ -55,7 +56,9 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   const bus = container.resolve<EventBus>(EVENT_BUS);
   // undefined, with no OpenTelemetry package loaded, unless an OTLP endpoint is configured
   const tracing = await startTracing(options.env, bus);
-  const server = new HttpServer(options, new EndpointTable(gatewayEndpoints(container)), log, bus, keys, tracing?.tracer);
+  // a path no row serves (and a request Node cannot parse) is answered in OpenAI's error shape, as most clients expect
+  const table = new EndpointTable(gatewayEndpoints(container), openAIErrorShape);
+  const server = new HttpServer(options, table, log, bus, keys, tracing?.tracer);
   const metrics = container.resolve<GatewayMetrics>(METRICS);
   const stopCounting = server.onResponse((record) => metrics.recordRequest(record));
   const hub = container.resolve<EventHub>(EVENT_HUB);

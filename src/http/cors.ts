@@ -13,7 +13,7 @@ const EXPOSED_HEADERS = "X-Session-Id, X-Carrierd-Tools-Omitted";
  * CORS only for origins on the allowlist (`*` allows any). Returns
  * "answered" when the request was a preflight and has been answered (204 or 403).
  */
-export function applyCors(request: IncomingMessage, response: ServerResponse, allowlist: readonly string[], errorShape?: ErrorShape): "continue" | "answered" {
+export function applyCors(request: IncomingMessage, response: ServerResponse, allowlist: readonly string[], errorShape: ErrorShape): "continue" | "answered" {
   const origin = request.headers.origin;
   const allowed = typeof origin === "string" && (allowlist.includes("*") || allowlist.includes(origin));
   // the answer depends on the origin either way, so a shared cache must not hand one origin's answer to another

@@ -12,6 +12,12 @@ export interface EndpointCall {
   caller?: Caller;
 }
 
+/** The caller of a row the server authenticated (`auth: true`): always set there. */
+export function callerOf(call: EndpointCall): Caller {
+  if (!call.caller) throw new Error("an authenticated endpoint was called without a caller");
+  return call.caller;
+}
+
 export type EndpointHandler = (request: IncomingMessage, response: ServerResponse, call: EndpointCall) => Promise<void> | void;
 
 /** Takes over a WebSocket upgrade request's socket (Node's `upgrade` event). */
@@ -38,7 +44,7 @@ export interface Endpoint {
   readonly probe?: boolean;
   readonly handler: EndpointHandler;
   /**
-   * How this endpoint's wire API spells an error (OpenAI's when absent).
+   * How this endpoint's wire API spells an error (the table's `errorShape` when absent).
    * Every error of a request to this row is sent in it, those raised before
    * the handler too: a refused key, a 405, a body over the limit.
    */
@@ -67,7 +73,7 @@ interface Compiled {
 const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /**
- * The endpoints in one table: a request finds its row by method and path,
+ * The endpoints in one table, and how their errors are spelled: a request finds its row by method and path,
  * and a path served under other methods is a 405 rather than a 404. A row
  * with a plain path wins over a `{name}` row that also fits; `{name}` rows
  * are tried in the order given. Plain paths are found by one map lookup, so
@@ -77,7 +83,11 @@ export class EndpointTable {
   private readonly exact = new Map<string, Endpoint[]>();
   private readonly patterns: Compiled[] = [];
 
-  constructor(readonly endpoints: readonly Endpoint[]) {
+  constructor(
+    readonly endpoints: readonly Endpoint[],
+    /** How an error is spelled on a row that names no shape of its own and on a path no row serves: the composition root's choice. */
+    readonly errorShape: ErrorShape,
+  ) {
     for (const endpoint of endpoints) {
       if (!endpoint.path.includes("{")) {
         const rows = this.exact.get(endpoint.path) ?? [];

@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import type { EventBus } from "../events/bus/event-bus.js";
 import { checkSessionId } from "../turn/sessions/session-id.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
-import { GatewayError, toOpenAIError } from "../foundation/errors/gateway-error.js";
+import { GatewayError } from "../foundation/errors/gateway-error.js";
 import { AccessLog } from "../operations/logging/access-log.js";
 import type { Logger } from "../operations/logging/logger.js";
 import type { Caller } from "./keys/caller.js";
@@ -23,7 +23,7 @@ import { traceResponded, type RequestTracer } from "../operations/tracing/trace-
  */
 export type ResponseListener = (record: { method: string; route: string; status: number; key: string }) => void;
 
-/** The HTTP front door: CORS, auth, the endpoint table, and errors in OpenAI shape. */
+/** The HTTP front door: CORS, auth, the endpoint table, and errors in the shape of the endpoint asked for. */
 export class HttpServer {
   readonly server: Server;
   private readonly responseListeners = new Set<ResponseListener>();
@@ -39,7 +39,7 @@ export class HttpServer {
   ) {
     this.accessLog = new AccessLog(log, bus);
     this.server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => void this.handle(request, response));
-    this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket, log));
+    this.server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerUnparseable(error, socket, log, endpoints.errorShape));
     this.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
   }
 
@@ -75,14 +75,14 @@ export class HttpServer {
     this.tracer?.began(request, response);
     let route = "unmatched";
     let caller: Caller | undefined;
-    let errorShape: ErrorShape | undefined;
+    let errorShape: ErrorShape = this.endpoints.errorShape;
     try {
       const url = targetOf(request);
       if (!url) throw new GatewayError("invalid_request", MALFORMED_TARGET);
       const method = request.method ?? "GET";
       const match = this.endpoints.match(method, url.pathname);
-      if (match.kind === "found") [route, errorShape] = [match.endpoint.path, match.endpoint.errorShape];
-      else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.served.errorShape];
+      if (match.kind === "found") [route, errorShape] = [match.endpoint.path, match.endpoint.errorShape ?? errorShape];
+      else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.served.errorShape ?? errorShape];
       if (applyCors(request, response, this.options.corsOrigins, errorShape) === "answered") return;
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
       // an unknown path needs the key too: without it, nobody learns which paths exist
@@ -114,8 +114,9 @@ export class HttpServer {
     const upgrade = pathname === undefined ? undefined : this.endpoints.upgradeAt(pathname);
     if (upgrade) return upgrade(request, socket, head);
     socket.on("error", () => socket.destroy());
-    if (pathname === undefined) answerOnSocket(socket, 400, "Bad Request", new GatewayError("invalid_request", MALFORMED_TARGET), this.log);
-    else answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`), this.log, pathname);
+    const shape = this.endpoints.errorShape;
+    if (pathname === undefined) answerOnSocket(socket, 400, "Bad Request", new GatewayError("invalid_request", MALFORMED_TARGET), shape, this.log);
+    else answerOnSocket(socket, 404, "Not Found", new GatewayError("not_found", `no WebSocket endpoint at ${pathname}`), shape, this.log, pathname);
   }
 
   private notifyResponse(method: string, route: string, status: number, key: string): void {
@@ -182,14 +183,14 @@ function targetOf(request: IncomingMessage): URL | undefined {
   }
 }
 
-/** A request Node cannot parse (bad request line, oversized headers) still gets an HTTP answer in OpenAI shape, then the connection closes. */
-function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex, log: Logger): void {
+/** A request Node cannot parse (bad request line, oversized headers) still gets an HTTP answer in the table's error shape, then the connection closes. */
+function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex, log: Logger, shape: ErrorShape): void {
   if (error.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
     return;
   }
   const [status, text] = error.code === "HPE_HEADER_OVERFLOW" ? [431, "Request Header Fields Too Large"] : [400, "Bad Request"];
-  answerOnSocket(socket, status, text, new GatewayError("invalid_request", `malformed HTTP request: ${text.toLowerCase()}`), log);
+  answerOnSocket(socket, status, text, new GatewayError("invalid_request", `malformed HTTP request: ${text.toLowerCase()}`), shape, log);
 }
 
 /**
@@ -197,9 +198,9 @@ function answerUnparseable(error: NodeJS.ErrnoException, socket: Duplex, log: Lo
  * object to give (unparseable requests, refused upgrades); logged like an
  * access-log line, with what is known of the request.
  */
-function answerOnSocket(socket: Duplex, status: number, reason: string, error: GatewayError, log: Logger, path: string | null = null): void {
+function answerOnSocket(socket: Duplex, status: number, reason: string, error: GatewayError, shape: ErrorShape, log: Logger, path: string | null = null): void {
   log.info({ method: null, path, model: null, status, duration_ms: 0, error_code: error.code, error_message: error.message }, "request");
-  const body = JSON.stringify(toOpenAIError(error));
+  const body = JSON.stringify(shape(error).body);
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

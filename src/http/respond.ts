@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { GatewayError, toOpenAIError } from "../foundation/errors/gateway-error.js";
+import { GatewayError } from "../foundation/errors/gateway-error.js";
 import { noteError } from "../operations/logging/access-log.js";
 
 export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -17,15 +17,12 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
  */
 export type ErrorShape = (error: GatewayError) => { status: number; body: unknown };
 
-/** OpenAI's `{"error":{message,type,param,code}}`, with carrierd's status: every endpoint's unless its row names another. */
-export const openAIErrorShape: ErrorShape = (error) => ({ status: error.status, body: toOpenAIError(error) });
-
 /**
  * Any error becomes a body in `shape`; only a GatewayError chooses its
  * status, anything else is a 500 that is logged. The access-log line of the
  * request names the error's code and message.
  */
-export function sendError(response: ServerResponse, error: unknown, shape: ErrorShape = openAIErrorShape): void {
+export function sendError(response: ServerResponse, error: unknown, shape: ErrorShape): void {
   const gatewayError = error instanceof GatewayError ? error : new GatewayError("internal_error", "internal error");
   noteError(response, gatewayError);
   if (response.writableEnded) return; // already told, in the stream it had opened (FirstByteWait)

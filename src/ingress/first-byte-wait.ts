@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { GatewayError, toOpenAIError } from "../foundation/errors/gateway-error.js";
+import type { GatewayError } from "../foundation/errors/gateway-error.js";
 import { noteError } from "../operations/logging/access-log.js";
 import { watchForKeepalive, type KeepaliveTarget } from "./keepalive.js";
 import { openEventStream } from "./sse.js";
@@ -60,12 +60,3 @@ export class FirstByteWait implements KeepaliveTarget {
     return true;
   }
 }
-
-/** Chat completions: an error chunk, then `[DONE]`. */
-export const chatFailureFrame: FailureFrame = (failure) => `data: ${JSON.stringify(toOpenAIError(failure))}\n\ndata: [DONE]\n\n`;
-
-/** Responses: an `error` event, shaped as the Responses stream's own (see ResponsesApi.streamResponse). */
-export const responsesFailureFrame: FailureFrame = (failure) => {
-  const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
-  return `event: error\ndata: ${JSON.stringify({ type: "error", sequence_number: 0, code: failure.code, message: failure.message, param: failure.param, error: detail })}\n\n`;
-};

@@ -42,15 +42,14 @@ export interface CallOutcome {
  * not know (the plugin classifies the error), records the verdict and
  * retries exactly once without them (docs/sessions-and-replay.md#unknown-field-fallback-verdicts). The call is built at most
  * twice: the plan's first call, and the retry (TurnPlan.rebuild). What the
- * first call carried is kept when it is sent, a few field names, so the
- * classifier needs no second build. A rejection that names no carrier
+ * first call carried is kept, a few field names, so the classifier needs no
+ * second build. A rejection that names no carrier
  * field is returned as it is.
  */
 export async function callWithRetry(context: RetryContext, target: CallTarget, inFlight: TurnInFlight): Promise<CallOutcome> {
   const { plan, plugin, policy } = target;
   let effective = plan.effective;
   let sentAt = performance.now();
-  traceUpstreamAttempt(cancellationOf(plan.first!.call), plan.key);
   const { carried, sent, answer } = sendFirst(plugin, plan);
   // while this request waits for its upstream, the storage may commit what it deferred
   inFlight.wentUpstream();
@@ -79,14 +78,13 @@ export async function callWithRetry(context: RetryContext, target: CallTarget, i
 const NONE: readonly CarrierField[] = [];
 
 /**
- * Sends the first call and lets go of it: the awaiting frame must not hold
- * the body (the whole history) while the upstream answers. The carrier
- * fields it carried (a walk over its assistant messages, well under a
- * microsecond for a usual history) are what a rejection is classified by.
+ * Sends the plan's first call, keeping what it carried (a few field names,
+ * what a rejection is classified by). Its own frame: the awaiting caller
+ * must not hold the call's body, the whole history, while the upstream
+ * answers (docs/performance.md#what-a-waiting-turn-holds).
  */
 function sendFirst(plugin: ProviderPlugin, plan: TurnPlan): { carried: CarrierField[]; sent: SentReplay; answer: Promise<UpstreamResult> } {
-  const first = plan.first!;
-  plan.first = undefined;
-  const answer = plugin.invoke(first.call);
-  return { carried: first.sent, sent: first.replayShape(), answer };
+  const first = plan.takeFirst();
+  traceUpstreamAttempt(cancellationOf(first.call), plan.key);
+  return { carried: first.sent, sent: first.replayShape(), answer: plugin.invoke(first.call) };
 }

@@ -36,11 +36,9 @@ export interface RequestContext {
   /** Fires when the client goes away: the upstream call is aborted. */
   readonly cancellation: Cancellation;
   /**
-   * The same request again, parsed anew from the bytes the client sent. With
-   * it the turn lets go of the parsed history once its first upstream call
-   * is built, and reads it again only for the rare unknown-field retry: under
-   * load a turn waits tens of milliseconds for its upstream answer, and a
-   * history held that long is copied by every young-generation GC meanwhile.
+   * The same request again, parsed anew from the bytes the client sent, for
+   * the rare unknown-field retry: with it the turn lets go of the parsed
+   * history once its first call is built (docs/performance.md#what-a-waiting-turn-holds).
    */
   readonly reread?: () => ChatRequest;
   /** Told the session as soon as it is known, before the upstream is called: every answer, a failed one too, can name it. */
@@ -153,7 +151,7 @@ export class ChatService {
           route: routeNumber(policy),
           effective,
           matched: match.matched,
-          attached: plan.first!.attached,
+          attached: plan.firstAttached,
           from_envelopes: context.sealed?.size ?? 0,
         },
         "carriers attached",
@@ -292,14 +290,8 @@ interface RelayTarget {
 /**
  * The upstream's answer as the turn's batches: every part folded into the
  * turn, deltas published, reasoning withheld when the request disabled it.
- *
- * Declared at module level on purpose. A generator function declared inside
- * `call` is a new closure per turn, and V8 gives each such closure's
- * generators a new hidden class; hidden classes live in the old generation
- * and point back at the closure, so every turn's whole context (its
- * session match, prompt, accumulator, the parsed answer) stayed reachable
- * from dead old-space objects until the next full GC, and every
- * young-generation GC copied and then promoted it.
+ * Declared at module level on purpose: one generator for every turn, so
+ * no turn's context outlives it (docs/performance.md#what-a-waiting-turn-holds).
  */
 async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
   const { accumulator, reasoningEnabled, bus, publish, inFlight, pace, clock } = turn;

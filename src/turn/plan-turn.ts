@@ -4,9 +4,9 @@ import type { PluginRegistry } from "../providers/plugin-registry.js";
 import type { ResolvedModel } from "../routing/routes/route-table.js";
 import { findSession, type SessionMatch } from "./sessions/session-finder.js";
 import { storedSessionId } from "./sessions/session-scope.js";
-import type { RequestLookup, RequestLookupAnswer } from "../storage/request-lookup.js";
+import { lookupOnFirstAsk } from "../storage/lookup-on-first-ask.js";
 import type { Storage } from "../storage/storage.js";
-import type { DepthAsked, ReplaySource } from "../storage/turns.js";
+import type { ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../providers/upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../routing/verdicts/record-rejection.js";
 import { newId } from "./sessions/session-id.js";
@@ -53,8 +53,10 @@ export interface TurnPlan {
   readonly rejected: readonly CarrierField[];
   /** The route's fields minus verdicts minus the request's opt-out. */
   readonly effective: CarrierField[];
-  /** The first call, until it is sent (see sendFirst). */
-  first: BuiltCall | undefined;
+  /** What the first call attaches, for the log. */
+  readonly firstAttached: BuiltCall["attached"];
+  /** The first call, handed over once: the plan lets go of it (see handedOnce). */
+  takeFirst(): BuiltCall;
   /** The call again for fewer fields: the one retry after a rejection. */
   rebuild(effective: readonly CarrierField[]): Promise<BuiltCall>;
 }
@@ -75,11 +77,9 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   // matches' carriers together (a networked store answers it in one round trip). The carriers are asked for when any
   // field verdicts could leave would replay them: the fields that remain are a subset of these.
   const wanted = policy.fields.filter((field) => !optOut.includes(field));
-  const reading = readBeforeCall(
-    storage,
-    { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) },
-    options.cancellation,
-  );
+  // the store read, traced as its own span when tracing is on
+  const traced: Pick<Storage, "turns" | "lookup"> = { turns: storage.turns, lookup: (query) => traceStoreRead(options.cancellation, storage.lookup(query)) };
+  const reading = lookupOnFirstAsk(traced, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
   const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit);
   const read = await reading.answer(options.keyHash);
   const sessionId = match.sessionId ?? storedSessionId(newId("sess_"), options.sessionScope);
@@ -99,7 +99,8 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
     key,
     rejected,
     effective,
-    first,
+    firstAttached: first.attached,
+    takeFirst: handedOnce(first),
     // with `reread`, nothing here holds the parsed request: no closure of this scope captures it or its builder
     rebuild: options.reread ? rebuildFrom(context, route, call, options.reread, sourcesFor) : async (fields) => builder.build(fields, await sourcesFor(fields)),
   };
@@ -108,20 +109,18 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
 const NO_SOURCES: ReadonlyMap<number, ReplaySource> = new Map();
 
 /**
- * Storage.lookup made where findSession asks for its matches (it computes
- * the keys): the rest of the answer is kept for the plan. Its own scope, so
- * no closure of the plan holds the answer's carriers past the first call.
+ * The first call, given to whoever takes it and then forgotten: once it is
+ * sent nothing in the plan holds its body (the whole history) while the
+ * upstream answers (docs/performance.md#what-a-waiting-turn-holds). Its own
+ * scope, so it holds the call and nothing else of the plan.
  */
-function readBeforeCall(storage: PlanningContext["storage"], query: Omit<RequestLookup, "keyHash" | "keys">, cancellation: Cancellation) {
-  let read: Promise<RequestLookupAnswer> | undefined;
-  const lookup = (keyHash: string, keys: readonly string[]) => (read = traceStoreRead(cancellation, storage.lookup({ ...query, keyHash, keys })));
-  return {
-    turns: {
-      matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,
-      turnsAtDepths: (keyHash: string, sessionId: string, asked: readonly DepthAsked[]) => storage.turns.turnsAtDepths(keyHash, sessionId, asked),
-    },
-    /** The answer findSession's lookup got (or, had it asked none, one without keys). */
-    answer: (keyHash: string) => read ?? lookup(keyHash, []),
+function handedOnce(call: BuiltCall): () => BuiltCall {
+  let held: BuiltCall | undefined = call;
+  return () => {
+    const taken = held;
+    if (!taken) throw new Error("the first call was already taken");
+    held = undefined;
+    return taken;
   };
 }
 

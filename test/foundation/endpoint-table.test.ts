@@ -2,6 +2,8 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { EndpointTable, type Endpoint } from "../../src/http/endpoint-table.js";
 import { gatewayEndpoints } from "../../src/gateway/endpoints.js";
+import { openAIErrorShape } from "../../src/ingress/chat-completions/errors.js";
+import { anthropicErrorShape } from "../../src/ingress/messages/errors.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 const row = (method: string, path: string): Endpoint => ({ method, path, auth: true, handler: () => undefined });
@@ -12,7 +14,7 @@ describe("the endpoint table", () => {
   const remove = row("DELETE", "/v1/responses/{id}");
   const items = row("GET", "/v1/responses/{id}/input_items");
   const health = row("*", "/health");
-  const table = new EndpointTable([compact, get, remove, items, health]);
+  const table = new EndpointTable([compact, get, remove, items, health], openAIErrorShape);
 
   test("a request finds its row by method and path, with the path's {name} segments decoded", () => {
     expect(table.match("GET", "/v1/responses/resp%5F1")).toEqual({ kind: "found", endpoint: get, params: { id: "resp_1" } });
@@ -48,11 +50,11 @@ describe("the endpoint table", () => {
 
   test("upgrades are found by a row's plain path only", () => {
     const upgrade = () => undefined;
-    const withSocket = new EndpointTable([{ ...row("GET", "/v1/events"), upgrade }, row("GET", "/v1/models")]);
+    const withSocket = new EndpointTable([{ ...row("GET", "/v1/events"), upgrade }, row("GET", "/v1/models")], openAIErrorShape);
     expect(withSocket.upgradeAt("/v1/events")).toBe(upgrade);
     expect(withSocket.upgradeAt("/v1/models")).toBeUndefined();
     expect(withSocket.upgradeAt("/v1/nothing")).toBeUndefined();
-    expect(() => new EndpointTable([{ ...row("GET", "/v1/events/{id}"), upgrade }])).toThrow(/needs a plain path/);
+    expect(() => new EndpointTable([{ ...row("GET", "/v1/events/{id}"), upgrade }], openAIErrorShape)).toThrow(/needs a plain path/);
   });
 });
 
@@ -76,7 +78,7 @@ describe("the gateway serves its table and nothing else", () => {
       const refused = await gateway.fetch(concrete(path), { method: "PATCH" });
       expect(refused.status, path).toBe(405);
       // in the error shape of the path's wire API: OpenAI's, or Anthropic's on the Messages API's paths
-      const anthropic = rows.some((endpoint) => endpoint.path === path && endpoint.errorShape !== undefined);
+      const anthropic = rows.some((endpoint) => endpoint.path === path && endpoint.errorShape === anthropicErrorShape);
       expect((await refused.json()) as object, path).toMatchObject(
         anthropic ? { type: "error", error: { type: "invalid_request_error" } } : { error: { code: "method_not_allowed", type: "invalid_request_error" } },
       );

@@ -17,8 +17,9 @@ export const EVENT_FEED = Symbol("EventFeed");
 export const METRICS = Symbol("GatewayMetrics");
 /** The provider panel's numbers (src/operations/provider-stats). */
 export const PROVIDER_STATS = Symbol("ProviderStats");
+/** Each wire API's handlers (src/ingress/<api>), and the endpoint table built from them (src/gateway/endpoints.ts). */
+export const CHAT_COMPLETIONS_API = Symbol("ChatCompletionsApi");
 export const RESPONSES_API = Symbol("ResponsesApi");
-/** The Anthropic Messages API's handlers (src/ingress/messages). */
 export const MESSAGES_API = Symbol("MessagesApi");
 export const COMPACTOR = Symbol("Compactor");
 /** The access keys in memory (src/http/keys/key-ring.ts). */

@@ -36,7 +36,7 @@ export async function estimateInputTokens(
       sealed: scope.sealed,
     },
   );
-  return priceRequest(plan.first!.call.body).total;
+  return priceRequest(plan.takeFirst().call.body).total;
 }
 
 /**

@@ -4,11 +4,11 @@ import { inject, injectable } from "tsyringe";
 import { requireProviderKey } from "../provider-keys.js";
 import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
-import { SseWriter } from "../sse.js";
-import { asUpstreamFailure, startTurn } from "../start-turn.js";
+import { startTurn } from "../start-turn.js";
+import { readTurn, streamTurn } from "../relay-turn.js";
 import type { ChatService, TurnRun } from "../../turn/chat-service.js";
 import type { GatewayOptions } from "../../foundation/config/options.js";
-import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
+import type { Envelopes } from "../../routing/carriers/envelope.js";
 import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { requireModel, type Caller } from "../../http/keys/caller.js";
@@ -21,15 +21,12 @@ import { countsUpstream, estimateInputTokens, upstreamCount } from "./count-toke
 import type { RouteSource } from "../../routing/routes/route-source.js";
 import { clientThinking } from "./client-thinking.js";
 import { errorEvent } from "./errors.js";
-import { MessageBlocks, type BlockSink } from "./message-blocks.js";
-import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./message-object.js";
+import { MessageBlocks } from "./message-blocks.js";
+import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./final-object.js";
+import { MessageStream, PING, type BlockSigner, type BlockView, type SealedProducer } from "./stream.js";
 import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
 import { openThinkingSignatures, sealsAsReasoningEnds, thinkingSignature } from "./thinking-signature.js";
 import { toChatRequest } from "./to-chat-request.js";
-
-/** Anthropic's keepalive while a stream waits: a `ping` event, which its SDKs skip. */
-const PING = Buffer.from('event: ping\ndata: {"type":"ping"}\n\n');
-const MESSAGE_STOP = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
 
 /**
  * POST /v1/messages, streaming and not: the Anthropic Messages API on top of
@@ -120,61 +117,18 @@ export class MessagesApi {
     return resolved;
   }
 
-  /**
-   * Anthropic's event order: message_start, each block's start, deltas and
-   * stop, then message_delta (stop_reason, usage) and message_stop. The turn
-   * is stored before message_delta goes out.
-   */
   private async streamMessage(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView, keyHash: string): Promise<void> {
-    const sse = new SseWriter(response, { "x-session-id": sessionName(run.sessionId) }, this.options.keepaliveSeconds, PING);
-    const start = messageObject(identity, [], undefined, { input_tokens: 0, output_tokens: 0 });
-    sse.data(JSON.stringify({ type: "message_start", message: start }), "message_start");
-    const sink: BlockSink = { event: (name, json) => sse.data(json, name), delta: (frame, json) => sse.dataInFrame(frame, json) };
-    const blocks = new MessageBlocks(view, sink);
-    // a route whose carriers are whole once it has reasoned: its thinking is signed as it ends, and the rest streams
-    // live once the seal is done; the answer is read on meanwhile, so an upstream that has sent it all is not waited on
-    let sealing: Promise<void> | undefined;
-    try {
-      for await (const batch of run.batches) {
-        for (const part of batch) blocks.add(part);
-        if (view.sealedAs && blocks.holding && !sealing)
-          sealing = this.sealSoFar(blocks, run, view.sealedAs, keyHash).then((signature) => {
-            sealing = undefined;
-            blocks.seal(signature);
-          });
-      }
-      if (sealing) await sealing;
-    } catch (error) {
-      run.fail(error);
-      blocks.seal(undefined); // what was held goes out, unsigned, before the error
-      sse.end(errorEvent(asUpstreamFailure(error)));
-      return;
-    }
-    sse.holdUntilEnd(); // the last events leave with message_stop
-    blocks.finish();
-    let turn: Awaited<ReturnType<TurnRun["complete"]>>;
-    try {
-      turn = await run.complete(); // durable before the client is told the message is done
-    } catch (error) {
-      if (!(error instanceof GatewayError)) throw error;
-      blocks.seal(undefined);
-      sse.end(errorEvent(error)); // the turn could not be stored (store_unavailable): never told it completed
-      return;
-    }
-    blocks.seal(await this.signatureOf(blocks, run, keyHash));
-    const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason), usage: anthropicUsage(turn.usage) };
-    sse.data(JSON.stringify(delta), "message_delta");
-    sse.end(MESSAGE_STOP);
+    const signer: BlockSigner = {
+      sealSoFar: (blocks, producer) => this.sealSoFar(blocks, run, producer, keyHash),
+      signatureOf: (blocks) => this.signatureOf(blocks, run, keyHash),
+    };
+    const stream = new MessageStream(response, { "x-session-id": sessionName(run.sessionId) }, this.options.keepaliveSeconds, identity, view, signer);
+    await streamTurn(run, response, stream, this.log);
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: MessageIdentity, view: BlockView, keyHash: string): Promise<void> {
     const blocks = new MessageBlocks(view);
-    try {
-      for await (const batch of run.batches) for (const part of batch) blocks.add(part);
-    } catch (error) {
-      run.fail(error);
-      throw asUpstreamFailure(error);
-    }
+    await readTurn(run, (part) => blocks.add(part));
     blocks.finish();
     const turn = await run.complete();
     blocks.seal(await this.signatureOf(blocks, run, keyHash));
@@ -230,17 +184,6 @@ export class MessagesApi {
 function headerOf(request: IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(",") : value;
-}
-
-/** Who produced a turn's carriers, as its envelope names them. */
-type SealedProducer = Pick<SealedCarriers, "plugin" | "provider" | "upstreamModel">;
-
-/** How the turn's blocks are shown: whose signatures the thinking blocks carry, whether their text is left out, whether they are sealed as they end. */
-interface BlockView {
-  readonly upstreamSignatures: boolean;
-  readonly omitThinkingText: boolean;
-  /** Set when the route's carriers are whole once it has reasoned: who produced them. */
-  readonly sealedAs?: SealedProducer;
 }
 
 /** Whether the route speaks the Messages API itself (the anthropic plugin: Anthropic, Vertex AI, Foundry). */

@@ -1,5 +1,5 @@
 import messagesSchema from "../../../schemas/requests/messages.schema.json" with { type: "json" };
-import { requestValidator } from "../chat-completions/validate-request.js";
+import { requestValidator } from "../request-schema.js";
 import type { JsonObject } from "../../providers/contract.js";
 
 /** A content block of a Messages request (text, image, document, tool_use, tool_result, thinking, redacted_thinking, …). */

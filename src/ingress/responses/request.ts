@@ -2,6 +2,8 @@ import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { ChatMessage, ChatRequest, JsonObject } from "../../providers/contract.js";
 import { shown } from "../../foundation/util/shown.js";
 import { NO_TOOLS, type UpstreamTools } from "./request-tools.js";
+import responsesSchema from "../../../schemas/requests/responses.schema.json" with { type: "json" };
+import { requestValidator } from "../request-schema.js";
 
 /** POST /v1/responses body, as far as carrierd reads it (schemas/requests/responses.schema.json). */
 export interface ResponsesRequest {
@@ -32,6 +34,28 @@ export interface ResponsesRequest {
   model_options?: ChatRequest["model_options"];
   [key: string]: unknown;
 }
+
+/** Checks a body against the Responses request schema; a 400 naming the parameter otherwise. */
+export const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
+
+/** POST /v1/responses/compact body. */
+export interface CompactRequest {
+  model: string;
+  previous_response_id: string;
+  instructions?: string | null;
+  input?: unknown;
+}
+
+export const validateCompactRequest = requestValidator<CompactRequest>({
+  type: "object",
+  required: ["model", "previous_response_id"],
+  properties: {
+    model: { type: "string", minLength: 1, maxLength: 256 },
+    previous_response_id: { type: "string", minLength: 1, maxLength: 256 },
+    instructions: { type: ["string", "null"] },
+    input: { type: "null" },
+  },
+});
 
 /**
  * The canonical chat request for one Responses call: `instructions` first

@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
-import responsesSchema from "../../../schemas/requests/responses.schema.json" with { type: "json" };
-import { responsesFailureFrame } from "../first-byte-wait.js";
-import { asUpstreamFailure, startTurn } from "../start-turn.js";
+import { startTurn } from "../start-turn.js";
+import { readTurn, streamTurn } from "../relay-turn.js";
+import { responsesFailureFrame } from "./errors.js";
 import { readJsonBody } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
-import { SseWriter } from "../sse.js";
-import { requestValidator } from "../chat-completions/validate-request.js";
 import type { AssistantTurn } from "../../routing/carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../../turn/chat-service.js";
 import { checkSessionId, newId } from "../../turn/sessions/session-id.js";
@@ -16,7 +14,7 @@ import { CHAT_SERVICE, COMPACTOR, ENVELOPES, HOSTED_TOOL_GATE, LOGGER, OPTIONS, 
 import type { HostedToolGate } from "../hosted-tools.js";
 import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
 import { requireProviderKey } from "../provider-keys.js";
-import { noteError, noteRequestedModel } from "../../operations/logging/access-log.js";
+import { noteRequestedModel } from "../../operations/logging/access-log.js";
 import type { RouteSource } from "../../routing/routes/route-source.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { Logger } from "../../operations/logging/logger.js";
@@ -25,37 +23,17 @@ import { convertInput } from "./convert-input.js";
 import { inputItemsOf, pageOf, referencedIds } from "./input-items.js";
 import { assistantMessage } from "./history-message.js";
 import { windowItems } from "./window-items.js";
-import { carriersOf, NOTHING_SEALED, openEnvelopes, sealedByIndex, SealingSink, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
-import { ResponseEventWriter } from "./event-writer.js";
+import { carriersOf, NOTHING_SEALED, openEnvelopes, sealedByIndex, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
+import { ResponseStream, type ResponseFinisher } from "./stream.js";
 import { OutputBuilder } from "./output-builder.js";
-import { toChatRequest, type ResponsesRequest } from "./request.js";
+import { toChatRequest, validateCompactRequest, validateResponsesRequest, type ResponsesRequest } from "./request.js";
 import { upstreamTools } from "./request-tools.js";
 import type { NamespacedNames } from "./namespaced-names.js";
-import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./response-object.js";
+import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./final-object.js";
 import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
 import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
-
-const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
-
-interface CompactRequest {
-  model: string;
-  previous_response_id: string;
-  instructions?: string | null;
-  input?: unknown;
-}
-
-const validateCompactRequest = requestValidator<CompactRequest>({
-  type: "object",
-  required: ["model", "previous_response_id"],
-  properties: {
-    model: { type: "string", minLength: 1, maxLength: 256 },
-    previous_response_id: { type: "string", minLength: 1, maxLength: 256 },
-    instructions: { type: ["string", "null"] },
-    input: { type: "null" },
-  },
-});
 
 /** What one POST continues from and must store afterwards. */
 interface Continuation {
@@ -294,57 +272,29 @@ export class ResponsesApi {
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
     const builder = new OutputBuilder(undefined, continuation.names);
-    try {
-      for await (const batch of run.batches) for (const part of batch) builder.add(part);
-    } catch (error) {
-      run.fail(error);
-      throw asUpstreamFailure(error);
-    }
+    await readTurn(run, (part) => builder.add(part));
     const items = builder.finish();
     const turn = await run.complete();
-    const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
+    const finisher = this.finisher(run, identity, continuation);
+    const envelope = await finisher.seal(items);
     if (envelope) sealReasoningItems(items, envelope);
-    const body = await this.finish(turn, items, run, identity, continuation);
-    sendJson(response, 200, body, { "x-session-id": sessionName(run.sessionId) });
+    sendJson(response, 200, await finisher.store(turn, items), { "x-session-id": sessionName(run.sessionId) });
   }
 
   /** Streams the events docs/api.md#streaming lists; the response is stored before `response.completed` goes out. */
   private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
-    const events = new ResponseEventWriter(new SseWriter(response, { "x-session-id": sessionName(run.sessionId) }, this.options.keepaliveSeconds));
-    // the Open Responses streaming order: created, then in_progress, then the items
-    const opening = responseObject(identity, { status: "in_progress", output: [] });
-    events.emit("response.created", { response: opening });
-    events.emit("response.in_progress", { response: opening });
-    const sealing = wantsEncryptedContent(identity.request) ? new SealingSink(events) : undefined;
-    const builder = new OutputBuilder(sealing ?? events, continuation.names);
-    let upstreamDone = false;
-    try {
-      for await (const batch of run.batches) for (const part of batch) builder.add(part);
-      upstreamDone = true;
-      events.holdUntilEnd(); // the last events leave with response.completed
-      const items = builder.finish();
-      const turn = await run.complete();
-      const envelope = await this.seal(run, items, identity.request, continuation.keyHash);
-      if (envelope) sealReasoningItems(items, envelope);
-      sealing?.release(envelope);
-      const body = await this.finish(turn, items, run, identity, continuation);
-      events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
-    } catch (error) {
-      run.fail(error);
-      sealing?.release(undefined);
-      if (upstreamDone) this.log.error({ err: error, response_id: identity.id }, "a streamed response could not be completed");
-      // a store that did not answer says so (503 store_unavailable, the client may retry elsewhere); anything else is ours
-      const storeDown = error instanceof GatewayError && error.code === "store_unavailable";
-      const failure = upstreamDone ? (storeDown ? error : new GatewayError("internal_error", "the response could not be stored")) : asUpstreamFailure(error);
-      noteError(response, failure);
-      const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
-      // OpenAI's SDK types the error fields at the top level; the live API (and the Vercel AI SDK) nest them under `error`.
-      events.emit("error", { code: failure.code, message: failure.message, param: failure.param, error: detail });
-      events.emit("response.failed", {
-        response: responseObject(identity, { status: "failed", output: builder.partialItems, error: { code: failure.code, message: failure.message } }),
-      });
-    }
-    events.end();
+    const headers = { "x-session-id": sessionName(run.sessionId) };
+    const finisher = this.finisher(run, identity, continuation);
+    const events = new ResponseStream(response, headers, this.options.keepaliveSeconds, identity, continuation.names, finisher);
+    await streamTurn(run, response, events, this.log);
+  }
+
+  /** What a finished turn's items become: sealed when asked for, then the Response stored (`finish`). */
+  private finisher(run: TurnRun, identity: ResponseIdentity, continuation: Continuation): ResponseFinisher {
+    return {
+      seal: (items) => this.seal(run, items, identity.request, continuation.keyHash),
+      store: (turn, items) => this.finish(turn, items, run, identity, continuation),
+    };
   }
 
   /** The envelope of the turn's carriers, when the request asked for encrypted_content and the output has a reasoning item to carry it. */

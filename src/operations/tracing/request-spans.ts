@@ -97,11 +97,11 @@ export class RequestSpans implements RequestTrace {
   replay(turnId: string, plan: ReplayDecision, messages: readonly unknown[]): void {
     this.turns.push(turnId);
     const attached = new Set<string>();
-    for (const message of plan.first?.attached ?? []) for (const field of message.fields) attached.add(field);
+    for (const message of plan.firstAttached) for (const field of message.fields) attached.add(field);
     this.server.setAttributes({
       "carrierd.replay.turns_matched": plan.match.turnIds.size,
       "carrierd.replay.fields_attached": [...attached],
-      "carrierd.replay.messages_attached": plan.first?.attached.length ?? 0,
+      "carrierd.replay.messages_attached": plan.firstAttached.length,
       "carrierd.replay.fields_effective": [...plan.effective],
       "carrierd.replay.verdict_applied": plan.rejected.length > 0,
       "carrierd.replay.fields_left_out": [...plan.rejected],

@@ -46,7 +46,8 @@ export interface ReplayDecision {
   /** Fields a verdict leaves out. */
   readonly rejected: readonly string[];
   readonly effective: readonly string[];
-  readonly first: { readonly attached: readonly { readonly fields: readonly string[] }[] } | undefined;
+  /** What the first call attached, per assistant message. */
+  readonly firstAttached: readonly { readonly fields: readonly string[] }[];
 }
 
 /** Starts a request's trace; given to the HTTP server of a gateway that traces. */

@@ -3,9 +3,8 @@ import type { UpstreamCall } from "../contract.js";
 /**
  * "The client went away": what aborts a request's upstream call. The core's
  * transport watches it directly; an AbortSignal (what the plugin contract
- * offers as `call.signal`) is made only when someone reads it — creating
- * one per request, and listening on it, is a measurable share of a
- * request's CPU, for a signal that almost never fires.
+ * offers as `call.signal`) is made only when someone reads it, because one
+ * per request costs CPU for a signal that almost never fires.
  */
 export class Cancellation {
   private controller: AbortController | undefined;
@@ -62,15 +61,9 @@ const ofCall = new WeakMap<object, Cancellation>();
 /**
  * `signal` for every call the core builds: an own, enumerable property (a
  * plugin's `{ ...call }` copies it), whose AbortSignal is made only if a
- * plugin reads it (the core's transport watches the cancellation itself; an
- * AbortController per request showed in profiles).
- *
- * One getter for all calls, never a getter closure per call. An accessor
- * that is a new closure gives its object a hidden class of its own; V8 keeps
- * hidden classes in the old generation, and that one pointed back through
- * the closure at the request's whole context, which then outlived the
- * request through every young-generation GC until a full one (see relay in
- * chat-service). With the same getter every call shares one hidden class.
+ * plugin reads it. One getter shared by all calls, never a closure per
+ * call, so no call's accessor keeps its request alive
+ * (docs/performance.md#what-a-waiting-turn-holds).
  */
 const LAZY_SIGNAL: PropertyDescriptor = {
   get(this: object): AbortSignal {

@@ -34,5 +34,5 @@ export async function estimateWire(context: WireContext, request: ChatRequest, r
     // the session is named, so no new id is drawn and no scope is needed for one
     { keyHash: context.keyHash, explicit: sessionId, sessionScope: undefined, stream: request.stream === true, cancellation: new Cancellation() },
   );
-  return { ...priceRequest(plan.first!.call.body), match: plan.match };
+  return { ...priceRequest(plan.takeFirst().call.body), match: plan.match };
 }

@@ -1,12 +1,9 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import chatSchema from "../../../schemas/requests/chat-completions.schema.json" with { type: "json" };
-import { GatewayError } from "../../foundation/errors/gateway-error.js";
-import { checkChatRules } from "./chat-input-rules.js";
-import type { ChatRequest } from "../../providers/contract.js";
+import { GatewayError } from "../foundation/errors/gateway-error.js";
 
 const ajv = new Ajv2020({ allErrors: false, strict: false });
 
-/** Compiles a request-body schema into a checker that throws an OpenAI-shaped 400 naming the parameter. */
+/** Compiles a request-body schema into a checker that throws a 400 (invalid_request) naming the parameter; each adapter shapes it. */
 export function requestValidator<T>(schema: object): (body: unknown) => T {
   const validate: ValidateFunction = ajv.compile(schema);
   return (body) => {
@@ -14,15 +11,6 @@ export function requestValidator<T>(schema: object): (body: unknown) => T {
     if (!validate(body)) throw toError(mostSpecific(validate.errors ?? []));
     return body as T;
   };
-}
-
-const validateChatShape = requestValidator<ChatRequest>(chatSchema);
-
-/** A chat request's shape, then the rules the schema leaves out (src/ingress/chat-completions/chat-input-rules.ts). */
-export function validateChatRequest(body: unknown): ChatRequest {
-  const request = validateChatShape(body);
-  checkChatRules(request);
-  return request;
 }
 
 /**

@@ -1,0 +1,90 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { inject, injectable } from "tsyringe";
+import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+import type { ChatService, TurnRun } from "../../turn/chat-service.js";
+import type { GatewayOptions } from "../../foundation/config/options.js";
+import { CHAT_SERVICE, HOSTED_TOOL_GATE, LOGGER, OPTIONS, ROUTE_SOURCE } from "../../foundation/container/tokens.js";
+import type { ChatRequest } from "../../providers/contract.js";
+import type { RouteSource } from "../../routing/routes/route-source.js";
+import type { ResolvedModel } from "../../routing/routes/route-table.js";
+import { requireModel, type Caller } from "../../http/keys/caller.js";
+import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
+import { sendJson } from "../../http/respond.js";
+import { noteRequestedModel } from "../../operations/logging/access-log.js";
+import type { Logger } from "../../operations/logging/logger.js";
+import { requireProviderKey } from "../provider-keys.js";
+import { sortChatTools, type HostedToolGate } from "../hosted-tools.js";
+import { readTurn, streamTurn } from "../relay-turn.js";
+import { startTurn } from "../start-turn.js";
+import { chatFailureFrame } from "./errors.js";
+import { completionObject, type CompletionIdentity } from "./final-object.js";
+import { includesUsage, rereadOf, validateChatRequest } from "./request.js";
+import { ChunkStream } from "./stream.js";
+
+/** A chat completion whose turn is starting, and how it is to be answered. */
+interface Starting {
+  readonly started: Promise<TurnRun>;
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+}
+
+/** POST /v1/chat/completions, streaming and not (docs/api.md#post-v1chatcompletions). */
+@injectable()
+export class ChatCompletionsApi {
+  constructor(
+    @inject(CHAT_SERVICE) private readonly chat: ChatService,
+    @inject(OPTIONS) private readonly options: GatewayOptions,
+    @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
+    @inject(HOSTED_TOOL_GATE) private readonly gate: HostedToolGate,
+    @inject(LOGGER) private readonly log: Logger,
+  ) {}
+
+  async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
+    const bytes = await readBodyBytes(request, this.options.bodyLimit);
+    const { started, stream, includeUsage } = this.start(bytes, request, response, caller);
+    const run = await started;
+    const identity: CompletionIdentity = { id: `chatcmpl-${run.turnId.slice(5)}`, created: Math.floor(Date.now() / 1000), model: run.model };
+    const headers = { "x-session-id": sessionName(run.sessionId) };
+    if (stream) {
+      const chunks = new ChunkStream(response, headers, this.options.keepaliveSeconds, identity, includeUsage);
+      await streamTurn(run, response, chunks, this.log);
+      return;
+    }
+    await readTurn(run, () => {}); // the run's accumulator folds every part
+    sendJson(response, 200, completionObject(await run.complete(), identity), headers);
+  }
+
+  /**
+   * Parses and checks the request and starts its turn. Not async: the
+   * parsed body (the whole history) lives only in this frame, and the turn
+   * gets a way to read the kept bytes again for its rare retry, so nothing
+   * holds the history while the upstream answers (docs/performance.md).
+   */
+  private start(bytes: Buffer, request: IncomingMessage, response: ServerResponse, caller: Caller): Starting {
+    const parsed = parseJsonBody(bytes);
+    noteRequestedModel(response, parsed);
+    const body = validateChatRequest(parsed);
+    requireModel(caller, body.model);
+    requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
+    // the route of the table in force at the first sort, kept: a retry reads the body again and sorts its tools the same way, quietly
+    let resolved: ResolvedModel | undefined;
+    const route = (model: string) => (resolved ??= this.routes.current.resolveModel(model));
+    const sortTools = (chatRequest: ChatRequest) => sortChatTools(chatRequest, route, this.gate);
+    const omitted = sortTools(body);
+    const sortedFor = omitted.length > 0 ? route(body.model) : undefined;
+    if (sortedFor) this.gate.announce(response, sortedFor, omitted);
+    const stream = body.stream === true;
+    // the header was checked by the server; the session it names is the caller's of that name (session-scope.ts)
+    const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+    const sessionScope = sessionScopeOf(caller);
+    const started = startTurn(this.chat, body, response, {
+      keyHash: caller.keyHash,
+      explicitSession: sessionHeader === undefined ? undefined : storedSessionId(sessionHeader, sessionScope),
+      sessionScope,
+      stream,
+      reread: rereadOf(bytes, sortTools),
+      client: { options: this.options, failureFrame: chatFailureFrame },
+    });
+    return { started, stream, includeUsage: includesUsage(body) };
+  }
+}

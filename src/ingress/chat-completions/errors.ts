@@ -1,0 +1,18 @@
+import { toOpenAIError, type GatewayError } from "../../foundation/errors/gateway-error.js";
+import type { ErrorShape } from "../../http/respond.js";
+import type { FailureFrame } from "../first-byte-wait.js";
+
+/**
+ * OpenAI's `{"error":{message,type,param,code}}`, with carrierd's status:
+ * the chat completions API's, the Responses API's, and the gateway's for a
+ * path no endpoint serves (docs/api.md#errors).
+ */
+export const openAIErrorShape: ErrorShape = (error) => ({ status: error.status, body: toOpenAIError(error) });
+
+/** A chat completions stream's error chunk: the error body as a `data:` line. */
+export function errorChunk(error: GatewayError): string {
+  return JSON.stringify(toOpenAIError(error));
+}
+
+/** A chat completions stream that failed: an error chunk, then `[DONE]`. */
+export const chatFailureFrame: FailureFrame = (failure) => `data: ${errorChunk(failure)}\n\ndata: [DONE]\n\n`;

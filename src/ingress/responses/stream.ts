@@ -1,0 +1,102 @@
+import type { ServerResponse } from "node:http";
+import type { AssistantTurn } from "../../routing/carriers/turn-accumulator.js";
+import type { GatewayError } from "../../foundation/errors/gateway-error.js";
+import type { JsonObject, StreamPart } from "../../providers/contract.js";
+import { SseWriter } from "../sse.js";
+import type { TurnStreamWriter } from "../relay-turn.js";
+import { errorEventFields } from "./errors.js";
+import { responseObject, type ResponseIdentity } from "./final-object.js";
+import type { NamespacedNames } from "./namespaced-names.js";
+import { OutputBuilder, type OutputSink } from "./output-builder.js";
+import { sealReasoningItems, SealingSink, wantsEncryptedContent } from "./sealed-reasoning.js";
+
+/** What becomes of a turn's output items once the turn is stored: sealed (when asked for), then the Response built and stored. */
+export interface ResponseFinisher {
+  /** The envelope of the turn's carriers, when the request asked for encrypted_content and the output can carry it. */
+  seal(items: readonly JsonObject[]): Promise<string | undefined>;
+  /** The final Response, stored. */
+  store(turn: AssistantTurn, items: JsonObject[]): Promise<JsonObject>;
+}
+
+/**
+ * Responses streaming events as OpenAI sends them: `event: <type>` plus a
+ * `data:` line, every event numbered by a strictly increasing
+ * `sequence_number` from 0. Event types are our own constants, so nothing a
+ * client or upstream sends reaches the framing.
+ */
+export class ResponseEventWriter implements OutputSink {
+  private sequence = 0;
+
+  constructor(private readonly sse: SseWriter) {}
+
+  emit(type: string, fields: JsonObject): void {
+    this.sse.data(JSON.stringify({ type, sequence_number: this.sequence++, ...fields }), type);
+  }
+
+  emitDelta(type: string, head: string, delta: string): void {
+    this.sse.data(`{"type":"${type}","sequence_number":${this.sequence++},${head},"delta":${JSON.stringify(delta)}}`, type);
+  }
+
+  holdUntilEnd(): void {
+    this.sse.holdUntilEnd();
+  }
+
+  end(): void {
+    this.sse.end();
+  }
+}
+
+/**
+ * The turn as the Responses stream (docs/api.md#streaming): created, then
+ * in_progress, then the items as they grow, and `response.completed` once
+ * the response is stored.
+ */
+export class ResponseStream implements TurnStreamWriter {
+  private readonly events: ResponseEventWriter;
+  /** Holds reasoning items back until their envelope is sealed, when the request asked for encrypted_content. */
+  private readonly sealing: SealingSink | undefined;
+  private readonly builder: OutputBuilder;
+  private items: JsonObject[] = [];
+
+  constructor(
+    response: ServerResponse,
+    headers: Record<string, string>,
+    keepaliveSeconds: number,
+    private readonly identity: ResponseIdentity,
+    names: NamespacedNames,
+    private readonly finisher: ResponseFinisher,
+  ) {
+    this.events = new ResponseEventWriter(new SseWriter(response, headers, keepaliveSeconds));
+    const opening = responseObject(identity, { status: "in_progress", output: [] });
+    this.events.emit("response.created", { response: opening });
+    this.events.emit("response.in_progress", { response: opening });
+    this.sealing = wantsEncryptedContent(identity.request) ? new SealingSink(this.events) : undefined;
+    this.builder = new OutputBuilder(this.sealing ?? this.events, names);
+  }
+
+  part(part: StreamPart): void {
+    this.builder.add(part);
+  }
+
+  answerRead(): void {
+    this.events.holdUntilEnd(); // the last events leave with response.completed
+    this.items = this.builder.finish();
+  }
+
+  async finish(turn: AssistantTurn): Promise<void> {
+    const envelope = await this.finisher.seal(this.items);
+    if (envelope) sealReasoningItems(this.items, envelope);
+    this.sealing?.release(envelope);
+    const body = await this.finisher.store(turn, this.items);
+    this.events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
+    this.events.end();
+  }
+
+  fail(failure: GatewayError): void {
+    this.sealing?.release(undefined);
+    this.events.emit("error", errorEventFields(failure));
+    const error = { code: failure.code, message: failure.message };
+    this.events.emit("response.failed", { response: responseObject(this.identity, { status: "failed", output: this.builder.partialItems, error }) });
+    this.events.end();
+  }
+}
