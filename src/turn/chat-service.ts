@@ -179,7 +179,7 @@ export class ChatService {
     const inFlight = this.storage.turns.begin();
     let outcome;
     try {
-      outcome = await callWithRetry(this.retrying, prepared, inFlight);
+      outcome = await callWithRetry(this.retrying, prepared);
     } catch (error) {
       inFlight.end();
       throw error;

@@ -14,7 +14,7 @@ import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./u
 
 /** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {
-  readonly storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig" | "lookup">;
+  readonly storage: Pick<Storage, "turns">;
   readonly registry: PluginRegistry;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -103,13 +103,13 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
 const NO_SOURCES: ReadonlyMap<number, ReplaySource> = new Map();
 
 /**
- * Storage.lookup made where findSession asks for its matches (it computes
+ * TurnStorage.lookup made where findSession asks for its matches (it computes
  * the keys): the rest of the answer is kept for the plan. Its own scope, so
  * no closure of the plan holds the answer's carriers past the first call.
  */
 function readBeforeCall(storage: PlanningContext["storage"], query: Omit<RequestLookup, "keyHash" | "keys">) {
   let read: Promise<RequestLookupAnswer> | undefined;
-  const lookup = (keyHash: string, keys: readonly string[]) => (read = storage.lookup({ ...query, keyHash, keys }));
+  const lookup = (keyHash: string, keys: readonly string[]) => (read = storage.turns.lookup({ ...query, keyHash, keys }));
   return {
     turns: {
       matchesFor: async (keyHash: string, keys: readonly string[]) => (await lookup(keyHash, keys)).matches,
