@@ -56,8 +56,15 @@ for (let n = 1; n <= TURNS; n++) {
   history.push({ role: "assistant", content: null, tool_calls: toolCalls }, { role: "tool", tool_call_id: `call_${n}`, content: "ok" });
 }
 
+// what findSession reads: the matches of the request's lookup, and the turns at depths
+const reads = {
+  matchesFor: async (hash, keys) =>
+    (await storage.turns.lookup({ keyHash: hash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false })).matches,
+  turnsAtDepths: (hash, sessionId, asked) => storage.turns.turnsAtDepths(hash, sessionId, asked),
+};
+
 async function request(messages) {
-  const match = await findSession(storage.turns, keyHash, messages, undefined);
+  const match = await findSession(reads, keyHash, messages, undefined);
   const sources = await storage.turns.replaySources(match.turnIds);
   const { messages: attached } = attachStoredCarriers(messages, sources, target);
   return { match, wire: shapeMessages(attached, policy) };

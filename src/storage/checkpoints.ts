@@ -29,4 +29,6 @@ export type NewCheckpoint = Omit<Checkpoint, "archivedTurns" | "archivedThrough"
 export interface CheckpointArchive {
   readonly turnIds: readonly string[];
   readonly supersedes: Checkpoint | undefined;
+  /** The session's key hash and model, for its row when it is gone (`sessions rm`) while its response chain lives on. */
+  readonly owner: { readonly keyHash: string; readonly model: string };
 }

@@ -1,53 +1,35 @@
-import type { CarrierField, ChatMessage, JsonObject } from "../providers/contract.js";
+import type { ChatMessage, JsonObject } from "../providers/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
 import type { KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
-import type {
-  BranchResult,
-  DepthAsked,
-  DepthMatch,
-  FingerprintMatch,
-  NewTurn,
-  ReplaySource,
-  SessionDetail,
-  SessionModelConfig,
-  SessionSummary,
-} from "./turns.js";
-import type { Verdict } from "./verdicts.js";
+import type { BranchResult, DepthAsked, DepthMatch, NewTurn, ReplaySource, SessionDetail, SessionSummary } from "./turns.js";
+import type { Rejection, Verdict, VerdictField } from "./verdicts.js";
 import type { SessionHistory } from "./session-history.js";
 
 /**
  * Everything carrierd keeps, behind one narrow port: the gateway, the CLI
  * and every capability (replay, verdicts, the Responses API, compaction)
  * reach their state only through this. A backend is one folder that
- * implements it (src/storage/sqlite is the first) and passes the contract
- * suite every backend must pass.
+ * implements it (src/storage/sqlite, src/storage/postgres) and passes the
+ * contract suite every backend must pass; docs/architecture.md#storage
+ * names every operation and who calls it.
  *
  * Every operation answers through a promise, so a backend whose rows are
  * read over the network fits behind it; nothing above the port may assume
  * an answer arrives synchronously. The one exception is `turns.begin` and
- * the handle it returns: hints about the chat path, with no answer to wait
- * for.
+ * the handle it returns: they tell the store a turn is running, with no
+ * answer to wait for.
  */
 export interface Storage {
   readonly turns: TurnStorage;
   readonly catalogue: SessionCatalogue;
-  readonly sessionConfig: SessionConfigStorage;
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
   /** Sessions and their turns as operators read them over HTTP (docs/api.md#session-history). */
   readonly history: SessionHistory;
-  /**
-   * What a chat request reads before its first upstream call, as one answer:
-   * the key matches, the route's verdict fields, the sessions' model config
-   * and the newest matches' carriers. A backend over the network answers it
-   * in one round trip instead of one per part; each part is what its own
-   * operation would answer, so nothing here is a cache.
-   */
-  lookup(query: RequestLookup): Promise<RequestLookupAnswer>;
   readonly keys: KeyStorage;
   readonly envelopeKeys: EnvelopeKeyStorage;
   /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
@@ -68,10 +50,13 @@ export const TURNS_PER_DEPTH = 8;
 /** The turns replay reads and the chat path writes. */
 export interface TurnStorage {
   /**
-   * Stored turns per key (fingerprints and call keys, see TurnKeys), under
-   * one API key's hash, most recent first; keys nothing matched are absent.
+   * What a chat request reads before its first upstream call, as one answer:
+   * the stored turns its keys match (fingerprints and call keys, see
+   * TurnKeys, under one API key's hash, most recent first), the route's
+   * verdict fields, the sessions' model config and the newest matches'
+   * carriers. A backend over the network answers it in one round trip.
    */
-  matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>>;
+  lookup(query: RequestLookup): Promise<RequestLookupAnswer>;
   /** The carriers of these turns, under the caller's keys (a request's message indexes); turns not found are absent. */
   replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>>;
   /**
@@ -82,9 +67,10 @@ export interface TurnStorage {
    */
   turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>>;
   /**
-   * A turn starts its upstream call. Until its `end`, a turn completing
-   * beside it is not alone: the storage uses that to decide how to make the
-   * next completed turn durable at the least cost to its answer.
+   * A turn's request goes upstream now; it runs until the handle's `end`.
+   * How and when the store makes turns durable (alone or shared with the
+   * turns running beside it) is the store's own business: this only tells
+   * it what is running.
    */
   begin(): TurnInFlight;
   /** Writes the completed turn (and its session when new); resolves once it is durable. The caller ends its answer after that. */
@@ -93,19 +79,15 @@ export interface TurnStorage {
 
 /** A turn between its upstream call and the end of its answer (see TurnStorage.begin). */
 export interface TurnInFlight {
-  /** Its request has gone upstream: the gateway waits for the answer now, and the storage may spend that moment on deferred writes. */
-  wentUpstream(): void;
   /** Its answer was read through, failed, or was given up; a second call does nothing. */
   end(): void;
 }
 
 /** The sessions an operator lists, shows, branches and removes. */
 export interface SessionCatalogue {
-  exists(sessionId: string): Promise<boolean>;
-  /** Creates an empty session when there is none of this id (an explicit X-Session-Id not seen yet, a verdict before the first turn). */
-  ensure(sessionId: string, keyHash: string, model: string | null): Promise<void>;
   /** Sessions, most recently active first. */
   list(limit: number): Promise<SessionSummary[]>;
+  /** A session with its turns, model config and compaction; undefined when there is none of this id. */
   show(sessionId: string): Promise<SessionDetail | undefined>;
   /**
    * A new session holding turns 1..at (all when undefined) of `sourceId`,
@@ -120,26 +102,28 @@ export interface SessionCatalogue {
   remove(sessionId: string): Promise<boolean>;
 }
 
-/** Per-session verdict config: the rejections a session keeps so `--resume` keeps them. */
-export interface SessionConfigStorage {
-  /** Read-only for the caller (it may be shared from memory); `{}` for a session without one. */
-  modelConfig(sessionId: string): Promise<Readonly<SessionModelConfig>>;
-  /** Read-modify-write as one step, so two requests of one session cannot lose each other's patch. */
-  patchModelConfig(sessionId: string, patch: (config: SessionModelConfig) => SessionModelConfig): Promise<void>;
-  /** Removes the rejected carriers `predicate` selects from every session's config; returns how many sessions changed. */
-  removeRejections(predicate: (provider: string, host: string, model: string, field: string) => boolean): Promise<number>;
-}
-
-/** Unknown-field verdicts: (provider, host, model, field) an upstream rejected. */
+/**
+ * Unknown-field verdicts: (provider, host, model, field) an upstream
+ * rejected, in the verdict table and in the config of the session that met
+ * the rejection (so `--resume` keeps them). Read per request through
+ * TurnStorage.lookup.
+ */
 export interface VerdictStorage {
-  /** Read per request: the backend answers from memory while nothing else wrote them. */
-  fieldsFor(provider: string, host: string, model: string): Promise<readonly CarrierField[]>;
-  /** Records (or renews) one verdict; returns it stamped. */
-  record(verdict: Omit<Verdict, "recorded_at">): Promise<Verdict>;
+  /**
+   * Records (or renews) one verdict per rejected field, creates the session
+   * when it has no row yet (a rejection before its first turn) and adds the
+   * fields to its config, read-modify-write as one step; returns the
+   * verdicts stamped.
+   */
+  record(rejection: Rejection): Promise<Verdict[]>;
   /** Oldest first. */
   list(): Promise<Verdict[]>;
-  /** Deletes the verdicts `predicate` selects; returns them. */
-  clear(predicate: (verdict: Verdict) => boolean): Promise<Verdict[]>;
+  /**
+   * Deletes the verdicts `predicate` selects and removes the rejections it
+   * selects from every session's config; returns the verdicts deleted and
+   * how many sessions changed.
+   */
+  clear(predicate: (verdict: VerdictField) => boolean): Promise<{ verdicts: Verdict[]; sessions: number }>;
 }
 
 /** The Responses API's chained responses and named conversations. */
@@ -151,8 +135,6 @@ export interface ResponseStorage {
   inputItems(id: string): Promise<JsonObject[] | undefined>;
   /** The whole conversation up to and including response `id`, oldest message first. */
   history(id: string): Promise<ChatMessage[]>;
-  /** Ids of the chain ending at response `id`, oldest first. */
-  ancestry(id: string): Promise<string[]>;
   /** Makes a response unretrievable (links later responses need are kept); false when it was not retrievable. */
   delete(id: string): Promise<boolean>;
   /** An output item by id, with the session of the response that produced it. */
@@ -160,18 +142,22 @@ export interface ResponseStorage {
   conversation(id: string): Promise<StoredConversation | undefined>;
 }
 
-/** Compaction's checkpoints and the turns they archive. */
+/** Compaction's checkpoints and the turns they archive (a session's are read with SessionCatalogue.show). */
 export interface CheckpointStorage {
-  /** Whether a session has any checkpoint: most have none, and then a chain need not be walked. */
-  has(sessionId: string): Promise<boolean>;
-  /** The checkpoint in force for a chain (response ids, oldest first): the one anchored deepest, newest on a tie. */
-  forChain(chain: readonly string[]): Promise<Checkpoint | undefined>;
-  /** Stores a checkpoint, deletes the one it supersedes and marks the summarised turns inactive, as one write; turns keep every carrier byte. */
+  /**
+   * The checkpoint in force for a request of `sessionId` continuing response
+   * `parentId`: of those anchored on the chain ending there, the one
+   * anchored deepest, newest on a tie. Most sessions have none, and then the
+   * chain is not walked.
+   */
+  inForce(sessionId: string, parentId: string): Promise<Checkpoint | undefined>;
+  /**
+   * Stores a checkpoint, deletes the one it supersedes and marks the
+   * summarised turns inactive, as one write; turns keep every carrier byte.
+   * The session's row is made when it is gone (`sessions rm`) while its
+   * response chain lives on.
+   */
   save(checkpoint: NewCheckpoint, archive: CheckpointArchive): Promise<Checkpoint>;
-  /** A session's checkpoints, oldest first. */
-  list(sessionId: string): Promise<Checkpoint[]>;
-  /** Positions of a session's archived (summarised) turns. */
-  archivedPositions(sessionId: string): Promise<Set<number>>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Checkpoint } from "./checkpoints.js";
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
 import type { TurnAudit } from "./session-history.js";
 
@@ -86,6 +87,16 @@ export interface SessionDetail extends SessionSummary {
   readonly turnList: StoredTurn[];
   /** Per turn, in order: the messages that asked for it. */
   readonly prompts: ChatMessage[][];
+  /** What compaction archived of it. */
+  readonly compaction: SessionCompaction;
+}
+
+/** What `sessions show` needs to know of a session's compaction. */
+export interface SessionCompaction {
+  /** Positions of archived (inactive) turns. */
+  readonly archived: ReadonlySet<number>;
+  /** The session's checkpoints, oldest first (normally one: a newer one removes the one it supersedes). */
+  readonly checkpoints: readonly Checkpoint[];
 }
 
 /** A stored turn one of a request's keys (fingerprint or call key) matched. */

@@ -1,7 +1,7 @@
 import type { EventBus } from "../events/bus/event-bus.js";
 import type { Logger } from "../operations/logging/logger.js";
 import type { CarrierField, CarrierPolicy, ProviderPlugin, UpstreamResult } from "../providers/contract.js";
-import type { Storage, TurnInFlight } from "../storage/storage.js";
+import type { Storage } from "../storage/storage.js";
 import { recordRejection } from "../routing/verdicts/record-rejection.js";
 import { fieldsToReject } from "../routing/verdicts/unknown-field.js";
 import type { TurnPlan } from "./plan-turn.js";
@@ -46,13 +46,11 @@ export interface CallOutcome {
  * second build. A rejection that names no carrier
  * field is returned as it is.
  */
-export async function callWithRetry(context: RetryContext, target: CallTarget, inFlight: TurnInFlight): Promise<CallOutcome> {
+export async function callWithRetry(context: RetryContext, target: CallTarget): Promise<CallOutcome> {
   const { plan, plugin, policy } = target;
   let effective = plan.effective;
   let sentAt = performance.now();
   const { carried, sent, answer } = sendFirst(plugin, plan);
-  // while this request waits for its upstream, the storage may commit what it deferred
-  inFlight.wentUpstream();
   let result = await answer;
   if (result.ok) return { result, effective, sentAt, sent, rejectedNow: NONE };
   const named = plugin.classifyError?.(result.status, result.body, carried);

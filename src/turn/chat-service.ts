@@ -184,7 +184,7 @@ export class ChatService {
     let outcome;
     const calledAt = performance.now();
     try {
-      outcome = await callWithRetry(this.retrying, prepared, inFlight);
+      outcome = await callWithRetry(this.retrying, prepared);
     } catch (error) {
       inFlight.end();
       this.publishRefusal(prepared, error, calledAt);

@@ -5,7 +5,7 @@ import type { ResolvedModel } from "../routing/routes/route-table.js";
 import { findSession, type SessionMatch } from "./sessions/session-finder.js";
 import { storedSessionId } from "./sessions/session-scope.js";
 import { lookupOnFirstAsk } from "../storage/lookup-on-first-ask.js";
-import type { Storage } from "../storage/storage.js";
+import type { Storage, TurnStorage } from "../storage/storage.js";
 import type { ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../providers/upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../routing/verdicts/record-rejection.js";
@@ -15,7 +15,7 @@ import { traceStoreRead } from "../operations/tracing/trace-hooks.js";
 
 /** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {
-  readonly storage: Pick<Storage, "turns" | "verdicts" | "sessionConfig" | "lookup">;
+  readonly storage: Pick<Storage, "turns">;
   readonly registry: PluginRegistry;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -78,7 +78,10 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   // field verdicts could leave would replay them: the fields that remain are a subset of these.
   const wanted = policy.fields.filter((field) => !optOut.includes(field));
   // the store read, traced as its own span when tracing is on
-  const traced: Pick<Storage, "turns" | "lookup"> = { turns: storage.turns, lookup: (query) => traceStoreRead(options.cancellation, storage.lookup(query)) };
+  const traced: Pick<TurnStorage, "lookup" | "turnsAtDepths"> = {
+    lookup: (query) => traceStoreRead(options.cancellation, storage.turns.lookup(query)),
+    turnsAtDepths: (keyHash, sessionId, asked) => storage.turns.turnsAtDepths(keyHash, sessionId, asked),
+  };
   const reading = lookupOnFirstAsk(traced, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
   const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit);
   const read = await reading.answer(options.keyHash);

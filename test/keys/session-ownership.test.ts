@@ -112,11 +112,11 @@ describe.each(Object.keys(BACKENDS))("sessions are owned: %s", (backendName) => 
       expect(ofA?.turnList.map((turn) => turn.content)).toEqual([first.message.content, second.message.content, third.message.content]);
       expect(ofB?.turns).toBe(2);
       // and the owner key's shared-name is a third, its own
-      expect(await catalogue.exists("shared-name")).toBe(false);
+      expect(await catalogue.show("shared-name")).toBeUndefined();
       const owner = await chat(backend.gateway.key, [u1, rerendered(first.message.content), u2], "shared-name");
       expect([owner.status, owner.session]).toEqual([200, "shared-name"]);
       expect(reasoningSent(owner.sent)).toEqual([null]);
-      expect(await catalogue.exists("shared-name")).toBe(true);
+      expect(await catalogue.show("shared-name")).toBeDefined();
     },
   );
 

@@ -3,6 +3,7 @@ import { expect, test } from "vitest";
 import type { ChatMessage, ToolCall } from "../../src/providers/contract.js";
 import { callKeyOf, fingerprintMessage, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { isUniqueCallId } from "../../src/turn/sessions/call-ids.js";
+import { sessionReads } from "../support/session-reads.js";
 import { findSession } from "../../src/turn/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
@@ -50,7 +51,7 @@ test("the same short reply in two sessions of one key: the conversation's own se
   const b1 = save("sess_b", "Something else entirely.");
   save("sess_b", "OK.", b1); // newer
   const found = await findSession(
-    store.turns,
+    sessionReads(store),
     "scope",
     [user("q"), assistant("\nParis is the capital of France, on the Seine."), user("fine"), assistant("OK."), user("next")],
     undefined,
@@ -65,7 +66,7 @@ test("the same text twice in one session: each message takes the turn that conti
   const t2 = save("sess_twice", "Done, next step.", t1);
   const t3 = save("sess_twice", "OK.", t2);
   const found = await findSession(
-    store.turns,
+    sessionReads(store),
     "scope",
     [assistant("OK."), user("go"), assistant("Done, next step."), user("again"), assistant(" OK. ")],
     "sess_twice",
@@ -78,7 +79,12 @@ test("a generic reply after a branch: the branch the client continues, by its pa
   const reply1 = save("sess_branchy", "Sure.", root1);
   const root2 = save("sess_branchy", "Regenerated answer about dogs."); // the client regenerated turn 1
   save("sess_branchy", "Sure.", root2); // newer, on the other branch
-  const found = await findSession(store.turns, "scope", [user("pets?"), assistant("First answer about cats."), user("more"), assistant("Sure.")], undefined);
+  const found = await findSession(
+    sessionReads(store),
+    "scope",
+    [user("pets?"), assistant("First answer about cats."), user("more"), assistant("Sure.")],
+    undefined,
+  );
   expect(found.sessionId).toBe("sess_branchy");
   expect(found.turnIds.get(3)).toBe(reply1);
 });
@@ -86,12 +92,17 @@ test("a generic reply after a branch: the branch the client continues, by its pa
 test('tool-call turns: content "" and reshaped arguments match by ids and names; call_0-style ids never do on that key', async () => {
   const id = "call_00_Xk9fQ2mLr8Tz5WbN";
   const t1 = save("sess_tools", "Let me check.", undefined, call(id));
-  const libreChat = await findSession(store.turns, "scope", [user("weather?"), assistant("", call(id, '{"city":"Paris","unit":"celsius"}'))], undefined);
+  const libreChat = await findSession(
+    sessionReads(store),
+    "scope",
+    [user("weather?"), assistant("", call(id, '{"city":"Paris","unit":"celsius"}'))],
+    undefined,
+  );
   expect(libreChat.turnIds.get(1)).toBe(t1);
   expect(libreChat.matched).toMatchObject({ fingerprint: 0, ids: 1 });
   // Open WebUI: <think> inlined, json.dumps spacing
   const owui = await findSession(
-    store.turns,
+    sessionReads(store),
     "scope",
     [user("weather?"), assistant("<think>R</think>\nLet me check.", call(id, '{"city": "Paris"}'))],
     undefined,
@@ -100,7 +111,7 @@ test('tool-call turns: content "" and reshaped arguments match by ids and names;
   expect(owui.turnIds.get(1)).toBe(t1);
 
   save("sess_short", "Calling.", undefined, call("call_0"));
-  const short = await findSession(store.turns, "scope", [assistant("", call("call_0"))], undefined);
+  const short = await findSession(sessionReads(store), "scope", [assistant("", call("call_0"))], undefined);
   expect(short.turnIds.size).toBe(0);
   expect(callKeyOf(call("call_0"))).toBeUndefined();
   expect(isUniqueCallId("functions.get_weather:0")).toBe(false);

@@ -7,7 +7,6 @@ import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
-import { VerdictStore } from "../../src/storage/sqlite/verdict-store.js";
 
 // Two connections to one state.db: the gateway's, and what a CLI command in another process opens.
 const home = mkdtempSync(join(tmpdir(), "carrierd-cache-"));
@@ -73,7 +72,7 @@ test("a session removed by another process (carrierd sessions rm) is never repla
   const turn = save(gateway, "sess_doomed", "Doomed answer.");
   expect(matchIds(gateway, "Doomed answer.")).toEqual([turn]);
   expect(gateway.reads.replaySources(new Map([[turn, turn]])).has(turn)).toBe(true);
-  expect(cli.sessions.remove("sess_doomed")).toBe(true);
+  expect(await cli.catalogue.remove("sess_doomed")).toBe(true);
   await nextRequest();
   expect(matchIds(gateway, "Doomed answer.")).toEqual([]);
   expect(gateway.reads.replaySources(new Map([[turn, turn]])).has(turn)).toBe(false);
@@ -87,25 +86,33 @@ test("a turn written by another process is found, though the miss was remembered
 });
 
 test("a verdict or a session's model config changed by another process is in force for the next request", async () => {
-  const gatewayVerdicts = new VerdictStore(gatewayDb);
-  const cliVerdicts = new VerdictStore(cliDb);
-  cliVerdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning_content", status: 400, message: "unknown field" });
+  const rejection = {
+    provider: "p",
+    host: "h",
+    model: "m",
+    fields: ["reasoning_content"],
+    status: 400,
+    message: "unknown field",
+    keyHash: "key-a",
+    clientModel: "m",
+  };
+  await cli.verdicts.record({ ...rejection, sessionId: "sess_verdict" });
   await nextRequest();
-  expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]);
+  expect(gateway.verdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]);
   save(gateway, "sess_config", "Configured answer.");
   expect(gateway.configs.modelConfig("sess_config")).toEqual({});
-  cli.configs.patchModelConfig("sess_config", () => ({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] }));
-  cliVerdicts.clear(() => true);
-  expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]); // same stretch: one read
+  cli.configs.addRejection({ ...rejection, host: "h2", sessionId: "sess_config" });
+  await cli.verdicts.clear((verdict) => verdict.host === "h");
+  expect(gateway.verdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning_content"]); // same stretch: one read
   await nextRequest();
-  expect(gatewayVerdicts.fieldsFor("p", "h", "m")).toEqual([]);
-  expect(gateway.configs.modelConfig("sess_config")).toEqual({ rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] });
+  expect(gateway.verdicts.fieldsFor("p", "h", "m")).toEqual([]);
+  expect(gateway.configs.modelConfig("sess_config")).toEqual({ rejected_carriers: [["p", "h2", "m", ["reasoning_content"]]] });
 });
 
-test("any other write through the gateway's own connection empties the cache too", () => {
+test("any other write through the gateway's own connection empties the cache too", async () => {
   const turn = save(gateway, "sess_own", "Own answer.");
   expect(matchIds(gateway, "Own answer.")).toEqual([turn]);
-  expect(gateway.sessions.remove("sess_own")).toBe(true);
+  expect(await gateway.catalogue.remove("sess_own")).toBe(true);
   expect(matchIds(gateway, "Own answer.")).toEqual([]);
 });
 

@@ -3,6 +3,7 @@ import { expect, test } from "vitest";
 import type { ChatMessage, ToolCall } from "../../src/providers/contract.js";
 import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { keyScope } from "../../src/turn/sessions/key-scope.js";
+import { sessionReads } from "../support/session-reads.js";
 import { findSession } from "../../src/turn/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
@@ -42,12 +43,18 @@ test("matching is scoped to the API key: another key's identical turn is invisib
   const theirs = keyScope("key-two");
   save("sess_theirs", theirs, "Paris is the capital.");
   expect(
-    (await findSession(store.turns, mine, [{ role: "user", content: "q" }, assistant("Paris is the capital."), { role: "user", content: "and?" }], undefined))
-      .sessionId,
+    (
+      await findSession(
+        sessionReads(store),
+        mine,
+        [{ role: "user", content: "q" }, assistant("Paris is the capital."), { role: "user", content: "and?" }],
+        undefined,
+      )
+    ).sessionId,
   ).toBeUndefined();
   const own = save("sess_mine", mine, "Paris is the capital.");
   const found = await findSession(
-    store.turns,
+    sessionReads(store),
     mine,
     [{ role: "user", content: "q" }, assistant("Paris is the capital."), { role: "user", content: "and?" }],
     undefined,
@@ -62,7 +69,7 @@ test("a fingerprint in several sessions resolves to the most recent; the other m
   const newFirst = save("sess_new", scope, "Hello! How can I help?");
   const newSecond = save("sess_new", scope, "Sure, here it is.");
   const found = await findSession(
-    store.turns,
+    sessionReads(store),
     scope,
     [assistant("Hello! How can I help?"), { role: "user", content: "x" }, assistant("Sure, here it is.")],
     undefined,
@@ -76,10 +83,10 @@ test("explicit session: fingerprint first, else the k-th assistant message is tu
   const scope = keyScope("key-four");
   const first = save("explicit-1", scope, "Original wording.");
   const second = save("explicit-1", scope, "Second answer.");
-  const found = await findSession(store.turns, scope, [assistant("Re-rendered *wording*."), assistant("Second answer.")], "explicit-1");
+  const found = await findSession(sessionReads(store), scope, [assistant("Re-rendered *wording*."), assistant("Second answer.")], "explicit-1");
   expect(found.sessionId).toBe("explicit-1");
   expect([...found.turnIds.values()]).toEqual([first, second]);
-  const fresh = await findSession(store.turns, scope, [assistant("Second answer."), assistant("Never stored.")], "brand-new");
+  const fresh = await findSession(sessionReads(store), scope, [assistant("Second answer."), assistant("Never stored.")], "brand-new");
   expect(fresh.sessionId).toBe("brand-new");
   expect([...fresh.turnIds]).toEqual([[0, second]]);
 });

@@ -62,9 +62,18 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
     await sqlite.turns.save(
       turn("sess_b", 1, [{ id: "call_9f3Kq2LmX7vB1nRt", type: "function", function: { name: "weather", arguments: '{"city":"Paris"}' } }]),
     );
-    await sqlite.catalogue.ensure("sess_empty", "key-m", "m");
-    await sqlite.sessionConfig.patchModelConfig("sess_a", () => ({ rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] }));
-    await sqlite.verdicts.record({ provider: "prov", host: "upstream.example", model: "upstream-model", field: "reasoning", status: 400, message: "no" });
+    const rejection = {
+      provider: "prov",
+      host: "upstream.example",
+      model: "upstream-model",
+      fields: ["reasoning"],
+      status: 400,
+      message: "no",
+      keyHash: "key-m",
+      clientModel: "m",
+    };
+    await sqlite.verdicts.record({ ...rejection, sessionId: "sess_empty" }); // a session without turns
+    await sqlite.verdicts.record({ ...rejection, sessionId: "sess_a" });
     await sqlite.responses.save(
       {
         id: "resp_1",
@@ -107,7 +116,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
         tokensBefore: 10,
         tokensAfter: 5,
       },
-      { turnIds: ["turn_migrate_sess_a_1"], supersedes: undefined },
+      { turnIds: ["turn_migrate_sess_a_1"], supersedes: undefined, owner: { keyHash: "key-m", model: "m" } },
     );
     await sqlite.keys.create({
       name: "frontend",
@@ -168,22 +177,26 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
     const store = await openPostgresStorage({ url: schema.url, poolSize: 1 });
     try {
       const last = turn("sess_a", 3);
-      expect((await store.turns.matchesFor("key-m", [last.fingerprint])).get(last.fingerprint)?.[0]?.id).toBe(last.id);
+      const matchesFor = async (keys: string[]) =>
+        (await store.turns.lookup({ keyHash: "key-m", keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false })).matches;
+      expect((await matchesFor([last.fingerprint])).get(last.fingerprint)?.[0]?.id).toBe(last.id);
       const callKey = callKeyOf(
         turn("sess_b", 1, [{ id: "call_9f3Kq2LmX7vB1nRt", type: "function", function: { name: "weather", arguments: "{}" } }]).toolCalls,
       )!;
-      expect((await store.turns.matchesFor("key-m", [callKey])).get(callKey)?.[0]?.id).toBe("turn_migrate_sess_b_1");
+      expect((await matchesFor([callKey])).get(callKey)?.[0]?.id).toBe("turn_migrate_sess_b_1");
       const source = (await store.turns.replaySources(new Map([[0, last.id]]))).get(0)!;
       expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(DETAILS));
       expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(NATIVE));
-      expect(await store.sessionConfig.modelConfig("sess_a")).toEqual({ rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] });
+      expect((await store.catalogue.show("sess_a"))!.modelConfig).toEqual({
+        rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]],
+      });
       expect(await store.responses.history("resp_2")).toEqual([
         { role: "user", content: "a" },
         { role: "user", content: "b" },
       ]);
       expect(await store.responses.conversation("conv_1")).toMatchObject({ lastResponseId: "resp_2" });
-      expect((await store.checkpoints.forChain(["resp_1", "resp_2"]))?.id).toBe("ckpt_1");
-      expect(await store.checkpoints.archivedPositions("sess_a")).toEqual(new Set([1]));
+      expect((await store.checkpoints.inForce("sess_a", "resp_2"))?.id).toBe("ckpt_1");
+      expect((await store.catalogue.show("sess_a"))!.compaction.archived).toEqual(new Set([1]));
       expect(await store.responses.get("resp_1")).toMatchObject({ keyHash: "k" });
       expect(await store.keys.list()).toEqual([
         expect.objectContaining({ name: "frontend", dataScope: "k", scopes: ["chat", "events"], requests: 7, lastUsedAt: 1_700_000_001_000 }),

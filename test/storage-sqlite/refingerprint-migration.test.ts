@@ -69,7 +69,11 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
     { role: "assistant" as const, content: "\nIt is sunny." },
     { role: "user" as const, content: "thanks" },
   ];
-  const found = await findSession(store.turns, "k", resent, undefined);
+  const reads = {
+    matchesFor: async (keyHash: string, keys: readonly string[]) => store.reads.matchesFor(keyHash, keys),
+    turnsAtDepths: store.turns.turnsAtDepths,
+  };
+  const found = await findSession(reads, "k", resent, undefined);
   expect(found.sessionId).toBe("sess_old");
   expect([...found.turnIds.entries()]).toEqual([
     [1, "turn_1"],

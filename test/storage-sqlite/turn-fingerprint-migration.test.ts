@@ -98,7 +98,7 @@ const HELLO = fingerprintOf("hello", []);
 const ANSWER = fingerprintOf("the answer is 42", []);
 const ids = (matches: { id: string }[] | undefined) => matches?.map((match) => match.id);
 
-test("a database of the previous schema keeps every turn, seq and fingerprint; lookups, branches, sessions rm and new turns work after", () => {
+test("a database of the previous schema keeps every turn, seq and fingerprint; lookups, branches, sessions rm and new turns work after", async () => {
   const file = join(home, "old.db");
   const old = openDatabase(file, BEFORE);
   oldTurn(old, "turn_a1", "sess_a", "k1", "hello");
@@ -110,8 +110,12 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   oldBranch(old, "sess_a", "sess_branch", 2);
   oldTurn(old, "turn_last", "sess_last", "k1", "hello"); // deleted below: AUTOINCREMENT had gone past the largest seq
   old.prepare("DELETE FROM sessions WHERE id IN ('sess_gone', 'sess_last')").run();
-  const checkpoints = new CheckpointStore(old, () => {});
-  checkpoints.save(
+  const checkpoints = new CheckpointStore(
+    old,
+    () => {},
+    () => [],
+  );
+  await checkpoints.save(
     {
       id: "ckpt_1",
       sessionId: "sess_a",
@@ -124,7 +128,7 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
       tokensBefore: 100,
       tokensAfter: 40,
     },
-    { turnIds: ["turn_a1"], supersedes: undefined },
+    { turnIds: ["turn_a1"], supersedes: undefined, owner: { keyHash: "k1", model: "m" } },
   );
   const before = old
     .prepare("SELECT t.*, f.key_hash, f.fingerprint FROM turns t LEFT JOIN fingerprints f ON f.turn_seq = t.seq ORDER BY t.seq")
@@ -156,16 +160,24 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   expect(ids(store.reads.matchesFor("k1", [HELLO, ANSWER]).get(HELLO))).toEqual(["turn_copy_1", "turn_b1", "turn_a1"]);
   expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual(["turn_copy_2", "turn_a2"]);
   expect(ids(store.reads.matchesFor("k2", [HELLO]).get(HELLO))).toEqual(["turn_x1"]);
-  expect(new CheckpointStore(db, () => {}).list("sess_a").map((checkpoint) => [checkpoint.id, checkpoint.archivedThrough])).toEqual([["ckpt_1", 1]]);
+  expect(
+    new CheckpointStore(
+      db,
+      () => {},
+      () => [],
+    )
+      .list("sess_a")
+      .map((checkpoint) => [checkpoint.id, checkpoint.archivedThrough]),
+  ).toEqual([["ckpt_1", 1]]);
 
   // a new turn comes after every old one, and is the newest match
   const largest = db.prepare("SELECT MAX(seq) FROM turns").pluck().get() as number;
   expect(store.writes.saveNow(newTurn("turn_a4", "sess_a", "k1", "hello"))).toBe(4);
-  expect(store.sessions.show("sess_a")!.turnList.find((turn) => turn.id === "turn_a4")!.seq).toBe(largest + 1);
+  expect((await store.catalogue.show("sess_a"))!.turnList.find((turn) => turn.id === "turn_a4")!.seq).toBe(largest + 1);
   expect(ids(store.reads.matchesFor("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_copy_1", "turn_b1", "turn_a1"]);
 
   // a branch made now, past the checkpoint (compaction's branch): its copies carry their fingerprints and key hash
-  const branch = store.sessions.branch("sess_a", "sess_branch_now", undefined)!;
+  const branch = (await store.catalogue.branch("sess_a", "sess_branch_now", undefined))!;
   expect(branch).toMatchObject({ turns: 3 }); // turn 1 is archived: the copied checkpoint stands in for it
   const copies = db.prepare("SELECT id, position, key_hash, fingerprint, parent_turn_id FROM turns WHERE session_id = ? ORDER BY position").all(branch.id) as {
     id: string;
@@ -183,25 +195,25 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual([copies[0]!.id, "turn_copy_2", "turn_a2"]);
 
   // sessions rm: the turns go, and with them their fingerprints
-  expect(store.sessions.remove(branch.id)).toBe(true);
-  expect(store.sessions.remove("sess_branch")).toBe(true);
+  expect(await store.catalogue.remove(branch.id)).toBe(true);
+  expect(await store.catalogue.remove("sess_branch")).toBe(true);
   expect(db.prepare("SELECT COUNT(*) FROM turns WHERE session_id IN (?, 'sess_branch')").pluck().get(branch.id)).toBe(0);
   expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual(["turn_a2"]);
   expect(ids(store.reads.matchesFor("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_b1", "turn_a1"]);
   db.close();
 });
 
-test("a seq freed by deleting the newest turns is reused, and the turn that takes it is still the newest match", () => {
+test("a seq freed by deleting the newest turns is reused, and the turn that takes it is still the newest match", async () => {
   const store = new SqliteStorage(openDatabase(":memory:", NOW), undefined);
   store.writes.saveNow(newTurn("turn_1", "sess_1", "k", "hello"));
   store.writes.saveNow(newTurn("turn_2", "sess_2", "k", "hello"));
-  const seqOf = (sessionId: string) => store.sessions.show(sessionId)!.turnList[0]!.seq;
-  const freed = seqOf("sess_2");
+  const seqOf = async (sessionId: string) => (await store.catalogue.show(sessionId))!.turnList[0]!.seq;
+  const freed = await seqOf("sess_2");
   expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_2", "turn_1"]);
-  store.sessions.remove("sess_2");
+  await store.catalogue.remove("sess_2");
   expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   store.writes.saveNow(newTurn("turn_3", "sess_3", "k", "hello"));
-  expect(seqOf("sess_3")).toBe(freed);
+  expect(await seqOf("sess_3")).toBe(freed);
   expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_3", "turn_1"]);
 });
 

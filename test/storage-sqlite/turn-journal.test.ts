@@ -87,7 +87,7 @@ test("a turn that completes alone is durable in the journal when its save resolv
   expect(joinedCommitted).toBe(false);
   await joined;
   expect(storedIds(db)).toEqual(["t1", "t2"]);
-  expect(store.sessions.show("s1")?.turnList.map((stored) => [stored.position, stored.reasoningText, stored.reasoningDetails])).toEqual([
+  expect((await store.catalogue.show("s1"))?.turnList.map((stored) => [stored.position, stored.reasoningText, stored.reasoningDetails])).toEqual([
     [1, "reasoning t1", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
     [2, "reasoning t2", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
   ]);
@@ -112,7 +112,7 @@ test("turns journaled by a process that ended before their commit are committed 
   const restarted = open(first.home);
   expect(restarted.recovered).toBe(1);
   expect(storedIds(restarted.db)).toEqual(["t1", "t2"]);
-  const stored = restarted.store.sessions.show("s2")!.turnList[0]!;
+  const stored = (await restarted.store.catalogue.show("s2"))!.turnList[0]!;
   expect([stored.content, stored.reasoningText, stored.upstreamId]).toEqual(["b", "reasoning t2", "up-1"]);
   expect(Date.parse(stored.createdAt)).toBeLessThanOrEqual(answeredBy);
   expect(restarted.store.reads.matchesFor("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([
@@ -186,24 +186,24 @@ test("CLI stores have no journal: a turn is durable at its commit", async () => 
   db.close();
 });
 
-test("journaled turns are committed together once a batch waits and the next request has gone upstream (commitWaitingBatch), else after JOURNAL_MAX_WAIT_MS", async () => {
+test("journaled turns are committed together once a batch waits and the next request goes upstream (commitWaitingBatch), else after JOURNAL_MAX_WAIT_MS", async () => {
   const { db, store, journalFile } = open();
   const ids = Array.from({ length: JOURNAL_BATCH_TURNS }, (_, i) => `t${i + 1}`);
   for (const id of ids.slice(0, -1)) {
     await store.turns.save(turn(id, "s1", id));
-    store.writes.wentUpstream(); // what the chat service calls once a request has gone upstream
+    store.turns.begin().end(); // the chat service begins a turn as its request goes upstream
     await nextTurnOfTheLoop();
   }
   expect(storedIds(db)).toEqual([]); // not a batch yet: every turn so far is durable in the journal only
   await store.turns.save(turn(ids.at(-1)!, "s1", ids.at(-1)!));
-  store.writes.wentUpstream();
+  store.turns.begin().end();
   expect(storedIds(db)).toEqual([]); // queued for the commit at the end of this turn of the loop
   await nextTurnOfTheLoop();
   expect(storedIds(db)).toEqual(ids);
   expect(statSync(journalFile).size).toBe(0);
 
   await store.turns.save(turn("late", "s1", "late")); // no batch gathers after it
-  store.writes.wentUpstream();
+  store.turns.begin().end();
   await nextTurnOfTheLoop();
   expect(storedIds(db)).toEqual(ids);
   await committed(db, "late"); // within JOURNAL_MAX_WAIT_MS
@@ -254,9 +254,19 @@ test("a journaled turn waiting for its commit is already the newest match of its
 test("the connection reads as if a journaled turn were committed: a session removed or patched right after its turn stays so", async () => {
   const { db, store } = open();
   await store.turns.save(turn("t1", "scratch", "a"));
-  expect(store.sessions.remove("scratch")).toBe(true); // the turn was committed first, then removed with its session
+  expect(await store.catalogue.remove("scratch")).toBe(true); // the turn was committed first, then removed with its session
   await store.turns.save(turn("t2", "s2", "b"));
-  store.configs.patchModelConfig("s2", (config) => ({ ...config, rejected_carriers: [["p", "h", "m", ["reasoning_content"]]] }));
+  store.configs.addRejection({
+    provider: "p",
+    host: "h",
+    model: "m",
+    fields: ["reasoning_content"],
+    status: 400,
+    message: "no",
+    sessionId: "s2",
+    keyHash: "key",
+    clientModel: "m",
+  });
   await nextTurnOfTheLoop();
   expect(storedIds(db)).toEqual(["t2"]);
   expect(db.prepare("SELECT id FROM sessions ORDER BY id").pluck().all()).toEqual(["s2"]);

@@ -4,7 +4,8 @@ import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
 import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
-import type { NewTurn } from "../../src/storage/turns.js";
+import type { FingerprintMatch, NewTurn, SessionModelConfig } from "../../src/storage/turns.js";
+import type { Rejection } from "../../src/storage/verdicts.js";
 import { nextMillisecond } from "../support/wait-for.js";
 
 /**
@@ -39,6 +40,64 @@ const NATIVE: JsonObject = {
   alpha: "𝔘𝔫𝔦",
 };
 const REASONING = 'Let me think.\n\n  Indented — and a trailing space \nand "quotes" and \\ backslashes ';
+
+/** The stored turns `keys` match under `keyHash`: the `matches` of the request's lookup. */
+export async function matchesFor(store: Storage, keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>> {
+  return (await store.turns.lookup({ keyHash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false })).matches;
+}
+
+/** The verdict table's fields for a (provider, host, model): the `verdictFields` of the request's lookup. */
+async function fieldsFor(store: Storage, provider: string, host: string, model: string): Promise<readonly string[]> {
+  return (await store.turns.lookup({ keyHash: "none", keys: [], provider, host, model, explicit: undefined, withCarriers: false })).verdictFields;
+}
+
+/** A session's model config: what the request's lookup answers for its explicit session. */
+async function modelConfigOf(store: Storage, sessionId: string): Promise<Readonly<SessionModelConfig>> {
+  const answer = await store.turns.lookup({
+    keyHash: "none",
+    keys: [],
+    provider: "none",
+    host: "none",
+    model: "none",
+    explicit: sessionId,
+    withCarriers: false,
+  });
+  return answer.modelConfigs.get(sessionId) ?? {};
+}
+
+/** A rejection of `fields` by (p, h, m), met by `sessionId` under key-a. */
+function rejection(fields: string[], extra: Partial<Rejection> = {}): Rejection {
+  return {
+    provider: "p",
+    host: "h",
+    model: "m",
+    fields,
+    status: 400,
+    message: "unknown field",
+    sessionId: "sess_rejected",
+    keyHash: "key-a",
+    clientModel: "client-model",
+    ...extra,
+  };
+}
+
+/** A response of a chain (Responses API), in session sess_resp. */
+const record = (id: string, parentId: string | null, text: string, extra: Partial<ResponseRecord> = {}): ResponseRecord => ({
+  id,
+  parentId,
+  sessionId: "sess_resp",
+  keyHash: "key-a",
+  model: "demo",
+  createdAt: 1,
+  conversationId: null,
+  messages: [
+    { role: "user", content: text },
+    { role: "assistant", content: `re: ${text}` },
+  ],
+  body: { id, object: "response", output_text: `re: ${text}` },
+  inputItems: [{ type: "message", role: "user", content: text }],
+  ...extra,
+});
 
 let counter = 0;
 /** A turn with every kind of carrier, under key-a; `extra` overrides any field. */
@@ -145,7 +204,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(source.reasoningText).toBe("\u0001think\u0000ing\u0001");
         expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(details));
         expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(native));
-        expect(ids((await store.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
+        expect(ids((await matchesFor(store, "key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
         const shown = (await store.catalogue.show("sess_nul\u0000"))!;
         expect(shown.turnList[0]).toMatchObject({
           content: "Four\u0000 and \u0001\u0002 done",
@@ -184,13 +243,13 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const theirs = newTurn("sess_theirs", "Hello! How can I help?", { keyHash: "key-b" });
         const newer = newTurn("sess_new", "Hello! How can I help?");
         for (const turn of [older, theirs, newer]) await store.turns.save(turn);
-        const found = await store.turns.matchesFor("key-a", [older.fingerprint, fingerprintOf("never said", [])]);
+        const found = await matchesFor(store, "key-a", [older.fingerprint, fingerprintOf("never said", [])]);
         expect(ids(found.get(older.fingerprint))).toEqual([newer.id, older.id]);
         expect(found.get(older.fingerprint)![0]).toEqual({ id: newer.id, session_id: "sess_new", parent_turn_id: null });
         expect(found.has(fingerprintOf("never said", []))).toBe(false);
-        expect(ids((await store.turns.matchesFor("key-b", [older.fingerprint])).get(older.fingerprint))).toEqual([theirs.id]);
-        expect((await store.turns.matchesFor("key-c", [older.fingerprint])).size).toBe(0);
-        expect((await store.turns.matchesFor("key-a", [])).size).toBe(0);
+        expect(ids((await matchesFor(store, "key-b", [older.fingerprint])).get(older.fingerprint))).toEqual([theirs.id]);
+        expect((await matchesFor(store, "key-c", [older.fingerprint])).size).toBe(0);
+        expect((await matchesFor(store, "key-a", [])).size).toBe(0);
       });
 
       test("a tool-call turn is found by its call key (ids and names) as well as its fingerprint; parents are kept", async () => {
@@ -201,7 +260,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await store.turns.save(second);
         const callKey = callKeyOf(first.toolCalls)!;
         expect(callKey).toBeDefined();
-        const found = await store.turns.matchesFor("key-a", [callKey, first.fingerprint, second.fingerprint]);
+        const found = await matchesFor(store, "key-a", [callKey, first.fingerprint, second.fingerprint]);
         expect(ids(found.get(callKey))).toEqual([first.id]);
         expect(ids(found.get(first.fingerprint))).toEqual([first.id]);
         expect(found.get(second.fingerprint)).toEqual([{ id: second.id, session_id: "sess_tools", parent_turn_id: first.id }]);
@@ -211,39 +270,30 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         const alone = newTurn("sess_order", "Same text.");
         await store.turns.save(alone);
-        expect(ids((await store.turns.matchesFor("key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([alone.id]);
+        expect(ids((await matchesFor(store, "key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([alone.id]);
         const running = store.turns.begin();
-        running.wentUpstream();
         const beside = newTurn("sess_order", "Same text.");
         await store.turns.save(beside);
         running.end();
         running.end(); // a second end does nothing
-        expect(ids((await store.turns.matchesFor("key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([beside.id, alone.id]);
+        expect(ids((await matchesFor(store, "key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([beside.id, alone.id]);
         expect((await store.catalogue.show("sess_order"))!.turnList.map((turn) => [turn.id, turn.position])).toEqual([
           [alone.id, 1],
           [beside.id, 2],
         ]);
       });
 
-      test("lookup answers what matchesFor, fieldsFor, modelConfig and replaySources answer, in one call", async () => {
+      test("lookup answers the matches, the verdict fields, the sessions' config and the newest matches' carriers, in one call", async () => {
         const store = await storage();
         const older = newTurn("sess_lookup_a", "Shared text.");
         const newer = newTurn("sess_lookup_b", "Shared text.", { reasoningText: "newer reasoning" });
         const other = newTurn("sess_lookup_a", "Only here.", { toolCalls: [toolCall("call_01_Qm7vR2xLp9Ks4TdW")] });
         for (const turn of [older, other, newer]) await store.turns.save(turn);
-        await store.verdicts.record({
-          provider: "prov",
-          host: "upstream.example",
-          model: "upstream-model",
-          field: "reasoning_details",
-          status: 400,
-          message: "no",
-        });
-        await store.verdicts.record({ provider: "prov", host: "elsewhere", model: "upstream-model", field: "reasoning", status: 400, message: "no" });
-        const config = { rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning_content"]]] as [string, string, string, string[]][] };
-        await store.sessionConfig.patchModelConfig("sess_lookup_a", () => config);
-        await store.catalogue.ensure("sess_explicit", "key-a", null);
-        await store.sessionConfig.patchModelConfig("sess_explicit", () => ({ note: "explicit" }));
+        const route = { provider: "prov", host: "upstream.example", model: "upstream-model" };
+        await store.verdicts.record(rejection(["reasoning_details"], { ...route, sessionId: "sess_explicit" }));
+        await store.verdicts.record(rejection(["reasoning"], { ...route, host: "elsewhere", sessionId: "sess_elsewhere" }));
+        await store.verdicts.record(rejection(["reasoning_content"], { ...route, host: "h2", sessionId: "sess_lookup_a" }));
+        const config = { rejected_carriers: [["prov", "h2", "upstream-model", ["reasoning_content"]]] };
         const callKey = callKeyOf(other.toolCalls)!;
         const keys = [older.fingerprint, other.fingerprint, callKey, fingerprintOf("never said", [])];
         const query = {
@@ -255,13 +305,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
           explicit: "sess_explicit",
           withCarriers: true,
         };
-        const answer = await store.lookup(query);
-        expect(answer.matches).toEqual(await store.turns.matchesFor("key-a", keys));
+        const answer = await store.turns.lookup(query);
+        expect(answer.matches).toEqual(await matchesFor(store, "key-a", keys));
         expect(ids(answer.matches.get(older.fingerprint))).toEqual([newer.id, older.id]);
-        expect([...answer.verdictFields]).toEqual([...(await store.verdicts.fieldsFor("prov", "upstream.example", "upstream-model"))]);
         expect(answer.verdictFields).toEqual(["reasoning_details"]);
         expect(answer.modelConfigs.get("sess_lookup_a")).toEqual(config);
-        expect(answer.modelConfigs.get("sess_explicit")).toEqual({ note: "explicit" });
+        expect(answer.modelConfigs.get("sess_explicit")).toEqual({
+          rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning_details"]]],
+        });
         expect(answer.modelConfigs.get("sess_lookup_b") ?? {}).toEqual({});
         // the newest match of each key carries its carriers; the older one is left to replaySources
         expect([...answer.sources.keys()].sort()).toEqual([newer.id, other.id].sort());
@@ -272,8 +323,8 @@ export function storageContract(name: string, factory: StorageFactory): void {
           ]),
         );
         for (const [id, source] of expected) expect(JSON.stringify(answer.sources.get(id))).toBe(JSON.stringify(source));
-        expect((await store.lookup({ ...query, withCarriers: false })).sources.size).toBe(0);
-        const empty = await store.lookup({ ...query, keys: [], explicit: undefined, host: "nowhere" });
+        expect((await store.turns.lookup({ ...query, withCarriers: false })).sources.size).toBe(0);
+        const empty = await store.turns.lookup({ ...query, keys: [], explicit: undefined, host: "nowhere" });
         expect([empty.matches.size, empty.verdictFields.length, empty.modelConfigs.size, empty.sources.size]).toEqual([0, 0, 0, 0]);
       });
 
@@ -325,20 +376,22 @@ export function storageContract(name: string, factory: StorageFactory): void {
     });
 
     describe("catalogue", () => {
-      test("ensure makes an empty session once; exists, list and show see it", async () => {
+      test("a rejection before a session's first turn makes its row once; show sees it", async () => {
         const store = await storage();
-        expect(await store.catalogue.exists("sess_empty")).toBe(false);
-        await store.catalogue.ensure("sess_empty", "key-a", "client-model");
-        await store.catalogue.ensure("sess_empty", "key-a", "another-model"); // already there: unchanged
-        expect(await store.catalogue.exists("sess_empty")).toBe(true);
-        expect(await store.catalogue.show("sess_empty")).toMatchObject({
+        expect(await store.catalogue.show("sess_empty")).toBeUndefined();
+        await store.verdicts.record(rejection(["reasoning"], { sessionId: "sess_empty", clientModel: "client-model" }));
+        await store.verdicts.record(rejection(["reasoning"], { sessionId: "sess_empty", clientModel: "another-model" })); // already there: unchanged
+        expect(await store.catalogue.show("sess_empty")).toEqual({
           id: "sess_empty",
           model: "client-model",
           parentId: null,
           turns: 0,
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
           turnList: [],
           prompts: [],
-          modelConfig: {},
+          modelConfig: { rejected_carriers: [["p", "h", "m", ["reasoning"]]] },
+          compaction: { archived: new Set(), checkpoints: [] },
         });
         expect(await store.catalogue.show("sess_none")).toBeUndefined();
       });
@@ -369,7 +422,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
           newTurn("sess_src", "third answer"),
         ];
         for (const turn of turns) await store.turns.save(turn);
-        await store.sessionConfig.patchModelConfig("sess_src", () => ({ rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]] }));
+        await store.verdicts.record(rejection(["reasoning"], { provider: "prov", host: "upstream.example", model: "upstream-model", sessionId: "sess_src" }));
         const branch = (await store.catalogue.branch("sess_src", "sess_branch", 2))!;
         expect(branch).toEqual({ id: "sess_branch", turns: 2, checkpoint: undefined });
         const copy = (await store.catalogue.show("sess_branch"))!;
@@ -387,23 +440,23 @@ export function storageContract(name: string, factory: StorageFactory): void {
         }
         expect(copy.turnList.map((turn) => turn.parentTurnId)).toEqual([null, copy.turnList[0]!.id]);
         // the copies are the newest matches of their keys
-        expect(ids((await store.turns.matchesFor("key-a", [turns[0]!.fingerprint])).get(turns[0]!.fingerprint))).toEqual([copy.turnList[0]!.id, turns[0]!.id]);
+        expect(ids((await matchesFor(store, "key-a", [turns[0]!.fingerprint])).get(turns[0]!.fingerprint))).toEqual([copy.turnList[0]!.id, turns[0]!.id]);
         const callKey = callKeyOf(turns[1]!.toolCalls)!;
-        expect(ids((await store.turns.matchesFor("key-a", [callKey])).get(callKey))).toEqual([copy.turnList[1]!.id, turns[1]!.id]);
+        expect(ids((await matchesFor(store, "key-a", [callKey])).get(callKey))).toEqual([copy.turnList[1]!.id, turns[1]!.id]);
         expect((await store.catalogue.branch("sess_src", "sess_all", undefined))!.turns).toBe(3);
         expect(await store.catalogue.branch("sess_missing", "sess_nothing", undefined)).toBeUndefined();
-        expect(await store.catalogue.exists("sess_nothing")).toBe(false);
+        expect(await store.catalogue.show("sess_nothing")).toBeUndefined();
       });
 
       test("remove takes the session, its turns and their matches; a second remove says there was none", async () => {
         const store = await storage();
         const turn = newTurn("sess_doomed", "Doomed answer.");
         await store.turns.save(turn);
-        expect((await store.turns.matchesFor("key-a", [turn.fingerprint])).size).toBe(1);
+        expect((await matchesFor(store, "key-a", [turn.fingerprint])).size).toBe(1);
         expect(await store.catalogue.remove("sess_doomed")).toBe(true);
         expect(await store.catalogue.remove("sess_doomed")).toBe(false);
         expect(await store.catalogue.show("sess_doomed")).toBeUndefined();
-        expect((await store.turns.matchesFor("key-a", [turn.fingerprint])).size).toBe(0);
+        expect((await matchesFor(store, "key-a", [turn.fingerprint])).size).toBe(0);
         expect((await store.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(0);
       });
 
@@ -412,87 +465,64 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await store.turns.save(newTurn("sess_scratch", "summary text"));
         expect(await store.catalogue.remove("sess_scratch")).toBe(true);
         await store.committed();
-        expect(await store.catalogue.exists("sess_scratch")).toBe(false);
+        expect(await store.catalogue.show("sess_scratch")).toBeUndefined();
       });
     });
 
     describe("session config", () => {
-      test("a patch reads what the last one wrote; removeRejections drops only what the predicate selects", async () => {
+      test("a rejection's fields join its session's config; clear drops what it selects from the table and from every session", async () => {
         const store = await storage();
-        expect(await store.sessionConfig.modelConfig("sess_none")).toEqual({});
+        expect(await modelConfigOf(store, "sess_none")).toEqual({});
         await store.turns.save(newTurn("sess_cfg", "x"));
         await store.turns.save(newTurn("sess_cfg2", "y"));
-        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({
-          ...config,
-          rejected_carriers: [["prov", "h", "m", ["reasoning", "reasoning_content"]]],
-        }));
-        await store.sessionConfig.patchModelConfig("sess_cfg", (config) => ({
-          ...config,
-          note: "kept",
-          rejected_carriers: [...(config.rejected_carriers ?? []), ["other", "h", "m", ["reasoning"]]],
-        }));
-        await store.sessionConfig.patchModelConfig("sess_cfg2", () => ({ rejected_carriers: [["prov", "h", "m", ["reasoning"]]] }));
-        expect(await store.sessionConfig.modelConfig("sess_cfg")).toEqual({
-          note: "kept",
+        await store.verdicts.record(rejection(["reasoning_content", "reasoning"], { provider: "prov", sessionId: "sess_cfg" }));
+        await store.verdicts.record(rejection(["reasoning"], { provider: "other", sessionId: "sess_cfg" }));
+        await store.verdicts.record(rejection(["reasoning"], { provider: "prov", sessionId: "sess_cfg" })); // again: kept once
+        await store.verdicts.record(rejection(["reasoning"], { provider: "prov", sessionId: "sess_cfg2" }));
+        expect(await modelConfigOf(store, "sess_cfg")).toEqual({
           rejected_carriers: [
+            ["other", "h", "m", ["reasoning"]],
             ["prov", "h", "m", ["reasoning", "reasoning_content"]],
-            ["other", "h", "m", ["reasoning"]],
           ],
         });
-        const changed = await store.sessionConfig.removeRejections((provider, _host, _model, field) => provider === "prov" && field === "reasoning");
-        expect(changed).toBe(2);
-        expect(await store.sessionConfig.modelConfig("sess_cfg")).toEqual({
-          note: "kept",
+        const cleared = await store.verdicts.clear((verdict) => verdict.provider === "prov" && verdict.field === "reasoning");
+        expect(cleared.verdicts.map((verdict) => [verdict.provider, verdict.field])).toEqual([["prov", "reasoning"]]);
+        expect(cleared.sessions).toBe(2);
+        expect(await modelConfigOf(store, "sess_cfg")).toEqual({
           rejected_carriers: [
-            ["prov", "h", "m", ["reasoning_content"]],
             ["other", "h", "m", ["reasoning"]],
+            ["prov", "h", "m", ["reasoning_content"]],
           ],
         });
-        expect(await store.sessionConfig.modelConfig("sess_cfg2")).toEqual({ rejected_carriers: [] });
-        expect(await store.sessionConfig.removeRejections(() => false)).toBe(0);
+        expect(await modelConfigOf(store, "sess_cfg2")).toEqual({ rejected_carriers: [] });
+        expect(await store.verdicts.clear(() => false)).toEqual({ verdicts: [], sessions: 0 });
       });
     });
 
     describe("verdicts", () => {
-      test("record (again: renewed), fieldsFor per key, list oldest first, clear what the predicate selects", async () => {
+      test("record (again: renewed), the fields per key, list oldest first, clear what the predicate selects", async () => {
         const store = await storage();
-        expect(await store.verdicts.fieldsFor("p", "h", "m")).toEqual([]);
-        const first = await store.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning_content", status: 400, message: "unknown field" });
-        expect(first.recorded_at).toMatch(/^\d{4}-\d\d-\d\dT/);
-        await store.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 422, message: "no" });
-        await store.verdicts.record({ provider: "p", host: "other-host", model: "m", field: "reasoning", status: 400, message: "no" });
-        await store.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning_content", status: 422, message: "renewed" });
-        expect([...(await store.verdicts.fieldsFor("p", "h", "m"))].sort()).toEqual(["reasoning", "reasoning_content"]);
-        expect(await store.verdicts.fieldsFor("p", "other-host", "m")).toEqual(["reasoning"]);
+        expect(await fieldsFor(store, "p", "h", "m")).toEqual([]);
+        const [first] = await store.verdicts.record(rejection(["reasoning_content"]));
+        expect(first).toMatchObject({ provider: "p", host: "h", model: "m", field: "reasoning_content", status: 400, message: "unknown field" });
+        expect(first!.recorded_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+        await store.verdicts.record(rejection(["reasoning"], { status: 422, message: "no" }));
+        await store.verdicts.record(rejection(["reasoning"], { host: "other-host", message: "no" }));
+        await store.verdicts.record(rejection(["reasoning_content"], { status: 422, message: "renewed" }));
+        expect([...(await fieldsFor(store, "p", "h", "m"))].sort()).toEqual(["reasoning", "reasoning_content"]);
+        expect(await fieldsFor(store, "p", "other-host", "m")).toEqual(["reasoning"]);
         const listed = await store.verdicts.list();
         expect(listed).toHaveLength(3);
         expect(listed.find((verdict) => verdict.field === "reasoning_content")).toMatchObject({ status: 422, message: "renewed" });
-        const cleared = await store.verdicts.clear((verdict) => verdict.host === "h");
+        const { verdicts: cleared } = await store.verdicts.clear((verdict) => verdict.host === "h");
         expect(cleared.map((verdict) => verdict.field).sort()).toEqual(["reasoning", "reasoning_content"]);
-        expect(await store.verdicts.fieldsFor("p", "h", "m")).toEqual([]);
+        expect(await fieldsFor(store, "p", "h", "m")).toEqual([]);
         expect((await store.verdicts.list()).map((verdict) => verdict.host)).toEqual(["other-host"]);
       });
     });
 
     describe("responses", () => {
-      const record = (id: string, parentId: string | null, text: string, extra: Partial<ResponseRecord> = {}): ResponseRecord => ({
-        id,
-        parentId,
-        sessionId: "sess_resp",
-        keyHash: "key-a",
-        model: "demo",
-        createdAt: 1,
-        conversationId: null,
-        messages: [
-          { role: "user", content: text },
-          { role: "assistant", content: `re: ${text}` },
-        ],
-        body: { id, object: "response", output_text: `re: ${text}` },
-        inputItems: [{ type: "message", role: "user", content: text }],
-        ...extra,
-      });
-
-      test("a chain: get, input items, history oldest first, ancestry, items by id", async () => {
+      test("a chain: get, input items, history oldest first, items by id", async () => {
         const store = await storage();
         await store.responses.save(record("resp_1", null, "a"), [{ id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] }]);
         await store.responses.save(record("resp_2", "resp_1", "b"), []);
@@ -505,7 +535,6 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.responses.get("resp_none")).toBeUndefined();
         expect(await store.responses.inputItems("resp_1")).toEqual([{ type: "message", role: "user", content: "a" }]);
         expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
-        expect(await store.responses.ancestry("resp_2")).toEqual(["resp_1", "resp_2"]);
         expect(await store.responses.item("msg_1")).toEqual({
           item: { id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] },
           sessionId: "sess_resp",
@@ -622,12 +651,16 @@ export function storageContract(name: string, factory: StorageFactory): void {
     });
 
     describe("checkpoints", () => {
-      test("save archives the summarised turns and supersedes the previous checkpoint; forChain takes the deepest anchor", async () => {
+      const owner = { keyHash: "key-a", model: "client-model" };
+      test("save archives the summarised turns and supersedes the previous checkpoint; the one in force is anchored deepest on the chain", async () => {
         const store = await storage();
         const turns = [newTurn("sess_ck", "one"), newTurn("sess_ck", "two"), newTurn("sess_ck", "three")];
         for (const turn of turns) await store.turns.save(turn);
-        expect(await store.checkpoints.has("sess_ck")).toBe(false);
-        expect(await store.checkpoints.forChain([])).toBeUndefined();
+        await store.responses.save(record("resp_1", null, "a"), []);
+        await store.responses.save(record("resp_2", "resp_1", "b"), []);
+        await store.responses.save(record("resp_3", "resp_2", "c"), []);
+        await store.responses.save(record("resp_9", null, "z"), []);
+        expect(await store.checkpoints.inForce("sess_ck", "resp_3")).toBeUndefined();
         const base = {
           sessionId: "sess_ck",
           headCount: 1,
@@ -638,22 +671,45 @@ export function storageContract(name: string, factory: StorageFactory): void {
           tokensBefore: 100,
           tokensAfter: 40,
         };
-        const first = await store.checkpoints.save({ ...base, id: "ckpt_1", anchorResponseId: "resp_1" }, { turnIds: [turns[0]!.id], supersedes: undefined });
+        const first = await store.checkpoints.save(
+          { ...base, id: "ckpt_1", anchorResponseId: "resp_1" },
+          { turnIds: [turns[0]!.id], supersedes: undefined, owner },
+        );
         expect(first).toMatchObject({ id: "ckpt_1", archivedTurns: 1, archivedThrough: 1 });
-        expect(await store.checkpoints.has("sess_ck")).toBe(true);
-        expect(await store.checkpoints.archivedPositions("sess_ck")).toEqual(new Set([1]));
+        expect((await store.checkpoints.inForce("sess_ck", "resp_3"))?.id).toBe("ckpt_1");
+        expect((await store.catalogue.show("sess_ck"))!.compaction.archived).toEqual(new Set([1]));
         const second = await store.checkpoints.save(
           { ...base, id: "ckpt_2", anchorResponseId: "resp_2", summary: "they said one and two" },
-          { turnIds: [turns[1]!.id], supersedes: first },
+          { turnIds: [turns[1]!.id], supersedes: first, owner },
         );
         expect(second).toMatchObject({ archivedTurns: 2, archivedThrough: 2 });
-        expect((await store.checkpoints.list("sess_ck")).map((checkpoint) => checkpoint.id)).toEqual(["ckpt_2"]);
-        expect((await store.checkpoints.forChain(["resp_1", "resp_2", "resp_3"]))?.id).toBe("ckpt_2");
-        expect(await store.checkpoints.forChain(["resp_9"])).toBeUndefined();
+        expect((await store.catalogue.show("sess_ck"))!.compaction.checkpoints.map((checkpoint) => checkpoint.id)).toEqual(["ckpt_2"]);
+        expect((await store.checkpoints.inForce("sess_ck", "resp_3"))?.id).toBe("ckpt_2");
+        expect((await store.checkpoints.inForce("sess_ck", "resp_1"))?.id).toBeUndefined(); // resp_2's checkpoint is not on resp_1's chain
+        expect(await store.checkpoints.inForce("sess_ck", "resp_9")).toBeUndefined();
+        expect(await store.checkpoints.inForce("sess_ck", "resp_none")).toBeUndefined();
         // archived turns keep every carrier byte
         const archived = (await store.catalogue.show("sess_ck"))!.turnList[0]!;
         expect(JSON.stringify(archived.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
-        expect(await store.checkpoints.list("sess_none")).toEqual([]);
+      });
+
+      test("a checkpoint for a session removed meanwhile (its response chain lives on) makes the session's row again", async () => {
+        const store = await storage();
+        const checkpoint = {
+          sessionId: "sess_gone",
+          anchorResponseId: null,
+          headCount: 1,
+          cutIndex: 2,
+          summary: "s",
+          summarizer: "demo",
+          summarizedMessages: 2,
+          tokensBefore: 10,
+          tokensAfter: 5,
+        };
+        await store.checkpoints.save({ ...checkpoint, id: "ckpt_gone" }, { turnIds: [], supersedes: undefined, owner });
+        const shown = (await store.catalogue.show("sess_gone"))!;
+        expect(shown).toMatchObject({ id: "sess_gone", model: "client-model", turns: 0 });
+        expect(shown.compaction.checkpoints.map((saved) => saved.id)).toEqual(["ckpt_gone"]);
       });
 
       test("a branch past the newest checkpoint gets the active turns and a copy of the checkpoint; one inside it gets every turn", async () => {
@@ -671,11 +727,11 @@ export function storageContract(name: string, factory: StorageFactory): void {
           tokensBefore: 10,
           tokensAfter: 5,
         };
-        await store.checkpoints.save({ ...base, id: "ckpt_cb" }, { turnIds: [turns[0]!.id], supersedes: undefined });
+        await store.checkpoints.save({ ...base, id: "ckpt_cb" }, { turnIds: [turns[0]!.id], supersedes: undefined, owner });
         const past = (await store.catalogue.branch("sess_cb", "sess_cb_past", undefined))!;
         expect(past.turns).toBe(2);
         expect(past.checkpoint).toMatch(/^ckpt_/);
-        const [copy] = await store.checkpoints.list("sess_cb_past");
+        const [copy] = (await store.catalogue.show("sess_cb_past"))!.compaction.checkpoints;
         expect(copy).toMatchObject({ id: past.checkpoint, sessionId: "sess_cb_past", anchorResponseId: null, summary: "s", archivedThrough: 1 });
         const shown = (await store.catalogue.show("sess_cb_past"))!;
         expect(shown.turnList.map((turn) => [turn.position, turn.content])).toEqual([
@@ -685,7 +741,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(shown.turnList.map((turn) => turn.parentTurnId)).toEqual([null, shown.turnList[0]!.id]);
         const inside = (await store.catalogue.branch("sess_cb", "sess_cb_inside", 1))!;
         expect(inside).toEqual({ id: "sess_cb_inside", turns: 1, checkpoint: undefined });
-        expect(await store.checkpoints.archivedPositions("sess_cb_inside")).toEqual(new Set());
+        expect((await store.catalogue.show("sess_cb_inside"))!.compaction.archived).toEqual(new Set());
       });
     });
 
@@ -695,7 +751,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const gateway = await open(state, "gateway");
         const turn = newTurn("sess_durable", "Written by the gateway.");
         await gateway.turns.save(turn); // completes alone: the fastest durable path
-        await gateway.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 400, message: "no" });
+        await gateway.verdicts.record(rejection(["reasoning"]));
         await gateway.responses.save(
           {
             id: "resp_d",
@@ -714,8 +770,8 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const cli = await open(state, "cli");
         const shown = (await cli.catalogue.show("sess_durable"))!;
         expect(JSON.stringify(shown.turnList[0]!.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
-        expect(ids((await cli.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
-        expect(await cli.verdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning"]);
+        expect(ids((await matchesFor(cli, "key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
+        expect(await fieldsFor(cli, "p", "h", "m")).toEqual(["reasoning"]);
         expect(await cli.responses.get("resp_d")).toMatchObject({ sessionId: "sess_durable" });
       });
 
@@ -727,7 +783,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await first.close();
         const next = await open(state, "gateway");
         expect((await next.catalogue.show("sess_restart"))!.turnList.map((stored) => stored.id)).toEqual([turn.id]);
-        expect(ids((await next.turns.matchesFor("key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
+        expect(ids((await matchesFor(next, "key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
       });
 
       test("another storage's writes are seen by the next read: a removed session is never replayed, a cleared verdict is gone", async () => {
@@ -736,16 +792,16 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const cli = await open(state, "cli");
         const turn = newTurn("sess_shared", "Shared answer.");
         await gateway.turns.save(turn);
-        await gateway.verdicts.record({ provider: "p", host: "h", model: "m", field: "reasoning", status: 400, message: "no" });
+        await gateway.verdicts.record(rejection(["reasoning"]));
         expect((await gateway.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(1); // held in memory, if the backend does
-        expect(await gateway.verdicts.fieldsFor("p", "h", "m")).toEqual(["reasoning"]);
+        expect(await fieldsFor(gateway, "p", "h", "m")).toEqual(["reasoning"]);
         await gateway.committed();
         expect(await cli.catalogue.remove("sess_shared")).toBe(true);
         await cli.verdicts.clear(() => true);
         await new Promise((resolve) => setImmediate(resolve)); // the gateway's next request
-        expect((await gateway.turns.matchesFor("key-a", [turn.fingerprint])).size).toBe(0);
+        expect((await matchesFor(gateway, "key-a", [turn.fingerprint])).size).toBe(0);
         expect((await gateway.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(0);
-        expect(await gateway.verdicts.fieldsFor("p", "h", "m")).toEqual([]);
+        expect(await fieldsFor(gateway, "p", "h", "m")).toEqual([]);
       });
     });
   });

@@ -26,8 +26,18 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL schema migrations", ()
     );
     const storages = await Promise.all([0, 1, 2].map(() => openPostgresStorage({ url: schema.url, poolSize: 1 })));
     for (const storage of storages) cleanups.push(() => storage.close());
-    await storages[0]!.catalogue.ensure("sess_shared", "k", null);
-    for (const storage of storages) expect(await storage.catalogue.exists("sess_shared")).toBe(true);
+    await storages[0]!.verdicts.record({
+      provider: "p",
+      host: "h",
+      model: "m",
+      fields: ["reasoning"],
+      status: 400,
+      message: "no",
+      sessionId: "sess_shared",
+      keyHash: "k",
+      clientModel: "m",
+    });
+    for (const storage of storages) expect(await storage.catalogue.show("sess_shared")).toMatchObject({ id: "sess_shared" });
   });
 
   test("a migration that fails leaves the schema as it was (DDL is transactional) and is tried again at the next start", async () => {

@@ -71,8 +71,8 @@ export const postgresRows = (count: number) => ({ with: "", from: `generate_seri
 /**
  * Every storage operation a request runs, once each, against the fill: the
  * request's lookup (matches, verdicts, configs, carriers), the turns at
- * depths, the carriers of older matches, the verdict and session config
- * reads and writes, the turn's insert into an existing and a new session,
+ * depths, the carriers of older matches, a rejection's verdicts and
+ * session config, the turn's insert into an existing and a new session,
  * the Responses API's reads and write, and compaction's. Session `sess_105`
  * is key_5's: its turns are i = 105 + 10,000 k. What it writes is named
  * with `tag`, so it runs again on the same store.
@@ -80,7 +80,7 @@ export const postgresRows = (count: number) => ({ with: "", from: `generate_seri
 export async function exerciseRequestPath(store: Storage, tag: string): Promise<void> {
   const key = "key_5";
   const session = "sess_105";
-  await store.lookup({
+  await store.turns.lookup({
     keyHash: key,
     keys: ["fp_common_5", "fp_10105", "ids:10101", fingerprintOf("never stored", [])],
     provider: "prov",
@@ -89,7 +89,6 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
     explicit: session,
     withCarriers: true,
   });
-  await store.turns.matchesFor(key, ["fp_common_5", "ids:10101"]);
   await store.turns.replaySources(
     new Map([
       [0, "turn_105"],
@@ -101,10 +100,9 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
     { depth: 2, prompt: '[{"role":"user","content":"go on"}]' },
     { depth: 3, prompt: "[]" },
   ]);
-  await store.sessionConfig.modelConfig(session);
-  await store.sessionConfig.patchModelConfig(session, (config) => ({ ...config, note: 1 }));
-  await store.verdicts.fieldsFor("prov", "h", "m");
-  await store.catalogue.ensure(`sess_new_1_${tag}`, key, "m");
+  const rejection = { provider: "prov", host: "h", model: "m", fields: ["reasoning"], status: 400, message: "no", keyHash: key, clientModel: "m" };
+  await store.verdicts.record({ ...rejection, sessionId: session });
+  await store.verdicts.record({ ...rejection, sessionId: `sess_new_1_${tag}` });
   await store.turns.save(newTurn(session, "a new answer", { id: `turn_path_1_${tag}`, keyHash: key, depth: 21 }));
   await store.turns.save(newTurn(`sess_fresh_${tag}`, "a first answer", { id: `turn_path_2_${tag}`, keyHash: key, depth: 1 }));
   await store.committed();
@@ -112,7 +110,6 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
   await store.responses.get("resp_105");
   await store.responses.inputItems("resp_105");
   await store.responses.history("resp_9905");
-  await store.responses.ancestry("resp_9905");
   await store.responses.item("item_105");
   await store.responses.conversation("conv_100");
   await store.responses.save(
@@ -132,9 +129,10 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
   );
 
   const anchored = "sess_1050";
-  if (await store.checkpoints.has(anchored)) {
-    const current = await store.checkpoints.forChain(["resp_50", "resp_1050"]);
-    await store.checkpoints.archivedPositions(anchored);
+  const current = await store.checkpoints.inForce(anchored, "resp_1050");
+  await store.catalogue.show(anchored); // sessions show: its turns and compaction
+  await store.checkpoints.inForce("sess_105", "resp_9905"); // a session without checkpoints: the chain is not walked
+  if (current) {
     await store.checkpoints.save(
       {
         id: `ckpt_path_1_${tag}`,
@@ -148,7 +146,7 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
         tokensBefore: 100,
         tokensAfter: 30,
       },
-      { turnIds: ["turn_11050"], supersedes: current },
+      { turnIds: ["turn_11050"], supersedes: current, owner: { keyHash: "key_0", model: "m" } },
     );
   }
 }

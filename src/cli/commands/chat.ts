@@ -7,7 +7,6 @@ import { createParser } from "eventsource-parser";
 import type { CommandModule } from "yargs";
 import { DEFAULT_PORT, resolveHome } from "../../foundation/config/options.js";
 import { newId } from "../../turn/sessions/session-id.js";
-import { compactionOf } from "../../turn/compaction/session-view.js";
 import { summaryMessage } from "../../turn/compaction/view.js";
 import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import { historyOf } from "../../turn/sessions/history.js";
@@ -141,7 +140,7 @@ function resumePoint(home: string, id: string): Promise<ResumePoint> {
       throw new Error(`session ${id} belongs to an access key; carrierd chat continues the owner key's sessions (branch it with that key's client)`);
     const owned = await storage.responses.conversation(id);
     if (owned && owned.sessionId !== id) throw new Error(`conversation ${id} belongs to session ${owned.sessionId}; resume that session`);
-    const compaction = await compactionOf(storage.checkpoints, id);
+    const { compaction } = session;
     const checkpoint = compaction.checkpoints.at(-1);
     const history = historyOf(session.turnList, session.prompts);
     if (owned) return { turns: session.turns, history, seed: [], checkpoint: checkpoint !== undefined };

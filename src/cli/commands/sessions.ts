@@ -1,7 +1,7 @@
 import type { CommandModule } from "yargs";
 import { scopeOfStored, storedSessionId } from "../../turn/sessions/session-scope.js";
 import { newId } from "../../turn/sessions/session-id.js";
-import { checkpointJson, checkpointLine, compactionOf } from "../../turn/compaction/session-view.js";
+import { checkpointJson, checkpointLine } from "../../turn/compaction/session-view.js";
 import type { StoredTurn } from "../../storage/turns.js";
 import { waitForJournal } from "./journal-wait.js";
 import { withState } from "./with-state.js";
@@ -89,7 +89,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
             const session = await storage.catalogue.show(flags.id!);
             if (!session) return notFound(flags.id!);
             // compaction archives turns (docs/compaction.md#sessions-cli): shown only with --all, the checkpoint stands in for them
-            const compaction = await compactionOf(storage.checkpoints, session.id);
+            const { compaction } = session;
             const checkpoint = compaction.checkpoints.at(-1);
             const shown = flags.all ? session.turnList : session.turnList.filter((turn) => !compaction.archived.has(turn.position));
             if (flags.json) {
@@ -151,7 +151,6 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
           // a turn still in the gateway's journal first reaches state.db
           whenCommitted(flags, () =>
             withState(flags, async (storage) => {
-              if (!(await storage.catalogue.exists(flags.id!))) return notFound(flags.id!);
               if (flags.at !== undefined && (!Number.isInteger(flags.at) || flags.at < 0)) {
                 console.error("--at must be a whole number of turns");
                 process.exitCode = 1;

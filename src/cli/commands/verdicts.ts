@@ -36,8 +36,7 @@ export const verdictsCommand: CommandModule<object, VerdictsFlags> = {
           withState(flags, async (storage) => {
             const selects = (provider: string, model: string) =>
               (flags.provider === undefined || flags.provider === provider) && (flags.model === undefined || flags.model === model);
-            const cleared = await storage.verdicts.clear((verdict) => selects(verdict.provider, verdict.model));
-            await storage.sessionConfig.removeRejections((provider, _host, model) => selects(provider, model));
+            const { verdicts: cleared } = await storage.verdicts.clear((verdict) => selects(verdict.provider, verdict.model));
             console.log(`cleared ${cleared.length} verdict(s)`);
             for (const verdict of cleared) console.log(`  ${verdict.provider} (${verdict.host}) ${verdict.model}: ${verdict.field}`);
           }),

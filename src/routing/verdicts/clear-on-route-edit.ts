@@ -3,7 +3,7 @@ import type { ProviderConfig } from "../../providers/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { RouteTable } from "../routes/route-table.js";
 import type { Storage } from "../../storage/storage.js";
-import type { Verdict } from "../../storage/verdicts.js";
+import type { VerdictField } from "../../storage/verdicts.js";
 
 /**
  * Editing the routes.yaml route that covers a verdict clears it: the
@@ -12,7 +12,7 @@ import type { Verdict } from "../../storage/verdicts.js";
  * (provider, model) is not the same route as before: edited, removed, or
  * shadowed by a new route in front of it.
  */
-export function clearVerdictsOnRouteEdit(routes: RouteSource, storage: Pick<Storage, "verdicts" | "sessionConfig">, log: Logger): () => void {
+export function clearVerdictsOnRouteEdit(routes: RouteSource, storage: Pick<Storage, "verdicts">, log: Logger): () => void {
   return routes.onReload((next, previous) => {
     clearCovered(storage, next, previous, log).catch((error: unknown) =>
       log.error({ err: error, revision: next.revision }, "verdicts covered by the routes.yaml edit could not be cleared"),
@@ -20,12 +20,11 @@ export function clearVerdictsOnRouteEdit(routes: RouteSource, storage: Pick<Stor
   });
 }
 
-async function clearCovered(storage: Pick<Storage, "verdicts" | "sessionConfig">, next: RouteTable, previous: RouteTable, log: Logger): Promise<void> {
-  const covered = (verdict: Verdict) => governingRoute(previous, verdict) !== governingRoute(next, verdict);
-  const cleared = await storage.verdicts.clear(covered);
+async function clearCovered(storage: Pick<Storage, "verdicts">, next: RouteTable, previous: RouteTable, log: Logger): Promise<void> {
+  const covered = (verdict: VerdictField) => governingRoute(previous, verdict) !== governingRoute(next, verdict);
+  // the verdicts its changed routes cover go from the table and from every session's config
+  const { verdicts: cleared } = await storage.verdicts.clear(covered);
   if (cleared.length === 0) return;
-  const keys = new Set(cleared.map((verdict) => `${verdict.provider}\u0000${verdict.host}\u0000${verdict.model}\u0000${verdict.field}`));
-  await storage.sessionConfig.removeRejections((provider, host, model, field) => keys.has(`${provider}\u0000${host}\u0000${model}\u0000${field}`));
   log.info(
     { cleared: cleared.map(({ provider, host, model, field }) => ({ provider, host, model, field })), revision: next.revision },
     `routes.yaml edit clears ${cleared.length} verdict(s) its changed routes cover`,
@@ -33,7 +32,7 @@ async function clearCovered(storage: Pick<Storage, "verdicts" | "sessionConfig">
 }
 
 /** The governing carriers route, as canonical text ("default" when none matches): equal text means the operator did not touch it. */
-function governingRoute(table: RouteTable, verdict: Verdict): string {
+function governingRoute(table: RouteTable, verdict: VerdictField): string {
   const provider: ProviderConfig | undefined = table.providers.get(verdict.provider);
   if (!provider) return "no such provider";
   const policy = table.policyFor({ ...provider, host: verdict.host }, verdict.model);

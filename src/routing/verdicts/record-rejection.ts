@@ -4,7 +4,6 @@ import type { Logger } from "../../operations/logging/logger.js";
 import type { CarrierField } from "../../providers/contract.js";
 import type { Storage } from "../../storage/storage.js";
 import type { SessionModelConfig } from "../../storage/turns.js";
-import type { Verdict } from "../../storage/verdicts.js";
 import { upstreamError } from "../../foundation/errors/gateway-error.js";
 
 export interface VerdictKey {
@@ -18,18 +17,7 @@ function isFor(key: VerdictKey, [provider, host, model]: readonly [string, strin
   return provider === key.provider && host === key.host && model === key.model;
 }
 
-/** Fields rejected for this key: the verdict table, plus the session's model config (what `--resume` keeps). */
-export async function rejectedFor(
-  storage: Pick<Storage, "verdicts" | "sessionConfig">,
-  key: VerdictKey,
-  sessionId: string | undefined,
-  verdicts: Promise<readonly CarrierField[]> = storage.verdicts.fieldsFor(key.provider, key.host, key.model),
-): Promise<CarrierField[]> {
-  const fields = await verdicts;
-  return rejectedIn(key, fields, sessionId === undefined ? undefined : await storage.sessionConfig.modelConfig(sessionId));
-}
-
-/** rejectedFor from what was read already: the verdict table's fields for the key and the session's model config. */
+/** Fields rejected for this key: the verdict table's (as read), plus the session's model config (what `--resume` keeps). */
 export function rejectedIn(key: VerdictKey, verdictFields: readonly CarrierField[], config: Readonly<SessionModelConfig> | undefined): CarrierField[] {
   const fields = new Set(verdictFields);
   for (const entry of config?.rejected_carriers ?? []) {
@@ -44,24 +32,13 @@ export function rejectedIn(key: VerdictKey, verdictFields: readonly CarrierField
  * `verdict.recorded` event and one log line.
  */
 export async function recordRejection(
-  services: { storage: Storage; bus: EventBus; log: Logger },
+  services: { storage: Pick<Storage, "verdicts">; bus: EventBus; log: Logger },
   rejection: VerdictKey & { sessionId: string; keyHash: string; clientModel: string; fields: readonly CarrierField[]; status: number; body: string },
 ): Promise<void> {
   const { storage } = services;
   const message = upstreamError(rejection.status, rejection.body).message;
-  const recorded: Verdict[] = [];
-  for (const field of rejection.fields)
-    recorded.push(
-      await storage.verdicts.record({ provider: rejection.provider, host: rejection.host, model: rejection.model, field, status: rejection.status, message }),
-    );
-  await storage.catalogue.ensure(rejection.sessionId, rejection.keyHash, rejection.clientModel);
-  await storage.sessionConfig.patchModelConfig(rejection.sessionId, (config) => {
-    const all = config.rejected_carriers ?? [];
-    const entries = all.filter((entry) => !isFor(rejection, entry));
-    const previous = all.find((entry) => isFor(rejection, entry))?.[3] ?? [];
-    const fields = [...new Set([...previous, ...rejection.fields])].sort();
-    return { ...config, rejected_carriers: [...entries, [rejection.provider, rejection.host, rejection.model, fields]] };
-  });
+  // the verdicts, and the same fields in the session's config (its row made when the rejection came before its first turn)
+  const recorded = await storage.verdicts.record({ ...rejection, message });
   services.log.warn(
     {
       provider: rejection.provider,

@@ -1,22 +1,10 @@
-import type { ChatMessage } from "../../providers/contract.js";
 import type { SessionCatalogue } from "../storage.js";
-import type { BranchResult, SessionDetail, SessionModelConfig, SessionSummary } from "../turns.js";
+import type { BranchResult, SessionDetail, SessionSummary } from "../turns.js";
 import type { Sql } from "./connection.js";
-import { insertCheckpoint, newCheckpointId, newestCheckpoint } from "./pg-checkpoints.js";
-import { parseJson, toStoredTurn, type TurnRow } from "./row-mapping.js";
+import { checkpointsOf, insertCheckpoint, newCheckpointId, newestCheckpoint } from "./pg-checkpoints.js";
+import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
 import { run, transaction } from "./run.js";
 
-interface SessionRow {
-  id: string;
-  key_hash: string;
-  model: string | null;
-  parent_id: string | null;
-  model_config: string;
-  created_at: string;
-  updated_at: string;
-}
-
-const SESSION_EXISTS = `SELECT 1 FROM sessions WHERE id = $1`;
 const INSERT_SESSION = `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING`;
 // a session's last activity and model are its newest turn's, or the row's own for a session without turns
 const LIST_SESSIONS = `
@@ -46,45 +34,14 @@ const SET_LAST_POSITION = `UPDATE sessions SET last_position = COALESCE((SELECT 
 export class PgCatalogue implements SessionCatalogue {
   constructor(private readonly sql: Sql) {}
 
-  async exists(sessionId: string): Promise<boolean> {
-    return (await run(this.sql, SESSION_EXISTS, [sessionId])).length > 0;
-  }
-
-  async ensure(sessionId: string, keyHash: string, model: string | null): Promise<void> {
-    await run(this.sql, INSERT_SESSION, [sessionId, keyHash, model, null, "{}", new Date().toISOString()]);
-  }
-
   async list(limit: number): Promise<SessionSummary[]> {
-    const rows = await run<{ id: string; model: string | null; parent_id: string | null; turns: number; created_at: string; updated_at: string }>(
-      this.sql,
-      LIST_SESSIONS,
-      [limit],
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      model: row.model,
-      parentId: row.parent_id,
-      turns: row.turns,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    }));
+    return (await run<SessionSummaryRow>(this.sql, LIST_SESSIONS, [limit])).map(toSessionSummary);
   }
 
   async show(sessionId: string): Promise<SessionDetail | undefined> {
     const [row] = await run<SessionRow>(this.sql, SESSION_ROW, [sessionId]);
     if (!row) return undefined;
-    const rows = await run<TurnRow>(this.sql, SESSION_TURNS, [sessionId]);
-    return {
-      id: row.id,
-      model: row.model,
-      parentId: row.parent_id,
-      turns: rows.length,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      modelConfig: parseJson<SessionModelConfig>(row.model_config) ?? {},
-      turnList: rows.map(toStoredTurn),
-      prompts: rows.map((turn) => parseJson<ChatMessage[]>(turn.prompt) ?? []),
-    };
+    return toSessionDetail(row, await run<TurnRow>(this.sql, SESSION_TURNS, [sessionId]), await checkpointsOf(this.sql, sessionId));
   }
 
   /** As SessionCatalogue.branch says, in one transaction (see the SQLite backend's for the two cases). */

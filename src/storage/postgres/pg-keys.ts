@@ -1,4 +1,5 @@
-import { KeyExistsError, type KeyScope, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import { KeyExistsError, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import { toStoredKey, type KeyRow } from "../rows.js";
 import type { KeyStorage } from "../storage.js";
 import type { Sql } from "./connection.js";
 import { run, transaction } from "./run.js";
@@ -16,22 +17,6 @@ const USE = `UPDATE access_keys SET requests = requests + $1, last_used_at = GRE
 /** PostgreSQL's unique_violation: the name is taken. */
 const UNIQUE_VIOLATION = "23505";
 
-interface KeyRow {
-  name: string;
-  secret_hash: string;
-  data_scope: string;
-  scopes: string;
-  models: string;
-  events_of: string;
-  // bigint columns: node-postgres hands them over as strings
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  rotated_at: string | null;
-  last_used_at: string | null;
-  requests: string;
-}
-
 /**
  * Access keys in PostgreSQL. Every create, revoke and rotate bumps the one
  * revision row in its own transaction; each gateway polls that row, so a
@@ -46,12 +31,12 @@ export class PgKeys implements KeyStorage {
   }
 
   async list(): Promise<StoredKey[]> {
-    return (await run<KeyRow>(this.sql, ALL)).map(keyOf);
+    return (await run<KeyRow>(this.sql, ALL)).map(toStoredKey);
   }
 
   async findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]> {
     if (secretHashes.length === 0) return [];
-    return (await run<KeyRow>(this.sql, BY_SECRET_HASHES, [secretHashes])).map(keyOf);
+    return (await run<KeyRow>(this.sql, BY_SECRET_HASHES, [secretHashes])).map(toStoredKey);
   }
 
   async create(key: NewKey): Promise<StoredKey> {
@@ -100,23 +85,4 @@ export class PgKeys implements KeyStorage {
       return changed;
     });
   }
-}
-
-const numberOr = (value: string | null): number | null => (value === null ? null : Number(value));
-
-function keyOf(row: KeyRow): StoredKey {
-  return {
-    name: row.name,
-    secretHash: row.secret_hash,
-    dataScope: row.data_scope,
-    scopes: JSON.parse(row.scopes) as KeyScope[],
-    models: JSON.parse(row.models) as string[],
-    eventsOf: JSON.parse(row.events_of) as string[],
-    createdAt: Number(row.created_at),
-    expiresAt: numberOr(row.expires_at),
-    revokedAt: numberOr(row.revoked_at),
-    rotatedAt: numberOr(row.rotated_at),
-    lastUsedAt: numberOr(row.last_used_at),
-    requests: Number(row.requests),
-  };
 }

@@ -3,13 +3,15 @@ import type { CarrierField } from "../../providers/contract.js";
 import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
 import type { FingerprintMatch, ReplaySource, SessionModelConfig } from "../turns.js";
 import type { Sql } from "./connection.js";
-import { MATCHES_PER_KEY } from "./pg-turns.js";
-import { parseJson } from "./row-mapping.js";
+import { parseJson } from "../rows.js";
 import type { SourceCache } from "./source-cache.js";
 import { run } from "./run.js";
 
+/** A key seen in thousands of sessions (a greeting) must not load them all: the newest few are enough to pick one. */
+export const MATCHES_PER_KEY = 8;
+
 // Everything a chat request reads before its first upstream call, in one statement and so one round trip, as rows of
-// one shape told apart by `kind`: 'm' a key's match (the statement of PgTurns.matchesFor), 'r' the carriers of each
+// one shape told apart by `kind`: 'm' a key's match (per key one probe of its index, newest first, at most MATCHES_PER_KEY), 'r' the carriers of each
 // key's newest match (only when $8) except the turns whose carriers this instance holds ($9), 'c' the model config
 // of a matched or the explicit ($4) session when not '{}', 'v' one of the route's verdict fields ($5, $6, $7). One
 // snapshot answers all of it: a turn committed on another instance before the statement began is in every part or

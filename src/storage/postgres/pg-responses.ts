@@ -18,13 +18,6 @@ const HISTORY = `
     SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
   )
   SELECT messages FROM chain ORDER BY depth DESC`;
-const ANCESTRY = `
-  WITH RECURSIVE chain(id, parent_id, depth) AS (
-    SELECT id, parent_id, 0 FROM responses WHERE id = $1
-    UNION ALL
-    SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
-  )
-  SELECT id FROM chain ORDER BY depth DESC`;
 const FORGET = `UPDATE responses SET body = NULL, input_items = NULL WHERE id = $1 AND body IS NOT NULL`;
 const INPUT_ITEMS = `SELECT input_items FROM responses WHERE id = $1 AND body IS NOT NULL`;
 const FORGET_ITEMS = `DELETE FROM response_items WHERE response_id = $1`;
@@ -86,10 +79,6 @@ export class PgResponses implements ResponseStorage {
 
   async history(id: string): Promise<ChatMessage[]> {
     return (await run<{ messages: string }>(this.sql, HISTORY, [id])).flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
-  }
-
-  async ancestry(id: string): Promise<string[]> {
-    return (await run<{ id: string }>(this.sql, ANCESTRY, [id])).map((row) => row.id);
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,27 +1,13 @@
-import { CALL_KEY_PREFIX, callKeyOf } from "../../turn/sessions/fingerprint.js";
+import { callKeyOf } from "../../turn/sessions/fingerprint.js";
+import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
+import { TURN_COLUMNS, turnValues, type ReplayRow } from "../rows.js";
 import { TURNS_PER_DEPTH, type TurnInFlight, type TurnStorage } from "../storage.js";
-import type { DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource } from "../turns.js";
+import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "../turns.js";
 import type { Sql } from "./connection.js";
-import type { ReplayRow } from "./row-mapping.js";
+import { lookupRequest } from "./pg-request-lookup.js";
 import { run } from "./run.js";
 import type { SourceCache } from "./source-cache.js";
 
-/** A key seen in thousands of sessions (a greeting) must not load them all: the newest few are enough to pick one. */
-export const MATCHES_PER_KEY = 8;
-
-// one statement for a whole history: per key one probe of its index, newest first, at most MATCHES_PER_KEY;
-// fingerprints ($2) and call keys ($3) in one round trip
-export const KEY_MATCHES = `
-  SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
-    FROM unnest($2::text[]) AS k(key)
-    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
-                         WHERE f.key_hash = $1 AND f.fingerprint = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
-  UNION ALL
-  SELECT k.key, t.seq, t.id, t.session_id, t.parent_turn_id
-    FROM unnest($3::text[]) AS k(key)
-    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id FROM turns f
-                         WHERE f.key_hash = $1 AND f.call_key = k.key ORDER BY f.seq DESC LIMIT ${MATCHES_PER_KEY}) t
-  ORDER BY 2 DESC`;
 export const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, reasoning_text, reasoning_details, native_record FROM turns WHERE id = ANY($1::text[])`;
 // per depth two probes, both bounded by the session: the turn at that position when its depth is its position
 // (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth). The key's hash is
@@ -47,9 +33,8 @@ export const INSERT_TURN = `
     ON CONFLICT (id) DO UPDATE SET last_position = sessions.last_position + 1
     RETURNING last_position
   )
-  INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth, audit)
-  SELECT $1, $2, s.last_position, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, COALESCE($22::integer, s.last_position), $23 FROM s
+  INSERT INTO turns (${TURN_COLUMNS}, position)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, COALESCE($23::integer, s.last_position), s.last_position FROM s
   RETURNING position`;
 
 /**
@@ -67,24 +52,9 @@ export class PgTurns implements TurnStorage {
     private readonly sources: SourceCache,
   ) {}
 
-  async matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>> {
-    const found = new Map<string, FingerprintMatch[]>();
-    if (keys.length === 0) return found;
-    const unique = [...new Set(keys)];
-    const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
-    const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
-    const rows = await run<{ key: string; id: string; session_id: string; parent_turn_id: string | null }>(this.sql, KEY_MATCHES, [
-      keyHash,
-      fingerprints,
-      callKeys,
-    ]);
-    for (const row of rows) {
-      const match = { id: row.id, session_id: row.session_id, parent_turn_id: row.parent_turn_id };
-      const list = found.get(row.key);
-      if (list) list.push(match);
-      else found.set(row.key, [match]);
-    }
-    return found;
+  /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */
+  lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
+    return lookupRequest(this.sql, this.sources, query);
   }
 
   async replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>> {
@@ -123,37 +93,8 @@ export class PgTurns implements TurnStorage {
   }
 
   async save(turn: NewTurn): Promise<void> {
-    await run(this.sql, INSERT_TURN, turnValues(turn, new Date().toISOString()));
+    await run(this.sql, INSERT_TURN, turnValues(turn, new Date().toISOString(), callKeyOf(turn.toolCalls)));
   }
 }
 
-const NOTHING_TO_DEFER: TurnInFlight = { wentUpstream: () => {}, end: () => {} };
-
-/** INSERT_TURN's values, $1…$23; also what `store migrate` writes a SQLite turn with. */
-export function turnValues(turn: NewTurn, createdAt: string): unknown[] {
-  return [
-    turn.id,
-    turn.sessionId,
-    turn.parentTurnId ?? null,
-    turn.model,
-    turn.plugin,
-    turn.provider,
-    turn.host,
-    turn.upstreamModel,
-    JSON.stringify(turn.prompt),
-    turn.content,
-    turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
-    turn.reasoningText,
-    turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
-    turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
-    turn.usage ? JSON.stringify(turn.usage) : null,
-    turn.finishReason,
-    turn.upstreamId ?? null,
-    createdAt,
-    turn.keyHash,
-    turn.fingerprint,
-    callKeyOf(turn.toolCalls) ?? null,
-    turn.depth ?? null,
-    turn.audit ? JSON.stringify(turn.audit) : null,
-  ];
-}
+const NOTHING_TO_DEFER: TurnInFlight = { end: () => {} };

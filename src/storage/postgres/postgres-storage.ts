@@ -1,14 +1,4 @@
-import type {
-  CheckpointStorage,
-  EnvelopeKeyStorage,
-  KeyStorage,
-  ResponseStorage,
-  SessionCatalogue,
-  SessionConfigStorage,
-  Storage,
-  TurnStorage,
-  VerdictStorage,
-} from "../storage.js";
+import type { CheckpointStorage, EnvelopeKeyStorage, KeyStorage, ResponseStorage, SessionCatalogue, Storage, TurnStorage, VerdictStorage } from "../storage.js";
 import { DEFAULT_STORE_POOL_SIZE, redactStoreUrl } from "../../foundation/config/store-choice.js";
 import { connect, type Sql } from "./connection.js";
 import { migrate } from "./migrations.js";
@@ -19,11 +9,8 @@ import { PgCheckpoints } from "./pg-checkpoints.js";
 import { PgEnvelopeKeys } from "./pg-envelope-keys.js";
 import { PgKeys } from "./pg-keys.js";
 import { PgResponses } from "./pg-responses.js";
-import { PgSessionConfig } from "./pg-session-config.js";
 import { PgTurns } from "./pg-turns.js";
 import { PgVerdicts } from "./pg-verdicts.js";
-import { lookupRequest } from "./pg-request-lookup.js";
-import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
 import { run } from "./run.js";
 import { SourceCache } from "./source-cache.js";
 import { isConnectionFailure, StoreUnavailableError } from "./store-unavailable.js";
@@ -54,7 +41,6 @@ export class StoreUnreachableError extends Error {
 export class PostgresStorage implements Storage {
   readonly turns: TurnStorage;
   readonly catalogue: SessionCatalogue;
-  readonly sessionConfig: SessionConfigStorage;
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
@@ -69,18 +55,12 @@ export class PostgresStorage implements Storage {
   constructor(readonly sql: Sql) {
     this.turns = new PgTurns(sql, this.sources);
     this.catalogue = new PgCatalogue(sql);
-    this.sessionConfig = new PgSessionConfig(sql);
     this.verdicts = new PgVerdicts(sql);
     this.responses = new PgResponses(sql);
     this.checkpoints = new PgCheckpoints(sql);
     this.keys = new PgKeys(sql);
     this.envelopeKeys = new PgEnvelopeKeys(sql);
     this.history = new PgSessionHistory(sql);
-  }
-
-  /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */
-  lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
-    return lookupRequest(this.sql, this.sources, query);
   }
 
   async committed(): Promise<void> {}

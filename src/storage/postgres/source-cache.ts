@@ -1,6 +1,6 @@
 import type { ReplaySource } from "../turns.js";
 import { GenerationalCache } from "../../foundation/util/generational-cache.js";
-import { toReplaySource, type ReplayRow } from "./row-mapping.js";
+import { toReplaySource, type ReplayRow } from "../rows.js";
 
 const MAX_SOURCES = 4_096;
 /** Keys whose newest match is remembered: a request resends its whole history, a key per turn. */

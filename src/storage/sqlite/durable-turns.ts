@@ -100,7 +100,7 @@ export class DurableTurns {
   /**
    * Queues the journaled turns for one commit at the end of this turn of
    * the event loop once a batch of them waits. Called once a request has
-   * gone upstream (TurnInFlight.wentUpstream): the gateway would wait for
+   * gone upstream (TurnStorage.begin): the gateway would wait for
    * the answer anyway, so under light load most of the commit costs no one
    * any time.
    */

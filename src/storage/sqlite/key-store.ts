@@ -1,24 +1,11 @@
 import type { Statement } from "better-sqlite3";
-import { KeyExistsError, type KeyScope, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import { KeyExistsError, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import { toStoredKey, type KeyRow } from "../rows.js";
+import type { KeyStorage } from "../storage.js";
 import type { Db } from "./database.js";
 
-interface KeyRow {
-  name: string;
-  secret_hash: string;
-  data_scope: string;
-  scopes: string;
-  models: string;
-  events_of: string;
-  created_at: number;
-  expires_at: number | null;
-  revoked_at: number | null;
-  rotated_at: number | null;
-  last_used_at: number | null;
-  requests: number;
-}
-
 /** Access keys in state.db (tables from key-migrations.ts); every write that changes who may do what bumps the revision. */
-export class KeyStore {
+export class KeyStore implements KeyStorage {
   private readonly statements: {
     revision: Statement<[]>;
     bump: Statement<[]>;
@@ -51,20 +38,20 @@ export class KeyStore {
     });
   }
 
-  revision(): number {
+  async revision(): Promise<number> {
     return (this.statements.revision.get() as { revision: number }).revision;
   }
 
-  list(): StoredKey[] {
-    return (this.statements.all.all() as KeyRow[]).map(keyOf);
+  async list(): Promise<StoredKey[]> {
+    return (this.statements.all.all() as KeyRow[]).map(toStoredKey);
   }
 
-  findBySecretHashes(secretHashes: readonly string[]): StoredKey[] {
+  async findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]> {
     if (secretHashes.length === 0) return [];
-    return (this.statements.bySecretHashes.all(JSON.stringify(secretHashes)) as KeyRow[]).map(keyOf);
+    return (this.statements.bySecretHashes.all(JSON.stringify(secretHashes)) as KeyRow[]).map(toStoredKey);
   }
 
-  create(key: NewKey): StoredKey {
+  async create(key: NewKey): Promise<StoredKey> {
     return this.db.transaction(() => {
       try {
         this.statements.insert.run({ ...key, scopes: JSON.stringify(key.scopes), models: JSON.stringify(key.models), eventsOf: JSON.stringify(key.eventsOf) });
@@ -77,15 +64,15 @@ export class KeyStore {
     })();
   }
 
-  revoke(name: string): boolean {
+  async revoke(name: string): Promise<boolean> {
     return this.changing(() => this.statements.revoke.run(Date.now(), name).changes > 0);
   }
 
-  rotate(name: string, secretHash: string): boolean {
+  async rotate(name: string, secretHash: string): Promise<boolean> {
     return this.changing(() => this.statements.rotate.run(secretHash, Date.now(), name).changes > 0);
   }
 
-  recordUse(uses: readonly KeyUse[]): void {
+  async recordUse(uses: readonly KeyUse[]): Promise<void> {
     if (uses.length > 0) this.recordMany(uses);
   }
 
@@ -97,21 +84,4 @@ export class KeyStore {
       return changed;
     })();
   }
-}
-
-function keyOf(row: KeyRow): StoredKey {
-  return {
-    name: row.name,
-    secretHash: row.secret_hash,
-    dataScope: row.data_scope,
-    scopes: JSON.parse(row.scopes) as KeyScope[],
-    models: JSON.parse(row.models) as string[],
-    eventsOf: JSON.parse(row.events_of) as string[],
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-    rotatedAt: row.rotated_at,
-    lastUsedAt: row.last_used_at,
-    requests: row.requests,
-  };
 }

@@ -4,7 +4,7 @@ import { TURNS_PER_DEPTH } from "../storage.js";
 import type { DepthAsked, DepthMatch, FingerprintMatch, ReplaySource } from "../turns.js";
 import type { Db } from "./database.js";
 import { MATCHES_PER_FINGERPRINT, type ReplayCache } from "./replay-cache.js";
-import { carrierSize, toReplaySource, type ReplayRow } from "./row-mapping.js";
+import { carrierSize, toReplaySource, type ReplayRow } from "../rows.js";
 
 /**
  * What replay reads of stored turns: the matches of a request's turn keys

@@ -5,18 +5,18 @@ import type { SessionConfigSql } from "./session-config.js";
 import type { VerdictStore } from "./verdict-store.js";
 
 /**
- * Storage.lookup in this process: the matches and the verdicts, then the
+ * TurnStorage.lookup in this process: the matches and the verdicts, then the
  * configs and carriers of what matched, read one after the other. Every
  * part answers synchronously (there is no round trip to save), so the whole
  * answer is built in one go rather than as a chain of awaits, one per part:
  * it runs on every chat request.
  */
 export function lookupInProcess(
-  parts: { readonly reads: ReplayReads; readonly verdictStore: VerdictStore; readonly configs: SessionConfigSql },
+  parts: { readonly reads: ReplayReads; readonly verdicts: VerdictStore; readonly configs: SessionConfigSql },
   query: RequestLookup,
 ): RequestLookupAnswer {
   const matches = parts.reads.matchesFor(query.keyHash, query.keys);
-  const verdictFields = parts.verdictStore.fieldsFor(query.provider, query.host, query.model);
+  const verdictFields = parts.verdicts.fieldsFor(query.provider, query.host, query.model);
   const modelConfigs = new Map<string, Readonly<SessionModelConfig>>();
   const newest = new Map<string, string>();
   for (const list of matches.values()) {

@@ -34,38 +34,38 @@ function record(id: string, parentId: string | null, text: string, extra: Partia
 }
 const rows = () => (db.prepare("SELECT id FROM responses ORDER BY id").all() as { id: string }[]).map((row) => row.id);
 
-test("history walks the chain oldest first, one row per response", () => {
-  store.save(record("r1", null, "a"), []);
-  store.save(record("r2", "r1", "b"), []);
-  store.save(record("r3", "r2", "c"), []);
-  expect(store.history("r3").map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b", "c", "re: c"]);
-  expect(store.history("r1")).toHaveLength(2);
+test("history walks the chain oldest first, one row per response", async () => {
+  store.saveNow(record("r1", null, "a"), []);
+  store.saveNow(record("r2", "r1", "b"), []);
+  store.saveNow(record("r3", "r2", "c"), []);
+  expect((await store.history("r3")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b", "c", "re: c"]);
+  expect(await store.history("r1")).toHaveLength(2);
 });
 
-test("deleting a response others continue keeps it as a link; the last delete removes the whole unneeded chain", () => {
-  store.save(record("r1", null, "a"), [{ id: "msg_1", type: "message" }]);
-  store.save(record("r2", "r1", "b"), []);
-  expect(store.delete("r1")).toBe(true);
-  expect(store.get("r1")).toBeUndefined();
-  expect(store.item("msg_1")).toBeUndefined();
-  expect(store.delete("r1")).toBe(false);
-  expect(store.history("r2")).toHaveLength(4);
+test("deleting a response others continue keeps it as a link; the last delete removes the whole unneeded chain", async () => {
+  store.saveNow(record("r1", null, "a"), [{ id: "msg_1", type: "message" }]);
+  store.saveNow(record("r2", "r1", "b"), []);
+  expect(await store.delete("r1")).toBe(true);
+  expect(await store.get("r1")).toBeUndefined();
+  expect(await store.item("msg_1")).toBeUndefined();
+  expect(await store.delete("r1")).toBe(false);
+  expect(await store.history("r2")).toHaveLength(4);
   expect(rows()).toEqual(["r1", "r2"]);
-  expect(store.delete("r2")).toBe(true);
+  expect(await store.delete("r2")).toBe(true);
   expect(rows()).toEqual([]);
 });
 
-test("an unretrievable conversation link is kept, and the conversation points at it", () => {
-  store.save(record("r1", null, "a", { conversationId: "conv_x", body: null }), [{ id: "msg_1" }]);
-  expect(store.get("r1")).toBeUndefined();
-  expect(store.item("msg_1")).toBeUndefined();
-  expect(store.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_1", keyHash: "key-a", lastResponseId: "r1" });
-  store.save(record("r2", "r1", "b", { conversationId: "conv_x" }), []);
-  expect(store.conversation("conv_x")!.lastResponseId).toBe("r2");
-  expect(store.history("r2")).toHaveLength(4);
+test("an unretrievable conversation link is kept, and the conversation points at it", async () => {
+  store.saveNow(record("r1", null, "a", { conversationId: "conv_x", body: null }), [{ id: "msg_1" }]);
+  expect(await store.get("r1")).toBeUndefined();
+  expect(await store.item("msg_1")).toBeUndefined();
+  expect(await store.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_1", keyHash: "key-a", lastResponseId: "r1" });
+  store.saveNow(record("r2", "r1", "b", { conversationId: "conv_x" }), []);
+  expect((await store.conversation("conv_x"))!.lastResponseId).toBe("r2");
+  expect(await store.history("r2")).toHaveLength(4);
 });
 
-test("migration 101 replaces the development schema 100 of an existing state.db", () => {
+test("migration 101 replaces the development schema 100 of an existing state.db", async () => {
   const file = join(mkdtempSync(join(tmpdir(), "carrierd-responses-")), "state.db");
   openDatabase(file, [
     {
@@ -75,8 +75,8 @@ test("migration 101 replaces the development schema 100 of an existing state.db"
     },
   ]).close();
   const upgraded = openDatabase(file, RESPONSES_MIGRATIONS);
-  new ResponseStore(upgraded).save(record("r1", null, "a"), []);
-  expect(new ResponseStore(upgraded).history("r1")).toHaveLength(2);
+  new ResponseStore(upgraded).saveNow(record("r1", null, "a"), []);
+  expect(await new ResponseStore(upgraded).history("r1")).toHaveLength(2);
   upgraded.close();
   rmSync(dirname(file), { recursive: true, force: true });
 });

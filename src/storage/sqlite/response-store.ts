@@ -1,5 +1,6 @@
 import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
+import type { ResponseStorage } from "../storage.js";
 import type { Db } from "./database.js";
 import { GroupCommit } from "./group-commit.js";
 import { writeOutsideReplay } from "./replay-cache.js";
@@ -10,7 +11,7 @@ interface PendingResponse {
 }
 
 /** SQLite persistence of the Responses API (tables from migrations.ts). */
-export class ResponseStore {
+export class ResponseStore implements ResponseStorage {
   private readonly statements;
   /** One transaction for a batch; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
   private readonly writeMany: (responses: readonly PendingResponse[]) => void[];
@@ -58,19 +59,19 @@ export class ResponseStore {
   }
 
   /** Stores a response, its output items (when retrievable) and, for a named conversation, the conversation's new end; one transaction. */
-  save(record: ResponseRecord, items: readonly JsonObject[]): void {
+  saveNow(record: ResponseRecord, items: readonly JsonObject[]): void {
     // the replay cache on this connection reads turns, not responses: storing one must not empty it
     writeOutsideReplay(this.db, () => this.writeMany([{ record, items }]));
   }
 
   /** The same write, group-committed with the responses finished in the same turn of the event loop (see GroupCommit). */
-  saveDurably(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
+  save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void> {
     return this.durable.add({ record, items });
   }
 
   private readonly durable = new GroupCommit<PendingResponse, void>(
     (responses) => writeOutsideReplay(this.db, () => this.writeMany(responses)),
-    (response) => this.save(response.record, response.items),
+    (response) => this.saveNow(response.record, response.items),
   );
 
   private write(record: ResponseRecord, items: readonly JsonObject[]): void {
@@ -93,20 +94,20 @@ export class ResponseStore {
       });
   }
 
-  get(id: string): StoredResponse | undefined {
+  async get(id: string): Promise<StoredResponse | undefined> {
     const row = this.statements.get.get(id) as { id: string; session_id: string; key_hash: string | null; body: string } | undefined;
     return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject } : undefined;
   }
 
   /** The input items of a retrievable response (empty for one stored before they were kept); undefined when it is not retrievable. */
-  inputItems(id: string): JsonObject[] | undefined {
+  async inputItems(id: string): Promise<JsonObject[] | undefined> {
     const row = this.statements.inputItems.get(id) as { input_items: string | null } | undefined;
     if (!row) return undefined;
     return row.input_items ? (JSON.parse(row.input_items) as JsonObject[]) : [];
   }
 
   /** The whole conversation up to and including response `id`, oldest message first. */
-  history(id: string): ChatMessage[] {
+  async history(id: string): Promise<ChatMessage[]> {
     const rows = this.statements.history.all(id) as { messages: string }[];
     return rows.flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
   }
@@ -122,7 +123,7 @@ export class ResponseStore {
    * conversation continues from it (so their history stays whole); links
    * nobody needs any more are removed, up the chain.
    */
-  delete(id: string): boolean {
+  async delete(id: string): Promise<boolean> {
     return this.db.transaction(() => {
       if (this.statements.forget.run(id).changes === 0) return false;
       this.statements.forgetItems.run(id);
@@ -137,12 +138,12 @@ export class ResponseStore {
     })();
   }
 
-  item(id: string): StoredItem | undefined {
+  async item(id: string): Promise<StoredItem | undefined> {
     const row = this.statements.item.get(id) as { item: string; session_id: string; key_hash: string | null } | undefined;
     return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
   }
 
-  conversation(id: string): StoredConversation | undefined {
+  async conversation(id: string): Promise<StoredConversation | undefined> {
     const row = this.statements.conversation.get(id) as { id: string; session_id: string; key_hash: string | null; last_response_id: string } | undefined;
     return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id } : undefined;
   }

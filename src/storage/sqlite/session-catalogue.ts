@@ -1,28 +1,17 @@
 import type { Statement } from "better-sqlite3";
-import type { ChatMessage } from "../../providers/contract.js";
-import type { BranchResult, SessionDetail, SessionModelConfig, SessionSummary } from "../turns.js";
+import type { BranchResult, SessionDetail, SessionSummary } from "../turns.js";
+import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import type { SessionCatalogue } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
-import { parseJson, toStoredTurn, type TurnRow } from "./row-mapping.js";
-
-interface SessionRow {
-  id: string;
-  key_hash: string;
-  model: string | null;
-  parent_id: string | null;
-  model_config: string;
-  created_at: string;
-  updated_at: string;
-}
 
 /**
  * The sessions an operator lists, shows, branches and removes. `settle`
  * first commits turns made durable but not committed yet; `forgetConfig`
  * drops a session's model config from memory when its row changes here.
  */
-export class SessionCatalogueSql {
+export class SessionCatalogueSql implements SessionCatalogue {
   private readonly statements: {
-    sessionExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
     listSessions: Statement<[number]>;
     sessionRow: Statement<[string]>;
@@ -37,7 +26,6 @@ export class SessionCatalogueSql {
     private readonly forgetConfig: (sessionId: string) => void,
   ) {
     this.statements = {
-      sessionExists: db.prepare(`SELECT 1 FROM sessions WHERE id = ?`),
       insertSession: db.prepare(
         `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
@@ -58,55 +46,16 @@ export class SessionCatalogueSql {
     };
   }
 
-  exists(id: string): boolean {
+  async list(limit: number): Promise<SessionSummary[]> {
     this.settle();
-    return this.statements.sessionExists.get(id) !== undefined;
+    return (this.statements.listSessions.all(limit) as SessionSummaryRow[]).map(toSessionSummary);
   }
 
-  /** Creates an empty session (an explicit X-Session-Id that does not exist yet, or a verdict before the first turn). */
-  ensure(id: string, keyHash: string, model: string | null): void {
-    this.settle();
-    const now = new Date().toISOString();
-    this.statements.insertSession.run(id, keyHash, model, null, "{}", now, now);
-  }
-
-  list(limit: number): SessionSummary[] {
-    this.settle();
-    return (
-      this.statements.listSessions.all(limit) as {
-        id: string;
-        model: string | null;
-        parent_id: string | null;
-        turns: number;
-        created_at: string;
-        updated_at: string;
-      }[]
-    ).map((row) => ({
-      id: row.id,
-      model: row.model,
-      parentId: row.parent_id,
-      turns: row.turns,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    }));
-  }
-
-  show(id: string): SessionDetail | undefined {
+  async show(id: string): Promise<SessionDetail | undefined> {
     this.settle();
     const row = this.statements.sessionRow.get(id) as SessionRow | undefined;
     if (!row) return undefined;
-    const rows = this.statements.sessionTurns.all(id) as TurnRow[];
-    return {
-      id: row.id,
-      model: row.model,
-      parentId: row.parent_id,
-      turns: rows.length,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      modelConfig: parseJson<SessionModelConfig>(row.model_config) ?? {},
-      turnList: rows.map(toStoredTurn),
-      prompts: rows.map((turn) => parseJson<ChatMessage[]>(turn.prompt) ?? []),
-    };
+    return toSessionDetail(row, this.statements.sessionTurns.all(id) as TurnRow[], this.checkpoints.list(id));
   }
 
   /**
@@ -121,7 +70,7 @@ export class SessionCatalogueSql {
    * as it stood at turn N, every turn active. Either way the branch shares
    * no row with its parent, so later compactions of one never touch the other.
    */
-  branch(sourceId: string, newId: string, at: number | undefined): BranchResult | undefined {
+  async branch(sourceId: string, newId: string, at: number | undefined): Promise<BranchResult | undefined> {
     this.settle();
     this.forgetConfig(newId);
     return this.db.transaction((): BranchResult | undefined => {
@@ -164,7 +113,7 @@ export class SessionCatalogueSql {
     })();
   }
 
-  remove(id: string): boolean {
+  async remove(id: string): Promise<boolean> {
     this.settle();
     this.forgetConfig(id);
     return this.statements.deleteSession.run(id).changes > 0;

@@ -1,8 +1,9 @@
 import type { Statement } from "better-sqlite3";
 import type { SessionModelConfig } from "../turns.js";
+import type { Rejection, VerdictField } from "../verdicts.js";
 import type { Db } from "./database.js";
 import { foreignWrites, ReadCache } from "./foreign-writes.js";
-import { parseJson } from "./row-mapping.js";
+import { parseJson, withoutRejections, withRejection } from "../rows.js";
 
 /**
  * Per-session verdict config (`sessions.model_config`): the rejections a
@@ -13,6 +14,7 @@ import { parseJson } from "./row-mapping.js";
 export class SessionConfigSql {
   private readonly statements: {
     modelConfig: Statement<[string]>;
+    insertSession: Statement<[string, string, string, string, string]>;
     setModelConfig: Statement<[string, string]>;
     configsWithRejections: Statement<[]>;
   };
@@ -25,6 +27,9 @@ export class SessionConfigSql {
     this.configs = new ReadCache(foreignWrites(db), 50_000);
     this.statements = {
       modelConfig: db.prepare(`SELECT model_config FROM sessions WHERE id = ?`),
+      insertSession: db.prepare(
+        `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, NULL, '{}', ?, ?)`,
+      ),
       setModelConfig: db.prepare(`UPDATE sessions SET model_config = ? WHERE id = ?`),
       configsWithRejections: db.prepare(`SELECT id, model_config FROM sessions WHERE model_config LIKE '%rejected_carriers%'`),
     };
@@ -35,35 +40,33 @@ export class SessionConfigSql {
     return this.configs.get(sessionId, () => this.read(sessionId));
   }
 
-  /** Read-modify-write in one transaction, so two requests of one session cannot lose each other's patch. */
-  patchModelConfig(sessionId: string, patch: (config: SessionModelConfig) => SessionModelConfig): void {
+  /**
+   * The rejection's fields added to its session's config, the session made
+   * first when it has no row yet (a rejection before its first turn):
+   * read-modify-write in one transaction, so two requests of one session
+   * cannot lose each other's fields.
+   */
+  addRejection(rejection: Rejection): void {
     this.settle();
     this.configs.clear();
+    const now = new Date().toISOString();
     this.db.transaction(() => {
-      const next = patch(this.read(sessionId));
-      this.statements.setModelConfig.run(JSON.stringify(next), sessionId);
+      this.statements.insertSession.run(rejection.sessionId, rejection.keyHash, rejection.clientModel, now, now);
+      this.statements.setModelConfig.run(JSON.stringify(withRejection(this.read(rejection.sessionId), rejection)), rejection.sessionId);
     })();
   }
 
-  /** Removes rejected carriers matching `predicate` from every session's model config (verdict clearing). */
-  removeRejections(predicate: (provider: string, host: string, model: string, field: string) => boolean): number {
+  /** Removes the rejected carriers `predicate` selects from every session's model config; returns how many sessions changed. */
+  removeRejections(predicate: (verdict: VerdictField) => boolean): number {
     this.settle();
     this.configs.clear();
     let changed = 0;
     this.db.transaction(() => {
       for (const row of this.statements.configsWithRejections.all() as { id: string; model_config: string }[]) {
-        const config = parseJson<SessionModelConfig>(row.model_config) ?? {};
-        const before = JSON.stringify(config.rejected_carriers ?? []);
-        config.rejected_carriers = (config.rejected_carriers ?? [])
-          .map(
-            ([provider, host, model, fields]) =>
-              [provider, host, model, fields.filter((field) => !predicate(provider, host, model, field))] as [string, string, string, string[]],
-          )
-          .filter((entry) => entry[3].length > 0);
-        if (JSON.stringify(config.rejected_carriers) !== before) {
-          this.statements.setModelConfig.run(JSON.stringify(config), row.id);
-          changed++;
-        }
+        const config = withoutRejections(row.model_config, predicate);
+        if (!config) continue;
+        this.statements.setModelConfig.run(JSON.stringify(config), row.id);
+        changed++;
       }
     })();
     return changed;

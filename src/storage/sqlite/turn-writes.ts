@@ -8,7 +8,7 @@ import { detached } from "../../foundation/util/detached.js";
 import type { Db } from "./database.js";
 import { DurableTurns, type TurnWriter } from "./durable-turns.js";
 import type { ReplayCache } from "./replay-cache.js";
-import { carrierSize } from "./row-mapping.js";
+import { carrierColumns, carrierSize, TURN_COLUMNS, turnValues } from "../rows.js";
 import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 
 interface WrittenTurn {
@@ -53,11 +53,11 @@ export class TurnWrites {
       insertSession: db.prepare(
         `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
+      // position: one more than the session's newest; depth, when not given, the same
       insertTurn: db.prepare(
-        `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                            reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth, audit)
-         VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-                 COALESCE(?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?)), ?)
+        `INSERT INTO turns (${TURN_COLUMNS}, position)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                 COALESCE(?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?)), (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?))
          RETURNING position`,
       ),
     };
@@ -80,20 +80,22 @@ export class TurnWrites {
     recover: (turns) => this.recoverTurns(turns),
   };
 
-  /** See TurnStorage.begin: a turn completing while another waits for its upstream is not alone. */
+  /**
+   * See TurnStorage.begin: a turn completing while another waits for its
+   * upstream is not alone. Its request goes upstream now, and the gateway
+   * waits for the answer: a batch of journaled turns is committed meanwhile
+   * (see DurableTurns.commitWaitingBatch; the commit itself runs at the end
+   * of this turn of the event loop, after the request is sent).
+   */
   begin(): TurnInFlight {
     this.running++;
+    this.durable.commitWaitingBatch();
     return new RunningTurn(this);
   }
 
   /** RunningTurn's end. */
   ended(): void {
     this.running--;
-  }
-
-  /** Called once a request has gone upstream: a batch of journaled turns is committed while the gateway waits (see DurableTurns). */
-  wentUpstream(): void {
-    this.durable.commitWaitingBatch();
   }
 
   /**
@@ -164,40 +166,15 @@ export class TurnWrites {
 
   private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {
     const now = createdAt ?? new Date().toISOString();
-    const reasoningDetails = turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null;
-    const nativeRecord = turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null;
+    const carriers = carrierColumns(turn);
     // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
     // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
     // fingerprint included (migration 3): its table and three indexes, about four pages
     this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
-    const { position } = this.statements.insertTurn.get(
-      turn.id,
-      turn.sessionId,
-      turn.sessionId,
-      turn.parentTurnId ?? null,
-      turn.model,
-      turn.plugin,
-      turn.provider,
-      turn.host,
-      turn.upstreamModel,
-      JSON.stringify(turn.prompt),
-      turn.content,
-      turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
-      turn.reasoningText,
-      reasoningDetails,
-      nativeRecord,
-      turn.usage ? JSON.stringify(turn.usage) : null,
-      turn.finishReason,
-      turn.upstreamId ?? null,
-      now,
-      turn.keyHash,
-      turn.fingerprint,
-      callKeyOf(turn.toolCalls) ?? null,
-      turn.depth ?? null,
-      turn.sessionId,
-      turn.audit ? JSON.stringify(turn.audit) : null,
-    ) as { position: number };
-    return { position, size: carrierSize(turn.reasoningText, reasoningDetails, nativeRecord) };
+    const { position } = this.statements.insertTurn.get(...turnValues(turn, now, callKeyOf(turn.toolCalls), carriers), turn.sessionId, turn.sessionId) as {
+      position: number;
+    };
+    return { position, size: carrierSize(turn.reasoningText, carriers.reasoningDetails, carriers.nativeRecord) };
   }
 
   /**
@@ -229,10 +206,6 @@ class RunningTurn implements TurnInFlight {
   private done = false;
 
   constructor(private readonly writes: TurnWrites) {}
-
-  wentUpstream(): void {
-    this.writes.wentUpstream();
-  }
 
   end(): void {
     if (this.done) return;

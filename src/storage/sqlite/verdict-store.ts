@@ -1,17 +1,20 @@
 import type { Statement } from "better-sqlite3";
 import type { CarrierField } from "../../providers/contract.js";
-import type { Verdict } from "../verdicts.js";
+import type { VerdictStorage } from "../storage.js";
+import type { Rejection, Verdict, VerdictField } from "../verdicts.js";
 import type { Db } from "./database.js";
 import { foreignWrites, ReadCache } from "./foreign-writes.js";
+import type { SessionConfigSql } from "./session-config.js";
 
 /**
  * Unknown-field verdicts: (provider, host, model, field) that an upstream
  * rejected. Read per request, from memory while no other process has
  * written the database (ForeignWrites), so `carrierd verdicts clear` in
  * another process still takes effect on the next request without any
- * signal to the daemon.
+ * signal to the daemon. A session's own rejections are its config's
+ * (SessionConfigSql).
  */
-export class VerdictStore {
+export class VerdictStore implements VerdictStorage {
   private readonly fieldsStatement: Statement<[string, string, string]>;
   private readonly upsert: Statement<[string, string, string, string, number, string, string]>;
   private readonly all: Statement<[]>;
@@ -19,7 +22,10 @@ export class VerdictStore {
   /** Fields per `provider\0host\0model` (glob routes take any model name a client sends: bounded). */
   private readonly cached: ReadCache<CarrierField[]>;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly configs: SessionConfigSql,
+  ) {
     this.cached = new ReadCache(foreignWrites(db), 10_000);
     this.fieldsStatement = db.prepare(`SELECT field FROM verdicts WHERE provider = ? AND host = ? AND model = ?`);
     this.upsert = db.prepare(
@@ -37,24 +43,34 @@ export class VerdictStore {
     );
   }
 
-  record(verdict: Omit<Verdict, "recorded_at">): Verdict {
-    const full = { ...verdict, recorded_at: new Date().toISOString() };
-    this.upsert.run(full.provider, full.host, full.model, full.field, full.status, full.message, full.recorded_at);
+  async record(rejection: Rejection): Promise<Verdict[]> {
+    const recorded: Verdict[] = [];
+    const { provider, host, model, status, message } = rejection;
+    for (const field of rejection.fields) {
+      const verdict = { provider, host, model, field, status, message, recorded_at: new Date().toISOString() };
+      this.upsert.run(provider, host, model, field, status, message, verdict.recorded_at);
+      recorded.push(verdict);
+    }
     this.cached.clear();
-    return full;
+    this.configs.addRejection(rejection);
+    return recorded;
   }
 
-  list(): Verdict[] {
-    return this.all.all() as Verdict[];
+  async list(): Promise<Verdict[]> {
+    return this.listNow();
   }
 
-  /** Deletes the verdicts `predicate` selects; returns them. */
-  clear(predicate: (verdict: Verdict) => boolean): Verdict[] {
-    return this.db.transaction(() => {
-      const cleared = this.list().filter(predicate);
+  async clear(predicate: (verdict: VerdictField) => boolean): Promise<{ verdicts: Verdict[]; sessions: number }> {
+    const verdicts = this.db.transaction(() => {
+      const cleared = this.listNow().filter(predicate);
       for (const verdict of cleared) this.deleteOne.run(verdict.provider, verdict.host, verdict.model, verdict.field);
       this.cached.clear();
       return cleared;
     })();
+    return { verdicts, sessions: this.configs.removeRejections(predicate) };
+  }
+
+  private listNow(): Verdict[] {
+    return this.all.all() as Verdict[];
   }
 }

@@ -67,8 +67,7 @@ export class Compactor {
   async prepare(request: CompactionRequest): Promise<ChatRequest> {
     const { sessionId, parentId } = request;
     if (sessionId === undefined || parentId === null || request.history.length === 0) return request.build(request.history);
-    const { checkpoints, responses } = this.storage;
-    const current = (await checkpoints.has(sessionId)) ? await checkpoints.forChain(await responses.ancestry(parentId)) : undefined;
+    const current = await this.storage.checkpoints.inForce(sessionId, parentId);
     const view = applyCheckpoint(request.history, current);
     const built = buildFrom(request, view);
     const table = this.routes.current;
@@ -142,8 +141,6 @@ export class Compactor {
       const turnId = before.match.turnIds.get(offset + index);
       if (turnId) turnIds.push(turnId);
     }
-    // the session row may be gone (`sessions rm`) while the response chain lives on; the checkpoint needs it
-    await this.storage.catalogue.ensure(state.sessionId, state.request.keyHash, state.resolved.name);
     return this.storage.checkpoints.save(
       {
         id: newId("ckpt_"),
@@ -158,7 +155,8 @@ export class Compactor {
         tokensBefore: before.total,
         tokensAfter: state.after.total,
       },
-      { turnIds, supersedes: state.current },
+      // the session row may be gone (`sessions rm`) while the response chain lives on: the store makes it again for the checkpoint
+      { turnIds, supersedes: state.current, owner: { keyHash: state.request.keyHash, model: state.resolved.name } },
     );
   }
 

@@ -1,17 +1,4 @@
 import type { Checkpoint } from "../../storage/checkpoints.js";
-import type { CheckpointStorage } from "../../storage/storage.js";
-
-/** What `sessions show` needs to know of a session's compaction. */
-export interface SessionCompaction {
-  /** Positions of archived (inactive) turns. */
-  readonly archived: ReadonlySet<number>;
-  /** The session's checkpoints, oldest first (normally one: a newer one removes the one it supersedes). */
-  readonly checkpoints: readonly Checkpoint[];
-}
-
-export async function compactionOf(checkpoints: CheckpointStorage, sessionId: string): Promise<SessionCompaction> {
-  return { archived: await checkpoints.archivedPositions(sessionId), checkpoints: await checkpoints.list(sessionId) };
-}
 
 /** `sessions show --json`: a checkpoint's summary and sizes. */
 export function checkpointJson(checkpoint: Checkpoint): object {

@@ -31,6 +31,12 @@ export interface SessionMatch {
   readonly matched: MatchCounts;
 }
 
+/** What finding a session reads: the stored turns a request's keys match (TurnStorage.lookup's `matches`) and the turns at depths. */
+export interface SessionReads {
+  matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>>;
+  turnsAtDepths: TurnStorage["turnsAtDepths"];
+}
+
 /**
  * Finds a request's session (docs/sessions-and-replay.md#how-a-request-finds-its-session).
  *
@@ -50,12 +56,7 @@ export interface SessionMatch {
  * another client stored in the session takes no place of this
  * conversation's), else the most recent identical turn under the key.
  */
-export async function findSession(
-  turns: Pick<TurnStorage, "matchesFor" | "turnsAtDepths">,
-  keyHash: string,
-  messages: readonly ChatMessage[],
-  explicit: string | undefined,
-): Promise<SessionMatch> {
+export async function findSession(turns: SessionReads, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): Promise<SessionMatch> {
   const assistantIndexes: number[] = [];
   const keys: TurnKeys[] = [];
   const lookup: string[] = [];
