@@ -83,6 +83,16 @@ describe("a table without dialects gives exactly the shipped spellings", () => {
     expect(resolveDialect([], at(host), "m").dialect).toEqual(dialect);
   });
 
+  test("Kimi K2.7 Code (and its highspeed variant) gets no off switch: it always thinks and errors on thinking disabled", () => {
+    for (const model of ["kimi-k2.7-code", "kimi-k2.7-code-highspeed"]) {
+      expect(resolveDialect([], at("api.moonshot.ai"), model)).toEqual({
+        dialect: { effort: "drop", disable: "none", developerRole: "system", tokenLimit: "max_tokens" },
+        from: { effort: "shipped 3", disable: "shipped 3", developerRole: "fallback", tokenLimit: "fallback" },
+      });
+    }
+    expect(resolveDialect([], at("api.moonshot.ai"), "kimi-k2.6").dialect.disable).toBe("thinking");
+  });
+
   test("the shipped dialects are valid routes.yaml entries", () => {
     const yaml = SHIPPED_DIALECTS.map((entry) => `  - ${JSON.stringify(entry)}`).join("\n");
     expect(tableOf(`${HEAD}dialects:\n${yaml}\n`).dialects).toHaveLength(SHIPPED_DIALECTS.length);

@@ -13,6 +13,8 @@ export const SHIPPED_DIALECTS: readonly Readonly<DialectRoute>[] = [
   { match: { host: "openrouter.ai" }, effort: "openrouter", disable: "openrouter" },
   // DeepSeek: thinking {type: enabled|disabled} and reasoning_effort (https://api-docs.deepseek.com/guides/thinking_mode); GLM the same (https://docs.z.ai)
   { match: { host: ["api.deepseek.com", "api.z.ai", "open.bigmodel.cn"] }, effort: "reasoning_effort", disable: "thinking" },
+  // Kimi K2.7 Code always thinks and errors on thinking {type: "disabled"} (https://platform.kimi.ai/docs/guide/use-kimi-k2-thinking-model): no switch to send
+  { match: { host: ["moonshot.ai", "moonshot.cn", "api.kimi.com"], model: "kimi-k2.7-code*" }, effort: "drop", disable: "none" },
   // Kimi, MiMo, Hunyuan TokenHub: the thinking toggle is documented, an effort knob is not
   { match: { host: ["moonshot.ai", "moonshot.cn", "api.kimi.com", "xiaomimimo.com", "tokenhub.tencentmaas.com"] }, effort: "drop", disable: "thinking" },
   // DashScope (Qwen): top-level enable_thinking
