@@ -171,3 +171,17 @@ test("chat: reasoning shown live and dimmed; --resume continues the session with
   expect(assistantsOf(sent)[0]!.reasoning_content).toMatch(/^Step \d+: the local model thinks about "Hello there"/);
   expect(sent.messages[0]!.content).toBe("Hello there");
 });
+
+test("sessions list: the id column is as wide as the longest id shown, so the columns stay aligned", async () => {
+  const long = `pi-agent:${"x".repeat(60)}`;
+  const named = await ask(gateway, { model: "local/qwen3", messages: [{ role: "user", content: "a long session name" }] }, { "X-Session-Id": long });
+  expect(named.sessionId).toBe(long);
+  const lines = (await cli(["list"])).out.split("\n");
+  const longLine = lines.find((line) => line.startsWith(`${long} `))!;
+  const shortLine = lines.find((line) => line.startsWith(`${sessionId} `))!;
+  expect(longLine, lines.join("\n")).toBeDefined();
+  expect(shortLine, lines.join("\n")).toBeDefined();
+  // the turns column starts at the same place on every line
+  expect(shortLine.indexOf(" turns")).toBe(longLine.indexOf(" turns"));
+  expect(shortLine.slice(sessionId.length, long.length)).toBe(" ".repeat(long.length - sessionId.length));
+});

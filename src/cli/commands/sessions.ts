@@ -70,9 +70,11 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
             }));
             if (flags.json) return console.log(JSON.stringify(rows, null, 2));
             if (rows.length === 0) return console.log("no sessions yet");
+            // an access key's session is stored as `name~scope`, a client may name one up to 128 characters: the column fits the longest shown
+            const idWidth = Math.max(...rows.map((row) => row.id.length));
             for (const row of rows)
               console.log(
-                `${row.id.padEnd(34)} ${String(row.turns).padStart(4)} turns  ${(row.model ?? "-").padEnd(28)} ${row.updated_at}${row.parent_id ? `  (branch of ${row.parent_id})` : ""}`,
+                `${row.id.padEnd(idWidth)} ${String(row.turns).padStart(4)} turns  ${(row.model ?? "-").padEnd(28)} ${row.updated_at}${row.parent_id ? `  (branch of ${row.parent_id})` : ""}`,
               );
           }),
       })
