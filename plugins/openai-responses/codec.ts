@@ -13,6 +13,8 @@ import { ResponsesDecoder } from "./response-decoder.js";
  *   API puts its version in the base URL's query
  *   (`https://RESOURCE.openai.azure.com/openai?api-version=2025-04-01-preview`),
  *   and the path goes before it (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/responses).
+ *   A provider's `auth: api-key` says so for a host that is not Azure's own
+ *   (a proxy, a private endpoint), `auth: bearer` the other way round.
  * Headers from routes.yaml go on top.
  */
 export function responsesCodec(call: UpstreamCall): HttpCodec {
@@ -20,7 +22,7 @@ export function responsesCodec(call: UpstreamCall): HttpCodec {
     buildRequest() {
       const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json" };
       if (call.apiKey) {
-        if (isAzure(call.provider.host)) headers["api-key"] = call.apiKey;
+        if ((call.provider.auth ?? (isAzure(call.provider.host) ? "api-key" : "bearer")) === "api-key") headers["api-key"] = call.apiKey;
         else headers.authorization = `Bearer ${call.apiKey}`;
       }
       return {

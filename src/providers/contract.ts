@@ -104,6 +104,8 @@ export interface ProviderConfig {
   /** Hostname of `baseUrl` without port, lower-cased; "" for in-process plugins. */
   readonly host: string;
   readonly apiKeyEnv?: string;
+  /** How the key is sent, when routes.yaml `auth` says (read by openai-responses: `api-key` is Azure OpenAI's header); else the plugin decides. */
+  readonly auth?: "bearer" | "api-key";
   /** Extra HTTP headers sent upstream (routes.yaml `headers`). */
   readonly headers: Readonly<Record<string, string>>;
   /** routes.yaml `deadlines`, in milliseconds; the core's transport applies its defaults when absent. */

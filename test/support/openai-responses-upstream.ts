@@ -28,7 +28,11 @@ import { startEmulator, type Emulator, type Received, type Reply } from "../plug
  *   another item ("Item 'rs_…' of type 'reasoning' was provided without its
  *   required following item.", https://github.com/vercel/ai/issues/7099).
  *
- * Auth is `Authorization: Bearer` or Azure's `api-key`. Reasoning models
+ * Auth is `Authorization: Bearer` or Azure's `api-key`. With `azure: true`
+ * it is Azure OpenAI: the key only in `api-key` (anything else is Azure's
+ * 401, https://github.com/SciSharp/BotSharp/issues/386), and the dated API
+ * (`…/openai/responses`, not `…/openai/v1/responses`) only with an
+ * `?api-version=` query, else Azure's 404 "Resource not found". Reasoning models
  * (o-series, gpt-5*, grok-*) answer with a reasoning item — its summary only
  * when `reasoning.summary` asks, its blob only when `include` asks — then
  * call the first offered tool `steps` times (one call per round), then
@@ -111,9 +115,24 @@ function verifies(blob: string, model: string): boolean {
 /** The reasoning item id of a response part: derived, so a stateless server can name it. */
 const reasoningId = (part: string) => `rs_${part}${mac(`rs${part}`).toString("hex").slice(0, 26)}`;
 
-export async function startOpenAIResponsesUpstream(options: { apiKey: string; steps?: number }): Promise<ResponsesUpstream> {
-  const emulator = await startEmulator((request) => handle(request, options.apiKey, options.steps ?? 1));
+export async function startOpenAIResponsesUpstream(options: { apiKey: string; steps?: number; azure?: boolean }): Promise<ResponsesUpstream> {
+  const emulator = await startEmulator(
+    (request) => (options.azure ? azureGate(request, options.apiKey) : undefined) ?? handle(request, options.apiKey, options.steps ?? 1),
+  );
   return { ...emulator, blobFor };
+}
+
+const AZURE_DENIED =
+  "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.";
+
+/** Azure OpenAI's own refusals, before the Responses API sees the request. */
+function azureGate(request: Received, apiKey: string): Reply | undefined {
+  if (request.headers["api-key"] !== apiKey) return { status: 401, json: { error: { code: "401", message: AZURE_DENIED } } };
+  const url = new URL(request.path, "http://azure.invalid");
+  if (url.pathname === "/openai/v1/responses") return undefined;
+  if (url.pathname !== "/openai/responses" || !url.searchParams.get("api-version"))
+    return { status: 404, json: { error: { code: "404", message: "Resource not found" } } };
+  return undefined;
 }
 
 function handle(request: Received, apiKey: string, steps: number): Reply {

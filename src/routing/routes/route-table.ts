@@ -16,7 +16,10 @@ import { routeMatches, type RouteMatch } from "./route-match.js";
 /** routes.yaml as validated by schemas/routes.schema.json. */
 export interface RoutesFile {
   version: 1;
-  providers: Record<string, { plugin: string; base_url?: string; api_key_env?: string; headers?: Record<string, string>; deadlines?: DeadlinesEntry }>;
+  providers: Record<
+    string,
+    { plugin: string; base_url?: string; api_key_env?: string; auth?: ProviderConfig["auth"]; headers?: Record<string, string>; deadlines?: DeadlinesEntry }
+  >;
   models: ModelEntry[];
   carriers?: CarrierRoute[];
   dialects?: DialectRoute[];
@@ -121,6 +124,7 @@ export class RouteTable {
           baseUrl: entry.base_url?.replace(/\/+$/, ""),
           host: hostOf(entry.base_url),
           apiKeyEnv: entry.api_key_env,
+          auth: entry.auth,
           headers: Object.freeze({ ...entry.headers }),
           deadlines: deadlinesOf(entry.deadlines),
         }),

@@ -29,6 +29,18 @@ describe("front doors by base_url", () => {
     expect(headers.authorization).toBeUndefined();
   });
 
+  test("a provider's auth overrides the host: api-key on any host, bearer on Azure's", () => {
+    const sent = (baseUrl: string, auth: "bearer" | "api-key") => {
+      const call = upstreamCall({ plugin: "openai-responses", baseUrl, model: "gpt-5", body: { messages: [USER] }, apiKey: "secret" });
+      const withAuth = { ...call, provider: { ...call.provider, auth } };
+      return responsesCodec(withAuth).buildRequest(withAuth).headers;
+    };
+    expect(sent("https://gateway.corp.example/openai/v1", "api-key")).toMatchObject({ "api-key": "secret" });
+    expect(sent("https://gateway.corp.example/openai/v1", "api-key").authorization).toBeUndefined();
+    expect(sent("https://contoso.openai.azure.com/openai/v1", "bearer")).toMatchObject({ authorization: "Bearer secret" });
+    expect(sent("https://contoso.openai.azure.com/openai/v1", "bearer")["api-key"]).toBeUndefined();
+  });
+
   test("Azure OpenAI's dated API: the path goes before the api-version query", () => {
     const { url, headers } = request("https://contoso.cognitiveservices.azure.com/openai?api-version=2025-04-01-preview");
     expect(url).toBe("https://contoso.cognitiveservices.azure.com/openai/responses?api-version=2025-04-01-preview");
