@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelV
 import { EVENT_BUS, EVENT_FEED, EVENT_HUB, KEY_RING, UPSTREAM_HTTP } from "../../foundation/container/tokens.js";
 import type { EventFeed } from "../../events/event-feed.js";
 import { keyOf, type EventBus, type GatewayEvent, type GatewayEventType } from "../../events/bus/event-bus.js";
+import { OpenTurns } from "../../events/bus/open-turns.js";
 import type { EventHub } from "../../events/event-hub.js";
 import type { KeyRing } from "../../http/keys/key-ring.js";
 import type { DeadlineCuts } from "../../providers/upstream/deadline-cuts.js";
@@ -17,8 +18,6 @@ export interface RequestRecord {
   /** The name of the key the request authenticated with; "" when none did. */
   key: string;
 }
-
-const MAX_OPEN_TURNS = 10_000;
 
 interface OpenTurn {
   readonly provider: string;
@@ -46,16 +45,8 @@ export class GatewayMetrics {
   private readonly retries: Counter<"provider">;
   private readonly verdicts: Counter<"provider" | "field">;
   private readonly reloads: Counter<"result">;
-  /**
-   * turn_id → provider and start time of every open turn, and whether it
-   * still awaits its first reasoning token. An object in dictionary mode, not
-   * a Map: a Map that gains and loses an entry per request rebuilds its hash
-   * table every few requests and V8 links each old table to the next, so one
-   * table that reached the old generation kept all later ones alive through
-   * young-generation GCs (see watchForKeepalive).
-   */
-  private openTurns: Record<string, OpenTurn> = Object.create(null) as Record<string, OpenTurn>;
-  private openCount = 0;
+  /** turn_id → provider and start time of every open turn, and whether it still awaits its first reasoning token. */
+  private readonly openTurns = new OpenTurns<OpenTurn>();
   /**
    * Observations not yet folded into their metrics, three slots each:
    * metric, labels, value. A turn's observations happen before its answer
@@ -218,14 +209,13 @@ export class GatewayMetrics {
     this.fold();
     this.unsubscribe();
     this.stopWatchingReasoning();
-    this.openTurns = Object.create(null) as Record<string, OpenTurn>;
-    this.openCount = 0;
+    this.openTurns.clear();
   }
 
   private observe(event: GatewayEvent): void {
     switch (event.type) {
       case "reasoning.delta": {
-        const turn = typeof event.turn_id === "string" ? this.openTurns[event.turn_id] : undefined;
+        const turn = this.openTurns.get(event.turn_id);
         if (turn?.awaitingReasoning) {
           turn.awaitingReasoning = false;
           this.later(this.firstReasoning, { provider: turn.provider }, (performance.now() - turn.started) / 1000);
@@ -238,10 +228,7 @@ export class GatewayMetrics {
         if (upstreamMs !== undefined) this.later(this.upstreamLatency, { provider }, upstreamMs / 1000);
         // time to first reasoning counts from when the request went upstream, not from its answer's headers
         if (typeof event.turn_id !== "string") return;
-        // a turn that never ended must not grow the map forever
-        if (this.openCount >= MAX_OPEN_TURNS) this.forgetOldest();
-        if (!(event.turn_id in this.openTurns)) this.openCount++;
-        this.openTurns[event.turn_id] = { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true };
+        this.openTurns.open(event.turn_id, { provider, started: performance.now() - (upstreamMs ?? 0), awaitingReasoning: true });
         return;
       }
       case "turn.completed":
@@ -275,7 +262,7 @@ export class GatewayMetrics {
 
   private endTurn(event: GatewayEvent, outcome: "completed" | "failed"): void {
     if (typeof event.turn_id !== "string") return;
-    const turn = this.forget(event.turn_id);
+    const turn = this.openTurns.close(event.turn_id);
     if (!turn) return;
     this.later(this.turnDuration, { provider: turn.provider, outcome }, (performance.now() - turn.started) / 1000);
   }
@@ -300,21 +287,4 @@ export class GatewayMetrics {
       else metric.inc(labels, value);
     }
   };
-
-  private forget(turnId: string): OpenTurn | undefined {
-    const turn = this.openTurns[turnId];
-    if (turn) {
-      delete this.openTurns[turnId];
-      this.openCount--;
-    }
-    return turn;
-  }
-
-  /** The turn open longest (string keys keep their insertion order). */
-  private forgetOldest(): void {
-    for (const turnId in this.openTurns) {
-      this.forget(turnId);
-      return;
-    }
-  }
 }

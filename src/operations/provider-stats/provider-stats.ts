@@ -1,6 +1,7 @@
 import { inject, injectable } from "tsyringe";
 import { EVENT_BUS } from "../../foundation/container/tokens.js";
 import type { EventBus, GatewayEvent, GatewayEventType } from "../../events/bus/event-bus.js";
+import { OpenTurns } from "../../events/bus/open-turns.js";
 import { shown } from "../../foundation/util/shown.js";
 import { ReloadTally, Tally } from "./tally.js";
 import { TimeRing } from "./time-ring.js";
@@ -12,8 +13,6 @@ const FINE_SLOTS = 360;
 /** 5-minute intervals for a day: the 24 h window. */
 const COARSE_STEP_MS = 300_000;
 const COARSE_SLOTS = 288;
-/** Turns whose end never came (a crash mid-stream) must not grow the open-turn map forever. */
-const MAX_OPEN_TURNS = 10_000;
 /** Provider and model pairs come from routes.yaml; past this many, new ones are counted together as one. */
 const MAX_SERIES = 256;
 const OTHER = "(other)";
@@ -56,9 +55,7 @@ export class ProviderStats {
     fine: new TimeRing(FINE_STEP_MS, FINE_SLOTS, () => new ReloadTally()),
     coarse: new TimeRing(COARSE_STEP_MS, COARSE_SLOTS, () => new ReloadTally()),
   };
-  /** turn_id → its open turn; a dictionary-mode object for the reason GatewayMetrics.openTurns gives. */
-  private openTurns: Record<string, OpenTurn> = Object.create(null) as Record<string, OpenTurn>;
-  private openCount = 0;
+  private readonly openTurns = new OpenTurns<OpenTurn>();
   private readonly unsubscribe: () => void;
   private readonly stopWatchingReasoning: () => void;
 
@@ -76,8 +73,7 @@ export class ProviderStats {
   close(): void {
     this.unsubscribe();
     this.stopWatchingReasoning();
-    this.openTurns = Object.create(null) as Record<string, OpenTurn>;
-    this.openCount = 0;
+    this.openTurns.clear();
   }
 
   private observe(event: GatewayEvent, now: number): void {
@@ -87,20 +83,18 @@ export class ProviderStats {
         this.both(series, now, (tally) => tally.requests++);
         if (typeof event.turn_id !== "string") return;
         const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : 0;
-        if (this.openCount >= MAX_OPEN_TURNS) this.forgetOldest();
-        if (!(event.turn_id in this.openTurns)) this.openCount++;
-        this.openTurns[event.turn_id] = { series, sentAt: performance.now() - upstreamMs, awaitingReasoning: true };
+        this.openTurns.open(event.turn_id, { series, sentAt: performance.now() - upstreamMs, awaitingReasoning: true });
         return;
       }
       case "reasoning.delta": {
-        const turn = typeof event.turn_id === "string" ? this.openTurns[event.turn_id] : undefined;
+        const turn = this.openTurns.get(event.turn_id);
         if (!turn?.awaitingReasoning) return;
         turn.awaitingReasoning = false;
         const ms = performance.now() - turn.sentAt;
         return this.both(turn.series, now, (tally) => tally.firstReasoning.record(ms));
       }
       case "turn.completed": {
-        const turn = this.forget(event.turn_id);
+        const turn = this.openTurns.close(event.turn_id);
         if (!turn) return;
         const ms = performance.now() - turn.sentAt;
         const usage = event.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
@@ -114,7 +108,7 @@ export class ProviderStats {
         });
       }
       case "turn.failed": {
-        const turn = this.forget(event.turn_id);
+        const turn = this.openTurns.close(event.turn_id);
         if (!turn) return;
         const { code, status } = errorOf(event);
         return this.both(turn.series, now, (tally) => {
@@ -164,24 +158,6 @@ export class ProviderStats {
     };
     this.series.set(id, series);
     return series;
-  }
-
-  private forget(turnId: unknown): OpenTurn | undefined {
-    if (typeof turnId !== "string") return undefined;
-    const turn = this.openTurns[turnId];
-    if (turn) {
-      delete this.openTurns[turnId];
-      this.openCount--;
-    }
-    return turn;
-  }
-
-  /** The turn open longest (string keys keep their insertion order). */
-  private forgetOldest(): void {
-    for (const turnId in this.openTurns) {
-      this.forget(turnId);
-      return;
-    }
   }
 }
 
