@@ -6,7 +6,7 @@
 //
 // Cores: every server under test (raw proxy, carrierd) runs on core 0; the
 // upstream emulator and wrk share core 1 — the same for every target.
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -214,7 +214,6 @@ async function scaleOut(upstreamPort, store, bodyFile, connections = 16) {
 
 /** wrk and taskset must be on PATH; say how to get them rather than fail half-way. */
 async function checkTools() {
-  const { execFileSync } = await import("node:child_process");
   for (const [tool, pkg] of [
     ["wrk", "wrk"],
     ["taskset", "util-linux"],
@@ -365,4 +364,12 @@ if (process.env.BENCH_AGENTS !== "0") {
   const agents = await measureAgentTraffic({ runs: RUNS, seconds: SECONDS });
   const path = here("./results/latest.json");
   writeFileSync(path, `${JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), agents }, null, 2)}\n`);
+}
+// the Responses API plugin against chat completions on the same 20-turn history (bench/responses.mjs); BENCH_RESPONSES=0 leaves it out
+if (process.env.BENCH_RESPONSES !== "0") {
+  console.log("\nopenai-responses against openai-compatible (bench/responses.mjs):");
+  execFileSync(process.execPath, [here("./responses.mjs")], {
+    stdio: "inherit",
+    env: { ...process.env, RUNS: String(RUNS), SECONDS_PER_RUN: String(SECONDS) },
+  });
 }
