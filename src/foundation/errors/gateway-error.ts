@@ -118,11 +118,14 @@ export function upstreamStreamError(detail: Readonly<Record<string, unknown>>, r
  */
 function openAIErrorObject(body: unknown, message: string): OpenAIErrorObject | undefined {
   if (!isRecord(body) || !isRecord(body.error)) return undefined;
-  const { error } = body;
-  const stringOrNull = (value: unknown) => value === null || typeof value === "string";
-  if (typeof error.message !== "string" || !("code" in error) || !("type" in error)) return undefined;
-  if (!stringOrNull(error.code) || !stringOrNull(error.type) || !(error.param === undefined || stringOrNull(error.param))) return undefined;
-  return { ...error, message, type: error.type as string | null, param: (error.param as string | null | undefined) ?? null, code: error.code as string | null };
+  const { type, param = null, code } = body.error;
+  if (typeof body.error.message !== "string" || !isStringOrNull(type) || !isStringOrNull(param) || !isStringOrNull(code)) return undefined;
+  return { ...body.error, message, type, param, code };
+}
+
+/** Absent (`undefined`) is neither: OpenAI always sends `type` and `code`. */
+function isStringOrNull(value: unknown): value is string | null {
+  return value === null || typeof value === "string";
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
