@@ -99,13 +99,14 @@ export function upstreamError(status: number, body: string, headers?: Readonly<R
 
 /**
  * An error the upstream reported inside its 200 stream (its `error` object,
- * or a Responses `response.failed` error): with a `code` it is passed on as
+ * or a Responses `response.failed` error): with a string `code` it is passed on as
  * an OpenAI error object (a missing `type` is carrierd's `upstream_error`);
  * without one it is carrierd's `upstream_error` naming `reported`.
  */
 export function upstreamStreamError(detail: Readonly<Record<string, unknown>>, reported: string): GatewayError {
   const message = redactText(typeof detail.message === "string" ? detail.message : reported);
-  const upstream = openAIErrorObject({ error: { type: "upstream_error", param: null, ...detail, message } }, message);
+  const upstream =
+    typeof detail.code === "string" ? openAIErrorObject({ error: { type: "upstream_error", param: null, ...detail, message } }, message) : undefined;
   if (!upstream) return new GatewayError("upstream_error", `upstream stream failed: ${redactText(reported)}`, null, { status: 502 });
   return new GatewayError("upstream_error", message, upstream.param, { status: 502, upstream });
 }
