@@ -9,6 +9,7 @@ import {
   requireObjects,
   type StreamPart,
   UnreadableChunkError,
+  UpstreamReportedError,
   type UpstreamCall,
 } from "../../src/providers/plugin-api.js";
 import { chunkReader } from "./chunk-reader.js";
@@ -135,11 +136,10 @@ export const openAICompatibleCodec: HttpCodec = {
   },
 };
 
-/** An error the upstream sent inside a 200 (in its stream, or as the whole body); the core relays it as an upstream error. */
-class UpstreamStreamError extends Error {
-  constructor(readonly detail: JsonObject) {
-    super(`the upstream reported an error: ${readString(detail.message) ?? JSON.stringify(detail)}`);
-    this.name = "UpstreamStreamError";
+/** An error the upstream sent inside a 200 (in its stream, or as the whole body); the core relays it as an upstream error, OpenAI's code kept. */
+class UpstreamStreamError extends UpstreamReportedError {
+  constructor(detail: JsonObject) {
+    super(detail, `the upstream reported an error: ${readString(detail.message) ?? JSON.stringify(detail)}`);
   }
 }
 

@@ -9,6 +9,7 @@ import {
   requireObject,
   type StreamPart,
   UnreadableChunkError,
+  UpstreamReportedError,
   type Usage,
 } from "../../src/providers/plugin-api.js";
 import { reasoningEntry } from "./output-record.js";
@@ -75,11 +76,13 @@ export class ResponsesDecoder {
       case "response.incomplete":
         return this.finished(readObject(payload.response) ?? {});
       case "response.failed": {
-        const error = readObject(readObject(payload.response)?.error);
-        throw new ResponsesStreamError(readString(error?.code) ?? "failed", readString(error?.message) ?? "the response failed");
+        throw ResponsesStreamError.from(readObject(readObject(payload.response)?.error) ?? {}, "failed");
       }
       case "error":
-        throw new ResponsesStreamError(readString(payload.code) ?? "error", readString(payload.message) ?? JSON.stringify(payload));
+        throw ResponsesStreamError.from(
+          { message: payload.message ?? JSON.stringify(payload), code: payload.code ?? null, param: payload.param ?? null },
+          "error",
+        );
       default:
         return NOTHING; // in_progress, content_part, *.done text events, and whatever the API adds next
     }
@@ -88,8 +91,7 @@ export class ResponsesDecoder {
   /** A whole non-streaming response object. */
   response(body: JsonObject): StreamPart[] {
     const error = readObject(body.error);
-    if (body.status === "failed" && error)
-      throw new ResponsesStreamError(readString(error.code) ?? "failed", readString(error.message) ?? "the response failed");
+    if (body.status === "failed" && error) throw ResponsesStreamError.from(error, "failed");
     const parts: StreamPart[] = [{ type: "response-metadata", id: readString(body.id), model: readString(body.model) }];
     readArray(body.output)?.forEach((entry, position) => {
       const item = requireObject(entry, "an output item");
@@ -186,14 +188,20 @@ function textPart(type: "text-delta" | "reasoning-delta", delta: unknown): Strea
   return text ? { type, text } : NOTHING;
 }
 
-/** A failure the upstream reported inside its 200 stream (`response.failed`, `error`); the core relays it as an upstream error. */
-export class ResponsesStreamError extends Error {
+/** A failure the upstream reported inside its 200 stream (`response.failed`, `error`); the core relays it as an upstream error, its code kept. */
+export class ResponsesStreamError extends UpstreamReportedError {
   constructor(
     readonly code: string,
     detail: string,
+    error: JsonObject = {},
   ) {
-    super(`the upstream reported an error: ${code}: ${detail}`);
+    super(error, `the upstream reported an error: ${code}: ${detail}`);
     this.name = "ResponsesStreamError";
+  }
+
+  /** From the upstream's error object; `otherwise` names the failure when it has no code. */
+  static from(error: JsonObject, otherwise: string): ResponsesStreamError {
+    return new ResponsesStreamError(readString(error.code) ?? otherwise, readString(error.message) ?? "the response failed", error);
   }
 }
 

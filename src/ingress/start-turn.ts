@@ -1,9 +1,9 @@
 import type { ServerResponse } from "node:http";
 import type { ChatService, TurnRun } from "../turn/chat-service.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
-import { GatewayError } from "../foundation/errors/gateway-error.js";
+import { GatewayError, upstreamStreamError } from "../foundation/errors/gateway-error.js";
 import { Cancellation } from "../providers/upstream/cancellation.js";
-import { IncompleteStreamError, UnreadableChunkError, type ChatRequest } from "../providers/contract.js";
+import { IncompleteStreamError, UnreadableChunkError, UpstreamReportedError, type ChatRequest } from "../providers/contract.js";
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
 import { noteModel, noteUpstream } from "../operations/logging/access-log.js";
@@ -96,6 +96,7 @@ export function asUpstreamFailure(error: unknown): GatewayError {
     return new GatewayError("upstream_stream_truncated", `${error.message}: the answer is incomplete`, null, { cause: error });
   if (error instanceof UnreadableChunkError)
     return new GatewayError("upstream_stream_corrupt", `${error.message}: the answer is incomplete`, null, { cause: error });
+  if (error instanceof UpstreamReportedError) return upstreamStreamError(error.detail, error.message);
   if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
   return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
 }

@@ -209,6 +209,22 @@ export class UnreadableChunkError extends Error {
 }
 
 /**
+ * Thrown by a stream decoder for an error the upstream reported inside its
+ * 200 answer (an error event or chunk, a failed response); `detail` is the
+ * upstream's error object. One with a string `code` reaches OpenAI-wire
+ * clients with the upstream's code (docs/api.md#upstream-errors).
+ */
+export class UpstreamReportedError extends Error {
+  constructor(
+    readonly detail: JsonObject,
+    message: string,
+  ) {
+    super(message);
+    this.name = "UpstreamReportedError";
+  }
+}
+
+/**
  * How an HTTP-based plugin speaks its provider's wire format. The core owns
  * the connection pool and the SSE parser; the codec only converts.
  */

@@ -53,7 +53,7 @@ test("Responses API: a stream cut off upstream logs its error code too", async (
   expect(await accessLine("log-cut-responses")).toMatchObject({ status: 200, model: "cut", error_code: "upstream_stream_truncated" });
 });
 
-test("an upstream's own 429 is logged with the upstream's message", async () => {
+test("an upstream's own 429 is logged with the upstream's code and message", async () => {
   const response = await gateway.post(
     "/v1/chat/completions",
     { model: "rate-limit", messages: [{ role: "user", content: "hi" }] },
@@ -61,6 +61,6 @@ test("an upstream's own 429 is logged with the upstream's message", async () => 
   );
   expect(response.status).toBe(429);
   const { error } = (await response.json()) as { error: { message: string } };
-  expect(await accessLine("log-429")).toMatchObject({ status: 429, model: "rate-limit", error_code: "upstream_error", error_message: error.message });
+  expect(await accessLine("log-429")).toMatchObject({ status: 429, model: "rate-limit", error_code: "rate_limit_exceeded", error_message: error.message });
   expect(error.message).toBe("Rate limit reached for requests");
 });

@@ -25,11 +25,20 @@ const completion = (message: unknown, usage?: unknown) => ({
   ...(usage === undefined ? {} : { usage }),
 });
 
+/** OpenAI's mid-stream failure: a `data:` line with only `error` (openai-python raises it: https://github.com/openai/openai-python/blob/main/src/openai/_streaming.py). */
+const MID_STREAM_ERROR = {
+  message: "The server had an error while processing your request. Sorry about that!",
+  type: "server_error",
+  param: null,
+  code: "server_error",
+};
+
 /** What each upstream model answers. */
 const ANSWERS: Record<string, Reply> = {
   "null-tool-call-stream": { status: 200, sse: sse(chunk({ content: "Hi" }), chunk({ tool_calls: [null] }), chunk({}, "stop"), "[DONE]") },
   "null-tool-call": { status: 200, json: completion({ role: "assistant", content: "Hi", tool_calls: [null] }) },
   "null-body": { status: 200, json: null },
+  "error-mid-stream": { status: 200, sse: sse(chunk({ content: "Hi" }), { error: MID_STREAM_ERROR }) },
   "loose-usage": { status: 200, json: completion({ role: "assistant", content: "Hi" }, { prompt_tokens: 3, completion_tokens_details: null, cost: 0.5 }) },
   "null-event": { status: 200, sse: sse({ type: "message_start", message: { id: "msg_1", model: "claude" } }, "null", { type: "message_stop" }) },
 };
@@ -89,6 +98,12 @@ test("a streamed tool_calls entry that is null ends the turn as an upstream erro
   expect(chunks.some((chunk) => chunk.choices?.[0]?.finish_reason)).toBe(false);
   expect(chunks.at(-1)!.error).toMatchObject({ type: "upstream_error" });
   expect(chunks.at(-1)!.error!.message).toContain("null where it should send a tool_calls entry");
+});
+
+test("an OpenAI error the upstream sends mid-stream ends the stream with that error object, its code kept", async () => {
+  const chunks = await streamed("error-mid-stream");
+  expect(chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? "").join("")).toBe("Hi");
+  expect(chunks.at(-1)!.error).toEqual(MID_STREAM_ERROR);
 });
 
 test("a whole answer whose tool_calls entry is null is a 502 naming it, not a 500", async () => {

@@ -36,14 +36,22 @@ import { startEmulator, type Emulator, type Received, type Reply } from "../plug
  * (o-series, gpt-5*, grok-*) answer with a reasoning item — its summary only
  * when `reasoning.summary` asks, its blob only when `include` asks — then
  * call the first offered tool `steps` times (one call per round), then
- * answer in text. Model `gpt-5-quota` answers OpenAI's 429 quota error.
+ * answer in text. Model `gpt-5-quota` answers OpenAI's 429 quota error,
+ * `gpt-5-busy` its 429 rate-limit error with its headers (the body as in
+ * https://github.com/openai/openai-python/issues/1303: `type` is the limited
+ * quantity, `tokens` or `requests`).
  */
 export interface ResponsesUpstream extends Emulator {
   /** A blob as this server issues it for `model`. */
   blobFor(model: string): string;
+  /**
+   * Blobs issued until now stop verifying, as they do when the API key
+   * changes to another organisation (https://github.com/openai/codex/issues/8132).
+   */
+  switchOrganisation(): void;
 }
 
-const SECRET = randomBytes(32);
+let SECRET = randomBytes(32);
 const TOP_LEVEL = new Set([
   "model",
   "input",
@@ -80,6 +88,16 @@ const ITEM_KEYS: Record<string, Set<string>> = {
   function_call: new Set(["type", "id", "call_id", "name", "arguments", "status"]),
   function_call_output: new Set(["type", "id", "call_id", "output", "status"]),
 };
+export const RATE_LIMIT_ERROR = {
+  error: {
+    message:
+      "Rate limit reached for gpt-5 in organization org-emulator on tokens per min (TPM): Limit 30000, Used 29800, Requested 1200. Please try again in 2s. Visit https://platform.openai.com/account/rate-limits to learn more.",
+    type: "tokens",
+    param: null,
+    code: "rate_limit_exceeded",
+  },
+};
+const RATE_LIMIT_HEADERS = { "retry-after": "2", "x-ratelimit-limit-tokens": "30000", "x-ratelimit-remaining-tokens": "200" };
 export const QUOTA_ERROR = {
   error: {
     message:
@@ -119,7 +137,10 @@ export async function startOpenAIResponsesUpstream(options: { apiKey: string; st
   const emulator = await startEmulator(
     (request) => (options.azure ? azureGate(request, options.apiKey) : undefined) ?? handle(request, options.apiKey, options.steps ?? 1),
   );
-  return { ...emulator, blobFor };
+  const switchOrganisation = () => {
+    SECRET = randomBytes(32);
+  };
+  return { ...emulator, blobFor, switchOrganisation };
 }
 
 const AZURE_DENIED =
@@ -149,6 +170,7 @@ function handle(request: Received, apiKey: string, steps: number): Reply {
   for (const key of Object.keys(body)) if (!TOP_LEVEL.has(key)) return error(400, `Unknown parameter: '${key}'.`, key, "unknown_parameter");
   const model = String(body.model);
   if (model === "gpt-5-quota") return { status: 429, json: QUOTA_ERROR };
+  if (model === "gpt-5-busy") return { status: 429, json: RATE_LIMIT_ERROR, headers: RATE_LIMIT_HEADERS };
   const input = typeof body.input === "string" ? [{ type: "message", role: "user", content: body.input }] : (body.input as Item[]);
   const problem = checkInput(input, model, body.store !== false);
   if (problem) return problem;

@@ -49,37 +49,96 @@ export class GatewayError extends Error {
   readonly type: string;
   /** Response headers the error is sent with (an upstream 429's Retry-After and rate limits). */
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** An OpenAI-shaped upstream's own error object, sent to OpenAI-wire clients in place of carrierd's (docs/api.md#upstream-errors). */
+  readonly upstream: OpenAIErrorObject | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly param: string | null = null,
-    options?: { cause?: unknown; status?: number; type?: string; headers?: Readonly<Record<string, string>> },
+    options?: { cause?: unknown; status?: number; type?: string; headers?: Readonly<Record<string, string>>; upstream?: OpenAIErrorObject },
   ) {
     super(message, options);
     this.name = "GatewayError";
     this.status = options?.status ?? ERROR_TABLE[code].status;
     this.type = options?.type ?? ERROR_TABLE[code].type;
     this.headers = options?.headers;
+    this.upstream = options?.upstream;
   }
 }
 
+/** OpenAI's error object; an upstream's may carry more keys (Azure's `innererror`), passed on with it. */
+export interface OpenAIErrorObject {
+  message: string;
+  type: string | null;
+  param: string | null;
+  code: string | null;
+  [extra: string]: unknown;
+}
+
 export interface OpenAIErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
+  error: OpenAIErrorObject;
 }
 
 export function toOpenAIError(error: GatewayError): OpenAIErrorBody {
-  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
+  return { error: error.upstream ?? { message: error.message, type: error.type, param: error.param, code: error.code } };
 }
 
 /**
  * An upstream's own error, passed to the client with the upstream's status and
- * message (docs/api.md#errors), secrets masked, reshaped to the OpenAI error form when it is not already.
+ * message (docs/api.md#upstream-errors), secrets masked. An OpenAI error
+ * object is kept as it came for OpenAI-wire clients; any other body becomes
+ * carrierd's `upstream_error`.
  */
 export function upstreamError(status: number, body: string, headers?: Readonly<Record<string, string>>): GatewayError {
   // an upstream may echo the credential it was sent ("Incorrect API key provided: sk-…"): scrubbed as a log line would be
   const message = redactText(extractUpstreamMessage(body));
   const safeStatus = status >= 400 && status <= 599 ? status : 502;
-  return new GatewayError("upstream_error", message, null, { status: safeStatus, headers });
+  const upstream = openAIErrorObject(parseOrUndefined(body), message);
+  return new GatewayError("upstream_error", message, upstream?.param ?? null, { status: safeStatus, headers, upstream });
+}
+
+/**
+ * An error the upstream reported inside its 200 stream (its `error` object,
+ * or a Responses `response.failed` error): with a string `code` it is passed on as
+ * an OpenAI error object (a missing `type` is carrierd's `upstream_error`);
+ * without one it is carrierd's `upstream_error` naming `reported`.
+ */
+export function upstreamStreamError(detail: Readonly<Record<string, unknown>>, reported: string): GatewayError {
+  const message = redactText(typeof detail.message === "string" ? detail.message : reported);
+  const upstream =
+    typeof detail.code === "string" ? openAIErrorObject({ error: { type: "upstream_error", param: null, ...detail, message } }, message) : undefined;
+  if (!upstream) return new GatewayError("upstream_error", `upstream stream failed: ${redactText(reported)}`, null, { status: 502 });
+  return new GatewayError("upstream_error", message, upstream.param, { status: 502, upstream });
+}
+
+/**
+ * `{"error":{message,type,param,code}}` as OpenAI sends it: a string message,
+ * a string (or null) `type` and `code`, `param` a string, null or absent.
+ * Anthropic's (no `code`), Gemini's (a numeric `code`, no `type`) and
+ * Mistral's bodies are not, and keep carrierd's wrapping.
+ */
+function openAIErrorObject(body: unknown, message: string): OpenAIErrorObject | undefined {
+  if (!isRecord(body) || !isRecord(body.error)) return undefined;
+  const { type, param = null, code } = body.error;
+  if (typeof body.error.message !== "string" || !isStringOrNull(type) || !isStringOrNull(param) || !isStringOrNull(code)) return undefined;
+  return { ...body.error, message, type, param, code };
+}
+
+/** Absent (`undefined`) is neither: OpenAI always sends `type` and `code`. */
+function isStringOrNull(value: unknown): value is string | null {
+  return value === null || typeof value === "string";
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseOrUndefined(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function extractUpstreamMessage(body: string): string {

@@ -1,4 +1,4 @@
-import type { GatewayError } from "../../foundation/errors/gateway-error.js";
+import { toOpenAIError, type GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { JsonObject } from "../../providers/contract.js";
 import type { FailureFrame } from "../first-byte-wait.js";
 import { openAIErrorShape } from "../chat-completions/errors.js";
@@ -12,8 +12,9 @@ export const responsesErrorShape = openAIErrorShape;
  * both are sent.
  */
 export function errorEventFields(failure: GatewayError): JsonObject {
-  const detail = { type: failure.type, code: failure.code, message: failure.message, param: failure.param };
-  return { code: failure.code, message: failure.message, param: failure.param, error: detail };
+  const { error } = toOpenAIError(failure);
+  const detail = { type: error.type, code: error.code, message: error.message, param: error.param };
+  return { code: error.code, message: error.message, param: error.param, error: detail };
 }
 
 /** A stream that failed before its first event: an `error` event, shaped as the stream's own (stream.ts). */

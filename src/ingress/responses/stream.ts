@@ -95,7 +95,8 @@ export class ResponseStream implements TurnStreamWriter {
   fail(failure: GatewayError): void {
     this.sealing?.release(undefined);
     this.events.emit("error", errorEventFields(failure));
-    const error = { code: failure.code, message: failure.message };
+    // the upstream's own code when it was passed on (docs/api.md#upstream-errors)
+    const error = { code: failure.upstream?.code ?? failure.code, message: failure.message };
     this.events.emit("response.failed", { response: responseObject(this.identity, { status: "failed", output: this.builder.partialItems, error }) });
     this.events.end();
   }

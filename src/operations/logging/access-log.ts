@@ -24,6 +24,8 @@ function factsOf(response: ServerResponse): RequestFacts {
 export interface AnsweredError {
   readonly code: string;
   readonly message: string;
+  /** An upstream's own error passed on: its code is the one the client saw, so the one logged. */
+  readonly upstream?: { readonly code: string | null };
 }
 
 /** A model name longer than this is cut in the log (the request itself is refused elsewhere). */
@@ -108,7 +110,7 @@ export class AccessLog {
       upstream_attempts: attempts,
     };
     if (found.error) {
-      line.error_code = found.error.code;
+      line.error_code = found.error.upstream?.code ?? found.error.code;
       const { message } = found.error;
       line.error_message = message.length > MAX_LOGGED_MESSAGE ? `${message.slice(0, MAX_LOGGED_MESSAGE - 1)}…` : message;
     }
