@@ -32,6 +32,9 @@ export interface StoredKey {
 
 export type NewKey = Omit<StoredKey, "revokedAt" | "rotatedAt" | "lastUsedAt" | "requests">;
 
+/** What KeyStorage.update does to a live key: revokes it, or gives it a new secret (a rotation). */
+export type KeyChange = "revoke" | { readonly secretHash: string };
+
 /** Requests one gateway saw of one key since its last flush. */
 export interface KeyUse {
   readonly name: string;

@@ -2,7 +2,7 @@ import type { ChatMessage, JsonObject } from "../providers/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
-import type { KeyUse, NewKey, StoredKey } from "./keys.js";
+import type { KeyChange, KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
 import type { BranchResult, DepthAsked, DepthMatch, NewTurn, ReplaySource, SessionDetail, SessionSummary } from "./turns.js";
 import type { Rejection, Verdict, VerdictField } from "./verdicts.js";
@@ -168,16 +168,20 @@ export interface CheckpointStorage {
 export interface KeyStorage {
   /** Changes whenever a key is created, revoked or rotated; not on usage. Cheap: polled several times a second. */
   revision(): Promise<number>;
-  /** Every key, revoked and expired ones included, oldest first. */
-  list(): Promise<StoredKey[]>;
-  /** The keys whose secret hashes these are (one indexed read); hashes of no key are absent. */
-  findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]>;
+  /**
+   * Every key, revoked and expired ones included, oldest first; given
+   * secret hashes, only the keys of those hashes (one indexed read: hashes
+   * of no key are absent, and none asked is none answered).
+   */
+  list(secretHashes?: readonly string[]): Promise<StoredKey[]>;
   /** Throws KeyExistsError when a key of that name exists, revoked or not. */
   create(key: NewKey): Promise<StoredKey>;
-  /** False when no live key has that name. */
-  revoke(name: string): Promise<boolean>;
-  /** Replaces the secret's hash, keeping name, scopes and owner scope; false when no live key has that name. */
-  rotate(name: string, secretHash: string): Promise<boolean>;
+  /**
+   * Revokes the live key of that name, or replaces its secret's hash (a
+   * rotation, keeping name, scopes and data scope); false when no live key
+   * has that name.
+   */
+  update(name: string, change: KeyChange): Promise<boolean>;
   /** Adds request counts and moves last-used times forward; does not change the revision. */
   recordUse(uses: readonly KeyUse[]): Promise<void>;
 }
@@ -189,8 +193,12 @@ export interface KeyStorage {
  * moment keep whichever row was written first and agree on it.
  */
 export interface EnvelopeKeyStorage {
-  /** Every key, oldest generation first. */
-  list(): Promise<EnvelopeKey[]>;
-  /** Writes `key` unless its generation exists already; answers every key after that, oldest first. */
-  add(key: EnvelopeKey): Promise<EnvelopeKey[]>;
+  /**
+   * Writes `candidate` unless a key of its generation exists already, then
+   * answers every key, oldest generation first. The first key is a
+   * generation-1 candidate, a rotation's is the newest generation plus one;
+   * without a candidate nothing is written (a read: listing the keys, or
+   * learning of a rotation made elsewhere, never creates one).
+   */
+  ensure(candidate?: EnvelopeKey): Promise<EnvelopeKey[]>;
 }

@@ -31,7 +31,7 @@ export async function addKey(
 }
 
 export async function revokeKey(gateway: Gateway, name: string): Promise<void> {
-  await storageOf(gateway).keys.revoke(name);
+  await storageOf(gateway).keys.update(name, "revoke");
   await keyRingOf(gateway).refresh();
 }
 

@@ -95,7 +95,7 @@ describe("two gateways on one state", () => {
       const on = (url: string) => fetch(`${url}/v1/models`, { headers: bearer(secret) }).then((response) => response.status);
       const createdAt = performance.now();
       while ((await on(second.url)) !== 200) expect(performance.now() - createdAt).toBeLessThan(1000);
-      await storageOf(gateway).keys.revoke("two-instances"); // no refresh: each instance learns of it by its own poll
+      await storageOf(gateway).keys.update("two-instances", "revoke"); // no refresh: each instance learns of it by its own poll
       const revokedAt = performance.now();
       const refused = await Promise.all(
         [gateway.url, second.url].map(async (url) => {

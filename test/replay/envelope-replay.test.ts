@@ -216,7 +216,7 @@ test("a key rotation (carrierd store rotate-envelope-key) leaves envelopes seale
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
   acceptedFirstTry(emulator, 3);
   const listed = await carrierd(["store", "envelope-keys", "--home", home], { env: cleanEnv() });
-  const [oldKey, newKey] = (await storageOf(carrierdA).envelopeKeys.list()).map((key) => key.id);
+  const [oldKey, newKey] = (await storageOf(carrierdA).envelopeKeys.ensure()).map((key) => key.id);
   expect(keyIdOf(turns[0]!)).toBe(oldKey);
   expect(listed.stdout).toContain(`${oldKey}  created`);
   expect(listed.stdout).toMatch(new RegExp(`${newKey}  created \\S+  seals`));
@@ -244,6 +244,6 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () => {
     );
     expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
     acceptedFirstTry(emulator, 3);
-    expect(await storageOf(cluster.at(0)).envelopeKeys.list()).toHaveLength(1);
+    expect(await storageOf(cluster.at(0)).envelopeKeys.ensure()).toHaveLength(1);
   });
 });

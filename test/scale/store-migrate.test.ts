@@ -129,8 +129,8 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       expiresAt: null,
     });
     await sqlite.keys.recordUse([{ name: "frontend", requests: 7, lastUsedAt: 1_700_000_001_000 }]);
-    await sqlite.envelopeKeys.add({ generation: 1, id: "0011223344556677", secret: Buffer.alloc(32, 9), createdAt: 1_700_000_000_000 });
-    await sqlite.envelopeKeys.add({ generation: 2, id: "8899aabbccddeeff", secret: Buffer.alloc(32, 10), createdAt: 1_700_000_002_000 });
+    await sqlite.envelopeKeys.ensure({ generation: 1, id: "0011223344556677", secret: Buffer.alloc(32, 9), createdAt: 1_700_000_000_000 });
+    await sqlite.envelopeKeys.ensure({ generation: 2, id: "8899aabbccddeeff", secret: Buffer.alloc(32, 10), createdAt: 1_700_000_002_000 });
     await sqlite.close();
   });
   afterAll(async () => {

@@ -599,21 +599,30 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await expect(store.keys.create(newKey("frontend", { secretHash: "another" }))).rejects.toBeInstanceOf(KeyExistsError);
       });
 
+      test("list by secret hashes: only the keys of those hashes; hashes of no key, or none asked, answer nothing", async () => {
+        const store = await storage();
+        await store.keys.create(newKey("frontend"));
+        await store.keys.create(newKey("wall", { createdAt: 2_000 }));
+        expect((await store.keys.list(["hash-of-wall", "hash-of-nobody"])).map((key) => key.name)).toEqual(["wall"]);
+        expect(await store.keys.list(["hash-of-frontend"])).toEqual([(await store.keys.list())[0]]);
+        expect(await store.keys.list([])).toEqual([]);
+      });
+
       test("revoke and rotate move the revision; a revoked key keeps its name and cannot be rotated", async () => {
         const store = await storage();
         await store.keys.create(newKey("cli"));
         const created = await store.keys.revision();
-        expect(await store.keys.rotate("cli", "new-hash")).toBe(true);
+        expect(await store.keys.update("cli", { secretHash: "new-hash" })).toBe(true);
         const rotated = await store.keys.revision();
         expect(rotated).not.toBe(created);
         expect((await store.keys.list())[0]).toMatchObject({ secretHash: "new-hash", dataScope: "scope-of-cli" });
         expect((await store.keys.list())[0]!.rotatedAt).toEqual(expect.any(Number));
-        expect(await store.keys.revoke("cli")).toBe(true);
+        expect(await store.keys.update("cli", "revoke")).toBe(true);
         expect(await store.keys.revision()).not.toBe(rotated);
         const revoked = await store.keys.revision();
-        expect(await store.keys.revoke("cli")).toBe(false);
-        expect(await store.keys.rotate("cli", "again")).toBe(false);
-        expect(await store.keys.revoke("nobody")).toBe(false);
+        expect(await store.keys.update("cli", "revoke")).toBe(false);
+        expect(await store.keys.update("cli", { secretHash: "again" })).toBe(false);
+        expect(await store.keys.update("nobody", "revoke")).toBe(false);
         expect(await store.keys.revision()).toBe(revoked);
         expect((await store.keys.list())[0]!.revokedAt).toEqual(expect.any(Number));
         await expect(store.keys.create(newKey("cli", { secretHash: "fresh" }))).rejects.toBeInstanceOf(KeyExistsError);
@@ -645,7 +654,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await cli.keys.create(newKey("remote"));
         expect(await gateway.keys.revision()).not.toBe(seen);
         expect((await gateway.keys.list()).map((key) => key.name)).toEqual(["remote"]);
-        await cli.keys.revoke("remote");
+        await cli.keys.update("remote", "revoke");
         expect((await gateway.keys.list())[0]!.revokedAt).not.toBeNull();
       });
     });

@@ -107,7 +107,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
         builder: (y) => y.positional("target", { type: "string", describe: "the key's name" }),
         handler: (flags) =>
           withState(flags, async (storage) => {
-            if (!(await storage.keys.revoke(flags.target ?? ""))) return fail(`no active key named "${flags.target}"`);
+            if (!(await storage.keys.update(flags.target ?? "", "revoke"))) return fail(`no active key named "${flags.target}"`);
             console.log(`revoked key "${flags.target}"`);
           }),
       })
@@ -118,7 +118,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
         handler: (flags) =>
           withState(flags, async (storage) => {
             const secret = newSecret();
-            if (!(await storage.keys.rotate(flags.target ?? "", secretHash(secret)))) return fail(`no active key named "${flags.target}"`);
+            if (!(await storage.keys.update(flags.target ?? "", { secretHash: secretHash(secret) }))) return fail(`no active key named "${flags.target}"`);
             printSecret(flags.target ?? "", secret, flags.json);
           }),
       })

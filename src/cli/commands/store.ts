@@ -68,7 +68,7 @@ export const storeCommand: CommandModule<object, StoreFlags> = {
         describe: "list the envelope keys (ids and dates, never the secrets), oldest first",
         handler: (flags) =>
           withState(flags, async (storage) => {
-            const keys = await storage.envelopeKeys.list();
+            const keys = await storage.envelopeKeys.ensure();
             if (keys.length === 0) console.log("no envelope key yet: the first encrypted_content a gateway seals creates one");
             keys.forEach((key, index) => {
               const replaced = keys[index + 1]?.createdAt;

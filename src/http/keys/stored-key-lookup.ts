@@ -64,7 +64,7 @@ export class StoredKeyLookup {
   private readonly queue: number;
 
   constructor(
-    private readonly keys: Pick<KeyStorage, "findBySecretHashes">,
+    private readonly keys: Pick<KeyStorage, "list">,
     private readonly onError: (error: unknown) => void,
     limits: LookupLimits = {},
   ) {
@@ -114,7 +114,7 @@ export class StoredKeyLookup {
       this.running = batch;
       let found: StoredKey[] | undefined;
       try {
-        found = await this.keys.findBySecretHashes([...batch.keys()]);
+        found = await this.keys.list([...batch.keys()]);
       } catch (error) {
         // the store is down: these keys are refused now, and not remembered, so they are asked for again once it answers
         this.onError(error);

@@ -45,7 +45,7 @@ export class EnvelopeKeyRing {
   async sealing(): Promise<EnvelopeKey> {
     if (this.keys.length === 0) await this.load();
     else if (this.now() - this.loadedAt > this.refreshMs) void this.load().catch(() => undefined);
-    if (this.keys.length === 0) this.keys = await this.store.add(newKey(1, this.now()));
+    if (this.keys.length === 0) this.keys = await this.store.ensure(newKey(1, this.now()));
     return this.keys[this.keys.length - 1];
   }
 
@@ -65,9 +65,9 @@ export class EnvelopeKeyRing {
 
   /** Adds the next generation, which seals from now on (on every instance once it has read it); answers it. */
   async rotate(): Promise<EnvelopeKey> {
-    const current = await this.store.list();
+    const current = await this.store.ensure();
     const next = newKey((current.at(-1)?.generation ?? 0) + 1, this.now());
-    this.keys = await this.store.add(next);
+    this.keys = await this.store.ensure(next);
     this.loadedAt = this.now();
     return this.keys[this.keys.length - 1];
   }
@@ -75,7 +75,7 @@ export class EnvelopeKeyRing {
   /** One read of the store at a time; callers that arrive meanwhile share it. */
   private load(): Promise<readonly EnvelopeKey[]> {
     this.loading ??= this.store
-      .list()
+      .ensure()
       .then((keys) => {
         this.keys = keys;
         this.loadedAt = this.now();

@@ -19,13 +19,10 @@ interface EnvelopeKeyRow {
 export class PgEnvelopeKeys implements EnvelopeKeyStorage {
   constructor(private readonly sql: Sql) {}
 
-  async list(): Promise<EnvelopeKey[]> {
+  /** Two statements, not one: an INSERT's snapshot misses the row another instance committed while it waited on the conflict. */
+  async ensure(candidate?: EnvelopeKey): Promise<EnvelopeKey[]> {
+    if (candidate) await run(this.sql, INSERT, [candidate.generation, candidate.id, candidate.secret.toString("base64"), candidate.createdAt]);
     return (await run<EnvelopeKeyRow>(this.sql, ALL)).map(keyOf);
-  }
-
-  async add(key: EnvelopeKey): Promise<EnvelopeKey[]> {
-    await run(this.sql, INSERT, [key.generation, key.id, key.secret.toString("base64"), key.createdAt]);
-    return this.list();
   }
 }
 

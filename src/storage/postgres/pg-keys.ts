@@ -1,4 +1,4 @@
-import { KeyExistsError, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import { KeyExistsError, type KeyChange, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
 import { toStoredKey, type KeyRow } from "../rows.js";
 import type { KeyStorage } from "../storage.js";
 import type { Sql } from "./connection.js";
@@ -30,11 +30,8 @@ export class PgKeys implements KeyStorage {
     return Number(row?.revision ?? 0);
   }
 
-  async list(): Promise<StoredKey[]> {
-    return (await run<KeyRow>(this.sql, ALL)).map(toStoredKey);
-  }
-
-  async findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]> {
+  async list(secretHashes?: readonly string[]): Promise<StoredKey[]> {
+    if (secretHashes === undefined) return (await run<KeyRow>(this.sql, ALL)).map(toStoredKey);
     if (secretHashes.length === 0) return [];
     return (await run<KeyRow>(this.sql, BY_SECRET_HASHES, [secretHashes])).map(toStoredKey);
   }
@@ -62,12 +59,8 @@ export class PgKeys implements KeyStorage {
     return { ...key, revokedAt: null, rotatedAt: null, lastUsedAt: null, requests: 0 };
   }
 
-  revoke(name: string): Promise<boolean> {
-    return this.changing(REVOKE, [Date.now(), name]);
-  }
-
-  rotate(name: string, secretHash: string): Promise<boolean> {
-    return this.changing(ROTATE, [secretHash, Date.now(), name]);
+  update(name: string, change: KeyChange): Promise<boolean> {
+    return change === "revoke" ? this.changing(REVOKE, [Date.now(), name]) : this.changing(ROTATE, [change.secretHash, Date.now(), name]);
   }
 
   async recordUse(uses: readonly KeyUse[]): Promise<void> {

@@ -20,13 +20,9 @@ export class SqliteEnvelopeKeys implements EnvelopeKeyStorage {
     this.insert = db.prepare("INSERT INTO envelope_keys (generation, key_id, secret, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
   }
 
-  async list(): Promise<EnvelopeKey[]> {
+  async ensure(candidate?: EnvelopeKey): Promise<EnvelopeKey[]> {
+    if (candidate) this.insert.run(candidate.generation, candidate.id, candidate.secret, candidate.createdAt);
     return (this.all.all() as EnvelopeKeyRow[]).map(keyOf);
-  }
-
-  async add(key: EnvelopeKey): Promise<EnvelopeKey[]> {
-    this.insert.run(key.generation, key.id, key.secret, key.createdAt);
-    return this.list();
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import { KeyExistsError, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import { KeyExistsError, type KeyChange, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
 import { toStoredKey, type KeyRow } from "../rows.js";
 import type { KeyStorage } from "../storage.js";
 import type { Db } from "./database.js";
@@ -42,11 +42,8 @@ export class KeyStore implements KeyStorage {
     return (this.statements.revision.get() as { revision: number }).revision;
   }
 
-  async list(): Promise<StoredKey[]> {
-    return (this.statements.all.all() as KeyRow[]).map(toStoredKey);
-  }
-
-  async findBySecretHashes(secretHashes: readonly string[]): Promise<StoredKey[]> {
+  async list(secretHashes?: readonly string[]): Promise<StoredKey[]> {
+    if (secretHashes === undefined) return (this.statements.all.all() as KeyRow[]).map(toStoredKey);
     if (secretHashes.length === 0) return [];
     return (this.statements.bySecretHashes.all(JSON.stringify(secretHashes)) as KeyRow[]).map(toStoredKey);
   }
@@ -64,12 +61,10 @@ export class KeyStore implements KeyStorage {
     })();
   }
 
-  async revoke(name: string): Promise<boolean> {
-    return this.changing(() => this.statements.revoke.run(Date.now(), name).changes > 0);
-  }
-
-  async rotate(name: string, secretHash: string): Promise<boolean> {
-    return this.changing(() => this.statements.rotate.run(secretHash, Date.now(), name).changes > 0);
+  async update(name: string, change: KeyChange): Promise<boolean> {
+    const write =
+      change === "revoke" ? () => this.statements.revoke.run(Date.now(), name) : () => this.statements.rotate.run(change.secretHash, Date.now(), name);
+    return this.changing(() => write().changes > 0);
   }
 
   async recordUse(uses: readonly KeyUse[]): Promise<void> {
