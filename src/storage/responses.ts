@@ -26,6 +26,10 @@ export interface StoredResponse {
   /** Null on a row stored before responses had an owner: the owner key's. */
   readonly keyHash: string | null;
   readonly body: JsonObject;
+  /** Its input as GET /v1/responses/{id}/input_items lists it (empty when stored before they were kept); only when asked. */
+  readonly inputItems?: JsonObject[];
+  /** The whole conversation up to and including it, oldest message first; only when asked. */
+  readonly history?: ChatMessage[];
 }
 
 export interface StoredConversation {
@@ -34,6 +38,8 @@ export interface StoredConversation {
   /** The key that created the conversation (null: from before, the owner key's). */
   readonly keyHash: string | null;
   readonly lastResponseId: string;
+  /** The whole conversation up to and including its last response, oldest message first; only when asked. */
+  readonly history?: ChatMessage[];
 }
 
 /** An output item found by id, with the session of the response that produced it. */

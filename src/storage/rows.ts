@@ -1,6 +1,7 @@
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
 import type { Checkpoint } from "./checkpoints.js";
 import type { KeyScope, StoredKey } from "./keys.js";
+import type { StoredConversation, StoredResponse } from "./responses.js";
 import type { NewTurn, ReplaySource, SessionCompaction, SessionDetail, SessionModelConfig, SessionSummary, StoredTurn } from "./turns.js";
 import type { Rejection, VerdictField } from "./verdicts.js";
 
@@ -299,4 +300,53 @@ export function parseJson<T>(text: string | null | undefined): T | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A row of `responses` as a read selects it; `input_items` only when asked for, `messages` only on a walk of the chain. */
+export interface ResponseRow {
+  id: string;
+  session_id: string;
+  key_hash: string | null;
+  body: string;
+  input_items?: string | null;
+  /** On a walk of the chain: each row's messages; rows before the last carry only these (their other columns are NULL). */
+  messages?: string | null;
+}
+
+export function storedResponse(row: ResponseRow): StoredResponse {
+  return { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject };
+}
+
+/** A retrievable response's input items: empty for one stored before they were kept. */
+export function inputItemsOf(row: ResponseRow): JsonObject[] {
+  return row.input_items ? (JSON.parse(row.input_items) as JsonObject[]) : [];
+}
+
+/** A response and its history from the chain walked up from it, oldest first (the last row is the response); undefined for no rows: not retrievable. */
+export function withHistory(chain: readonly ResponseRow[]): StoredResponse | undefined {
+  const self = chain.at(-1);
+  return self && { ...storedResponse(self), history: chain.flatMap(messagesOf) };
+}
+
+/** A row of `response_conversations`; `messages` on a walk of the chain ending at its last response. */
+export interface ConversationRow {
+  id: string;
+  session_id: string;
+  key_hash: string | null;
+  last_response_id: string;
+  messages?: string | null;
+}
+
+export function storedConversation(row: ConversationRow): StoredConversation {
+  return { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id };
+}
+
+/** A conversation and its history: one row per response of its chain, oldest first (one row without messages when the chain is gone); undefined for no rows. */
+export function conversationWithHistory(chain: readonly ConversationRow[]): StoredConversation | undefined {
+  const [first] = chain;
+  return first && { ...storedConversation(first), history: chain.flatMap(messagesOf) };
+}
+
+function messagesOf(row: { messages?: string | null }): ChatMessage[] {
+  return row.messages ? (JSON.parse(row.messages) as ChatMessage[]) : [];
 }

@@ -1,4 +1,4 @@
-import type { ChatMessage, JsonObject } from "../providers/contract.js";
+import type { JsonObject } from "../providers/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
 import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
@@ -130,16 +130,19 @@ export interface VerdictStorage {
 export interface ResponseStorage {
   /** Stores a response, its output items (when retrievable) and a named conversation's new end, as one durable write. */
   save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void>;
-  get(id: string): Promise<StoredResponse | undefined>;
-  /** The input items of a retrievable response; undefined when it is not retrievable. */
-  inputItems(id: string): Promise<JsonObject[] | undefined>;
-  /** The whole conversation up to and including response `id`, oldest message first. */
-  history(id: string): Promise<ChatMessage[]>;
+  /**
+   * A retrievable response; undefined when none of this id is (deleted,
+   * stored with `store: false`, or never). `also` asks, in the same read,
+   * for its input items (GET …/input_items) or its history (what a request
+   * continuing it builds on: one round trip, not two).
+   */
+  get(id: string, also?: "inputItems" | "history"): Promise<StoredResponse | undefined>;
   /** Makes a response unretrievable (links later responses need are kept); false when it was not retrievable. */
   delete(id: string): Promise<boolean>;
   /** An output item by id, with the session of the response that produced it. */
   item(id: string): Promise<StoredItem | undefined>;
-  conversation(id: string): Promise<StoredConversation | undefined>;
+  /** A named conversation; `also` asks, in the same read, for its history up to its last response (retrievable or not). */
+  conversation(id: string, also?: "history"): Promise<StoredConversation | undefined>;
 }
 
 /** Compaction's checkpoints and the turns they archive (a session's are read with SessionCatalogue.show). */

@@ -190,7 +190,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       expect((await store.catalogue.show("sess_a"))!.modelConfig).toEqual({
         rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]],
       });
-      expect(await store.responses.history("resp_2")).toEqual([
+      expect((await store.responses.get("resp_2", "history"))?.history).toEqual([
         { role: "user", content: "a" },
         { role: "user", content: "b" },
       ]);

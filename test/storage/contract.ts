@@ -533,8 +533,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
           body: { id: "resp_2", object: "response", output_text: "re: b" },
         });
         expect(await store.responses.get("resp_none")).toBeUndefined();
-        expect(await store.responses.inputItems("resp_1")).toEqual([{ type: "message", role: "user", content: "a" }]);
-        expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect((await store.responses.get("resp_1", "inputItems"))?.inputItems).toEqual([{ type: "message", role: "user", content: "a" }]);
+        expect((await store.responses.get("resp_2", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await store.responses.get("resp_none", "history")).toBeUndefined();
         expect(await store.responses.item("msg_1")).toEqual({
           item: { id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] },
           sessionId: "sess_resp",
@@ -550,8 +551,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.responses.delete("resp_1")).toBe(true);
         expect(await store.responses.delete("resp_1")).toBe(false);
         expect(await store.responses.get("resp_1")).toBeUndefined();
-        expect(await store.responses.inputItems("resp_1")).toBeUndefined();
-        expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await store.responses.get("resp_1", "inputItems")).toBeUndefined();
+        expect(await store.responses.get("resp_1", "history")).toBeUndefined();
+        expect((await store.responses.get("resp_2", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
       });
 
       test("a named conversation's end moves with each response; one stored with store: false is a link only", async () => {
@@ -562,8 +564,11 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.responses.conversation("conv_x")).toMatchObject({ lastResponseId: "resp_2" });
         expect(await store.responses.get("resp_2")).toBeUndefined();
         expect(await store.responses.item("msg_hidden")).toBeUndefined();
-        expect((await store.responses.history("resp_2")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        // the conversation's end is not retrievable, and its history is read with the conversation
+        expect((await store.responses.conversation("conv_x", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await store.responses.conversation("conv_x", "history")).toMatchObject({ id: "conv_x", sessionId: "sess_resp", lastResponseId: "resp_2" });
         expect(await store.responses.conversation("conv_none")).toBeUndefined();
+        expect(await store.responses.conversation("conv_none", "history")).toBeUndefined();
       });
     });
 

@@ -108,10 +108,11 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
   await store.committed();
 
   await store.responses.get("resp_105");
-  await store.responses.inputItems("resp_105");
-  await store.responses.history("resp_9905");
+  await store.responses.get("resp_105", "inputItems");
+  await store.responses.get("resp_9905", "history");
   await store.responses.item("item_105");
   await store.responses.conversation("conv_100");
+  await store.responses.conversation("conv_9900", "history");
   await store.responses.save(
     {
       id: `resp_path_1_${tag}`,

@@ -128,13 +128,13 @@ export class ResponsesApi {
     if (!this.routes.current.resolveModel(body.model))
       throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
     requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
-    const previous = await this.owned(body.previous_response_id, caller);
+    const previous = await this.owned(body.previous_response_id, caller, "history");
     if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
     const compacted = await this.compactor.prepare({
       keyHash: caller.keyHash,
       sessionId: previous.sessionId,
       parentId: previous.id,
-      history: await this.store.history(previous.id),
+      history: previous.history ?? [],
       force: true,
       build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
     });
@@ -161,10 +161,9 @@ export class ResponsesApi {
 
   /** GET /v1/responses/{id}/input_items: the items this response was asked with, paged as OpenAI pages them. */
   async inputItems(id: string, query: URLSearchParams, response: ServerResponse, caller: Caller): Promise<void> {
-    const stored = await this.owned(id, caller);
-    const items = stored ? await this.store.inputItems(id) : undefined;
-    if (!stored || !items) throw responseNotFound(id);
-    sendJson(response, 200, pageOf(items, query), { "x-session-id": sessionName(stored.sessionId) });
+    const stored = await this.owned(id, caller, "inputItems");
+    if (!stored) throw responseNotFound(id);
+    sendJson(response, 200, pageOf(stored.inputItems ?? [], query), { "x-session-id": sessionName(stored.sessionId) });
   }
 
   /**
@@ -195,8 +194,8 @@ export class ResponsesApi {
    * X-Session-Id, then the session of the stored items its input references.
    */
   /** A stored response, when it is the caller's: another key's is answered as absent (404, so ids do not leak). */
-  private async owned(id: string, caller: Caller): Promise<StoredResponse | undefined> {
-    const stored = await this.store.get(id);
+  private async owned(id: string, caller: Caller, also?: "inputItems" | "history"): Promise<StoredResponse | undefined> {
+    const stored = await this.store.get(id, also);
     return stored && owns(caller, stored.keyHash) ? stored : undefined;
   }
 
@@ -223,11 +222,11 @@ export class ResponsesApi {
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
     if (body.previous_response_id) {
-      const previous = await this.owned(body.previous_response_id, caller);
+      const previous = await this.owned(body.previous_response_id, caller, "history");
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
       return {
         parentId: previous.id,
-        history: await this.store.history(previous.id),
+        history: previous.history ?? [],
         input,
         inputItems,
         sessionHeader: previous.sessionId,
@@ -241,13 +240,13 @@ export class ResponsesApi {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
       const stored = storedSessionId(id, scope);
-      const conversation = await this.store.conversation(stored);
+      const conversation = await this.store.conversation(stored, "history");
       // the owner key's bare names: a conversation from before access keys (null) or its own
       if (conversation && !owns(caller, conversation.keyHash)) throw new GatewayError("not_found", `Conversation with id '${id}' not found.`, "conversation");
       const parentId = conversation?.lastResponseId ?? null;
       return {
         parentId,
-        history: parentId ? await this.store.history(parentId) : [],
+        history: conversation?.history ?? [],
         input,
         inputItems,
         sessionHeader: conversation?.sessionId ?? explicit ?? referencedSession,

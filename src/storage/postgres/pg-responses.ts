@@ -1,5 +1,6 @@
-import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import type { JsonObject } from "../../providers/contract.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
+import { conversationWithHistory, inputItemsOf, storedConversation, storedResponse, withHistory, type ConversationRow, type ResponseRow } from "../rows.js";
 import type { ResponseStorage } from "../storage.js";
 import type { Sql } from "./connection.js";
 import { run, transaction } from "./run.js";
@@ -10,16 +11,16 @@ const UPSERT_CONVERSATION = `
   INSERT INTO response_conversations (id, session_id, last_response_id, created_at, updated_at, key_hash) VALUES ($1, $2, $3, $4, $4, $5)
   ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`;
 const GET = `SELECT id, session_id, key_hash, body FROM responses WHERE id = $1 AND body IS NOT NULL`;
-// oldest first: walk the parent links up from the given response
-const HISTORY = `
-  WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
-    SELECT id, parent_id, messages, 0 FROM responses WHERE id = $1
+const GET_WITH_INPUT_ITEMS = `SELECT id, session_id, key_hash, body, input_items FROM responses WHERE id = $1 AND body IS NOT NULL`;
+// oldest first: walk the parent links up from the given response; the last row, the response itself, carries its columns
+const GET_WITH_HISTORY = `
+  WITH RECURSIVE chain(id, parent_id, messages, depth, session_id, key_hash, body) AS (
+    SELECT id, parent_id, messages, 0, session_id, key_hash, body FROM responses WHERE id = $1 AND body IS NOT NULL
     UNION ALL
-    SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+    SELECT r.id, r.parent_id, r.messages, chain.depth + 1, NULL::text, NULL::text, NULL::text FROM responses r JOIN chain ON r.id = chain.parent_id
   )
-  SELECT messages FROM chain ORDER BY depth DESC`;
+  SELECT id, messages, session_id, key_hash, body FROM chain ORDER BY depth DESC`;
 const FORGET = `UPDATE responses SET body = NULL, input_items = NULL WHERE id = $1 AND body IS NOT NULL`;
-const INPUT_ITEMS = `SELECT input_items FROM responses WHERE id = $1 AND body IS NOT NULL`;
 const FORGET_ITEMS = `DELETE FROM response_items WHERE response_id = $1`;
 // a link nobody needs any more: not retrievable, continued by no response, the end of no conversation
 const UNNEEDED = `
@@ -29,6 +30,15 @@ const UNNEEDED = `
 const REMOVE = `DELETE FROM responses WHERE id = $1`;
 const ITEM = `SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = $1`;
 const CONVERSATION = `SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = $1`;
+// one row per response of the chain ending at the conversation's last response, oldest first (one row, messages NULL, when it has none)
+const CONVERSATION_WITH_HISTORY = `
+  WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
+    SELECT r.id, r.parent_id, r.messages, 0 FROM response_conversations v JOIN responses r ON r.id = v.last_response_id WHERE v.id = $1
+    UNION ALL
+    SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+  )
+  SELECT v.id, v.session_id, v.key_hash, v.last_response_id, chain.messages
+  FROM response_conversations v LEFT JOIN chain ON true WHERE v.id = $1 ORDER BY chain.depth DESC`;
 
 /**
  * The Responses API's chained responses and conversations in PostgreSQL.
@@ -66,19 +76,14 @@ export class PgResponses implements ResponseStorage {
     });
   }
 
-  async get(id: string): Promise<StoredResponse | undefined> {
-    const [row] = await run<{ id: string; session_id: string; key_hash: string | null; body: string }>(this.sql, GET, [id]);
-    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject } : undefined;
-  }
-
-  async inputItems(id: string): Promise<JsonObject[] | undefined> {
-    const [row] = await run<{ input_items: string | null }>(this.sql, INPUT_ITEMS, [id]);
-    if (!row) return undefined;
-    return row.input_items ? (JSON.parse(row.input_items) as JsonObject[]) : [];
-  }
-
-  async history(id: string): Promise<ChatMessage[]> {
-    return (await run<{ messages: string }>(this.sql, HISTORY, [id])).flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
+  async get(id: string, also?: "inputItems" | "history"): Promise<StoredResponse | undefined> {
+    if (also === "history") return withHistory(await run<ResponseRow>(this.sql, GET_WITH_HISTORY, [id]));
+    if (also === "inputItems") {
+      const [row] = await run<ResponseRow>(this.sql, GET_WITH_INPUT_ITEMS, [id]);
+      return row && { ...storedResponse(row), inputItems: inputItemsOf(row) };
+    }
+    const [row] = await run<ResponseRow>(this.sql, GET, [id]);
+    return row && storedResponse(row);
   }
 
   async delete(id: string): Promise<boolean> {
@@ -101,8 +106,9 @@ export class PgResponses implements ResponseStorage {
     return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
   }
 
-  async conversation(id: string): Promise<StoredConversation | undefined> {
-    const [row] = await run<{ id: string; session_id: string; key_hash: string | null; last_response_id: string }>(this.sql, CONVERSATION, [id]);
-    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id } : undefined;
+  async conversation(id: string, also?: "history"): Promise<StoredConversation | undefined> {
+    if (also === "history") return conversationWithHistory(await run<ConversationRow>(this.sql, CONVERSATION_WITH_HISTORY, [id]));
+    const [row] = await run<ConversationRow>(this.sql, CONVERSATION, [id]);
+    return row && storedConversation(row);
   }
 }

@@ -38,8 +38,8 @@ test("history walks the chain oldest first, one row per response", async () => {
   store.saveNow(record("r1", null, "a"), []);
   store.saveNow(record("r2", "r1", "b"), []);
   store.saveNow(record("r3", "r2", "c"), []);
-  expect((await store.history("r3")).map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b", "c", "re: c"]);
-  expect(await store.history("r1")).toHaveLength(2);
+  expect((await store.get("r3", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b", "c", "re: c"]);
+  expect((await store.get("r1", "history"))?.history).toHaveLength(2);
 });
 
 test("deleting a response others continue keeps it as a link; the last delete removes the whole unneeded chain", async () => {
@@ -49,7 +49,7 @@ test("deleting a response others continue keeps it as a link; the last delete re
   expect(await store.get("r1")).toBeUndefined();
   expect(await store.item("msg_1")).toBeUndefined();
   expect(await store.delete("r1")).toBe(false);
-  expect(await store.history("r2")).toHaveLength(4);
+  expect((await store.get("r2", "history"))?.history).toHaveLength(4);
   expect(rows()).toEqual(["r1", "r2"]);
   expect(await store.delete("r2")).toBe(true);
   expect(rows()).toEqual([]);
@@ -62,7 +62,7 @@ test("an unretrievable conversation link is kept, and the conversation points at
   expect(await store.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_1", keyHash: "key-a", lastResponseId: "r1" });
   store.saveNow(record("r2", "r1", "b", { conversationId: "conv_x" }), []);
   expect((await store.conversation("conv_x"))!.lastResponseId).toBe("r2");
-  expect(await store.history("r2")).toHaveLength(4);
+  expect((await store.get("r2", "history"))?.history).toHaveLength(4);
 });
 
 test("migration 101 replaces the development schema 100 of an existing state.db", async () => {
@@ -76,7 +76,7 @@ test("migration 101 replaces the development schema 100 of an existing state.db"
   ]).close();
   const upgraded = openDatabase(file, RESPONSES_MIGRATIONS);
   new ResponseStore(upgraded).saveNow(record("r1", null, "a"), []);
-  expect(await new ResponseStore(upgraded).history("r1")).toHaveLength(2);
+  expect((await new ResponseStore(upgraded).get("r1", "history"))?.history).toHaveLength(2);
   upgraded.close();
   rmSync(dirname(file), { recursive: true, force: true });
 });

@@ -1,5 +1,6 @@
-import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import type { JsonObject } from "../../providers/contract.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
+import { conversationWithHistory, inputItemsOf, storedConversation, storedResponse, withHistory, type ConversationRow, type ResponseRow } from "../rows.js";
 import type { ResponseStorage } from "../storage.js";
 import type { Db } from "./database.js";
 import { GroupCommit } from "./group-commit.js";
@@ -23,14 +24,15 @@ export class ResponseStore implements ResponseStorage {
       ),
       insertItem: db.prepare("INSERT OR REPLACE INTO response_items (id, response_id, item) VALUES (?, ?, ?)"),
       get: db.prepare("SELECT id, session_id, key_hash, body FROM responses WHERE id = ? AND body IS NOT NULL"),
-      // oldest first: walk the parent links up from the given response
-      history: db.prepare(`
-        WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
-          SELECT id, parent_id, messages, 0 FROM responses WHERE id = ?
+      getWithInputItems: db.prepare("SELECT id, session_id, key_hash, body, input_items FROM responses WHERE id = ? AND body IS NOT NULL"),
+      // oldest first: walk the parent links up from the given response; the last row, the response itself, carries its columns
+      getWithHistory: db.prepare(`
+        WITH RECURSIVE chain(id, parent_id, messages, depth, session_id, key_hash, body) AS (
+          SELECT id, parent_id, messages, 0, session_id, key_hash, body FROM responses WHERE id = ? AND body IS NOT NULL
           UNION ALL
-          SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+          SELECT r.id, r.parent_id, r.messages, chain.depth + 1, NULL, NULL, NULL FROM responses r JOIN chain ON r.id = chain.parent_id
         )
-        SELECT messages FROM chain ORDER BY depth DESC`),
+        SELECT id, messages, session_id, key_hash, body FROM chain ORDER BY depth DESC`),
       ancestry: db.prepare(`
         WITH RECURSIVE chain(id, parent_id, depth) AS (
           SELECT id, parent_id, 0 FROM responses WHERE id = ?
@@ -39,7 +41,6 @@ export class ResponseStore implements ResponseStorage {
         )
         SELECT id FROM chain ORDER BY depth DESC`),
       forget: db.prepare("UPDATE responses SET body = NULL, input_items = NULL WHERE id = ? AND body IS NOT NULL"),
-      inputItems: db.prepare("SELECT input_items FROM responses WHERE id = ? AND body IS NOT NULL"),
       forgetItems: db.prepare("DELETE FROM response_items WHERE response_id = ?"),
       // a link nobody needs any more: not retrievable, continued by no response, the end of no conversation
       unneeded: db.prepare(
@@ -50,6 +51,15 @@ export class ResponseStore implements ResponseStorage {
       remove: db.prepare("DELETE FROM responses WHERE id = ?"),
       item: db.prepare("SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
       conversation: db.prepare("SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = ?"),
+      // one row per message batch of the chain ending at the conversation's last response, oldest first (one row, messages null, when it has none)
+      conversationWithHistory: db.prepare(`
+        WITH RECURSIVE chain(id, parent_id, messages, depth) AS (
+          SELECT r.id, r.parent_id, r.messages, 0 FROM response_conversations v JOIN responses r ON r.id = v.last_response_id WHERE v.id = @id
+          UNION ALL
+          SELECT r.id, r.parent_id, r.messages, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+        )
+        SELECT v.id, v.session_id, v.key_hash, v.last_response_id, chain.messages
+        FROM response_conversations v LEFT JOIN chain ON true WHERE v.id = @id ORDER BY chain.depth DESC`),
       upsertConversation: db.prepare(
         `INSERT INTO response_conversations (id, session_id, key_hash, last_response_id, created_at, updated_at) VALUES (@id, @sessionId, @keyHash, @lastResponseId, @now, @now)
          ON CONFLICT(id) DO UPDATE SET session_id = excluded.session_id, last_response_id = excluded.last_response_id, updated_at = excluded.updated_at`,
@@ -94,22 +104,14 @@ export class ResponseStore implements ResponseStorage {
       });
   }
 
-  async get(id: string): Promise<StoredResponse | undefined> {
-    const row = this.statements.get.get(id) as { id: string; session_id: string; key_hash: string | null; body: string } | undefined;
-    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, body: JSON.parse(row.body) as JsonObject } : undefined;
-  }
-
-  /** The input items of a retrievable response (empty for one stored before they were kept); undefined when it is not retrievable. */
-  async inputItems(id: string): Promise<JsonObject[] | undefined> {
-    const row = this.statements.inputItems.get(id) as { input_items: string | null } | undefined;
-    if (!row) return undefined;
-    return row.input_items ? (JSON.parse(row.input_items) as JsonObject[]) : [];
-  }
-
-  /** The whole conversation up to and including response `id`, oldest message first. */
-  async history(id: string): Promise<ChatMessage[]> {
-    const rows = this.statements.history.all(id) as { messages: string }[];
-    return rows.flatMap((row) => JSON.parse(row.messages) as ChatMessage[]);
+  async get(id: string, also?: "inputItems" | "history"): Promise<StoredResponse | undefined> {
+    if (also === "history") return withHistory(this.statements.getWithHistory.all(id) as ResponseRow[]);
+    if (also === "inputItems") {
+      const row = this.statements.getWithInputItems.get(id) as ResponseRow | undefined;
+      return row && { ...storedResponse(row), inputItems: inputItemsOf(row) };
+    }
+    const row = this.statements.get.get(id) as ResponseRow | undefined;
+    return row && storedResponse(row);
   }
 
   /** Ids of the chain ending at response `id`, oldest first: compaction finds the checkpoint in force by them. */
@@ -143,8 +145,9 @@ export class ResponseStore implements ResponseStorage {
     return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
   }
 
-  async conversation(id: string): Promise<StoredConversation | undefined> {
-    const row = this.statements.conversation.get(id) as { id: string; session_id: string; key_hash: string | null; last_response_id: string } | undefined;
-    return row ? { id: row.id, sessionId: row.session_id, keyHash: row.key_hash, lastResponseId: row.last_response_id } : undefined;
+  async conversation(id: string, also?: "history"): Promise<StoredConversation | undefined> {
+    if (also === "history") return conversationWithHistory(this.statements.conversationWithHistory.all({ id }) as ConversationRow[]);
+    const row = this.statements.conversation.get(id) as ConversationRow | undefined;
+    return row && storedConversation(row);
   }
 }
