@@ -190,7 +190,8 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       expect((await store.catalogue.show("sess_a"))!.modelConfig).toEqual({
         rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]],
       });
-      expect((await store.responses.get("resp_2", "history"))?.history).toEqual([
+      // resp_2 (not retrievable) ends conv_1: its history is read with the conversation
+      expect((await store.responses.conversation("conv_1", "history"))?.history).toEqual([
         { role: "user", content: "a" },
         { role: "user", content: "b" },
       ]);
