@@ -1,7 +1,9 @@
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
 import type { Checkpoint } from "./checkpoints.js";
 import type { KeyScope, StoredKey } from "./keys.js";
-import type { NewTurn, ReplaySource, SessionCompaction, SessionDetail, SessionModelConfig, SessionSummary, StoredTurn } from "./turns.js";
+import type { TurnAudit } from "./session-history.js";
+import type { SessionCompaction, SessionDetail, SessionSummary, SessionTurn, StoredCarrier } from "./sessions.js";
+import type { NewTurn, ReplaySource, SessionModelConfig, StoredTurn } from "./turns.js";
 import type { Rejection, VerdictField } from "./verdicts.js";
 
 /*
@@ -38,6 +40,10 @@ export interface TurnRow {
   created_at: string;
   /** 0 once compaction archived it (smallint in both backends). */
   active?: number;
+  /** Null: its depth is its position. */
+  depth?: number | null;
+  /** JSON of its TurnAudit; null when none was recorded. */
+  audit?: string | null;
 }
 
 /** The columns replay reads of a turn. */
@@ -128,46 +134,77 @@ export function toStoredTurn(row: TurnRow): StoredTurn {
   };
 }
 
-/** A row of `sessions` as listed: its newest turn's model and activity (or the row's own), and its count of turns. */
+/** A row of `sessions` as listed: its newest turn's model, provider and activity (or the row's own), its count of turns and its first prompt. */
 export interface SessionSummaryRow {
   id: string;
+  key_hash: string;
   model: string | null;
+  provider: string | null;
   parent_id: string | null;
   turns: BigInt;
   created_at: string;
   updated_at: string;
+  first_prompt: string | null;
 }
 
 export function toSessionSummary(row: SessionSummaryRow): SessionSummary {
-  return { id: row.id, model: row.model, parentId: row.parent_id, turns: Number(row.turns), createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    keyHash: row.key_hash,
+    model: row.model,
+    provider: row.provider,
+    parentId: row.parent_id,
+    turns: Number(row.turns),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    firstPrompt: row.first_prompt,
+  };
 }
 
-/** A row of `sessions` as `show` reads it. */
-export interface SessionRow {
-  id: string;
-  key_hash: string;
-  model: string | null;
-  parent_id: string | null;
-  model_config: string;
-  created_at: string;
-  updated_at: string;
-}
+/** A row of `sessions` as `show` and `branch` read it; its count of turns and first prompt follow from its turns. */
+export type SessionRow = Omit<SessionSummaryRow, "turns" | "first_prompt"> & { model_config: string };
 
 /** A session with its turns (in position order) and what compaction archived of it. */
 export function toSessionDetail(row: SessionRow, turns: readonly TurnRow[], checkpoints: readonly Checkpoint[]): SessionDetail {
   const compaction: SessionCompaction = { archived: new Set(turns.filter((turn) => turn.active === 0).map((turn) => turn.position)), checkpoints };
   return {
-    id: row.id,
-    model: row.model,
-    parentId: row.parent_id,
-    turns: turns.length,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    ...toSessionSummary({ ...row, turns: turns.length, first_prompt: turns[0]?.prompt ?? null }),
     modelConfig: parseJson<SessionModelConfig>(row.model_config) ?? {},
-    turnList: turns.map(toStoredTurn),
+    turnList: turns.map(toSessionTurn),
     prompts: turns.map((turn) => parseJson<ChatMessage[]>(turn.prompt) ?? []),
     compaction,
   };
+}
+
+function toSessionTurn(row: TurnRow): SessionTurn {
+  const turn = toStoredTurn(row);
+  return { ...turn, depth: row.depth ?? row.position, audit: parseJson<TurnAudit>(row.audit), carriers: carriersOf(row, turn) };
+}
+
+/** What a turn holds to replay, by kind and the size of its stored text: never a signature's or an encrypted blob's bytes. */
+function carriersOf(row: TurnRow, turn: StoredTurn): StoredCarrier[] {
+  const carriers: StoredCarrier[] = [];
+  if (turn.reasoningText.length > 0) carriers.push({ kind: "reasoning_text", bytes: Buffer.byteLength(turn.reasoningText) });
+  if (row.reasoning_details !== null) {
+    const details = turn.reasoningDetails ?? [];
+    const types = [...new Set(details.flatMap((entry) => (isObject(entry) && typeof entry.type === "string" ? [entry.type] : [])))];
+    carriers.push({ kind: "reasoning_details", items: details.length, bytes: Buffer.byteLength(row.reasoning_details), types });
+  }
+  if (row.native_record !== null) {
+    const type = isObject(turn.nativeRecord) && typeof turn.nativeRecord.type === "string" ? turn.nativeRecord.type : undefined;
+    const bytes = Buffer.byteLength(row.native_record);
+    carriers.push(type === undefined ? { kind: "native_record", bytes } : { kind: "native_record", bytes, type });
+  }
+  const extra = turn.toolCalls.filter((call) => call.extra_content !== undefined);
+  if (extra.length > 0) {
+    const bytes = extra.reduce((sum, call) => sum + Buffer.byteLength(JSON.stringify(call.extra_content)), 0);
+    carriers.push({ kind: "extra_content", items: extra.length, bytes });
+  }
+  return carriers;
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A row of `compaction_checkpoints`. */
