@@ -3,6 +3,8 @@ import type { Json, JsonObject, ToolCall } from "../../src/providers/contract.js
 import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
+import type { TurnAudit } from "../../src/storage/session-history.js";
+import type { SessionQuery } from "../../src/storage/sessions.js";
 import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
 import type { FingerprintMatch, NewTurn, SessionModelConfig } from "../../src/storage/turns.js";
 import type { Rejection } from "../../src/storage/verdicts.js";
@@ -415,6 +417,53 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.sessions.list({ limit: 1 })).toHaveLength(1);
         const shown = (await store.sessions.show("sess_a"))!;
         expect(shown.prompts).toEqual([[{ role: "user", content: expect.stringContaining("asking for") }], last.prompt]);
+      });
+
+      test("list filters by key, model, provider and text and pages by a cursor; show has each turn's depth, audit and carriers", async () => {
+        const store = await storage();
+        const audit: TurnAudit = {
+          route: 2,
+          timings: { upstream_ms: 5, first_reasoning_ms: null, first_content_ms: 7, total_ms: 9 },
+          replay: {
+            effective: ["reasoning_details"],
+            matched: [[1, "turn_x", "fingerprint"]],
+            attached: [[1, ["reasoning_details"]]],
+            placeholders: [],
+            left_out: [["reasoning", "verdict"]],
+            retried: false,
+          },
+        };
+        const fjords = [{ role: "user" as const, content: "Tell me about FJORDS" }];
+        await store.turns.save(newTurn("sess_l1", "Paris is lovely", { provider: "prov-a" }));
+        await store.committed(); // a turn's activity may be stamped when it is committed
+        await nextMillisecond();
+        await store.turns.save(newTurn("sess_l2", "Rome too", { keyHash: "key-b", model: "other-model", depth: 4, audit }));
+        await store.committed();
+        await nextMillisecond();
+        await store.turns.save(newTurn("sess_l3", "and Oslo", { prompt: fjords }));
+        const listed = async (query: Partial<SessionQuery>) => (await store.sessions.list({ limit: 10, ...query })).map((session) => session.id);
+        expect(await listed({})).toEqual(["sess_l3", "sess_l2", "sess_l1"]);
+        expect(await listed({ keyHash: "key-b" })).toEqual(["sess_l2"]);
+        expect(await listed({ model: "other-model" })).toEqual(["sess_l2"]);
+        expect(await listed({ provider: "prov-a" })).toEqual(["sess_l1"]);
+        expect(await listed({ text: "paris" })).toEqual(["sess_l1"]);
+        expect(await listed({ text: "fjords" })).toEqual(["sess_l3"]);
+        const [first] = await store.sessions.list({ limit: 1 });
+        expect(first).toMatchObject({ id: "sess_l3", keyHash: "key-a", provider: "prov", turns: 1, firstPrompt: JSON.stringify(fjords) });
+        expect(await listed({ after: { updatedAt: first!.updatedAt, id: first!.id } })).toEqual(["sess_l2", "sess_l1"]);
+        const shown = (await store.sessions.show("sess_l2"))!.turnList[0]!;
+        expect(shown).toMatchObject({ depth: 4, audit });
+        expect(shown.carriers).toEqual([
+          { kind: "reasoning_text", bytes: Buffer.byteLength(REASONING) },
+          {
+            kind: "reasoning_details",
+            items: 3,
+            bytes: Buffer.byteLength(JSON.stringify(SIGNED_DETAILS)),
+            types: ["reasoning.text", "reasoning.encrypted", "reasoning.summary"],
+          },
+          { kind: "native_record", bytes: Buffer.byteLength(JSON.stringify(NATIVE)), type: "native-test.assistant" },
+        ]);
+        expect((await store.sessions.show("sess_l1"))!.turnList[0]).toMatchObject({ depth: 1, audit: undefined });
       });
 
       test("branch copies turns 1..N with every carrier byte for byte, keeps their keys findable, and links the copies in order", async () => {
