@@ -3,7 +3,7 @@ import type { Checkpoint } from "./checkpoints.js";
 import type { KeyScope, StoredKey } from "./keys.js";
 import type { TurnAudit } from "./session-history.js";
 import type { SessionCompaction, SessionDetail, SessionSummary, SessionTurn, StoredCarrier } from "./sessions.js";
-import type { NewTurn, ReplaySource, SessionModelConfig, StoredTurn } from "./turns.js";
+import type { NewTurn, ReplaySource, SessionModelConfig } from "./turns.js";
 import type { Rejection, VerdictField } from "./verdicts.js";
 
 /*
@@ -16,7 +16,7 @@ import type { Rejection, VerdictField } from "./verdicts.js";
 /** A bigint column: a number from SQLite, a string from node-postgres. */
 type BigInt = number | string;
 
-/** A row of `turns`. */
+/** A row of `turns` as read (TURN_ROW_COLUMNS). */
 export interface TurnRow {
   seq: BigInt;
   id: string;
@@ -39,12 +39,16 @@ export interface TurnRow {
   upstream_id: string | null;
   created_at: string;
   /** 0 once compaction archived it (smallint in both backends). */
-  active?: number;
+  active: number;
   /** Null: its depth is its position. */
-  depth?: number | null;
+  depth: number | null;
   /** JSON of its TurnAudit; null when none was recorded. */
-  audit?: string | null;
+  audit: string | null;
 }
+
+/** The columns of TurnRow, for a SELECT of either backend (a turn's keys are not among them: nothing shows them). */
+export const TURN_ROW_COLUMNS = `seq, id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, active, depth, audit`;
 
 /** The columns replay reads of a turn. */
 export type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream_model" | "reasoning_text" | "reasoning_details" | "native_record">;
@@ -115,25 +119,6 @@ export function toReplaySource(row: ReplayRow): ReplaySource {
   };
 }
 
-/** A whole stored turn: its replay source (the carriers and who produced them) plus the rest of the row. */
-export function toStoredTurn(row: TurnRow): StoredTurn {
-  return {
-    ...toReplaySource(row),
-    seq: Number(row.seq),
-    position: row.position,
-    parentTurnId: row.parent_turn_id,
-    model: row.model,
-    provider: row.provider,
-    host: row.host,
-    content: row.content,
-    toolCalls: parseJson<ToolCall[]>(row.tool_calls) ?? [],
-    usage: parseJson<Usage>(row.usage),
-    finishReason: row.finish_reason,
-    upstreamId: row.upstream_id,
-    createdAt: row.created_at,
-  };
-}
-
 /** A row of `sessions` as listed: its newest turn's model, provider and activity (or the row's own), its count of turns and its first prompt. */
 export interface SessionSummaryRow {
   id: string;
@@ -168,7 +153,15 @@ export type SessionRow = Omit<SessionSummaryRow, "turns" | "first_prompt"> & { m
 export function toSessionDetail(row: SessionRow, turns: readonly TurnRow[], checkpoints: readonly Checkpoint[]): SessionDetail {
   const compaction: SessionCompaction = { archived: new Set(turns.filter((turn) => turn.active === 0).map((turn) => turn.position)), checkpoints };
   return {
-    ...toSessionSummary({ ...row, turns: turns.length, first_prompt: turns[0]?.prompt ?? null }),
+    id: row.id,
+    keyHash: row.key_hash,
+    model: row.model,
+    provider: row.provider,
+    parentId: row.parent_id,
+    turns: turns.length,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    firstPrompt: turns[0]?.prompt ?? null,
     modelConfig: parseJson<SessionModelConfig>(row.model_config) ?? {},
     turnList: turns.map(toSessionTurn),
     prompts: turns.map((turn) => parseJson<ChatMessage[]>(turn.prompt) ?? []),
@@ -176,26 +169,63 @@ export function toSessionDetail(row: SessionRow, turns: readonly TurnRow[], chec
   };
 }
 
+/**
+ * A whole stored turn as a session shows it. One object literal, no spread:
+ * V8 copies a spread followed by more properties on its slow path, which
+ * made a turn's mapping several times its JSON parsing (docs/performance.md#session-history).
+ */
 function toSessionTurn(row: TurnRow): SessionTurn {
-  const turn = toStoredTurn(row);
-  return { ...turn, depth: row.depth ?? row.position, audit: parseJson<TurnAudit>(row.audit), carriers: carriersOf(row, turn) };
+  const reasoningText = row.reasoning_text ?? "";
+  const reasoningDetails = parseJson<Json[]>(row.reasoning_details);
+  const nativeRecord = parseJson<JsonObject>(row.native_record);
+  const toolCalls = parseJson<ToolCall[]>(row.tool_calls) ?? [];
+  return {
+    seq: Number(row.seq),
+    id: row.id,
+    sessionId: row.session_id,
+    position: row.position,
+    depth: row.depth ?? row.position,
+    parentTurnId: row.parent_turn_id,
+    model: row.model,
+    plugin: row.plugin,
+    provider: row.provider,
+    host: row.host,
+    upstreamModel: row.upstream_model,
+    content: row.content,
+    toolCalls,
+    reasoningText,
+    reasoningDetails,
+    nativeRecord,
+    usage: parseJson<Usage>(row.usage),
+    finishReason: row.finish_reason,
+    upstreamId: row.upstream_id,
+    createdAt: row.created_at,
+    audit: parseJson<TurnAudit>(row.audit),
+    carriers: carriersOf(row, reasoningText, reasoningDetails, nativeRecord, toolCalls),
+  };
 }
 
 /** What a turn holds to replay, by kind and the size of its stored text: never a signature's or an encrypted blob's bytes. */
-function carriersOf(row: TurnRow, turn: StoredTurn): StoredCarrier[] {
+function carriersOf(
+  row: TurnRow,
+  reasoningText: string,
+  reasoningDetails: Json[] | undefined,
+  nativeRecord: JsonObject | undefined,
+  toolCalls: readonly ToolCall[],
+): StoredCarrier[] {
   const carriers: StoredCarrier[] = [];
-  if (turn.reasoningText.length > 0) carriers.push({ kind: "reasoning_text", bytes: Buffer.byteLength(turn.reasoningText) });
+  if (reasoningText.length > 0) carriers.push({ kind: "reasoning_text", bytes: Buffer.byteLength(reasoningText) });
   if (row.reasoning_details !== null) {
-    const details = turn.reasoningDetails ?? [];
+    const details = reasoningDetails ?? [];
     const types = [...new Set(details.flatMap((entry) => (isObject(entry) && typeof entry.type === "string" ? [entry.type] : [])))];
     carriers.push({ kind: "reasoning_details", items: details.length, bytes: Buffer.byteLength(row.reasoning_details), types });
   }
   if (row.native_record !== null) {
-    const type = isObject(turn.nativeRecord) && typeof turn.nativeRecord.type === "string" ? turn.nativeRecord.type : undefined;
+    const type = isObject(nativeRecord) && typeof nativeRecord.type === "string" ? nativeRecord.type : undefined;
     const bytes = Buffer.byteLength(row.native_record);
     carriers.push(type === undefined ? { kind: "native_record", bytes } : { kind: "native_record", bytes, type });
   }
-  const extra = turn.toolCalls.filter((call) => call.extra_content !== undefined);
+  const extra = toolCalls.filter((call) => call.extra_content !== undefined);
   if (extra.length > 0) {
     const bytes = extra.reduce((sum, call) => sum + Buffer.byteLength(JSON.stringify(call.extra_content)), 0);
     carriers.push({ kind: "extra_content", items: extra.length, bytes });

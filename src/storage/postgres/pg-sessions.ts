@@ -2,7 +2,7 @@ import type { SessionStorage } from "../storage.js";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
 import type { Sql } from "./connection.js";
 import { checkpointsOf, insertCheckpoint, newCheckpointId, newestCheckpoint } from "./pg-checkpoints.js";
-import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import { TURN_ROW_COLUMNS, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
 import { run, transaction } from "./run.js";
 
 const INSERT_SESSION = `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING`;
@@ -12,7 +12,7 @@ const SESSION_ROW = `
          GREATEST(s.updated_at, COALESCE(last.created_at, '')) AS updated_at
     FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
    WHERE s.id = $1`;
-const SESSION_TURNS = `SELECT * FROM turns WHERE session_id = $1 ORDER BY position`;
+const SESSION_TURNS = `SELECT ${TURN_ROW_COLUMNS} FROM turns WHERE session_id = $1 ORDER BY position`;
 // A page is chosen first, by each session's activity (its newest turn, one probe of UNIQUE (session_id, position)) and
 // the filters; only the page's sessions then get their count, model and first prompt. Every filter is skipped when its
 // parameter is NULL. The user's messages are read from the prompt's JSON, parsed only when its text holds the words as

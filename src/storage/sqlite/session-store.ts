@@ -1,6 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
-import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import { TURN_ROW_COLUMNS, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
 import type { SessionStorage } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
@@ -67,7 +67,7 @@ export class SessionStore implements SessionStorage {
       ),
       list: db.prepare(LIST),
       sessionRow: db.prepare(SESSION_ROW),
-      sessionTurns: db.prepare(`SELECT * FROM turns WHERE session_id = ? ORDER BY position`),
+      sessionTurns: db.prepare(`SELECT ${TURN_ROW_COLUMNS} FROM turns WHERE session_id = ? ORDER BY position`),
       deleteSession: db.prepare(`DELETE FROM sessions WHERE id = ?`),
     };
   }
