@@ -47,7 +47,7 @@ const time = async (label, query, runs = 5) => {
   const samples = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    await store.history.page(query);
+    await store.sessions.list(query);
     samples.push(performance.now() - t0);
   }
   samples.sort((a, b) => a - b);
@@ -58,7 +58,7 @@ await time("first page, one key's", { keyHash: "k1", limit: 21, after: undefined
 await time("provider filter", { keyHash: undefined, limit: 21, after: undefined, provider: "deepseek" });
 await time("q search (rare text)", { keyHash: undefined, limit: 21, after: undefined, text: "question 19999.3 " }, 3);
 const t0 = performance.now();
-await store.history.session("sess_100");
+await store.sessions.show("sess_100");
 console.log(`one session (${turns} turns): ${(performance.now() - t0).toFixed(2)} ms`);
 await store.close();
 rmSync(dir, { recursive: true, force: true });

@@ -4,9 +4,9 @@ import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
 import type { KeyChange, KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
-import type { BranchResult, DepthAsked, DepthMatch, NewTurn, ReplaySource, SessionDetail, SessionSummary } from "./turns.js";
+import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "./turns.js";
+import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "./sessions.js";
 import type { Rejection, Verdict, VerdictField } from "./verdicts.js";
-import type { SessionHistory } from "./session-history.js";
 
 /**
  * Everything carrierd keeps, behind one narrow port: the gateway, the CLI
@@ -24,12 +24,10 @@ import type { SessionHistory } from "./session-history.js";
  */
 export interface Storage {
   readonly turns: TurnStorage;
-  readonly catalogue: SessionCatalogue;
+  readonly sessions: SessionStorage;
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
-  /** Sessions and their turns as operators read them over HTTP (docs/api.md#session-history). */
-  readonly history: SessionHistory;
   readonly keys: KeyStorage;
   readonly envelopeKeys: EnvelopeKeyStorage;
   /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
@@ -83,11 +81,24 @@ export interface TurnInFlight {
   end(): void;
 }
 
-/** The sessions an operator lists, shows, branches and removes. */
-export interface SessionCatalogue {
-  /** Sessions, most recently active first. */
-  list(limit: number): Promise<SessionSummary[]>;
-  /** A session with its turns, model config and compaction; undefined when there is none of this id. */
+/**
+ * The sessions an operator lists, shows, branches and removes: the CLI
+ * (`sessions`, `chat --resume`), session history over HTTP
+ * (docs/api.md#session-history) and compaction's scratch sessions.
+ */
+export interface SessionStorage {
+  /**
+   * Sessions, most recently active first (ties: id descending), from
+   * `query.after` on, at most `query.limit`, of those the query's filters
+   * and text search select (none set: every session).
+   */
+  list(query: SessionQuery): Promise<SessionSummary[]>;
+  /**
+   * A session with its model config, its turns oldest first (each with its
+   * prompt, depth, recorded route, timings and replay decision, and its
+   * carriers by kind and size) and its compaction; undefined when there is
+   * none of this id.
+   */
   show(sessionId: string): Promise<SessionDetail | undefined>;
   /**
    * A new session holding turns 1..at (all when undefined) of `sourceId`,
@@ -145,7 +156,7 @@ export interface ResponseStorage {
   conversation(id: string, also?: "history"): Promise<StoredConversation | undefined>;
 }
 
-/** Compaction's checkpoints and the turns they archive (a session's are read with SessionCatalogue.show). */
+/** Compaction's checkpoints and the turns they archive (a session's are read with SessionStorage.show). */
 export interface CheckpointStorage {
   /**
    * The checkpoint in force for a request of `sessionId` continuing response

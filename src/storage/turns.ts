@@ -1,4 +1,3 @@
-import type { Checkpoint } from "./checkpoints.js";
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
 import type { TurnAudit } from "./session-history.js";
 
@@ -71,34 +70,6 @@ export interface NewTurn {
   readonly audit?: TurnAudit;
 }
 
-/** A session as `sessions list` shows it. */
-export interface SessionSummary {
-  readonly id: string;
-  readonly model: string | null;
-  readonly parentId: string | null;
-  readonly turns: number;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
-/** A session as `sessions show` reads it: its summary, model config and every turn with the prompt that asked for it. */
-export interface SessionDetail extends SessionSummary {
-  readonly modelConfig: SessionModelConfig;
-  readonly turnList: StoredTurn[];
-  /** Per turn, in order: the messages that asked for it. */
-  readonly prompts: ChatMessage[][];
-  /** What compaction archived of it. */
-  readonly compaction: SessionCompaction;
-}
-
-/** What `sessions show` needs to know of a session's compaction. */
-export interface SessionCompaction {
-  /** Positions of archived (inactive) turns. */
-  readonly archived: ReadonlySet<number>;
-  /** The session's checkpoints, oldest first (normally one: a newer one removes the one it supersedes). */
-  readonly checkpoints: readonly Checkpoint[];
-}
-
 /** A stored turn one of a request's keys (fingerprint or call key) matched. */
 export interface FingerprintMatch {
   readonly id: string;
@@ -124,11 +95,4 @@ export interface SessionModelConfig {
   /** `[provider, host, model, fields]` */
   rejected_carriers?: [string, string, string, string[]][];
   [key: string]: unknown;
-}
-
-/** What `sessions branch` made: the new session, how many turns it holds, and the checkpoint copied into it, if any. */
-export interface BranchResult {
-  readonly id: string;
-  readonly turns: number;
-  readonly checkpoint: string | undefined;
 }

@@ -68,7 +68,7 @@ test("verdicts survive a restart; the session keeps its own copy; a route edit c
   let gateway = await startTestGateway({ routes: routes("[reasoning_content]"), home });
   const first = await conversation(gateway, "cerebras/gpt-oss-120b", { "x-session-id": "resume-me" });
   expect(first).toMatchObject({ requests: 2, status: 200 });
-  expect((await storageOf(gateway).catalogue.show("resume-me"))!.modelConfig.rejected_carriers).toEqual([
+  expect((await storageOf(gateway).sessions.show("resume-me"))!.modelConfig.rejected_carriers).toEqual([
     ["cerebras", "127.0.0.1", "gpt-oss-120b", ["reasoning_content"]],
   ]);
   await gateway.stop();
@@ -87,7 +87,7 @@ test("verdicts survive a restart; the session keeps its own copy; a route edit c
   writeFileSync(gateway.routesPath, routes("[reasoning, reasoning_content]"));
   await gateway.reloadRoutes();
   expect(await storageOf(gateway).verdicts.list()).toEqual([]);
-  expect((await storageOf(gateway).catalogue.show("resume-me"))!.modelConfig.rejected_carriers).toEqual([]);
+  expect((await storageOf(gateway).sessions.show("resume-me"))!.modelConfig.rejected_carriers).toEqual([]);
   expect(log.info).toHaveBeenCalledWith(
     expect.objectContaining({ cleared: [{ provider: "cerebras", host: "127.0.0.1", model: "gpt-oss-120b", field: "reasoning_content" }] }),
     expect.stringContaining("clears 1 verdict"),

@@ -21,7 +21,7 @@ afterAll(async () => {
 type Chunk = { choices?: { delta?: Record<string, unknown>; finish_reason: string | null }[]; error?: { code: string; message: string; type: string } };
 
 async function storedTurns(sessionId: string): Promise<number> {
-  return (await storageOf(gateway).catalogue.show(sessionId))?.turnList.length ?? 0;
+  return (await storageOf(gateway).sessions.show(sessionId))?.turnList.length ?? 0;
 }
 
 async function streamChat(model: string, sessionId: string) {

@@ -72,7 +72,7 @@ describe("responses and conversations", () => {
     expect([intruder.status, intruder.headers.get("x-session-id")]).toEqual([200, "owned-name"]);
     await afterGatewayCommits(gateway);
     const scopeOfA = (await storageOf(gateway).keys.list()).find((key) => key.name === "frontend-a")!.dataScope;
-    const ofA = await storageOf(gateway).catalogue.show(`owned-name~${scopeOfA}`);
+    const ofA = await storageOf(gateway).sessions.show(`owned-name~${scopeOfA}`);
     expect(ofA?.turns).toBe(1);
   });
 });

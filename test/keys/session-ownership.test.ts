@@ -106,17 +106,17 @@ describe.each(Object.keys(BACKENDS))("sessions are owned: %s", (backendName) => 
 
       // two sessions of one name: A's holds A's three turns, B's its own
       await afterGatewayCommits(backend.gateway);
-      const catalogue = storageOf(backend.gateway).catalogue;
-      const ofA = await catalogue.show(`shared-name~${await scopeOf("client-a")}`);
-      const ofB = await catalogue.show(`shared-name~${await scopeOf("client-b")}`);
+      const sessions = storageOf(backend.gateway).sessions;
+      const ofA = await sessions.show(`shared-name~${await scopeOf("client-a")}`);
+      const ofB = await sessions.show(`shared-name~${await scopeOf("client-b")}`);
       expect(ofA?.turnList.map((turn) => turn.content)).toEqual([first.message.content, second.message.content, third.message.content]);
       expect(ofB?.turns).toBe(2);
       // and the owner key's shared-name is a third, its own
-      expect(await catalogue.show("shared-name")).toBeUndefined();
+      expect(await sessions.show("shared-name")).toBeUndefined();
       const owner = await chat(backend.gateway.key, [u1, rerendered(first.message.content), u2], "shared-name");
       expect([owner.status, owner.session]).toEqual([200, "shared-name"]);
       expect(reasoningSent(owner.sent)).toEqual([null]);
-      expect(await catalogue.show("shared-name")).toBeDefined();
+      expect(await sessions.show("shared-name")).toBeDefined();
     },
   );
 

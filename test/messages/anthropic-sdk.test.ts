@@ -251,7 +251,7 @@ describe("a two-turn tool loop with thinking against the strict DeepSeek emulato
     const { params } = await firstTurn(false);
     const named = await client.messages.create(params, { headers: { "x-session-id": "claude-code-session-1" } }).withResponse();
     expect(named.response.headers.get("x-session-id")).toBe("claude-code-session-1");
-    expect((await storageOf(gateway).catalogue.list(1000)).some((session) => session.id === "claude-code-session-1")).toBe(true);
+    expect((await storageOf(gateway).sessions.list({ limit: 1000 })).some((session) => session.id === "claude-code-session-1")).toBe(true);
   });
 
   test("the thinking block's signature is the turn's envelope: resent after the session is gone, it alone brings the reasoning back verbatim", async () => {
@@ -259,7 +259,7 @@ describe("a two-turn tool loop with thinking against the strict DeepSeek emulato
     const thinking = assistant.content[0] as Anthropic.ThinkingBlock;
     expect(thinking.signature).toMatch(/^cd1\./);
     const toolUse = assistant.content[1] as Anthropic.ToolUseBlock;
-    expect(await storageOf(gateway).catalogue.remove(sessionId)).toBe(true);
+    expect(await storageOf(gateway).sessions.remove(sessionId)).toBe(true);
     const answer = await client.messages.create(secondTurn(params, assistant.content as Anthropic.ContentBlockParam[], toolUse.id));
     expect(answer.stop_reason).toBe("end_turn");
     expect(upstream.requests.at(-1)!.messages.find((message) => message.role === "assistant")?.reasoning_content).toBe(thinking.thinking);
@@ -271,7 +271,7 @@ describe("a two-turn tool loop with thinking against the strict DeepSeek emulato
   test("a thinking block sealed for another model is never sent to this one", async () => {
     const { params, assistant, sessionId } = await firstTurn(false);
     const toolUse = assistant.content[1] as Anthropic.ToolUseBlock;
-    expect(await storageOf(gateway).catalogue.remove(sessionId)).toBe(true);
+    expect(await storageOf(gateway).sessions.remove(sessionId)).toBe(true);
     const elsewhere = client.messages.create({
       ...secondTurn(params, assistant.content as Anthropic.ContentBlockParam[], toolUse.id),
       model: "other-reasoner",

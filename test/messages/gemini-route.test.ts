@@ -49,7 +49,7 @@ async function loop(stream: boolean, thinking: "kept" | "dropped"): Promise<stri
   const assistant = stream ? await (running as ReturnType<typeof client.messages.stream>).finalMessage() : await (running as Promise<Anthropic.Message>);
   expect(assistant.content[0]!.type).toBe("thinking");
   expect((assistant.content[0] as Anthropic.ThinkingBlock).signature).toMatch(/^cd1\./);
-  await storageOf(gateway).catalogue.remove(response.headers.get("x-session-id")!);
+  await storageOf(gateway).sessions.remove(response.headers.get("x-session-id")!);
   const calls = assistant.content.filter((block) => block.type === "tool_use");
   const content = (thinking === "kept" ? assistant.content : assistant.content.filter((block) => block.type !== "thinking")) as Anthropic.ContentBlockParam[];
   await client.messages.create({

@@ -82,7 +82,7 @@ async function loop(family: Family, stream: boolean, envelopes: "kept" | "droppe
     const answered = await codexTurn(gateway, family.model, input, stream);
     statuses.push(answered.status);
     if (answered.status !== 200) break;
-    await storageOf(gateway).catalogue.remove(answered.sessionId!);
+    await storageOf(gateway).sessions.remove(answered.sessionId!);
     const items = kept(answered.done, "without summary").map((item) =>
       item.type === "reasoning" && envelopes === "dropped" ? { ...item, encrypted_content: null } : item,
     );

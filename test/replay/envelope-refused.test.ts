@@ -49,7 +49,7 @@ async function resentWith(
 ): Promise<{ first: CodexTurn; second: CodexTurn }> {
   const first = await codexTurn(options.on ?? carrierd, DEEPSEEK, question, false);
   expect(first.status).toBe(200);
-  if (options.removeSession) await storageOf(options.on ?? carrierd).catalogue.remove(first.sessionId!);
+  if (options.removeSession) await storageOf(options.on ?? carrierd).sessions.remove(first.sessionId!);
   const replaced = await envelope(first);
   const items = kept(first.done, "without summary").map((item): Item => (item.type === "reasoning" ? { ...item, encrypted_content: replaced as never } : item));
   const second = await codexTurn(carrierd, DEEPSEEK, [...question, ...items, ...toolOutputs(first.done)], false);

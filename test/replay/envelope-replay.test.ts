@@ -113,7 +113,7 @@ describe.each([false, true])("stream=%s", (stream) => {
       stream,
       "without summary",
       async (_turn, sessionId) => {
-        expect(await storageOf(carrierd).catalogue.remove(sessionId)).toBe(true);
+        expect(await storageOf(carrierd).sessions.remove(sessionId)).toBe(true);
         removed.push(sessionId);
       },
     );
@@ -133,7 +133,7 @@ describe.each([false, true])("stream=%s", (stream) => {
     const input: Item[] = [...CODEX_PREAMBLE, userMessage("What is the weather in Florence?")];
     const first = await codexTurn(carrierd, DEEPSEEK, input, stream);
     expect(first.status).toBe(200);
-    await storageOf(carrierd).catalogue.remove(first.sessionId!);
+    await storageOf(carrierd).sessions.remove(first.sessionId!);
     const dropped = kept(first.done, "without summary").map((item) => (item.type === "reasoning" ? { ...item, encrypted_content: null } : item));
     const second = await codexTurn(carrierd, DEEPSEEK, [...input, ...dropped, ...toolOutputs(first.done)], stream);
     expect(second.status).toBe(400);
@@ -150,7 +150,7 @@ test("signed reasoning_details (OpenRouter) come back byte for byte from the env
     true,
     "without summary",
     async (_turn, sessionId) => {
-      await storageOf(carrierd).catalogue.remove(sessionId);
+      await storageOf(carrierd).sessions.remove(sessionId);
     },
   );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
@@ -210,7 +210,7 @@ test("a key rotation (carrierd store rotate-envelope-key) leaves envelopes seale
         expect(rotated.code, rotated.stderr).toBe(0);
         expect(rotated.stdout).toMatch(/generation 2\) seals from now on/);
       }
-      await storageOf(carrierdA).catalogue.remove(sessionId);
+      await storageOf(carrierdA).sessions.remove(sessionId);
     },
   );
   expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);
@@ -239,7 +239,7 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () => {
       true,
       "without summary",
       async (turn, sessionId) => {
-        expect(await storageOf(cluster.at(turn)).catalogue.remove(sessionId)).toBe(true);
+        expect(await storageOf(cluster.at(turn)).sessions.remove(sessionId)).toBe(true);
       },
     );
     expect(turns.map((turn) => turn.status)).toEqual([200, 200, 200]);

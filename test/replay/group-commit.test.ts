@@ -36,8 +36,8 @@ test("turns completing together share one commit, each resolved once it is durab
   expect(commits.get()).toBe(0); // nothing is written before the batch flushes
   await Promise.all(saving);
   expect(commits.get()).toBe(3);
-  expect((await store.catalogue.show("s2"))?.turnList.map((stored) => [stored.id, stored.position])).toEqual([["t3", 1]]);
-  expect((await store.catalogue.show("s1"))?.turnList.map((stored) => [stored.id, stored.position, stored.reasoningText])).toEqual([
+  expect((await store.sessions.show("s2"))?.turnList.map((stored) => [stored.id, stored.position])).toEqual([["t3", 1]]);
+  expect((await store.sessions.show("s1"))?.turnList.map((stored) => [stored.id, stored.position, stored.reasoningText])).toEqual([
     ["t1", 1, "reasoning t1"],
     ["t2", 2, "reasoning t2"],
   ]);
@@ -51,5 +51,5 @@ test("a turn that cannot be written fails alone; the rest of its batch is commit
     store.turns.save(turn("t5", "s3", "e")),
   ]);
   expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-  expect((await store.catalogue.show("s3"))?.turnList.map((stored) => stored.id)).toEqual(["t4", "t5"]);
+  expect((await store.sessions.show("s3"))?.turnList.map((stored) => stored.id)).toEqual(["t4", "t5"]);
 });

@@ -78,13 +78,13 @@ test("another model family of the same plugin, or a route with native: false, do
 
 test("a record that fails the plugin's schema is not stored; the turn is", async () => {
   const { sessionId } = await toolTurn("copilotbad/gpt-5", false);
-  const session = (await storageOf(gateway).catalogue.show(sessionId))!;
+  const session = (await storageOf(gateway).sessions.show(sessionId))!;
   expect(session.turnList).toHaveLength(1);
   expect(session.turnList[0]!.nativeRecord).toBeUndefined();
   expect(session.turnList[0]!.toolCalls).toHaveLength(1);
   // and a valid one is stored whole
   const good = await toolTurn("copilot/gpt-5", true);
-  expect((await storageOf(gateway).catalogue.show(good.sessionId))!.turnList[0]!.nativeRecord).toEqual({
+  expect((await storageOf(gateway).sessions.show(good.sessionId))!.turnList[0]!.nativeRecord).toEqual({
     type: "native-test.assistant",
     opaque: expect.stringMatching(/^opaque-\d+-Zm9v\/\+==$/),
   });

@@ -72,7 +72,7 @@ test("a session removed by another process (carrierd sessions rm) is never repla
   const turn = save(gateway, "sess_doomed", "Doomed answer.");
   expect(matchIds(gateway, "Doomed answer.")).toEqual([turn]);
   expect(gateway.reads.replaySources(new Map([[turn, turn]])).has(turn)).toBe(true);
-  expect(await cli.catalogue.remove("sess_doomed")).toBe(true);
+  expect(await cli.sessions.remove("sess_doomed")).toBe(true);
   await nextRequest();
   expect(matchIds(gateway, "Doomed answer.")).toEqual([]);
   expect(gateway.reads.replaySources(new Map([[turn, turn]])).has(turn)).toBe(false);
@@ -112,7 +112,7 @@ test("a verdict or a session's model config changed by another process is in for
 test("any other write through the gateway's own connection empties the cache too", async () => {
   const turn = save(gateway, "sess_own", "Own answer.");
   expect(matchIds(gateway, "Own answer.")).toEqual([turn]);
-  expect(await gateway.catalogue.remove("sess_own")).toBe(true);
+  expect(await gateway.sessions.remove("sess_own")).toBe(true);
   expect(matchIds(gateway, "Own answer.")).toEqual([]);
 });
 

@@ -64,8 +64,8 @@ describe.skipIf(pgSkipReason() !== undefined)("an instance killed with kill -9 m
 
       const storage = await openPostgresStorage({ url: schema.url, poolSize: 1 });
       try {
-        for (const sessionId of done) expect((await storage.catalogue.show(sessionId))?.turns, sessionId).toBe(1);
-        expect((await storage.catalogue.show(cutSession))?.turns ?? 0).toBe(0);
+        for (const sessionId of done) expect((await storage.sessions.show(sessionId))?.turns, sessionId).toBe(1);
+        expect((await storage.sessions.show(cutSession))?.turns ?? 0).toBe(0);
       } finally {
         await storage.close();
       }

@@ -103,7 +103,7 @@ carriers:
     expect(events.at(-1)).toMatchObject({ error: { code: "store_unavailable" } });
     const storage = await openPostgresStorage({ url: directUrl, poolSize: 1 });
     try {
-      expect((await storage.catalogue.show(sessionId))?.turns ?? 0).toBe(0);
+      expect((await storage.sessions.show(sessionId))?.turns ?? 0).toBe(0);
     } finally {
       await storage.close();
     }
@@ -153,7 +153,7 @@ carriers:
     const storage = await openPostgresStorage({ url: directUrl, poolSize: 1 });
     try {
       for (const { sessionId, content } of acknowledged) {
-        const shown = await storage.catalogue.show(sessionId);
+        const shown = await storage.sessions.show(sessionId);
         expect(shown?.turnList.map((turn) => turn.content)).toEqual([content]);
         expect(shown?.turnList[0]!.reasoningText).toMatch(/^Thinking \d+ about Round/);
       }

@@ -187,7 +187,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       const source = (await store.turns.replaySources(new Map([[0, last.id]]))).get(0)!;
       expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(DETAILS));
       expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(NATIVE));
-      expect((await store.catalogue.show("sess_a"))!.modelConfig).toEqual({
+      expect((await store.sessions.show("sess_a"))!.modelConfig).toEqual({
         rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]],
       });
       // resp_2 (not retrievable) ends conv_1: its history is read with the conversation
@@ -197,7 +197,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       ]);
       expect(await store.responses.conversation("conv_1")).toMatchObject({ lastResponseId: "resp_2" });
       expect((await store.checkpoints.inForce("sess_a", "resp_2"))?.id).toBe("ckpt_1");
-      expect((await store.catalogue.show("sess_a"))!.compaction.archived).toEqual(new Set([1]));
+      expect((await store.sessions.show("sess_a"))!.compaction.archived).toEqual(new Set([1]));
       expect(await store.responses.get("resp_1")).toMatchObject({ keyHash: "k" });
       expect(await store.keys.list()).toEqual([
         expect.objectContaining({ name: "frontend", dataScope: "k", scopes: ["chat", "events"], requests: 7, lastUsedAt: 1_700_000_001_000 }),
@@ -205,7 +205,7 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       // the next turn continues the session's positions and is the newest match
       const next = turn("sess_a", 4);
       await store.turns.save(next);
-      expect((await store.catalogue.show("sess_a"))!.turnList.map((stored) => stored.position)).toEqual([1, 2, 3, 4]);
+      expect((await store.sessions.show("sess_a"))!.turnList.map((stored) => stored.position)).toEqual([1, 2, 3, 4]);
     } finally {
       await store.close();
     }

@@ -106,7 +106,7 @@ describe("three gateways, one PostgreSQL, one Redis", () => {
       upstream.release();
       const storage = await openPostgresStorage({ url: pg.url, poolSize: 1 });
       try {
-        expect((await storage.catalogue.show(cut))?.turns ?? 0).toBe(0);
+        expect((await storage.sessions.show(cut))?.turns ?? 0).toBe(0);
       } finally {
         await storage.close();
       }
@@ -161,10 +161,10 @@ describe("three gateways, one PostgreSQL, one Redis", () => {
       const storage = await openPostgresStorage({ url: pg.url, poolSize: 1 });
       try {
         for (const answer of answered.filter((entry) => entry.status === 200))
-          expect((await storage.catalogue.show(answer.session!))?.turns, answer.session!).toBe(1);
+          expect((await storage.sessions.show(answer.session!))?.turns, answer.session!).toBe(1);
         // a stream cut short by the outage left no half-written turn
         for (const answer of answered.filter((entry) => entry.status === -1))
-          expect((await storage.catalogue.show(answer.session!))?.turns ?? 0, answer.session!).toBe(0);
+          expect((await storage.sessions.show(answer.session!))?.turns ?? 0, answer.session!).toBe(0);
       } finally {
         await storage.close();
       }

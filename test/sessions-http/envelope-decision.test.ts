@@ -28,9 +28,9 @@ test("the carriers a client handed back sealed are matched by envelope, and sent
   const first = await codexTurn(gateway, model, input, false);
   expect(first.status).toBe(200);
   await afterGatewayCommits(gateway);
-  const firstTurn = (await storageOf(gateway).catalogue.show(first.sessionId!))!.turnList[0]!;
+  const firstTurn = (await storageOf(gateway).sessions.show(first.sessionId!))!.turnList[0]!;
   // the store forgets the first turn: only the envelope the client resends can bring its reasoning back
-  expect(await storageOf(gateway).catalogue.remove(first.sessionId!)).toBe(true);
+  expect(await storageOf(gateway).sessions.remove(first.sessionId!)).toBe(true);
   input.push(...kept(first.done, "without summary"), ...toolOutputs(first.done));
   const second = await codexTurn(gateway, model, input, false);
   expect(second.status).toBe(200);

@@ -195,7 +195,7 @@ describe.each(Object.keys(BACKENDS))("the replay decision of each turn: %s", (ba
     expect(answer.status).toBe(200);
     await afterGatewayCommits(backend.gateway);
     // what the store holds verbatim, as the upstream sent it: a signed reasoning.text and a reasoning.encrypted blob
-    const stored = (await storageOf(backend.gateway).catalogue.show(answer.session!))!.turnList[0]!;
+    const stored = (await storageOf(backend.gateway).sessions.show(answer.session!))!.turnList[0]!;
     const details = stored.reasoningDetails as { signature?: string; data?: string }[];
     const signature = details.find((entry) => entry.signature)!.signature!;
     const blob = details.find((entry) => entry.data)!.data!;

@@ -11,7 +11,7 @@ import { findSession } from "../../src/turn/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
-import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/session-history.js";
+import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/history-migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 
 // Migration 4: turns stored with the fingerprint of the release before it are found by what frontends send now.

@@ -39,19 +39,19 @@ test("a session's last activity and model are its newest turn's, though a turn n
   turn("sess_old", "model-a");
   await tick();
   turn("sess_new", "model-a");
-  expect((await store.catalogue.list(10)).map((row) => row.id)).toEqual(["sess_new", "sess_old"]);
+  expect((await store.sessions.list({ limit: 10 })).map((row) => row.id)).toEqual(["sess_new", "sess_old"]);
   await tick();
   turn("sess_old", "model-b");
-  const [first, second] = await store.catalogue.list(10);
+  const [first, second] = await store.sessions.list({ limit: 10 });
   expect(first).toMatchObject({ id: "sess_old", model: "model-b", turns: 2 });
   expect(second).toMatchObject({ id: "sess_new", model: "model-a", turns: 1 });
   expect(first!.updatedAt > first!.createdAt).toBe(true);
-  expect(await store.catalogue.show("sess_old")).toMatchObject({ model: "model-b", updatedAt: first!.updatedAt });
+  expect(await store.sessions.show("sess_old")).toMatchObject({ model: "model-b", updatedAt: first!.updatedAt });
 });
 
 test("a branch is as recent as its creation, though its copied turns are older", async () => {
   await tick();
-  await store.catalogue.branch("sess_new", "sess_branch", undefined);
-  const [top] = await store.catalogue.list(10);
+  await store.sessions.branch("sess_new", "sess_branch", undefined);
+  const [top] = await store.sessions.list({ limit: 10 });
   expect(top).toMatchObject({ id: "sess_branch", parentId: "sess_new", turns: 1, model: "model-a" });
 });

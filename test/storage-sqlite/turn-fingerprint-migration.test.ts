@@ -11,7 +11,7 @@ import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage/sqlite/database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
-import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/session-history.js";
+import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/history-migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 
@@ -173,11 +173,11 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   // a new turn comes after every old one, and is the newest match
   const largest = db.prepare("SELECT MAX(seq) FROM turns").pluck().get() as number;
   expect(store.writes.saveNow(newTurn("turn_a4", "sess_a", "k1", "hello"))).toBe(4);
-  expect((await store.catalogue.show("sess_a"))!.turnList.find((turn) => turn.id === "turn_a4")!.seq).toBe(largest + 1);
+  expect((await store.sessions.show("sess_a"))!.turnList.find((turn) => turn.id === "turn_a4")!.seq).toBe(largest + 1);
   expect(ids(store.reads.matchesFor("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_copy_1", "turn_b1", "turn_a1"]);
 
   // a branch made now, past the checkpoint (compaction's branch): its copies carry their fingerprints and key hash
-  const branch = (await store.catalogue.branch("sess_a", "sess_branch_now", undefined))!;
+  const branch = (await store.sessions.branch("sess_a", "sess_branch_now", undefined))!;
   expect(branch).toMatchObject({ turns: 3 }); // turn 1 is archived: the copied checkpoint stands in for it
   const copies = db.prepare("SELECT id, position, key_hash, fingerprint, parent_turn_id FROM turns WHERE session_id = ? ORDER BY position").all(branch.id) as {
     id: string;
@@ -195,8 +195,8 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
   expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual([copies[0]!.id, "turn_copy_2", "turn_a2"]);
 
   // sessions rm: the turns go, and with them their fingerprints
-  expect(await store.catalogue.remove(branch.id)).toBe(true);
-  expect(await store.catalogue.remove("sess_branch")).toBe(true);
+  expect(await store.sessions.remove(branch.id)).toBe(true);
+  expect(await store.sessions.remove("sess_branch")).toBe(true);
   expect(db.prepare("SELECT COUNT(*) FROM turns WHERE session_id IN (?, 'sess_branch')").pluck().get(branch.id)).toBe(0);
   expect(ids(store.reads.matchesFor("k1", [ANSWER]).get(ANSWER))).toEqual(["turn_a2"]);
   expect(ids(store.reads.matchesFor("k1", [HELLO]).get(HELLO))).toEqual(["turn_a4", "turn_b1", "turn_a1"]);
@@ -207,10 +207,10 @@ test("a seq freed by deleting the newest turns is reused, and the turn that take
   const store = new SqliteStorage(openDatabase(":memory:", NOW), undefined);
   store.writes.saveNow(newTurn("turn_1", "sess_1", "k", "hello"));
   store.writes.saveNow(newTurn("turn_2", "sess_2", "k", "hello"));
-  const seqOf = async (sessionId: string) => (await store.catalogue.show(sessionId))!.turnList[0]!.seq;
+  const seqOf = async (sessionId: string) => (await store.sessions.show(sessionId))!.turnList[0]!.seq;
   const freed = await seqOf("sess_2");
   expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_2", "turn_1"]);
-  await store.catalogue.remove("sess_2");
+  await store.sessions.remove("sess_2");
   expect(ids(store.reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   store.writes.saveNow(newTurn("turn_3", "sess_3", "k", "hello"));
   expect(await seqOf("sess_3")).toBe(freed);

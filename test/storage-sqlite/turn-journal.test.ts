@@ -87,7 +87,7 @@ test("a turn that completes alone is durable in the journal when its save resolv
   expect(joinedCommitted).toBe(false);
   await joined;
   expect(storedIds(db)).toEqual(["t1", "t2"]);
-  expect((await store.catalogue.show("s1"))?.turnList.map((stored) => [stored.position, stored.reasoningText, stored.reasoningDetails])).toEqual([
+  expect((await store.sessions.show("s1"))?.turnList.map((stored) => [stored.position, stored.reasoningText, stored.reasoningDetails])).toEqual([
     [1, "reasoning t1", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
     [2, "reasoning t2", [{ type: "reasoning.text", text: "verbatim", signature: "sig" }]],
   ]);
@@ -112,7 +112,7 @@ test("turns journaled by a process that ended before their commit are committed 
   const restarted = open(first.home);
   expect(restarted.recovered).toBe(1);
   expect(storedIds(restarted.db)).toEqual(["t1", "t2"]);
-  const stored = (await restarted.store.catalogue.show("s2"))!.turnList[0]!;
+  const stored = (await restarted.store.sessions.show("s2"))!.turnList[0]!;
   expect([stored.content, stored.reasoningText, stored.upstreamId]).toEqual(["b", "reasoning t2", "up-1"]);
   expect(Date.parse(stored.createdAt)).toBeLessThanOrEqual(answeredBy);
   expect(restarted.store.reads.matchesFor("key", [fingerprintOf("b", [])]).get(fingerprintOf("b", []))).toEqual([
@@ -254,7 +254,7 @@ test("a journaled turn waiting for its commit is already the newest match of its
 test("the connection reads as if a journaled turn were committed: a session removed or patched right after its turn stays so", async () => {
   const { db, store } = open();
   await store.turns.save(turn("t1", "scratch", "a"));
-  expect(await store.catalogue.remove("scratch")).toBe(true); // the turn was committed first, then removed with its session
+  expect(await store.sessions.remove("scratch")).toBe(true); // the turn was committed first, then removed with its session
   await store.turns.save(turn("t2", "s2", "b"));
   store.configs.addRejection({
     provider: "p",

@@ -3,6 +3,8 @@ import type { Json, JsonObject, ToolCall } from "../../src/providers/contract.js
 import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
+import type { TurnAudit } from "../../src/storage/session-history.js";
+import type { SessionQuery } from "../../src/storage/sessions.js";
 import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
 import type { FingerprintMatch, NewTurn, SessionModelConfig } from "../../src/storage/turns.js";
 import type { Rejection } from "../../src/storage/verdicts.js";
@@ -166,7 +168,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(source.reasoningText).toBe(REASONING);
         expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
         expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(NATIVE));
-        const shown = (await store.catalogue.show("sess_carriers"))!.turnList[0]!;
+        const shown = (await store.sessions.show("sess_carriers"))!.turnList[0]!;
         expect(JSON.stringify(shown.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
         expect(JSON.stringify(shown.nativeRecord)).toBe(JSON.stringify(NATIVE));
         expect(shown).toMatchObject({
@@ -205,7 +207,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(details));
         expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(native));
         expect(ids((await matchesFor(store, "key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
-        const shown = (await store.catalogue.show("sess_nul\u0000"))!;
+        const shown = (await store.sessions.show("sess_nul\u0000"))!;
         expect(shown.turnList[0]).toMatchObject({
           content: "Four\u0000 and \u0001\u0002 done",
           model: "client\u0000model",
@@ -213,7 +215,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
           toolCalls: turn.toolCalls,
         });
         expect(shown.prompts).toEqual([[{ role: "user", content: "what\u0000 is 2+2?" }]]);
-        expect((await store.catalogue.list(10)).map((session) => session.id)).toContain("sess_nul\u0000");
+        expect((await store.sessions.list({ limit: 10 })).map((session) => session.id)).toContain("sess_nul\u0000");
       });
 
       test("a turn without carriers stores none; unknown turn ids are absent from the answer", async () => {
@@ -277,7 +279,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         running.end();
         running.end(); // a second end does nothing
         expect(ids((await matchesFor(store, "key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([beside.id, alone.id]);
-        expect((await store.catalogue.show("sess_order"))!.turnList.map((turn) => [turn.id, turn.position])).toEqual([
+        expect((await store.sessions.show("sess_order"))!.turnList.map((turn) => [turn.id, turn.position])).toEqual([
           [alone.id, 1],
           [beside.id, 2],
         ]);
@@ -375,17 +377,20 @@ export function storageContract(name: string, factory: StorageFactory): void {
       });
     });
 
-    describe("catalogue", () => {
+    describe("sessions", () => {
       test("a rejection before a session's first turn makes its row once; show sees it", async () => {
         const store = await storage();
-        expect(await store.catalogue.show("sess_empty")).toBeUndefined();
+        expect(await store.sessions.show("sess_empty")).toBeUndefined();
         await store.verdicts.record(rejection(["reasoning"], { sessionId: "sess_empty", clientModel: "client-model" }));
         await store.verdicts.record(rejection(["reasoning"], { sessionId: "sess_empty", clientModel: "another-model" })); // already there: unchanged
-        expect(await store.catalogue.show("sess_empty")).toEqual({
+        expect(await store.sessions.show("sess_empty")).toEqual({
           id: "sess_empty",
+          keyHash: "key-a",
           model: "client-model",
+          provider: null,
           parentId: null,
           turns: 0,
+          firstPrompt: null,
           createdAt: expect.any(String),
           updatedAt: expect.any(String),
           turnList: [],
@@ -393,7 +398,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
           modelConfig: { rejected_carriers: [["p", "h", "m", ["reasoning"]]] },
           compaction: { archived: new Set(), checkpoints: [] },
         });
-        expect(await store.catalogue.show("sess_none")).toBeUndefined();
+        expect(await store.sessions.show("sess_none")).toBeUndefined();
       });
 
       test("list is most recently active first, with turn counts and the newest turn's model; show has every turn's prompt", async () => {
@@ -404,14 +409,61 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await nextMillisecond(); // timestamps have millisecond resolution
         const last = newTurn("sess_a", "a2", { model: "newer-model" });
         await store.turns.save(last);
-        const listed = await store.catalogue.list(10);
+        const listed = await store.sessions.list({ limit: 10 });
         expect(listed.map((row) => [row.id, row.turns, row.model])).toEqual([
           ["sess_a", 2, "newer-model"],
           ["sess_b", 1, "client-model"],
         ]);
-        expect(await store.catalogue.list(1)).toHaveLength(1);
-        const shown = (await store.catalogue.show("sess_a"))!;
+        expect(await store.sessions.list({ limit: 1 })).toHaveLength(1);
+        const shown = (await store.sessions.show("sess_a"))!;
         expect(shown.prompts).toEqual([[{ role: "user", content: expect.stringContaining("asking for") }], last.prompt]);
+      });
+
+      test("list filters by key, model, provider and text and pages by a cursor; show has each turn's depth, audit and carriers", async () => {
+        const store = await storage();
+        const audit: TurnAudit = {
+          route: 2,
+          timings: { upstream_ms: 5, first_reasoning_ms: null, first_content_ms: 7, total_ms: 9 },
+          replay: {
+            effective: ["reasoning_details"],
+            matched: [[1, "turn_x", "fingerprint"]],
+            attached: [[1, ["reasoning_details"]]],
+            placeholders: [],
+            left_out: [["reasoning", "verdict"]],
+            retried: false,
+          },
+        };
+        const fjords = [{ role: "user" as const, content: "Tell me about FJORDS" }];
+        await store.turns.save(newTurn("sess_l1", "Paris is lovely", { provider: "prov-a" }));
+        await store.committed(); // a turn's activity may be stamped when it is committed
+        await nextMillisecond();
+        await store.turns.save(newTurn("sess_l2", "Rome too", { keyHash: "key-b", model: "other-model", depth: 4, audit }));
+        await store.committed();
+        await nextMillisecond();
+        await store.turns.save(newTurn("sess_l3", "and Oslo", { prompt: fjords }));
+        const listed = async (query: Partial<SessionQuery>) => (await store.sessions.list({ limit: 10, ...query })).map((session) => session.id);
+        expect(await listed({})).toEqual(["sess_l3", "sess_l2", "sess_l1"]);
+        expect(await listed({ keyHash: "key-b" })).toEqual(["sess_l2"]);
+        expect(await listed({ model: "other-model" })).toEqual(["sess_l2"]);
+        expect(await listed({ provider: "prov-a" })).toEqual(["sess_l1"]);
+        expect(await listed({ text: "paris" })).toEqual(["sess_l1"]);
+        expect(await listed({ text: "fjords" })).toEqual(["sess_l3"]);
+        const [first] = await store.sessions.list({ limit: 1 });
+        expect(first).toMatchObject({ id: "sess_l3", keyHash: "key-a", provider: "prov", turns: 1, firstPrompt: JSON.stringify(fjords) });
+        expect(await listed({ after: { updatedAt: first!.updatedAt, id: first!.id } })).toEqual(["sess_l2", "sess_l1"]);
+        const shown = (await store.sessions.show("sess_l2"))!.turnList[0]!;
+        expect(shown).toMatchObject({ depth: 4, audit });
+        expect(shown.carriers).toEqual([
+          { kind: "reasoning_text", bytes: Buffer.byteLength(REASONING) },
+          {
+            kind: "reasoning_details",
+            items: 3,
+            bytes: Buffer.byteLength(JSON.stringify(SIGNED_DETAILS)),
+            types: ["reasoning.text", "reasoning.encrypted", "reasoning.summary"],
+          },
+          { kind: "native_record", bytes: Buffer.byteLength(JSON.stringify(NATIVE)), type: "native-test.assistant" },
+        ]);
+        expect((await store.sessions.show("sess_l1"))!.turnList[0]).toMatchObject({ depth: 1, audit: undefined });
       });
 
       test("branch copies turns 1..N with every carrier byte for byte, keeps their keys findable, and links the copies in order", async () => {
@@ -423,9 +475,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
         ];
         for (const turn of turns) await store.turns.save(turn);
         await store.verdicts.record(rejection(["reasoning"], { provider: "prov", host: "upstream.example", model: "upstream-model", sessionId: "sess_src" }));
-        const branch = (await store.catalogue.branch("sess_src", "sess_branch", 2))!;
+        const branch = (await store.sessions.branch("sess_src", "sess_branch", 2))!;
         expect(branch).toEqual({ id: "sess_branch", turns: 2, checkpoint: undefined });
-        const copy = (await store.catalogue.show("sess_branch"))!;
+        const copy = (await store.sessions.show("sess_branch"))!;
         expect(copy).toMatchObject({
           parentId: "sess_src",
           turns: 2,
@@ -443,9 +495,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(ids((await matchesFor(store, "key-a", [turns[0]!.fingerprint])).get(turns[0]!.fingerprint))).toEqual([copy.turnList[0]!.id, turns[0]!.id]);
         const callKey = callKeyOf(turns[1]!.toolCalls)!;
         expect(ids((await matchesFor(store, "key-a", [callKey])).get(callKey))).toEqual([copy.turnList[1]!.id, turns[1]!.id]);
-        expect((await store.catalogue.branch("sess_src", "sess_all", undefined))!.turns).toBe(3);
-        expect(await store.catalogue.branch("sess_missing", "sess_nothing", undefined)).toBeUndefined();
-        expect(await store.catalogue.show("sess_nothing")).toBeUndefined();
+        expect((await store.sessions.branch("sess_src", "sess_all", undefined))!.turns).toBe(3);
+        expect(await store.sessions.branch("sess_missing", "sess_nothing", undefined)).toBeUndefined();
+        expect(await store.sessions.show("sess_nothing")).toBeUndefined();
       });
 
       test("remove takes the session, its turns and their matches; a second remove says there was none", async () => {
@@ -453,9 +505,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const turn = newTurn("sess_doomed", "Doomed answer.");
         await store.turns.save(turn);
         expect((await matchesFor(store, "key-a", [turn.fingerprint])).size).toBe(1);
-        expect(await store.catalogue.remove("sess_doomed")).toBe(true);
-        expect(await store.catalogue.remove("sess_doomed")).toBe(false);
-        expect(await store.catalogue.show("sess_doomed")).toBeUndefined();
+        expect(await store.sessions.remove("sess_doomed")).toBe(true);
+        expect(await store.sessions.remove("sess_doomed")).toBe(false);
+        expect(await store.sessions.show("sess_doomed")).toBeUndefined();
         expect((await matchesFor(store, "key-a", [turn.fingerprint])).size).toBe(0);
         expect((await store.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(0);
       });
@@ -463,9 +515,9 @@ export function storageContract(name: string, factory: StorageFactory): void {
       test("a session removed right after its turn completed stays removed", async () => {
         const store = await storage();
         await store.turns.save(newTurn("sess_scratch", "summary text"));
-        expect(await store.catalogue.remove("sess_scratch")).toBe(true);
+        expect(await store.sessions.remove("sess_scratch")).toBe(true);
         await store.committed();
-        expect(await store.catalogue.show("sess_scratch")).toBeUndefined();
+        expect(await store.sessions.show("sess_scratch")).toBeUndefined();
       });
     });
 
@@ -691,19 +743,19 @@ export function storageContract(name: string, factory: StorageFactory): void {
         );
         expect(first).toMatchObject({ id: "ckpt_1", archivedTurns: 1, archivedThrough: 1 });
         expect((await store.checkpoints.inForce("sess_ck", "resp_3"))?.id).toBe("ckpt_1");
-        expect((await store.catalogue.show("sess_ck"))!.compaction.archived).toEqual(new Set([1]));
+        expect((await store.sessions.show("sess_ck"))!.compaction.archived).toEqual(new Set([1]));
         const second = await store.checkpoints.save(
           { ...base, id: "ckpt_2", anchorResponseId: "resp_2", summary: "they said one and two" },
           { turnIds: [turns[1]!.id], supersedes: first, owner },
         );
         expect(second).toMatchObject({ archivedTurns: 2, archivedThrough: 2 });
-        expect((await store.catalogue.show("sess_ck"))!.compaction.checkpoints.map((checkpoint) => checkpoint.id)).toEqual(["ckpt_2"]);
+        expect((await store.sessions.show("sess_ck"))!.compaction.checkpoints.map((checkpoint) => checkpoint.id)).toEqual(["ckpt_2"]);
         expect((await store.checkpoints.inForce("sess_ck", "resp_3"))?.id).toBe("ckpt_2");
         expect((await store.checkpoints.inForce("sess_ck", "resp_1"))?.id).toBeUndefined(); // resp_2's checkpoint is not on resp_1's chain
         expect(await store.checkpoints.inForce("sess_ck", "resp_9")).toBeUndefined();
         expect(await store.checkpoints.inForce("sess_ck", "resp_none")).toBeUndefined();
         // archived turns keep every carrier byte
-        const archived = (await store.catalogue.show("sess_ck"))!.turnList[0]!;
+        const archived = (await store.sessions.show("sess_ck"))!.turnList[0]!;
         expect(JSON.stringify(archived.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
       });
 
@@ -721,7 +773,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
           tokensAfter: 5,
         };
         await store.checkpoints.save({ ...checkpoint, id: "ckpt_gone" }, { turnIds: [], supersedes: undefined, owner });
-        const shown = (await store.catalogue.show("sess_gone"))!;
+        const shown = (await store.sessions.show("sess_gone"))!;
         expect(shown).toMatchObject({ id: "sess_gone", model: "client-model", turns: 0 });
         expect(shown.compaction.checkpoints.map((saved) => saved.id)).toEqual(["ckpt_gone"]);
       });
@@ -742,20 +794,20 @@ export function storageContract(name: string, factory: StorageFactory): void {
           tokensAfter: 5,
         };
         await store.checkpoints.save({ ...base, id: "ckpt_cb" }, { turnIds: [turns[0]!.id], supersedes: undefined, owner });
-        const past = (await store.catalogue.branch("sess_cb", "sess_cb_past", undefined))!;
+        const past = (await store.sessions.branch("sess_cb", "sess_cb_past", undefined))!;
         expect(past.turns).toBe(2);
         expect(past.checkpoint).toMatch(/^ckpt_/);
-        const [copy] = (await store.catalogue.show("sess_cb_past"))!.compaction.checkpoints;
+        const [copy] = (await store.sessions.show("sess_cb_past"))!.compaction.checkpoints;
         expect(copy).toMatchObject({ id: past.checkpoint, sessionId: "sess_cb_past", anchorResponseId: null, summary: "s", archivedThrough: 1 });
-        const shown = (await store.catalogue.show("sess_cb_past"))!;
+        const shown = (await store.sessions.show("sess_cb_past"))!;
         expect(shown.turnList.map((turn) => [turn.position, turn.content])).toEqual([
           [2, "two"],
           [3, "three"],
         ]);
         expect(shown.turnList.map((turn) => turn.parentTurnId)).toEqual([null, shown.turnList[0]!.id]);
-        const inside = (await store.catalogue.branch("sess_cb", "sess_cb_inside", 1))!;
+        const inside = (await store.sessions.branch("sess_cb", "sess_cb_inside", 1))!;
         expect(inside).toEqual({ id: "sess_cb_inside", turns: 1, checkpoint: undefined });
-        expect((await store.catalogue.show("sess_cb_inside"))!.compaction.archived).toEqual(new Set());
+        expect((await store.sessions.show("sess_cb_inside"))!.compaction.archived).toEqual(new Set());
       });
     });
 
@@ -782,7 +834,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         );
         await gateway.committed();
         const cli = await open(state, "cli");
-        const shown = (await cli.catalogue.show("sess_durable"))!;
+        const shown = (await cli.sessions.show("sess_durable"))!;
         expect(JSON.stringify(shown.turnList[0]!.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
         expect(ids((await matchesFor(cli, "key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
         expect(await fieldsFor(cli, "p", "h", "m")).toEqual(["reasoning"]);
@@ -796,7 +848,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await first.turns.save(turn);
         await first.close();
         const next = await open(state, "gateway");
-        expect((await next.catalogue.show("sess_restart"))!.turnList.map((stored) => stored.id)).toEqual([turn.id]);
+        expect((await next.sessions.show("sess_restart"))!.turnList.map((stored) => stored.id)).toEqual([turn.id]);
         expect(ids((await matchesFor(next, "key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
       });
 
@@ -810,7 +862,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect((await gateway.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(1); // held in memory, if the backend does
         expect(await fieldsFor(gateway, "p", "h", "m")).toEqual(["reasoning"]);
         await gateway.committed();
-        expect(await cli.catalogue.remove("sess_shared")).toBe(true);
+        expect(await cli.sessions.remove("sess_shared")).toBe(true);
         await cli.verdicts.clear(() => true);
         await new Promise((resolve) => setImmediate(resolve)); // the gateway's next request
         expect((await matchesFor(gateway, "key-a", [turn.fingerprint])).size).toBe(0);

@@ -107,7 +107,7 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
       expect(first?.reasoningText).toBe("thinking");
       expect((await storage.turns.lookup(query)).sources.get(id)).toBe(first);
       expect((await storage.turns.replaySources(new Map([[0, id]]))).get(0)).toBe(first);
-      expect(await other.catalogue.remove("sess_asked")).toBe(true);
+      expect(await other.sessions.remove("sess_asked")).toBe(true);
       const after = await storage.turns.lookup(query);
       expect([after.matches.size, after.sources.size]).toEqual([0, 0]);
     } finally {

@@ -37,7 +37,7 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL schema migrations", ()
       keyHash: "k",
       clientModel: "m",
     });
-    for (const storage of storages) expect(await storage.catalogue.show("sess_shared")).toMatchObject({ id: "sess_shared" });
+    for (const storage of storages) expect(await storage.sessions.show("sess_shared")).toMatchObject({ id: "sess_shared" });
   });
 
   test("a migration that fails leaves the schema as it was (DDL is transactional) and is tried again at the next start", async () => {

@@ -131,7 +131,7 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
 
   const anchored = "sess_1050";
   const current = await store.checkpoints.inForce(anchored, "resp_1050");
-  await store.catalogue.show(anchored); // sessions show: its turns and compaction
+  await store.sessions.show(anchored); // sessions show: its turns and compaction
   await store.checkpoints.inForce("sess_105", "resp_9905"); // a session without checkpoints: the chain is not walked
   if (current) {
     await store.checkpoints.save(

@@ -133,7 +133,7 @@ interface ResumePoint {
  */
 function resumePoint(home: string, id: string): Promise<ResumePoint> {
   return withState({ home }, async (storage) => {
-    const session = await storage.catalogue.show(id);
+    const session = await storage.sessions.show(id);
     if (!session) throw new Error(`no session ${id}`);
     // chat speaks with the owner key, whose sessions are its own by their bare names (docs/sessions-and-replay.md)
     if (scopeOfStored(id) !== undefined)

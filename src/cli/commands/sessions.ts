@@ -60,7 +60,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
         handler: (flags) =>
           withState(flags, async (storage) => {
             const limit = Number.isInteger(flags.limit) && flags.limit! > 0 ? flags.limit! : 20;
-            const rows = (await storage.catalogue.list(limit)).map((row) => ({
+            const rows = (await storage.sessions.list({ limit })).map((row) => ({
               id: row.id,
               model: row.model,
               parent_id: row.parentId,
@@ -88,7 +88,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
             .option("all", { type: "boolean", default: false, describe: "also the turns compaction archived" }),
         handler: (flags) =>
           withState(flags, async (storage) => {
-            const session = await storage.catalogue.show(flags.id!);
+            const session = await storage.sessions.show(flags.id!);
             if (!session) return notFound(flags.id!);
             // compaction archives turns (docs/compaction.md#sessions-cli): shown only with --all, the checkpoint stands in for them
             const { compaction } = session;
@@ -160,7 +160,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
               }
               // compaction-aware: past a checkpoint the branch gets the active turns and the summary
               // the branch is the source key's session, as the source is (docs/sessions-and-replay.md, "Whose a session is")
-              const branch = await storage.catalogue.branch(flags.id!, storedSessionId(newId("sess_"), scopeOfStored(flags.id!)), flags.at);
+              const branch = await storage.sessions.branch(flags.id!, storedSessionId(newId("sess_"), scopeOfStored(flags.id!)), flags.at);
               if (!branch) return notFound(flags.id!);
               console.log(branch.id);
               console.error(`branched ${flags.id} into ${branch.id} with ${branch.turns} turn(s)${branch.checkpoint ? " and the compaction checkpoint" : ""}`);
@@ -175,7 +175,7 @@ export const sessionsCommand: CommandModule<object, SessionsFlags> = {
           // a turn still in the gateway's journal first reaches state.db
           whenCommitted(flags, () =>
             withState(flags, async (storage) => {
-              if (!(await storage.catalogue.remove(flags.id!))) return notFound(flags.id!);
+              if (!(await storage.sessions.remove(flags.id!))) return notFound(flags.id!);
               console.log(`removed ${flags.id}`);
             }),
           ),

@@ -1,5 +1,5 @@
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
-import type { SessionQuery } from "../../storage/session-history.js";
+import type { SessionQuery } from "../../storage/sessions.js";
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;

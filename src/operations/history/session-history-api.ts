@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { Caller } from "../../http/keys/caller.js";
 import { sendJson } from "../../http/respond.js";
-import type { HistorySession } from "../../storage/session-history.js";
+import type { SessionSummary } from "../../storage/sessions.js";
 import type { Storage } from "../../storage/storage.js";
 import { sessionName, storedSessionId } from "../../turn/sessions/session-scope.js";
 import { cursorAfter, parseListQuery } from "./list-query.js";
@@ -17,14 +17,14 @@ import { sessionDetail, sessionSummary, type ViewContext } from "./session-view.
  */
 export class SessionHistoryApi {
   constructor(
-    private readonly storage: Pick<Storage, "history" | "catalogue" | "verdicts">,
+    private readonly storage: Pick<Storage, "sessions" | "verdicts">,
     private readonly keyNameOf: (keyHash: string) => string | undefined,
   ) {}
 
   async list(params: URLSearchParams, response: ServerResponse, caller: Caller): Promise<void> {
     const query = parseListQuery(params, caller.owner ? undefined : caller.keyHash);
     // one more than asked: whether there is a page after this one
-    const found = await this.storage.history.page({ ...query, limit: query.limit + 1 });
+    const found = await this.storage.sessions.list({ ...query, limit: query.limit + 1 });
     const page = found.slice(0, query.limit);
     const last = page.at(-1);
     const view = this.viewFor(caller);
@@ -40,16 +40,16 @@ export class SessionHistoryApi {
   }
 
   async get(id: string, response: ServerResponse, caller: Caller): Promise<void> {
-    const found = await this.storage.history.session(this.storedId(id, caller));
-    if (!found || !this.sees(caller, found.session)) throw notFound(id);
+    const session = await this.storage.sessions.show(this.storedId(id, caller));
+    if (!session || !this.sees(caller, session)) throw notFound(id);
     // the verdicts in force date the fields a turn's replay left out; turns from before the decision was recorded need none
-    const verdicts = found.turns.some((turn) => turn.audit !== null) ? await this.storage.verdicts.list() : [];
-    sendJson(response, 200, sessionDetail(found.session, found.turns, this.viewFor(caller), verdicts));
+    const verdicts = session.turnList.some((turn) => turn.audit !== undefined) ? await this.storage.verdicts.list() : [];
+    sendJson(response, 200, sessionDetail(session, this.viewFor(caller), verdicts));
   }
 
   async delete(id: string, response: ServerResponse, caller: Caller): Promise<void> {
     // an access key's id is filed under its own scope, so it can only ever name one of its own sessions
-    if (!(await this.storage.catalogue.remove(this.storedId(id, caller)))) throw notFound(id);
+    if (!(await this.storage.sessions.remove(this.storedId(id, caller)))) throw notFound(id);
     sendJson(response, 200, { id, object: "session.deleted", deleted: true });
   }
 
@@ -58,7 +58,7 @@ export class SessionHistoryApi {
     return caller.owner ? id : storedSessionId(id, caller.keyHash);
   }
 
-  private sees(caller: Caller, session: HistorySession): boolean {
+  private sees(caller: Caller, session: SessionSummary): boolean {
     return caller.owner || session.keyHash === caller.keyHash;
   }
 

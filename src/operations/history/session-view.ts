@@ -1,6 +1,7 @@
-import type { ChatMessage, Json, JsonObject, ToolCall } from "../../providers/contract.js";
+import type { ChatMessage, Json } from "../../providers/contract.js";
 import { textOf } from "../../providers/message-text.js";
-import type { HistorySession, HistoryTurn, ReplayDecision, TurnAudit } from "../../storage/session-history.js";
+import type { ReplayDecision } from "../../storage/session-history.js";
+import type { SessionDetail, SessionSummary, SessionTurn } from "../../storage/sessions.js";
 import type { Verdict } from "../../storage/verdicts.js";
 
 /** The first characters of a session's first user message that a list shows. */
@@ -15,7 +16,7 @@ export interface ViewContext {
 }
 
 /** A session as `GET /v1/sessions` lists it (docs/api.md#get-v1sessions). */
-export function sessionSummary(session: HistorySession, view: ViewContext): Record<string, unknown> {
+export function sessionSummary(session: SessionSummary, view: ViewContext): Record<string, unknown> {
   return {
     object: "session",
     id: view.idOf(session.id),
@@ -23,7 +24,7 @@ export function sessionSummary(session: HistorySession, view: ViewContext): Reco
     model: session.model,
     provider: session.provider,
     parent_id: session.parentId === null ? null : view.idOf(session.parentId),
-    turn_count: session.turnCount,
+    turn_count: session.turns,
     created_at: session.createdAt,
     updated_at: session.updatedAt,
     preview: previewOf(session.firstPrompt),
@@ -31,19 +32,19 @@ export function sessionSummary(session: HistorySession, view: ViewContext): Reco
 }
 
 /** A session with its turns (docs/api.md#get-v1sessionsid); `verdicts` are those in force, for the dates of `left_out`. */
-export function sessionDetail(
-  session: HistorySession,
-  turns: readonly HistoryTurn[],
-  view: ViewContext,
-  verdicts: readonly Verdict[],
-): Record<string, unknown> {
-  const positions = new Map(turns.map((turn) => [turn.id, turn.position]));
-  return { ...sessionSummary(session, view), turns: turns.map((turn) => turnView(turn, positions, verdicts)) };
+export function sessionDetail(session: SessionDetail, view: ViewContext, verdicts: readonly Verdict[]): Record<string, unknown> {
+  const positions = new Map(session.turnList.map((turn) => [turn.id, turn.position]));
+  const turns = session.turnList.map((turn, index) => turnView(turn, session.prompts[index], positions, verdicts));
+  return { ...sessionSummary(session, view), turns };
 }
 
-function turnView(turn: HistoryTurn, positions: ReadonlyMap<string, number>, verdicts: readonly Verdict[]): Record<string, unknown> {
-  const audit = parse<TurnAudit>(turn.audit);
-  const toolCalls = parse<ToolCall[]>(turn.toolCalls) ?? [];
+function turnView(
+  turn: SessionTurn,
+  prompt: readonly ChatMessage[],
+  positions: ReadonlyMap<string, number>,
+  verdicts: readonly Verdict[],
+): Record<string, unknown> {
+  const { audit, toolCalls } = turn;
   return {
     id: turn.id,
     position: turn.position,
@@ -57,14 +58,14 @@ function turnView(turn: HistoryTurn, positions: ReadonlyMap<string, number>, ver
     upstream_model: turn.upstreamModel,
     upstream_id: turn.upstreamId,
     finish_reason: turn.finishReason,
-    usage: parse<JsonObject>(turn.usage) ?? null,
+    usage: turn.usage ?? null,
     timings: audit?.timings ?? null,
-    prompt: (parse<ChatMessage[]>(turn.prompt) ?? []).map(promptMessage),
+    prompt: prompt.map(promptMessage),
     content: turn.content,
     // a tool call's extra_content is a carrier (a thought signature): counted under carriers, never shown
     tool_calls: toolCalls.map((call) => ({ id: call.id, type: call.type, function: call.function })),
     reasoning: turn.reasoningText,
-    carriers: carriersOf(turn, toolCalls),
+    carriers: turn.carriers,
     replay: audit ? replayView(audit.replay, turn, positions, verdicts) : null,
   };
 }
@@ -84,39 +85,13 @@ function partName(type: Json | undefined): string {
   return typeof type === "string" ? type : "part";
 }
 
-/** What the store holds of a turn to replay, by kind and size: never a signature's or an encrypted blob's bytes. */
-function carriersOf(turn: HistoryTurn, toolCalls: readonly ToolCall[]): Record<string, unknown>[] {
-  const carriers: Record<string, unknown>[] = [];
-  if (turn.reasoningText.length > 0) carriers.push({ kind: "reasoning_text", bytes: Buffer.byteLength(turn.reasoningText) });
-  if (turn.reasoningDetails !== null) {
-    const details = parse<Json[]>(turn.reasoningDetails) ?? [];
-    const types = [...new Set(details.flatMap((entry) => (isObject(entry) && typeof entry.type === "string" ? [entry.type] : [])))];
-    carriers.push({ kind: "reasoning_details", items: details.length, bytes: Buffer.byteLength(turn.reasoningDetails), types });
-  }
-  if (turn.nativeRecord !== null) {
-    const record = parse<Json>(turn.nativeRecord);
-    const type = isObject(record) && typeof record.type === "string" ? record.type : undefined;
-    carriers.push(
-      type === undefined
-        ? { kind: "native_record", bytes: Buffer.byteLength(turn.nativeRecord) }
-        : { kind: "native_record", bytes: Buffer.byteLength(turn.nativeRecord), type },
-    );
-  }
-  const extra = toolCalls.filter((call) => call.extra_content !== undefined);
-  if (extra.length > 0) {
-    const bytes = extra.reduce((sum, call) => sum + Buffer.byteLength(JSON.stringify(call.extra_content)), 0);
-    carriers.push({ kind: "extra_content", items: extra.length, bytes });
-  }
-  return carriers;
-}
-
 /**
  * The stored decision expanded: each matched turn's position in this
  * session, each attachment's turn, and each left-out field's verdict key
  * (the turn's own provider, host and upstream model) with its date while
  * the verdict is in force.
  */
-function replayView(replay: ReplayDecision, turn: HistoryTurn, positions: ReadonlyMap<string, number>, verdicts: readonly Verdict[]): Record<string, unknown> {
+function replayView(replay: ReplayDecision, turn: SessionTurn, positions: ReadonlyMap<string, number>, verdicts: readonly Verdict[]): Record<string, unknown> {
   const positionOf = (turnId: string | null) => (turnId === null ? null : (positions.get(turnId) ?? null));
   const matchedTurn = new Map(replay.matched.map(([message, turnId]) => [message, turnId]));
   const { provider, host, upstreamModel: model } = turn;
@@ -142,10 +117,6 @@ function previewOf(firstPrompt: string | null): string | null {
   if (!user) return null;
   const text = promptMessage(user).content as string;
   return text.length > PREVIEW_CHARS ? text.slice(0, PREVIEW_CHARS) : text;
-}
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function parse<T>(text: string | null): T | undefined {

@@ -1,6 +1,6 @@
 import type { Sql } from "./connection.js";
 import { ENVELOPE_KEY_MIGRATION } from "./envelope-key-migrations.js";
-import { SESSION_HISTORY_MIGRATION } from "./session-history.js";
+import { SESSION_HISTORY_MIGRATION } from "./history-migrations.js";
 import { transaction } from "./run.js";
 
 export interface PostgresMigration {

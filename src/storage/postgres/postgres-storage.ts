@@ -1,14 +1,12 @@
-import type { CheckpointStorage, EnvelopeKeyStorage, KeyStorage, ResponseStorage, SessionCatalogue, Storage, TurnStorage, VerdictStorage } from "../storage.js";
+import type { CheckpointStorage, EnvelopeKeyStorage, KeyStorage, ResponseStorage, SessionStorage, Storage, TurnStorage, VerdictStorage } from "../storage.js";
 import { DEFAULT_STORE_POOL_SIZE, redactStoreUrl } from "../../foundation/config/store-choice.js";
 import { connect, type Sql } from "./connection.js";
 import { migrate } from "./migrations.js";
-import { PgCatalogue } from "./pg-catalogue.js";
-import { PgSessionHistory } from "./session-history.js";
-import type { SessionHistory } from "../session-history.js";
 import { PgCheckpoints } from "./pg-checkpoints.js";
 import { PgEnvelopeKeys } from "./pg-envelope-keys.js";
 import { PgKeys } from "./pg-keys.js";
 import { PgResponses } from "./pg-responses.js";
+import { PgSessions } from "./pg-sessions.js";
 import { PgTurns } from "./pg-turns.js";
 import { PgVerdicts } from "./pg-verdicts.js";
 import { run } from "./run.js";
@@ -40,13 +38,12 @@ export class StoreUnreachableError extends Error {
  */
 export class PostgresStorage implements Storage {
   readonly turns: TurnStorage;
-  readonly catalogue: SessionCatalogue;
+  readonly sessions: SessionStorage;
   readonly verdicts: VerdictStorage;
   readonly responses: ResponseStorage;
   readonly checkpoints: CheckpointStorage;
   readonly keys: KeyStorage;
   readonly envelopeKeys: EnvelopeKeyStorage;
-  readonly history: SessionHistory;
   private closed = false;
 
   /** The carriers of turns read before, as the objects built for them then (see SourceCache: never stale). */
@@ -54,13 +51,12 @@ export class PostgresStorage implements Storage {
 
   constructor(readonly sql: Sql) {
     this.turns = new PgTurns(sql, this.sources);
-    this.catalogue = new PgCatalogue(sql);
+    this.sessions = new PgSessions(sql);
     this.verdicts = new PgVerdicts(sql);
     this.responses = new PgResponses(sql);
     this.checkpoints = new PgCheckpoints(sql);
     this.keys = new PgKeys(sql);
     this.envelopeKeys = new PgEnvelopeKeys(sql);
-    this.history = new PgSessionHistory(sql);
   }
 
   async committed(): Promise<void> {}

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Statement } from "better-sqlite3";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "../checkpoints.js";
 import { CHECKPOINT_COLUMNS, checkpointValues, deepestOnChain, toCheckpoint, type CheckpointRow } from "../rows.js";
 import type { CheckpointStorage } from "../storage.js";
@@ -11,11 +12,16 @@ import type { Db } from "./database.js";
  * (ResponseStore.ancestry).
  */
 export class CheckpointStore implements CheckpointStorage {
+  /** Prepared once: every `sessions show` and GET /v1/sessions/{id} reads a session's checkpoints. */
+  private readonly ofSession: Statement<[string]>;
+
   constructor(
     private readonly db: Db,
     private readonly settle: () => void,
     private readonly ancestry: (responseId: string) => string[],
-  ) {}
+  ) {
+    this.ofSession = db.prepare(`SELECT * FROM compaction_checkpoints WHERE session_id = ? ORDER BY created_at, rowid`);
+  }
 
   /** An id for a checkpoint made here (a branch's copy); the same shape as the ones compaction makes. */
   newCheckpointId(): string {
@@ -60,9 +66,7 @@ export class CheckpointStore implements CheckpointStorage {
 
   /** A session's checkpoints, oldest first. */
   list(sessionId: string): Checkpoint[] {
-    return (this.db.prepare(`SELECT * FROM compaction_checkpoints WHERE session_id = ? ORDER BY created_at, rowid`).all(sessionId) as CheckpointRow[]).map(
-      toCheckpoint,
-    );
+    return (this.ofSession.all(sessionId) as CheckpointRow[]).map(toCheckpoint);
   }
 
   insert(checkpoint: Checkpoint): void {

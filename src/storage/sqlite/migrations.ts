@@ -3,7 +3,7 @@ import type { Migration } from "./database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "./envelope-key-migrations.js";
 import { KEY_MIGRATIONS } from "./key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "./responses-migrations.js";
-import { SESSION_HISTORY_MIGRATIONS } from "./session-history.js";
+import { SESSION_HISTORY_MIGRATIONS } from "./history-migrations.js";
 import { SESSION_MIGRATIONS } from "./session-migrations.js";
 
 /**

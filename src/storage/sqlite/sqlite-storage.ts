@@ -8,10 +8,8 @@ import { ReplayCache } from "./replay-cache.js";
 import { ReplayReads } from "./replay-reads.js";
 import { lookupInProcess } from "./request-lookup.js";
 import { ResponseStore } from "./response-store.js";
-import { SessionCatalogueSql } from "./session-catalogue.js";
 import { SessionConfigSql } from "./session-config.js";
-import { SqliteSessionHistory } from "./session-history.js";
-import type { SessionHistory } from "../session-history.js";
+import { SessionStore } from "./session-store.js";
 import type { TurnJournal } from "./turn-journal.js";
 import { TurnWrites } from "./turn-writes.js";
 import { VerdictStore } from "./verdict-store.js";
@@ -31,13 +29,12 @@ export class SqliteStorage implements Storage {
   readonly reads: ReplayReads;
   readonly configs: SessionConfigSql;
   readonly turns: TurnStorage;
-  readonly catalogue: SessionCatalogueSql;
+  readonly sessions: SessionStore;
   readonly verdicts: VerdictStore;
   readonly responses: ResponseStore;
   readonly checkpoints: CheckpointStore;
   readonly keys: KeyStore;
   readonly envelopeKeys: SqliteEnvelopeKeys;
-  readonly history: SessionHistory;
   private closed = false;
 
   constructor(
@@ -52,11 +49,10 @@ export class SqliteStorage implements Storage {
     this.configs = new SessionConfigSql(db, settle);
     this.responses = new ResponseStore(db);
     this.checkpoints = new CheckpointStore(db, settle, (id) => this.responses.ancestry(id));
-    this.catalogue = new SessionCatalogueSql(db, this.checkpoints, settle, (id) => this.configs.forget(id));
+    this.sessions = new SessionStore(db, this.checkpoints, settle, (id) => this.configs.forget(id));
     this.verdicts = new VerdictStore(db, this.configs);
     this.keys = new KeyStore(db);
     this.envelopeKeys = new SqliteEnvelopeKeys(db);
-    this.history = new SqliteSessionHistory(db, settle);
     const { reads, writes } = this;
     this.turns = {
       lookup: async (query) => lookupInProcess({ reads, verdicts: this.verdicts, configs: this.configs }, query),

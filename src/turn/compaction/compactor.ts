@@ -98,7 +98,7 @@ export class Compactor {
     let summary: string;
     try {
       const transcript = transcriptOf(view.slice(plan.head, plan.cut));
-      summary = await summarize(this.chat, this.storage.catalogue, {
+      summary = await summarize(this.chat, this.storage.sessions, {
         keyHash: request.keyHash,
         model: summarizer,
         transcript,

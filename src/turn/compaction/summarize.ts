@@ -1,6 +1,6 @@
 import type { ChatService } from "../chat-service.js";
 import type { ChatMessage } from "../../providers/contract.js";
-import type { SessionCatalogue } from "../../storage/storage.js";
+import type { SessionStorage } from "../../storage/storage.js";
 import { Cancellation } from "../../providers/upstream/cancellation.js";
 import { SUMMARY_INDEX, type ViewEntry } from "./view.js";
 import { shown } from "../../foundation/util/shown.js";
@@ -51,7 +51,7 @@ export function transcriptOf(entries: readonly ViewEntry[]): string {
  */
 export async function summarize(
   chat: ChatService,
-  sessions: Pick<SessionCatalogue, "remove">,
+  sessions: Pick<SessionStorage, "remove">,
   options: { keyHash: string; model: string; transcript: string; maxTokens: number; signal: AbortSignal },
 ): Promise<string> {
   const run = await chat.start(

@@ -55,7 +55,7 @@ describe.each([
     const assistant = stream ? await (running as ReturnType<typeof client.messages.stream>).finalMessage() : await (running as Promise<Anthropic.Message>);
     expect(upstream.received.at(-1)!.body!.reasoning).toEqual({ effort: "low", summary: "auto" });
     expect(assistant.content[0]).toMatchObject({ type: "thinking", thinking: "**Choosing a tool**\n\nI should look it up." });
-    if (session === "removed") await storageOf(gateway).catalogue.remove(response.headers.get("x-session-id")!);
+    if (session === "removed") await storageOf(gateway).sessions.remove(response.headers.get("x-session-id")!);
     const calls = assistant.content.filter((block) => block.type === "tool_use");
     expect(calls).toHaveLength(1);
     const second = await client.messages.create({

@@ -45,7 +45,7 @@ describe.each([
     for (let turn = 0; turn < 3; turn++) {
       const answered = await codexTurn(gateway, "gpt-5-codex", input, stream);
       expect(answered.status).toBe(200);
-      if (session === "removed") await storageOf(gateway).catalogue.remove(answered.sessionId!);
+      if (session === "removed") await storageOf(gateway).sessions.remove(answered.sessionId!);
       for (const item of answered.done.filter((entry) => entry.type === "reasoning")) {
         expect(String(item.encrypted_content)).not.toMatch(/^gAAAAA/); // carrierd's envelope, never the upstream's blob
         expect(item.summary).toEqual([

@@ -1,19 +1,55 @@
 import type { Statement } from "better-sqlite3";
-import type { BranchResult, SessionDetail, SessionSummary } from "../turns.js";
-import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
-import type { SessionCatalogue } from "../storage.js";
+import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
+import { TURN_ROW_COLUMNS, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import type { SessionStorage } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
 
+// a session's model, provider and last activity are its newest turn's (see TurnWrites.writeTurn), or the row's own for a session without turns
+const SESSION_ROW = `
+  SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, last.provider AS provider, s.parent_id, s.model_config, s.created_at,
+         MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at
+    FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
+   WHERE s.id = ?`;
+
+// A page is chosen first, by each session's activity (its newest turn, one seek of UNIQUE (session_id, position)) and
+// the filters, cheap ones first; only the page's sessions then get their count, model and first prompt. Every filter
+// is skipped when its parameter is NULL. The text is looked for in the answer and in the user's messages: a prompt's
+// JSON is parsed only when its text holds the words as JSON writes them (@jsonText), which few prompts do.
+const LIST = `
+  WITH page AS MATERIALIZED (
+    SELECT a.id, a.updated_at FROM (
+      SELECT s.id, s.model, MAX(s.updated_at, COALESCE((SELECT t.created_at FROM turns t WHERE t.session_id = s.id ORDER BY t.position DESC LIMIT 1), '')) AS updated_at
+        FROM sessions s
+       WHERE (@keyHash IS NULL OR s.key_hash = @keyHash)) a
+     WHERE (@since IS NULL OR a.updated_at >= @since) AND (@until IS NULL OR a.updated_at < @until)
+       AND (@afterAt IS NULL OR a.updated_at < @afterAt OR (a.updated_at = @afterAt AND a.id < @afterId))
+       AND (@model IS NULL OR a.model = @model OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = a.id AND t.model = @model))
+       AND (@provider IS NULL OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = a.id AND t.provider = @provider))
+       AND (@text IS NULL OR EXISTS (
+             SELECT 1 FROM turns t WHERE t.session_id = a.id AND (
+               instr(lower(t.content), lower(@text)) > 0 OR (instr(lower(t.prompt), lower(@jsonText)) > 0 AND EXISTS (
+                 SELECT 1 FROM json_each(t.prompt) m
+                  WHERE json_extract(m.value, '$.role') = 'user' AND instr(lower(json_extract(m.value, '$.content')), lower(@text)) > 0)))))
+     ORDER BY a.updated_at DESC, a.id DESC LIMIT @limit)
+  SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, last.provider AS provider, s.parent_id, s.created_at,
+         MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
+         (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns,
+         (SELECT f.prompt FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
+    FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
+    JOIN page p ON p.id = s.id
+  ORDER BY p.updated_at DESC, p.id DESC`;
+
 /**
- * The sessions an operator lists, shows, branches and removes. `settle`
- * first commits turns made durable but not committed yet; `forgetConfig`
- * drops a session's model config from memory when its row changes here.
+ * The sessions an operator lists, shows, branches and removes, from
+ * state.db. `settle` first commits turns made durable but not committed
+ * yet; `forgetConfig` drops a session's model config from memory when its
+ * row changes here.
  */
-export class SessionCatalogueSql implements SessionCatalogue {
+export class SessionStore implements SessionStorage {
   private readonly statements: {
     insertSession: Statement<unknown[]>;
-    listSessions: Statement<[number]>;
+    list: Statement<[object]>;
     sessionRow: Statement<[string]>;
     sessionTurns: Statement<[string]>;
     deleteSession: Statement<[string]>;
@@ -29,26 +65,28 @@ export class SessionCatalogueSql implements SessionCatalogue {
       insertSession: db.prepare(
         `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
-      // a session's last activity and model are its newest turn's (see TurnWrites.writeTurn), or the row's own for a session without turns
-      listSessions: db.prepare(
-        `SELECT s.id, COALESCE(last.model, s.model) AS model, s.parent_id, s.created_at, MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
-                (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns
-           FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
-          ORDER BY updated_at DESC, s.rowid DESC LIMIT ?`,
-      ),
-      sessionRow: db.prepare(
-        `SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, s.parent_id, s.model_config, s.created_at, MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at
-           FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
-          WHERE s.id = ?`,
-      ),
-      sessionTurns: db.prepare(`SELECT * FROM turns WHERE session_id = ? ORDER BY position`),
+      list: db.prepare(LIST),
+      sessionRow: db.prepare(SESSION_ROW),
+      sessionTurns: db.prepare(`SELECT ${TURN_ROW_COLUMNS} FROM turns WHERE session_id = ? ORDER BY position`),
       deleteSession: db.prepare(`DELETE FROM sessions WHERE id = ?`),
     };
   }
 
-  async list(limit: number): Promise<SessionSummary[]> {
+  async list(query: SessionQuery): Promise<SessionSummary[]> {
     this.settle();
-    return (this.statements.listSessions.all(limit) as SessionSummaryRow[]).map(toSessionSummary);
+    const rows = this.statements.list.all({
+      keyHash: query.keyHash ?? null,
+      model: query.model ?? null,
+      provider: query.provider ?? null,
+      text: query.text ?? null,
+      jsonText: query.text === undefined ? null : JSON.stringify(query.text).slice(1, -1),
+      since: query.since ?? null,
+      until: query.until ?? null,
+      afterAt: query.after?.updatedAt ?? null,
+      afterId: query.after?.id ?? null,
+      limit: query.limit,
+    }) as SessionSummaryRow[];
+    return rows.map(toSessionSummary);
   }
 
   async show(id: string): Promise<SessionDetail | undefined> {
