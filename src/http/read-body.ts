@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
+import { errorMessage } from "../foundation/util/error-message.js";
 
 const MAX_DEPTH = 64;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -36,7 +37,7 @@ export function parseJsonBody(bytes: Buffer): unknown {
     value = JSON.parse(text);
   } catch (error) {
     if (error instanceof RangeError) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
-    throw new GatewayError("invalid_json", `request body is not valid JSON: ${(error as Error).message}`);
+    throw new GatewayError("invalid_json", `request body is not valid JSON: ${errorMessage(error)}`);
   }
   if (deeperThan(value, MAX_DEPTH)) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
   return value;

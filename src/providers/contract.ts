@@ -160,6 +160,7 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   completion_tokens_details?: { reasoning_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number };
   [key: string]: unknown;
 }
 

@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { Logger } from "../operations/logging/logger.js";
 import { CARRIER_FIELDS, type CarrierField, PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
+import { errorMessage } from "../foundation/util/error-message.js";
 
 /** The shipped plugins: `plugins/` beside `src/` (or `dist/plugins/` beside `dist/src/` when built). */
 const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL("../../plugins", import.meta.url));
@@ -101,7 +102,7 @@ async function loadPlugin(folder: string): Promise<LoadedPlugin | undefined> {
   try {
     module = (await import(pathToFileURL(entry).href)) as { default?: unknown };
   } catch (error) {
-    throw new PluginLoadError(name, `cannot import ${entry}: ${(error as Error).message}`, { cause: error });
+    throw new PluginLoadError(name, `cannot import ${entry}: ${errorMessage(error)}`, { cause: error });
   }
   const definition = checkDefinition(name, module.default);
   let validateNative: LoadedPlugin["validateNative"];
@@ -111,7 +112,7 @@ async function loadPlugin(folder: string): Promise<LoadedPlugin | undefined> {
       const validate = ajv.compile(definition.native.schema);
       validateNative = (record) => (validate(record) ? undefined : ajv.errorsText(validate.errors));
     } catch (error) {
-      throw new PluginLoadError(definition.name, `native record schema does not compile: ${(error as Error).message}`, { cause: error });
+      throw new PluginLoadError(definition.name, `native record schema does not compile: ${errorMessage(error)}`, { cause: error });
     }
   }
   return { definition, folder, validateNative };
