@@ -25,6 +25,11 @@ export const PLUGIN_API_VERSION = 1;
 export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details" | "extra_content";
 export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details", "extra_content"];
 
+/** Whether a name (a client's, an upstream's, a plugin's) is one of the carrier fields. */
+export function isCarrierField(name: unknown): name is CarrierField {
+  return CARRIER_FIELDS.some((field) => field === name);
+}
+
 /** One tool call as OpenAI chat completions spells it. */
 export interface ToolCall {
   id: string;
@@ -65,7 +70,8 @@ export interface ChatRequest {
   tools?: JsonObject[];
   reasoning_effort?: string;
   /** carrierd's per-request options; never sent upstream. */
-  model_options?: { reasoning?: { enabled?: boolean; effort?: string; summary?: string } };
+  /** `replay` is the client's opt-out of replay, read as it came (docs/sessions-and-replay.md#replay-rules). */
+  model_options?: { reasoning?: { enabled?: boolean; effort?: string; summary?: string }; replay?: unknown };
   [key: string]: unknown;
 }
 

@@ -3,7 +3,7 @@ import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { Logger } from "../operations/logging/logger.js";
-import { CARRIER_FIELDS, type CarrierField, PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
+import { CARRIER_FIELDS, isCarrierField, PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
 import { errorMessage } from "../foundation/util/error-message.js";
 
 /** The shipped plugins: `plugins/` beside `src/` (or `dist/plugins/` beside `dist/src/` when built). */
@@ -137,7 +137,6 @@ function checkDefinition(folderName: string, value: unknown): PluginDefinition {
     throw new PluginLoadError(definition.name, "native must be { type: string, schema: JSON Schema }");
   }
   const field = (definition.native as { field?: unknown } | undefined)?.field;
-  if (field !== undefined && !CARRIER_FIELDS.includes(field as CarrierField))
-    throw new PluginLoadError(definition.name, `native.field must be one of ${CARRIER_FIELDS.join(", ")}`);
+  if (field !== undefined && !isCarrierField(field)) throw new PluginLoadError(definition.name, `native.field must be one of ${CARRIER_FIELDS.join(", ")}`);
   return definition as PluginDefinition;
 }

@@ -52,6 +52,10 @@ export interface GatewayEvent {
   seq?: number;
   /** ISO-8601 time. */
   ts: string;
+  /** A completed turn's token counts as its upstream reported them (`turn.completed`; null when it reported none). */
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  /** Why a turn or an upstream call failed (`turn.failed`, `upstream.failed`). */
+  error?: { message?: unknown; code?: unknown; status?: unknown };
   [key: string]: unknown;
 }
 
