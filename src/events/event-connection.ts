@@ -217,7 +217,7 @@ export class EventConnection {
       // before auth, anything but the right key ends the connection: nothing is said to an unknown peer
       const key = message?.type === "auth" ? message.key : undefined;
       const identified = typeof key === "string" ? this.hooks.identify(key) : undefined;
-      if (identified && !identified.ok && identified.reason === "unknown") return this.authenticateStored(key as string);
+      if (typeof key === "string" && identified && !identified.ok && identified.reason === "unknown") return this.authenticateStored(key);
       this.judgeAuth(identified, message?.type === "auth");
       return;
     }

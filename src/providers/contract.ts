@@ -67,6 +67,8 @@ export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   stream?: boolean;
+  /** As the chat completions schema admits it (schemas/requests/chat-completions.schema.json). */
+  stream_options?: { include_usage?: boolean; include_obfuscation?: boolean } | null;
   tools?: JsonObject[];
   reasoning_effort?: string;
   /** carrierd's per-request options; never sent upstream. */
@@ -194,7 +196,12 @@ export type StreamItem = StreamPart | readonly StreamPart[];
 
 /** The parts of one stream item, as an array. */
 export function partsOf(item: StreamItem): readonly StreamPart[] {
-  return Array.isArray(item) ? (item as readonly StreamPart[]) : [item as StreamPart];
+  return isPartList(item) ? item : [item];
+}
+
+// Array.isArray does not narrow a readonly array out of a union (TypeScript narrows it to any[])
+function isPartList(item: StreamItem): item is readonly StreamPart[] {
+  return Array.isArray(item);
 }
 
 /** The result of one upstream call, known before anything reaches the client. */

@@ -16,7 +16,7 @@ const PRIVATE_FOLDERS = ["", "logs"];
  * about loudly (it starts anyway), and what it did tighten.
  */
 export function tightenStateHome(home: string): { tightened: string[]; problems: string[] } {
-  const result = { tightened: [] as string[], problems: [] as string[] };
+  const result: { tightened: string[]; problems: string[] } = { tightened: [], problems: [] };
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const folder of PRIVATE_FOLDERS) tighten(join(home, folder), 0o700, result);
   for (const file of PRIVATE_FILES) tighten(join(home, file), 0o600, result);
