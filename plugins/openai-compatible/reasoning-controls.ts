@@ -1,4 +1,4 @@
-import type { ChatRequest, JsonObject, ReasoningControls, RequestDialect } from "../../src/providers/plugin-api.js";
+import { readObject, type ChatRequest, type JsonObject, type ReasoningControls, type RequestDialect } from "../../src/providers/plugin-api.js";
 
 /**
  * Expresses the request's reasoning controls (docs/api.md#reasoning-controls-both-apis) in the upstream's own
@@ -16,10 +16,12 @@ export function applyReasoningControls(body: ChatRequest, controls: ReasoningCon
 
   if (disabled) {
     switch (dialect.disable) {
-      case "openrouter":
-        out.reasoning = { ...objectOr(body.reasoning), enabled: false };
-        delete (out.reasoning as JsonObject).effort;
+      case "openrouter": {
+        const reasoning: JsonObject = { ...objectOr(body.reasoning), enabled: false };
+        delete reasoning.effort;
+        out.reasoning = reasoning;
         return out;
+      }
       case "thinking":
         out.thinking = { type: "disabled" };
         return out;
@@ -40,5 +42,5 @@ export function applyReasoningControls(body: ChatRequest, controls: ReasoningCon
 }
 
 function objectOr(value: unknown): JsonObject {
-  return value && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : {};
+  return readObject(value) ?? {};
 }

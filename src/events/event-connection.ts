@@ -7,6 +7,7 @@ import { EventFilter } from "./event-filter.js";
 import { keyOf } from "./bus/event-bus.js";
 import { compareEventIds, CONTROL, EVENT_ID, type HubEvent } from "./event-feed.js";
 import type { HubLimits } from "./hub-limits.js";
+import { isRecord } from "../foundation/util/json-readers.js";
 
 /** Close codes of the event stream. 4401 and 4403 mirror HTTP 401 and 403; 1013 is "try again later". */
 const CLOSE_UNAUTHORIZED = 4401;
@@ -216,7 +217,7 @@ export class EventConnection {
       // before auth, anything but the right key ends the connection: nothing is said to an unknown peer
       const key = message?.type === "auth" ? message.key : undefined;
       const identified = typeof key === "string" ? this.hooks.identify(key) : undefined;
-      if (identified && !identified.ok && identified.reason === "unknown") return this.authenticateStored(key as string);
+      if (typeof key === "string" && identified && !identified.ok && identified.reason === "unknown") return this.authenticateStored(key);
       this.judgeAuth(identified, message?.type === "auth");
       return;
     }
@@ -311,7 +312,7 @@ function parseObject(data: RawData): Record<string, unknown> | undefined {
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     const text = buffer.toString("utf8");
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }

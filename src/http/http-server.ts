@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { EventBus } from "../events/bus/event-bus.js";
 import { checkSessionId } from "../turn/sessions/session-id.js";
@@ -56,7 +55,9 @@ export class HttpServer {
       );
       this.server.listen(this.options.port, this.options.host, () => resolve());
     });
-    const address = this.server.address() as AddressInfo;
+    const address = this.server.address();
+    // a server listening on a TCP port has an address; a string is a pipe's, null a server not listening
+    if (address === null || typeof address === "string") throw new Error("the server is not listening on a TCP port");
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     return { host: address.address, port: address.port, url: `http://${host}:${address.port}` };
   }

@@ -2,6 +2,8 @@ import type { IncomingMessage } from "node:http";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
+import { errorMessage } from "../foundation/util/error-message.js";
+import { isRecord } from "../foundation/util/json-readers.js";
 
 const MAX_DEPTH = 64;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -36,7 +38,7 @@ export function parseJsonBody(bytes: Buffer): unknown {
     value = JSON.parse(text);
   } catch (error) {
     if (error instanceof RangeError) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
-    throw new GatewayError("invalid_json", `request body is not valid JSON: ${(error as Error).message}`);
+    throw new GatewayError("invalid_json", `request body is not valid JSON: ${errorMessage(error)}`);
   }
   if (deeperThan(value, MAX_DEPTH)) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
   return value;
@@ -111,7 +113,7 @@ function deeperThan(value: unknown, limit: number): boolean {
     for (const child of value) if (deeperThan(child, limit - 1)) return true;
     return false;
   }
-  const record = value as Record<string, unknown>;
-  for (const key in record) if (deeperThan(record[key], limit - 1)) return true;
+  if (!isRecord(value)) return false;
+  for (const key in value) if (deeperThan(value[key], limit - 1)) return true;
   return false;
 }

@@ -4,6 +4,7 @@ import type { Logger } from "../operations/logging/logger.js";
 import type { ChatRequest, JsonObject } from "../providers/contract.js";
 import type { ResolvedModel } from "../routing/routes/route-table.js";
 import { shown } from "../foundation/util/shown.js";
+import { isRecord } from "../foundation/util/json-readers.js";
 
 /** The response header naming the tool types carrierd left out of the upstream request (docs/api.md#tools). */
 export const TOOLS_OMITTED_HEADER = "X-Carrierd-Tools-Omitted";
@@ -108,8 +109,8 @@ const CLIENT_CHOICES = new Set(["function", "allowed_tools"]);
 
 /** The hosted tool type a `tool_choice` forces, on either API (`{"type":"web_search"}`), if it forces one. */
 export function forcedHostedType(choice: unknown): string | undefined {
-  if (!choice || typeof choice !== "object" || Array.isArray(choice)) return undefined;
-  const type = (choice as JsonObject).type;
+  if (!isRecord(choice)) return undefined;
+  const type = choice.type;
   return CLIENT_CHOICES.has(shown(type)) ? undefined : shown(type);
 }
 

@@ -1,15 +1,17 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
+import { isKeywordError, type KeywordError } from "../foundation/util/ajv-errors.js";
 
 const ajv = new Ajv2020({ allErrors: false, strict: false });
 
 /** Compiles a request-body schema into a checker that throws a 400 (invalid_request) naming the parameter; each adapter shapes it. */
 export function requestValidator<T>(schema: object): (body: unknown) => T {
-  const validate: ValidateFunction = ajv.compile(schema);
+  // the schema is the type's contract: ajv's check is what makes the body a T
+  const validate = ajv.compile<T>(schema);
   return (body) => {
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError("invalid_request", "request body must be a JSON object");
     if (!validate(body)) throw toError(mostSpecific(validate.errors ?? []));
-    return body as T;
+    return body;
   };
 }
 
@@ -25,8 +27,8 @@ function mostSpecific(errors: ErrorObject[]): ErrorObject | undefined {
   const deepest = relevant.reduce((best, error) => (depth(error) > depth(best) ? error : best));
   if (deepest.keyword !== "type") return deepest;
   const types = relevant
-    .filter((error) => error.keyword === "type" && error.instancePath === deepest.instancePath)
-    .map((error) => (error.params as { type: string | string[] }).type)
+    .filter((error): error is KeywordError<"type"> => isKeywordError(error, "type") && error.instancePath === deepest.instancePath)
+    .map((error) => error.params.type)
     .flat();
   return { ...deepest, message: `must be ${[...new Set(types)].join(" or ")}` };
 }
@@ -43,20 +45,15 @@ function toError(error: ErrorObject | undefined): GatewayError {
     .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
     .join("")
     .replace(/^\./, "");
-  const param = error.keyword === "required" ? [path, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join(".") : path || null;
-  let message: string;
-  switch (error.keyword) {
-    case "required":
-      message = `missing required parameter: '${param}'`;
-      break;
-    case "enum":
-      message = `invalid value for '${path}': must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => `'${String(v)}'`).join(", ")}`;
-      break;
-    case "minItems":
-      message = `'${path}' must not be empty`;
-      break;
-    default:
-      message = `invalid type or value for '${path || "body"}': ${error.message ?? "invalid"}`;
+  if (isKeywordError(error, "required")) {
+    const param = [path, error.params.missingProperty].filter(Boolean).join(".");
+    return new GatewayError("invalid_request", `missing required parameter: '${param}'`, param);
   }
+  const param = path || null;
+  let message: string;
+  if (isKeywordError(error, "enum"))
+    message = `invalid value for '${path}': must be one of ${error.params.allowedValues.map((v) => `'${String(v)}'`).join(", ")}`;
+  else if (error.keyword === "minItems") message = `'${path}' must not be empty`;
+  else message = `invalid type or value for '${path || "body"}': ${error.message ?? "invalid"}`;
   return new GatewayError("invalid_request", message, param);
 }

@@ -10,6 +10,7 @@ import { noteModel, noteUpstream } from "../operations/logging/access-log.js";
 import type { ReplaySource } from "../storage/turns.js";
 import { sessionName } from "../turn/sessions/session-scope.js";
 import { traceTurn } from "../operations/tracing/trace-hooks.js";
+import { errorMessage } from "../foundation/util/error-message.js";
 
 /** How a streaming client is served while its turn runs. */
 export interface StreamingClient {
@@ -97,6 +98,6 @@ export function asUpstreamFailure(error: unknown): GatewayError {
   if (error instanceof UnreadableChunkError)
     return new GatewayError("upstream_stream_corrupt", `${error.message}: the answer is incomplete`, null, { cause: error });
   if (error instanceof UpstreamReportedError) return upstreamStreamError(error.detail, error.message);
-  if ((error as Error)?.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
-  return new GatewayError("upstream_error", `upstream stream failed: ${(error as Error)?.message ?? String(error)}`, null, { status: 502 });
+  if (error instanceof Error && error.name === "AbortError") return new GatewayError("upstream_error", "the request was cancelled");
+  return new GatewayError("upstream_error", `upstream stream failed: ${errorMessage(error)}`, null, { status: 502 });
 }

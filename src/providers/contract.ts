@@ -25,6 +25,11 @@ export const PLUGIN_API_VERSION = 1;
 export type CarrierField = "reasoning_content" | "reasoning" | "reasoning_details" | "extra_content";
 export const CARRIER_FIELDS: readonly CarrierField[] = ["reasoning_content", "reasoning", "reasoning_details", "extra_content"];
 
+/** Whether a name (a client's, an upstream's, a plugin's) is one of the carrier fields. */
+export function isCarrierField(name: unknown): name is CarrierField {
+  return CARRIER_FIELDS.some((field) => field === name);
+}
+
 /** One tool call as OpenAI chat completions spells it. */
 export interface ToolCall {
   id: string;
@@ -62,10 +67,13 @@ export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   stream?: boolean;
+  /** As the chat completions schema admits it (schemas/requests/chat-completions.schema.json). */
+  stream_options?: { include_usage?: boolean; include_obfuscation?: boolean } | null;
   tools?: JsonObject[];
   reasoning_effort?: string;
   /** carrierd's per-request options; never sent upstream. */
-  model_options?: { reasoning?: { enabled?: boolean; effort?: string; summary?: string } };
+  /** `replay` is the client's opt-out of replay, read as it came (docs/sessions-and-replay.md#replay-rules). */
+  model_options?: { reasoning?: { enabled?: boolean; effort?: string; summary?: string }; replay?: unknown };
   [key: string]: unknown;
 }
 
@@ -160,6 +168,7 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   completion_tokens_details?: { reasoning_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number };
   [key: string]: unknown;
 }
 
@@ -187,7 +196,12 @@ export type StreamItem = StreamPart | readonly StreamPart[];
 
 /** The parts of one stream item, as an array. */
 export function partsOf(item: StreamItem): readonly StreamPart[] {
-  return Array.isArray(item) ? (item as readonly StreamPart[]) : [item as StreamPart];
+  return isPartList(item) ? item : [item];
+}
+
+// Array.isArray does not narrow a readonly array out of a union (TypeScript narrows it to any[])
+function isPartList(item: StreamItem): item is readonly StreamPart[] {
+  return Array.isArray(item);
 }
 
 /** The result of one upstream call, known before anything reaches the client. */

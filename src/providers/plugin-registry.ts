@@ -3,7 +3,9 @@ import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { Logger } from "../operations/logging/logger.js";
-import { CARRIER_FIELDS, type CarrierField, PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
+import { CARRIER_FIELDS, isCarrierField, PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
+import { errorMessage } from "../foundation/util/error-message.js";
+import { isRecord } from "../foundation/util/json-readers.js";
 
 /** The shipped plugins: `plugins/` beside `src/` (or `dist/plugins/` beside `dist/src/` when built). */
 const BUILTIN_PLUGIN_DIR = fileURLToPath(new URL("../../plugins", import.meta.url));
@@ -97,13 +99,13 @@ async function loadPlugin(folder: string): Promise<LoadedPlugin | undefined> {
   const entry = findEntry(folder);
   if (!entry) return undefined;
   const name = basename(folder);
-  let module: { default?: unknown };
+  let module: unknown;
   try {
-    module = (await import(pathToFileURL(entry).href)) as { default?: unknown };
+    module = await import(pathToFileURL(entry).href);
   } catch (error) {
-    throw new PluginLoadError(name, `cannot import ${entry}: ${(error as Error).message}`, { cause: error });
+    throw new PluginLoadError(name, `cannot import ${entry}: ${errorMessage(error)}`, { cause: error });
   }
-  const definition = checkDefinition(name, module.default);
+  const definition = checkDefinition(name, isRecord(module) ? module.default : undefined);
   let validateNative: LoadedPlugin["validateNative"];
   if (definition.native) {
     try {
@@ -111,7 +113,7 @@ async function loadPlugin(folder: string): Promise<LoadedPlugin | undefined> {
       const validate = ajv.compile(definition.native.schema);
       validateNative = (record) => (validate(record) ? undefined : ajv.errorsText(validate.errors));
     } catch (error) {
-      throw new PluginLoadError(definition.name, `native record schema does not compile: ${(error as Error).message}`, { cause: error });
+      throw new PluginLoadError(definition.name, `native record schema does not compile: ${errorMessage(error)}`, { cause: error });
     }
   }
   return { definition, folder, validateNative };
@@ -135,8 +137,7 @@ function checkDefinition(folderName: string, value: unknown): PluginDefinition {
   if (definition.native && (typeof definition.native.type !== "string" || typeof definition.native.schema !== "object")) {
     throw new PluginLoadError(definition.name, "native must be { type: string, schema: JSON Schema }");
   }
-  const field = (definition.native as { field?: unknown } | undefined)?.field;
-  if (field !== undefined && !CARRIER_FIELDS.includes(field as CarrierField))
-    throw new PluginLoadError(definition.name, `native.field must be one of ${CARRIER_FIELDS.join(", ")}`);
+  const field: unknown = definition.native?.field;
+  if (field !== undefined && !isCarrierField(field)) throw new PluginLoadError(definition.name, `native.field must be one of ${CARRIER_FIELDS.join(", ")}`);
   return definition as PluginDefinition;
 }

@@ -1,4 +1,5 @@
 import type { JsonObject } from "./contract.js";
+import { parseObject } from "../foundation/util/json-readers.js";
 
 /**
  * Tool-call arguments (OpenAI's JSON string) as the object native APIs
@@ -7,10 +8,5 @@ import type { JsonObject } from "./contract.js";
  */
 export function parseToolArguments(text: string | undefined): JsonObject {
   if (!text) return {};
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : {};
-  } catch {
-    return {};
-  }
+  return parseObject(text) ?? {};
 }

@@ -44,15 +44,25 @@ export function keyOf(event: object): string | undefined {
   return EVENT_KEYS.get(event);
 }
 
-export interface GatewayEvent {
+/** An event as its publisher hands it over; the bus stamps its time (`ts`). */
+export interface PublishedEvent {
   type: GatewayEventType;
   session_id?: string;
   turn_id?: string;
   /** Per-turn sequence number. */
   seq?: number;
+  /** ISO-8601 time; the bus sets it when a listener reads it and the publisher did not. */
+  ts?: string;
+  /** A completed turn's token counts as its upstream reported them (`turn.completed`; null when it reported none). */
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  /** Why a turn or an upstream call failed (`turn.failed`, `upstream.failed`). */
+  error?: { message?: unknown; code?: unknown; status?: unknown };
+  [key: string]: unknown;
+}
+
+export interface GatewayEvent extends PublishedEvent {
   /** ISO-8601 time. */
   ts: string;
-  [key: string]: unknown;
 }
 
 export type EventListener = (event: GatewayEvent) => void;
@@ -108,8 +118,8 @@ export class EventBus {
     return laterInTurn ? typed > (this.firstOfTurn.get(type)?.size ?? 0) : typed > 0;
   }
 
-  publish(event: Omit<GatewayEvent, "ts"> & { ts?: string }): void {
-    const typed = this.typed.get(event.type as GatewayEventType);
+  publish(event: PublishedEvent): void {
+    const typed = this.typed.get(event.type);
     if (this.listeners.size === 0 && !typed?.size) return;
     // publishers hand over a fresh object; stamping it in place saves a copy per event
     const full = event as GatewayEvent;

@@ -59,11 +59,12 @@ async function streamInfo(redis: Redis, key: string): Promise<StreamInfo | undef
     if (error instanceof Error && /no such key/i.test(error.message)) return undefined;
     throw error;
   }
-  const fields = reply as unknown[];
+  // XINFO STREAM answers a flat list of names and values; the first entry is [id, fields], or null in an empty stream
+  const fields: unknown[] = Array.isArray(reply) ? reply : [];
   const value = (name: string) => {
     const at = fields.indexOf(name);
     return at < 0 ? undefined : fields[at + 1];
   };
-  const first = value("first-entry") as [string, unknown] | null | undefined;
-  return { lastGenerated: String(value("last-generated-id")), firstEntry: first ? first[0] : undefined };
+  const first = value("first-entry");
+  return { lastGenerated: String(value("last-generated-id")), firstEntry: Array.isArray(first) ? String(first[0]) : undefined };
 }

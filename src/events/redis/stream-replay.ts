@@ -23,7 +23,7 @@ export async function replayAfter(redis: Redis, stream: string, lastId: string, 
   let cursor = after;
   for (;;) {
     if (!sink.open) return { cursor };
-    const entries = (await redis.xrangeBuffer(stream, start, end, "COUNT", REPLAY_BATCH)) as unknown as RawEntry[];
+    const entries: RawEntry[] = await redis.xrangeBuffer(stream, start, end, "COUNT", REPLAY_BATCH);
     for (const entry of entries) {
       for (const event of hubEventsOf(entry)) {
         const id = event.event_id!;

@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { errorMessage } from "../util/error-message.js";
 
 /** Files under $CARRIERD_HOME that hold secrets or stored reasoning: owner read/write only. */
 export const PRIVATE_FILES = ["state.db", "state.db-wal", "state.db-shm", "state.db-journal", "turns.journal", "api_key", ".env", join("logs", "carrierd.log")];
@@ -15,7 +16,7 @@ const PRIVATE_FOLDERS = ["", "logs"];
  * about loudly (it starts anyway), and what it did tighten.
  */
 export function tightenStateHome(home: string): { tightened: string[]; problems: string[] } {
-  const result = { tightened: [] as string[], problems: [] as string[] };
+  const result: { tightened: string[]; problems: string[] } = { tightened: [], problems: [] };
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const folder of PRIVATE_FOLDERS) tighten(join(home, folder), 0o700, result);
   for (const file of PRIVATE_FILES) tighten(join(home, file), 0o600, result);
@@ -34,8 +35,6 @@ function tighten(path: string, mode: number, { tightened, problems }: { tightene
     chmodSync(path, mode);
     tightened.push(`${path} (was ${current.toString(8).padStart(4, "0")})`);
   } catch (error) {
-    problems.push(
-      `${path} is mode ${current.toString(8).padStart(4, "0")} and could not be made ${mode.toString(8).padStart(4, "0")}: ${(error as Error).message}`,
-    );
+    problems.push(`${path} is mode ${current.toString(8).padStart(4, "0")} and could not be made ${mode.toString(8).padStart(4, "0")}: ${errorMessage(error)}`);
   }
 }

@@ -5,6 +5,7 @@
  */
 
 import { redactText } from "../../operations/logging/redact.js";
+import { isRecord } from "../util/json-readers.js";
 
 /** Every code with its status and type; docs/api.md#errors lists them all (test/docs/errors.test.ts compares the two). */
 export const ERROR_TABLE = {
@@ -129,13 +130,10 @@ function isStringOrNull(value: unknown): value is string | null {
   return value === null || typeof value === "string";
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function parseOrUndefined(body: string): unknown {
   try {
-    return JSON.parse(body) as unknown;
+    const parsed: unknown = JSON.parse(body);
+    return parsed;
   } catch {
     return undefined;
   }
@@ -143,7 +141,7 @@ function parseOrUndefined(body: string): unknown {
 
 function extractUpstreamMessage(body: string): string {
   try {
-    const parsed = JSON.parse(body) as unknown;
+    const parsed: unknown = JSON.parse(body);
     const found = findMessage(parsed);
     if (found) return found;
   } catch {
@@ -157,11 +155,10 @@ function extractUpstreamMessage(body: string): string {
 function findMessage(value: unknown): string | undefined {
   if (typeof value === "string") return value;
   if (Array.isArray(value)) return value.map(findMessage).filter(Boolean).join("; ") || undefined;
-  if (value && typeof value === "object") {
-    const record = value as Record<string, unknown>;
+  if (isRecord(value)) {
     for (const key of ["error", "message", "detail", "msg"]) {
-      if (key in record) {
-        const found = findMessage(record[key]);
+      if (key in value) {
+        const found = findMessage(value[key]);
         if (found) return found;
       }
     }

@@ -1,6 +1,7 @@
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { ChatRequest, JsonObject } from "../../providers/contract.js";
 import { shown } from "../../foundation/util/shown.js";
+import { readObject } from "../../foundation/util/json-readers.js";
 
 /**
  * The rules OpenAI's chat completions apply beyond the body's shape, each a
@@ -37,11 +38,11 @@ function checkToolChoice(choice: unknown): void {
       "tool_choice",
     );
   }
-  const object = choice as JsonObject;
+  // the schema lets only a string or an object through
+  const object = readObject(choice) ?? {};
   if (object.type === "function") {
-    const fn = object.function as JsonObject | undefined;
-    if (!fn || typeof fn !== "object" || typeof fn.name !== "string")
-      throw invalid("Missing required parameter: 'tool_choice.function.name'.", "tool_choice.function.name");
+    const fn = readObject(object.function);
+    if (!fn || typeof fn.name !== "string") throw invalid("Missing required parameter: 'tool_choice.function.name'.", "tool_choice.function.name");
     return;
   }
   if (object.type === "allowed_tools") return;

@@ -15,7 +15,7 @@ export function validateChatRequest(body: unknown): ChatRequest {
 
 /** Whether the client asked for the usage chunk at the end of its stream. */
 export function includesUsage(request: ChatRequest): boolean {
-  return (request.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
+  return request.stream_options?.include_usage === true;
 }
 
 /**

@@ -2,6 +2,7 @@ import { isEnvelope } from "../../routing/carriers/envelope.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { ChatMessage, Json, JsonObject, ToolCall } from "../../providers/contract.js";
 import { shown } from "../../foundation/util/shown.js";
+import { isJsonObject, readObject, readString } from "../../providers/json-readers.js";
 import { NamespacedNames } from "./namespaced-names.js";
 
 /** Looks up an output item by id (for `item_reference` inputs). */
@@ -100,8 +101,10 @@ function addReasoning(message: ChatMessage, item: JsonObject, path: string, enve
   for (const list of [item.summary, item.content]) {
     if (list === undefined || list === null) continue;
     if (!Array.isArray(list)) throw new GatewayError("invalid_request", `Invalid type for '${path}.summary': expected an array.`, `${path}.summary`);
-    for (const part of list)
-      if (part && typeof part === "object" && typeof (part as JsonObject).text === "string") texts.push((part as JsonObject).text as string);
+    for (const part of list) {
+      const text = readString(readObject(part)?.text);
+      if (text !== undefined) texts.push(text);
+    }
   }
   const text = texts.join("\n\n");
   if (text) message.reasoning_content = message.reasoning_content ? `${message.reasoning_content}\n\n${text}` : text;
@@ -119,7 +122,7 @@ function userContent(content: unknown, path: string): string | JsonObject[] {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) throw new GatewayError("invalid_request", `Invalid type for '${path}': expected a string or an array of content parts.`, path);
   const parts = contentParts(content, path);
-  return parts.every((part) => part.type === "text") ? parts.map((part) => part.text as string).join("\n") : parts;
+  return parts.every((part) => part.type === "text") ? parts.map((part) => readString(part.text) ?? "").join("\n") : parts;
 }
 
 function contentParts(content: unknown[], path: string): JsonObject[] {
@@ -175,17 +178,13 @@ function assistantText(content: unknown, path: string): string {
 
 function toolOutput(output: unknown, path: string): string {
   if (typeof output === "string") return output;
-  if (Array.isArray(output))
-    return output
-      .map((part) => (part && typeof part === "object" && typeof (part as JsonObject).text === "string" ? ((part as JsonObject).text as string) : ""))
-      .join("");
+  if (Array.isArray(output)) return output.map((part) => readString(readObject(part)?.text) ?? "").join("");
   throw new GatewayError("invalid_request", `Invalid type for '${path}': expected a string or an array of content parts.`, path);
 }
 
 function asObject(value: unknown, path: string): JsonObject {
-  if (!value || typeof value !== "object" || Array.isArray(value))
-    throw new GatewayError("invalid_request", `Invalid type for '${path}': expected an object.`, path);
-  return value as JsonObject;
+  if (!isJsonObject(value)) throw new GatewayError("invalid_request", `Invalid type for '${path}': expected an object.`, path);
+  return value;
 }
 
 function requireString(value: unknown, path: string): string {

@@ -1,4 +1,5 @@
-import type { Json, JsonObject, Usage } from "../../providers/contract.js";
+import type { JsonObject, Usage } from "../../providers/contract.js";
+import { isJsonObject, readString } from "../../providers/json-readers.js";
 import type { ResponsesRequest } from "./request.js";
 
 /** What every envelope of one response repeats. */
@@ -64,7 +65,7 @@ export function responseObject(identity: ResponseIdentity, outcome: ResponseOutc
     presence_penalty: request.presence_penalty ?? 0,
     frequency_penalty: request.frequency_penalty ?? 0,
     text: textSettings(request.text),
-    tool_choice: (request.tool_choice as Json | undefined) ?? "auto",
+    tool_choice: request.tool_choice ?? "auto",
     tools: echoedTools(request.tools, identity.toolsOmitted ?? []),
     top_logprobs: 0,
     truncation: request.truncation === "auto" ? "auto" : "disabled",
@@ -87,8 +88,8 @@ function echoedTools(tools: JsonObject[] | undefined, omitted: readonly string[]
   for (const tool of tools ?? []) {
     if (tool.type === "function") echoed.push(echoedTool(tool));
     else if (tool.type === "namespace" && Array.isArray(tool.tools))
-      for (const member of tool.tools as JsonObject[]) echoed.push({ ...echoedTool(member), namespace: tool.name ?? null });
-    else if (!omitted.includes(tool.type as string)) echoed.push(tool);
+      for (const member of tool.tools.filter(isJsonObject)) echoed.push({ ...echoedTool(member), namespace: tool.name ?? null });
+    else if (!omitted.includes(readString(tool.type) ?? "")) echoed.push(tool);
   }
   return echoed;
 }
@@ -106,14 +107,14 @@ function echoedTool(tool: JsonObject): JsonObject {
 
 /** `text` always names its format (plain text unless the request asked for JSON). */
 function textSettings(text: ResponsesRequest["text"]): JsonObject {
-  const settings: JsonObject = { format: (text?.format as Json | undefined) ?? { type: "text" } };
+  const settings: JsonObject = { format: text?.format ?? { type: "text" } };
   if (typeof text?.verbosity === "string") settings.verbosity = text.verbosity;
   return settings;
 }
 
 /** Chat usage → Responses usage (`input_tokens` / `output_tokens`, reasoning tokens in the details). */
 function responsesUsage(usage: Usage): JsonObject {
-  const cached = (usage.prompt_tokens_details as { cached_tokens?: number } | undefined)?.cached_tokens ?? 0;
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
   return {
     input_tokens: usage.prompt_tokens ?? 0,
     input_tokens_details: { cached_tokens: cached },

@@ -2,6 +2,7 @@ import { newId } from "../../turn/sessions/session-id.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { JsonObject } from "../../providers/contract.js";
 import { shown } from "../../foundation/util/shown.js";
+import { isJsonObject, readArray, readObject, readString } from "../../providers/json-readers.js";
 
 /** Item id prefixes by type, as OpenAI numbers the items it stores. */
 const PREFIX: Record<string, string> = { message: "msg_", function_call: "fc_", function_call_output: "fco_", reasoning: "rs_" };
@@ -15,8 +16,8 @@ const PREFIX: Record<string, string> = { message: "msg_", function_call: "fc_", 
  */
 export function inputItemsOf(input: string | unknown[], resolve: (id: string) => JsonObject | undefined): JsonObject[] {
   if (typeof input === "string") return [message("user", [{ type: "input_text", text: input }])];
-  return input.map((raw) => {
-    let item = raw as JsonObject;
+  return input.filter(isJsonObject).map((accepted) => {
+    let item = accepted;
     if (item.type === "item_reference") item = resolve(shown(item.id)) ?? item;
     const type = typeof item.type === "string" ? item.type : "message";
     const listed: JsonObject = { ...item, type, id: typeof item.id === "string" ? item.id : newId(PREFIX[type] ?? "item_") };
@@ -25,7 +26,7 @@ export function inputItemsOf(input: string | unknown[], resolve: (id: string) =>
       listed.content =
         typeof item.content === "string"
           ? [{ type: item.role === "assistant" ? "output_text" : "input_text", text: item.content, ...(item.role === "assistant" ? { annotations: [] } : {}) }]
-          : (item.content as JsonObject[]).map(part);
+          : (readArray(item.content) ?? []).filter(isJsonObject).map(part);
     } else if (type === "function_call" || type === "function_call_output") {
       listed.status = typeof item.status === "string" ? item.status : "completed";
     } else if (type === "reasoning") {
@@ -74,8 +75,8 @@ export function pageOf(items: readonly JsonObject[], query: URLSearchParams): It
   return {
     object: "list",
     data,
-    first_id: (data[0]?.id as string | undefined) ?? null,
-    last_id: (data[data.length - 1]?.id as string | undefined) ?? null,
+    first_id: readString(data[0]?.id) ?? null,
+    last_id: readString(data[data.length - 1]?.id) ?? null,
     has_more: start + limit < ordered.length,
   };
 }
@@ -85,8 +86,9 @@ export function referencedIds(input: string | unknown[]): string[] {
   if (typeof input === "string") return [];
   const ids: string[] = [];
   for (const item of input) {
-    if (item && typeof item === "object" && (item as JsonObject).type === "item_reference" && typeof (item as JsonObject).id === "string")
-      ids.push((item as JsonObject).id as string);
+    const reference = readObject(item);
+    const id = readString(reference?.id);
+    if (reference?.type === "item_reference" && id !== undefined) ids.push(id);
   }
   return ids;
 }

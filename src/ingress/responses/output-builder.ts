@@ -15,6 +15,7 @@ type Entry =
   | { kind: "reasoning"; id: string; index: number; text: string; head: string }
   | { kind: "message"; id: string; index: number; text: string; head: string }
   | { kind: "function"; id: string; index: number; callId: string; name: string; namespace?: string; arguments: string; head: string };
+type TextEntry = Extract<Entry, { kind: "reasoning" | "message" }>;
 
 /**
  * Turns canonical stream parts into Responses output items (docs/api.md#streaming): each
@@ -39,13 +40,11 @@ export class OutputBuilder {
     switch (part.type) {
       case "reasoning-delta":
         if (!part.text) return;
-        if (this.open?.kind !== "reasoning") this.openReasoning();
-        this.appendText(this.open as Extract<Entry, { kind: "reasoning" }>, "response.reasoning_summary_text.delta", part.text);
+        this.appendText(this.open?.kind === "reasoning" ? this.open : this.openReasoning(), "response.reasoning_summary_text.delta", part.text);
         return;
       case "text-delta":
         if (!part.text) return;
-        if (this.open?.kind !== "message") this.openMessage();
-        this.appendText(this.open as Extract<Entry, { kind: "message" }>, "response.output_text.delta", part.text);
+        this.appendText(this.open?.kind === "message" ? this.open : this.openMessage(), "response.output_text.delta", part.text);
         return;
       case "tool-call-delta":
         this.addToolFragment(part);
@@ -74,22 +73,24 @@ export class OutputBuilder {
     this.sink.emitDelta(type, entry.head, text);
   }
 
-  private openReasoning(): void {
+  private openReasoning(): TextEntry {
     this.close();
     const id = newId("rs_");
     const index = this.entries.length;
-    const entry: Entry = { kind: "reasoning", id, index, text: "", head: `"item_id":"${id}","output_index":${index},"summary_index":0` };
+    const entry: TextEntry = { kind: "reasoning", id, index, text: "", head: `"item_id":"${id}","output_index":${index},"summary_index":0` };
     this.start(entry);
     this.sink.emit("response.reasoning_summary_part.added", { item_id: id, output_index: index, summary_index: 0, part: { type: "summary_text", text: "" } });
+    return entry;
   }
 
-  private openMessage(): void {
+  private openMessage(): TextEntry {
     this.close();
     const id = newId("msg_");
     const index = this.entries.length;
-    const entry: Entry = { kind: "message", id, index, text: "", head: `"item_id":"${id}","output_index":${index},"content_index":0,"logprobs":[]` };
+    const entry: TextEntry = { kind: "message", id, index, text: "", head: `"item_id":"${id}","output_index":${index},"content_index":0,"logprobs":[]` };
     this.start(entry);
     this.sink.emit("response.content_part.added", { item_id: id, output_index: index, content_index: 0, part: outputText("") });
+    return entry;
   }
 
   private addToolFragment(part: Extract<StreamPart, { type: "tool-call-delta" }>): void {

@@ -1,6 +1,7 @@
 import { forcedHostedType, type HostedToolGate } from "../hosted-tools.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { JsonObject } from "../../providers/contract.js";
+import { readObject } from "../../providers/json-readers.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import { shown } from "../../foundation/util/shown.js";
 import { NamespacedNames } from "./namespaced-names.js";
@@ -74,9 +75,9 @@ function namespaceTools(tool: JsonObject, path: string, names: NamespacedNames, 
     throw new GatewayError("invalid_request", `Invalid type for '${path}.tools': expected an array of function tools.`, `${path}.tools`);
   const namespace = tool.name;
   return tool.tools.map((raw, index) => {
-    const member = raw as JsonObject;
+    const member = readObject(raw);
     const memberPath = `${path}.tools[${index}]`;
-    if (!member || typeof member !== "object" || member.type !== "function")
+    if (!member || member.type !== "function")
       throw new GatewayError(
         "invalid_request",
         `Invalid value for '${memberPath}.type': a namespace groups function tools; got '${shown(member?.type)}'.`,

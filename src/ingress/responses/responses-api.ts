@@ -221,20 +221,12 @@ export class ResponsesApi {
     const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes);
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
+    // what every continuation carries; where it continues from is what differs
+    const request = { input, inputItems, keyHash: caller.keyHash, names, sealed };
     if (body.previous_response_id) {
       const previous = await this.owned(body.previous_response_id, caller, "history");
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return {
-        parentId: previous.id,
-        history: previous.history ?? [],
-        input,
-        inputItems,
-        sessionHeader: previous.sessionId,
-        conversationId: null,
-        keyHash: caller.keyHash,
-        names,
-        sealed,
-      };
+      return { ...request, parentId: previous.id, history: previous.history ?? [], sessionHeader: previous.sessionId, conversationId: null };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
@@ -245,28 +237,14 @@ export class ResponsesApi {
       if (conversation && !owns(caller, conversation.keyHash)) throw new GatewayError("not_found", `Conversation with id '${id}' not found.`, "conversation");
       const parentId = conversation?.lastResponseId ?? null;
       return {
+        ...request,
         parentId,
         history: conversation?.history ?? [],
-        input,
-        inputItems,
         sessionHeader: conversation?.sessionId ?? explicit ?? referencedSession,
         conversationId: stored,
-        keyHash: caller.keyHash,
-        names,
-        sealed,
       };
     }
-    return {
-      parentId: null,
-      history: [],
-      input,
-      inputItems,
-      sessionHeader: explicit ?? referencedSession,
-      conversationId: null,
-      keyHash: caller.keyHash,
-      names,
-      sealed,
-    };
+    return { ...request, parentId: null, history: [], sessionHeader: explicit ?? referencedSession, conversationId: null };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {

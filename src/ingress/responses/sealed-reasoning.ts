@@ -4,6 +4,7 @@ import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import type { NewTurn, ReplaySource } from "../../storage/turns.js";
 import type { OutputSink } from "./output-builder.js";
 import type { ResponsesRequest } from "./request.js";
+import { readObject } from "../../foundation/util/json-readers.js";
 
 /** Whether the request asked for `reasoning.encrypted_content` (docs/api.md#encrypted-reasoning). */
 export function wantsEncryptedContent(request: ResponsesRequest): boolean {
@@ -47,7 +48,7 @@ export class SealingSink implements OutputSink {
   constructor(private readonly sink: OutputSink) {}
 
   emit(type: string, fields: JsonObject): void {
-    if (!this.held && type === "response.output_item.done" && (fields.item as JsonObject | undefined)?.type === "reasoning") this.held = [];
+    if (!this.held && type === "response.output_item.done" && readObject(fields.item)?.type === "reasoning") this.held = [];
     if (this.held) this.held.push({ type, fields });
     else this.sink.emit(type, fields);
   }
@@ -66,7 +67,7 @@ export class SealingSink implements OutputSink {
         this.sink.emitDelta(event.type, event.head, event.delta);
         continue;
       }
-      const item = event.fields.item as JsonObject | undefined;
+      const item = readObject(event.fields.item);
       if (envelope && event.type === "response.output_item.done" && item?.type === "reasoning") item.encrypted_content = envelope;
       this.sink.emit(event.type, event.fields);
     }

@@ -1,5 +1,6 @@
 import { newId } from "../../turn/sessions/session-id.js";
 import type { ChatMessage, Json, JsonObject } from "../../providers/contract.js";
+import { readObject, readString } from "../../foundation/util/json-readers.js";
 
 /**
  * A compacted window (canonical chat messages) as Responses items, for
@@ -49,10 +50,10 @@ function inputParts(content: ChatMessage["content"]): Json[] {
   if (typeof content === "string") return [{ type: "input_text", text: content }];
   return (content ?? []).map((part): JsonObject => {
     if (part.type === "image_url") {
-      const image = part.image_url as { url?: string; detail?: string } | undefined;
-      return { type: "input_image", image_url: image?.url ?? null, detail: image?.detail ?? "auto" };
+      const image = readObject(part.image_url);
+      return { type: "input_image", image_url: readString(image?.url) ?? null, detail: readString(image?.detail) ?? "auto" };
     }
-    if (part.type === "file") return { type: "input_file", ...(part.file as JsonObject) };
+    if (part.type === "file") return { type: "input_file", ...readObject(part.file) };
     return { type: "input_text", text: typeof part.text === "string" ? part.text : "" };
   });
 }

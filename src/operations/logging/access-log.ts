@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EventBus } from "../../events/bus/event-bus.js";
 import type { Logger } from "./logger.js";
+import { isRecord } from "../../foundation/util/json-readers.js";
 
 /** What the handlers learn about a request that the access log names (never bodies, never reasoning). */
 interface RequestFacts {
@@ -40,7 +41,7 @@ export function noteModel(response: ServerResponse, model: string): void {
 
 /** The model a parsed body names, before it is validated: a refused request still logs which model it was for. */
 export function noteRequestedModel(response: ServerResponse, body: unknown): void {
-  const model = body !== null && typeof body === "object" ? (body as { model?: unknown }).model : undefined;
+  const model = isRecord(body) ? body.model : undefined;
   if (typeof model === "string") noteModel(response, model);
 }
 

@@ -251,7 +251,7 @@ export class GatewayMetrics {
   }
 
   private countTokens(event: GatewayEvent): void {
-    const usage = event.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+    const usage = event.usage;
     if (!usage) return;
     const keyHash = keyOf(event);
     const key = (keyHash !== undefined ? this.keys.nameOf(keyHash) : undefined) ?? "";

@@ -97,7 +97,7 @@ export class ProviderStats {
         const turn = this.openTurns.close(event.turn_id);
         if (!turn) return;
         const ms = performance.now() - turn.sentAt;
-        const usage = event.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+        const usage = event.usage;
         const tokensIn = typeof usage?.prompt_tokens === "number" ? usage.prompt_tokens : 0;
         const tokensOut = typeof usage?.completion_tokens === "number" ? usage.completion_tokens : 0;
         return this.both(turn.series, now, (tally) => {
@@ -163,7 +163,7 @@ export class ProviderStats {
 
 /** The code (and upstream status) a failure event carries; `unknown` when it carries none. */
 function errorOf(event: GatewayEvent): { code: string; status: number | null } {
-  const error = event.error as { code?: unknown; status?: unknown } | undefined;
+  const error = event.error;
   return {
     code: typeof error?.code === "string" ? error.code : "unknown",
     status: typeof error?.status === "number" ? error.status : null,

@@ -13,7 +13,7 @@ export function serveProviderStats(stats: ProviderStats, query: URLSearchParams,
     const got = JSON.stringify(asked.slice(0, 40));
     throw new GatewayError("invalid_request", `window must be one of ${Object.keys(WINDOWS).join(", ")}; got ${got}`, "window");
   }
-  const names: WindowName[] = asked !== null ? [asked] : (Object.keys(WINDOWS) as WindowName[]);
+  const names: WindowName[] = asked !== null ? [asked] : Object.keys(WINDOWS).filter(isWindowName);
   const now = Date.now();
   const body = JSON.stringify({ object: "provider_stats", windows: names.map((name) => stats.snapshot(name, now)) });
   response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "cache-control": "no-store" });

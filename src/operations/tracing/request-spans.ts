@@ -2,6 +2,8 @@ import type { IncomingMessage } from "node:http";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapPropagator, type Tracer } from "@opentelemetry/api";
 import type { GenAiMetrics } from "./genai-metrics.js";
 import { forgetTurn, type ReplayDecision, type RequestTrace, type RetryCause, type UpstreamTarget } from "./trace-hooks.js";
+import { readObject } from "../../foundation/util/json-readers.js";
+import type { GatewayEvent } from "../../events/bus/event-bus.js";
 
 /** What every request's spans are made with: the gateway's tracer, propagator, metrics and the content opt-in. */
 export interface SpanMaking {
@@ -142,8 +144,8 @@ export class RequestSpans implements RequestTrace {
   }
 
   /** turn.completed or turn.failed. */
-  turnEnded(event: Readonly<Record<string, unknown>>): void {
-    const usage = event.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+  turnEnded(event: Readonly<GatewayEvent>): void {
+    const usage = event.usage;
     const input = typeof usage?.prompt_tokens === "number" ? usage.prompt_tokens : undefined;
     const output = typeof usage?.completion_tokens === "number" ? usage.completion_tokens : undefined;
     if (input !== undefined) this.server.setAttribute("gen_ai.usage.input_tokens", input);
@@ -151,7 +153,7 @@ export class RequestSpans implements RequestTrace {
     if (typeof event.finish_reason === "string") this.server.setAttribute("gen_ai.response.finish_reasons", [event.finish_reason]);
     const failed = event.type === "turn.failed";
     if (failed) {
-      const message = (event.error as { message?: unknown } | undefined)?.message;
+      const message = event.error?.message;
       this.server.setStatus({ code: SpanStatusCode.ERROR, message: typeof message === "string" ? message : "turn failed" });
       this.server.setAttribute("error.type", "turn_failed");
       this.attemptSpan?.setStatus({ code: SpanStatusCode.ERROR });
@@ -212,7 +214,7 @@ export class RequestSpans implements RequestTrace {
 function inputMessages(messages: readonly unknown[]): string {
   return JSON.stringify(
     messages.map((message) => {
-      const { role, content } = message as { role?: unknown; content?: unknown };
+      const { role, content } = readObject(message) ?? {};
       return { role, parts: [{ type: "text", content: typeof content === "string" ? content : JSON.stringify(content ?? null) }] };
     }),
   );

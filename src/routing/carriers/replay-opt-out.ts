@@ -1,5 +1,6 @@
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
-import { CARRIER_FIELDS, type CarrierField, type ChatRequest } from "../../providers/contract.js";
+import { CARRIER_FIELDS, isCarrierField, type CarrierField, type ChatRequest } from "../../providers/contract.js";
+import { isRecord } from "../../foundation/util/json-readers.js";
 
 /**
  * The per-request opt-out of replay rule 2 (docs/sessions-and-replay.md#replay-rules), carrierd's own request option:
@@ -8,13 +9,11 @@ import { CARRIER_FIELDS, type CarrierField, type ChatRequest } from "../../provi
  * the named ones. Never sent upstream.
  */
 export function replayOptOut(request: ChatRequest): CarrierField[] {
-  const replay = (request.model_options as { replay?: unknown } | undefined)?.replay;
+  const replay = request.model_options?.replay;
   if (replay === undefined || replay === true) return [];
   if (replay === false) return [...CARRIER_FIELDS];
-  const omit = typeof replay === "object" && replay !== null && !Array.isArray(replay) && "omit" in replay ? replay.omit : undefined;
-  if (Array.isArray(omit) && omit.every((field) => CARRIER_FIELDS.includes(field as CarrierField))) {
-    return omit as CarrierField[];
-  }
+  const omit = isRecord(replay) ? replay.omit : undefined;
+  if (Array.isArray(omit) && omit.every(isCarrierField)) return omit;
   throw new GatewayError(
     "invalid_request",
     `invalid value for 'model_options.replay': must be true, false, or {"omit": [${CARRIER_FIELDS.map((field) => `"${field}"`).join(", ")}]}`,

@@ -4,6 +4,7 @@ import { markRecurring } from "../../providers/chat-json.js";
 import { sameJson } from "../../foundation/util/same-json.js";
 import type { ModelFamily } from "./model-family.js";
 import { splitInlineContent } from "./inline-reasoning.js";
+import { isRecord } from "../../foundation/util/json-readers.js";
 
 /** Who receives this request's carriers. */
 export interface ReplayTarget {
@@ -83,8 +84,8 @@ function charsWithin(value: unknown, budget: number): number {
     for (const item of value) if ((budget = charsWithin(item, budget)) < 0) return -1;
     return budget;
   }
-  const record = value as Record<string, unknown>;
-  for (const key in record) if ((budget = charsWithin(record[key], budget - key.length)) < 0) return -1;
+  if (!isRecord(value)) return budget;
+  for (const key in value) if ((budget = charsWithin(value[key], budget - key.length)) < 0) return -1;
   return budget;
 }
 

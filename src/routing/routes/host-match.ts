@@ -13,7 +13,7 @@ export function isLocalHost(hostname: string): boolean {
   if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host === "host.docker.internal") return true;
   const family = isIP(host);
   if (family === 4) {
-    const [a, b] = host.split(".").map(Number) as [number, number];
+    const [a, b] = host.split(".").map(Number);
     return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || a === 0;
   }
   if (family === 6) {

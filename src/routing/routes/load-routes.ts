@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
-import { isMap, type Document } from "yaml";
+import { isMap, isNode, isScalar, type Document } from "yaml";
+import { isKeywordError } from "../../foundation/util/ajv-errors.js";
+import { errorMessage } from "../../foundation/util/error-message.js";
 import schema from "../../../schemas/routes.schema.json" with { type: "json" };
 import { parseYamlWithLimits } from "./parse-yaml-limits.js";
 import { readRoutesFile } from "./read-routes-file.js";
@@ -94,7 +96,7 @@ function regexProblem(pattern: string): string | undefined {
     new RegExp(pattern);
     return undefined;
   } catch (error) {
-    return `not a regular expression (${(error as Error).message})`;
+    return `not a regular expression (${errorMessage(error)})`;
   }
 }
 
@@ -114,26 +116,19 @@ function isUseful(error: ErrorObject): boolean {
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath === "" ? "routes.yaml" : error.instancePath.slice(1).replaceAll("/", ".");
-  switch (error.keyword) {
-    case "additionalProperties":
-      return `${where}: unknown key "${(error.params as { additionalProperty: string }).additionalProperty}"`;
-    case "enum":
-      return `${where}: must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
-    case "minProperties":
-      // the one such rule: a dialects entry that names nothing
-      return `${where}: names no dialect key (effort, disable, developer_role, token_limit)`;
-    case "required":
-      return `${where}: missing required key "${(error.params as { missingProperty: string }).missingProperty}"`;
-    default:
-      return `${where}: ${error.message ?? "is invalid"}`;
-  }
+  if (isKeywordError(error, "additionalProperties")) return `${where}: unknown key "${error.params.additionalProperty}"`;
+  if (isKeywordError(error, "enum")) return `${where}: must be one of ${error.params.allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
+  // the one such rule: a dialects entry that names nothing
+  if (error.keyword === "minProperties") return `${where}: names no dialect key (effort, disable, developer_role, token_limit)`;
+  if (isKeywordError(error, "required")) return `${where}: missing required key "${error.params.missingProperty}"`;
+  return `${where}: ${error.message ?? "is invalid"}`;
 }
 
 /** Where an operator should look: the offending key itself for an unknown key, else the value at fault. */
 function locate(document: Document, error: ErrorObject): number {
-  if (error.keyword === "additionalProperties") {
+  if (isKeywordError(error, "additionalProperties")) {
     const path = pathOf(error.instancePath);
-    const key = keyOffset(document, [...path, (error.params as { additionalProperty: string }).additionalProperty]);
+    const key = keyOffset(document, [...path, error.params.additionalProperty]);
     if (key !== undefined) return key;
   }
   return offsetOf(document, error.instancePath);
@@ -150,20 +145,20 @@ function pathOf(pointer: string): string[] {
 function offsetOf(document: Document, pointer: string): number {
   const path = pathOf(pointer);
   for (; path.length > 0; path.pop()) {
-    const node = document.getIn(path, true) as { range?: [number] } | undefined;
-    if (node && typeof node === "object" && node.range) return node.range[0];
+    const node = document.getIn(path, true);
+    if (isNode(node) && node.range) return node.range[0];
     const key = keyOffset(document, path);
     if (key !== undefined) return key;
   }
-  return (document.contents as { range?: [number] } | null)?.range?.[0] ?? 0;
+  return document.contents?.range?.[0] ?? 0;
 }
 
 /** Scalar values such as `plugin: foo` have a range; so do map keys, used when the value is missing. */
 function keyOffset(document: Document, path: string[]): number | undefined {
   const parent = path.length === 1 ? document.contents : document.getIn(path.slice(0, -1), true);
   if (!isMap(parent)) return undefined;
-  const pair = parent.items.find((item) => (item.key as { value?: unknown })?.value === path[path.length - 1]);
-  return (pair?.key as { range?: [number] } | undefined)?.range?.[0];
+  const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === path[path.length - 1]);
+  return isNode(pair?.key) ? pair.key.range?.[0] : undefined;
 }
 
 function dedupe(problems: RouteProblem[]): RouteProblem[] {

@@ -1,4 +1,5 @@
 import { Alias, Composer, isAlias, isCollection, isPair, LineCounter, Parser, type Document } from "yaml";
+import { isRecord } from "../../foundation/util/json-readers.js";
 
 /**
  * Deepest nesting of maps and lists accepted. The schema needs under ten;
@@ -44,7 +45,8 @@ export function parseYamlWithLimits(text: string): ParsedYaml {
     return { ok: false, lineCounter, errors: document.errors.slice(0, 20).map((error) => ({ offset: error.pos[0], message: error.message.split("\n")[0] })) };
   }
   try {
-    return { ok: true, lineCounter, document, data: document.toJS({ maxAliasCount: MAX_ALIAS_EXPANSIONS }) as unknown };
+    const data: unknown = document.toJS({ maxAliasCount: MAX_ALIAS_EXPANSIONS });
+    return { ok: true, lineCounter, document, data };
   } catch (error) {
     if (!(error instanceof ReferenceError)) throw error;
     // yaml throws on an alias that expands too far ("excessive alias count") or names no anchor
@@ -62,9 +64,10 @@ function firstTooDeep(tokens: readonly object[]): number | undefined {
   while (stack.length > 0) {
     const { token, depth } = stack.pop()!;
     if (token === null || typeof token !== "object") continue;
-    const type = (token as { type?: unknown }).type;
+    // a token is an object with a type; the lists of its items are arrays
+    const type = isRecord(token) ? token.type : undefined;
     const nested = type === "block-map" || type === "block-seq" || type === "flow-collection" ? depth + 1 : depth;
-    if (nested > MAX_YAML_DEPTH) return (token as { offset: number }).offset;
+    if (nested > MAX_YAML_DEPTH && isRecord(token) && typeof token.offset === "number") return token.offset;
     for (const child of Object.values(token)) {
       if (child !== null && typeof child === "object") stack.push({ token: child, depth: nested });
     }

@@ -1,5 +1,6 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
+import { errorCode, errorMessage } from "../../foundation/util/error-message.js";
 
 /**
  * The largest route table read, in bytes. A real one is a few KiB; the cap
@@ -51,14 +52,14 @@ export async function readRoutesFile(path: string, maxBytes = MAX_ROUTES_BYTES):
 }
 
 function failure(error: unknown): RoutesRead {
-  const code = (error as NodeJS.ErrnoException).code ?? "EIO";
+  const code = errorCode(error) ?? "EIO";
   const explained: Record<string, string> = {
     ENOENT: "no such file (deleted or moved away)",
     ELOOP: "a symlink loop",
     EACCES: "permission denied",
     EISDIR: "not a regular file (a directory)",
   };
-  return { ok: false, code, message: explained[code] ? `${explained[code]} (${code})` : (error as Error).message };
+  return { ok: false, code, message: explained[code] ? `${explained[code]} (${code})` : errorMessage(error) };
 }
 
 function tooLarge(size: number, maxBytes: number): RoutesRead {

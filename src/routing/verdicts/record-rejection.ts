@@ -1,7 +1,7 @@
 import { withKey, type EventBus } from "../../events/bus/event-bus.js";
 import { sessionName } from "../../turn/sessions/session-scope.js";
 import type { Logger } from "../../operations/logging/logger.js";
-import type { CarrierField } from "../../providers/contract.js";
+import { isCarrierField, type CarrierField } from "../../providers/contract.js";
 import type { Storage } from "../../storage/storage.js";
 import type { SessionModelConfig } from "../../storage/turns.js";
 import { upstreamError } from "../../foundation/errors/gateway-error.js";
@@ -21,7 +21,7 @@ function isFor(key: VerdictKey, [provider, host, model]: readonly [string, strin
 export function rejectedIn(key: VerdictKey, verdictFields: readonly CarrierField[], config: Readonly<SessionModelConfig> | undefined): CarrierField[] {
   const fields = new Set(verdictFields);
   for (const entry of config?.rejected_carriers ?? []) {
-    if (isFor(key, entry)) for (const field of entry[3]) fields.add(field as CarrierField);
+    if (isFor(key, entry)) for (const field of entry[3]) if (isCarrierField(field)) fields.add(field);
   }
   return [...fields];
 }

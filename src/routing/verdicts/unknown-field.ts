@@ -1,4 +1,4 @@
-import { CARRIER_FIELDS, type CarrierField, type ChatMessage } from "../../providers/contract.js";
+import { CARRIER_FIELDS, isCarrierField, type CarrierField, type ChatMessage } from "../../providers/contract.js";
 
 /** The carrier fields present on the assistant messages of an upstream request (`extra_content`: on any of their tool calls). */
 export function sentCarrierFields(messages: readonly ChatMessage[]): CarrierField[] {
@@ -25,7 +25,7 @@ export function fieldsToReject(
   mustEcho: boolean,
   alreadyRejected: readonly CarrierField[],
 ): CarrierField[] {
-  if (!named || !sent.includes(named as CarrierField)) return [];
+  if (!isCarrierField(named) || !sent.includes(named)) return [];
   if (named === "reasoning_content" && mustEcho) return [];
   const widened = named === "reasoning_content" ? sent : sent.filter((field) => field === "reasoning" || field === "reasoning_details");
   return widened.filter((field) => !(mustEcho && field === "reasoning_content") && !alreadyRejected.includes(field));
