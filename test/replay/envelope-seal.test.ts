@@ -60,6 +60,16 @@ test("two seals of the same carriers differ (a fresh nonce each), both open", as
   expect(await envelopes.open(two, "s")).toEqual(sealed);
 });
 
+test("nonces are read for many seals at once and never repeat: a thousand seals, past several reads, each its own nonce", async () => {
+  const sealed = carriers("same");
+  const nonces = new Set<string>();
+  for (let i = 0; i < 1000; i++) {
+    const bytes = Buffer.from((await envelopes.seal(sealed, "s")).slice(ENVELOPE_PREFIX.length), "base64url");
+    nonces.add(bytes.subarray(8, 20).toString("hex")); // after the 8-byte key id
+  }
+  expect(nonces.size).toBe(1000);
+});
+
 test("bound to the access key: another data scope does not open it", async () => {
   const envelope = await envelopes.seal(carriers("mine"), "scope-a");
   expect(await envelopes.openWithReason(envelope, "scope-b")).toEqual({ refused: "forged or not this key's" });

@@ -1,8 +1,9 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createSecretKey, randomFillSync, type KeyObject } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Json, JsonObject } from "../../providers/contract.js";
 import type { ReplaySource } from "../../storage/turns.js";
 import type { EnvelopeKeyRing } from "./envelope-keys.js";
+import type { EnvelopeKey } from "../../storage/envelope-keys.js";
 
 /**
  * A turn's carriers as an envelope holds them: exactly what replay reads of
@@ -28,8 +29,15 @@ export const ENVELOPE_PREFIX = "cd1.";
 const KEY_ID_BYTES = 8;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
-/** Smaller payloads go as they are: deflate saves nothing worth its cost on a few hundred bytes. */
+/**
+ * Smaller payloads go as they are: deflate saves nothing worth its cost on a
+ * few hundred bytes. Not raised further: a deflated envelope is half the
+ * size, and the client resends it with every later request, where each
+ * extra byte is read again (docs/performance.md#envelopes-encrypted_content).
+ */
 const DEFLATE_FROM_BYTES = 512;
+/** Nonces are cut from one CSPRNG read of this many (a read per seal cost more than the rest of the nonce's handling). */
+const NONCES_PER_READ = 256;
 const PLAIN = 0;
 const DEFLATED = 1;
 
@@ -72,6 +80,10 @@ export class Envelopes {
   private readonly now: () => number;
   private readonly opened = new Map<string, OpenedEntry>();
   private openedChars = 0;
+  /** Each envelope key's secret as a KeyObject and its id's bytes, made once per key: the cipher then imports no raw key per seal. */
+  private readonly sealingKeys = new WeakMap<EnvelopeKey, { readonly secret: KeyObject; readonly id: Buffer }>();
+  private readonly nonces = Buffer.alloc(NONCES_PER_READ * NONCE_BYTES);
+  private noncesUsed = NONCES_PER_READ;
 
   constructor(
     private readonly keys: EnvelopeKeyRing,
@@ -100,9 +112,9 @@ export class Envelopes {
     const json = Buffer.from(JSON.stringify(payload), "utf8");
     const deflate = json.length >= DEFLATE_FROM_BYTES;
     const body = deflate ? deflateRawSync(json, { level: 1 }) : json;
-    const keyId = Buffer.from(key.id, "hex");
-    const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", key.secret, nonce);
+    const { secret, id: keyId } = this.sealingKeyOf(key);
+    const nonce = this.nextNonce();
+    const cipher = createCipheriv("aes-256-gcm", secret, nonce);
     cipher.setAAD(associatedData(keyId, keyHash));
     const sealed = Buffer.concat([
       keyId,
@@ -158,6 +170,27 @@ export class Envelopes {
     if (carriers.expiresAt <= this.now()) return { refused: "expired" };
     this.remember(envelope, { keyHash, ...carriers });
     return { carriers: carriers.carriers };
+  }
+
+  private sealingKeyOf(key: EnvelopeKey): { readonly secret: KeyObject; readonly id: Buffer } {
+    let prepared = this.sealingKeys.get(key);
+    if (!prepared) this.sealingKeys.set(key, (prepared = { secret: createSecretKey(key.secret), id: Buffer.from(key.id, "hex") }));
+    return prepared;
+  }
+
+  /**
+   * A fresh random nonce: 96 bits from the CSPRNG, as before, read for many
+   * seals at once. Each is handed out once, as a view the seal copies
+   * before it returns (its bytes are overwritten only by a later read), so
+   * no two envelopes share one unless the CSPRNG repeats 96 bits.
+   */
+  private nextNonce(): Buffer {
+    if (this.noncesUsed === NONCES_PER_READ) {
+      randomFillSync(this.nonces);
+      this.noncesUsed = 0;
+    }
+    const start = this.noncesUsed++ * NONCE_BYTES;
+    return this.nonces.subarray(start, start + NONCE_BYTES);
   }
 
   private remember(envelope: string, entry: OpenedEntry): void {
