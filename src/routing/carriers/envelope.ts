@@ -40,6 +40,10 @@ const DEFLATE_FROM_BYTES = 512;
 const NONCES_PER_READ = 256;
 const PLAIN = 0;
 const DEFLATED = 1;
+const PLAIN_FLAG = Buffer.of(PLAIN);
+const DEFLATED_FLAG = Buffer.of(DEFLATED);
+/** Associated data kept per sealing key, by access key scope; past this many scopes the memo starts again. */
+const ASSOCIATED_DATA_MEMO = 1024;
 
 /**
  * Envelopes opened lately, by their text: a stateless client resends every
@@ -80,8 +84,8 @@ export class Envelopes {
   private readonly now: () => number;
   private readonly opened = new Map<string, OpenedEntry>();
   private openedChars = 0;
-  /** Each envelope key's secret as a KeyObject and its id's bytes, made once per key: the cipher then imports no raw key per seal. */
-  private readonly sealingKeys = new WeakMap<EnvelopeKey, { readonly secret: KeyObject; readonly id: Buffer }>();
+  /** Each envelope key as a seal uses it, made once per key (SealingKey). */
+  private readonly sealingKeys = new WeakMap<EnvelopeKey, SealingKey>();
   private readonly nonces = Buffer.alloc(NONCES_PER_READ * NONCE_BYTES);
   private noncesUsed = NONCES_PER_READ;
 
@@ -111,19 +115,13 @@ export class Envelopes {
     if (carriers.nativeRecord) payload.native = carriers.nativeRecord;
     const json = Buffer.from(JSON.stringify(payload), "utf8");
     const deflate = json.length >= DEFLATE_FROM_BYTES;
-    const body = deflate ? deflateRawSync(json, { level: 1 }) : json;
-    const { secret, id: keyId } = this.sealingKeyOf(key);
+    // the flag byte and the body go through the cipher in one call: each call costs more than copying a few KB
+    const flagged = Buffer.concat([deflate ? DEFLATED_FLAG : PLAIN_FLAG, deflate ? deflateRawSync(json, { level: 1 }) : json]);
+    const prepared = this.sealingKeyOf(key);
     const nonce = this.nextNonce();
-    const cipher = createCipheriv("aes-256-gcm", secret, nonce);
-    cipher.setAAD(associatedData(keyId, keyHash));
-    const sealed = Buffer.concat([
-      keyId,
-      nonce,
-      cipher.update(Buffer.of(deflate ? DEFLATED : PLAIN)),
-      cipher.update(body),
-      cipher.final(),
-      cipher.getAuthTag(),
-    ]);
+    const cipher = createCipheriv("aes-256-gcm", prepared.secret, nonce);
+    cipher.setAAD(prepared.associatedData(keyHash));
+    const sealed = Buffer.concat([prepared.id, nonce, cipher.update(flagged), cipher.final(), cipher.getAuthTag()]);
     return ENVELOPE_PREFIX + sealed.toString("base64url");
   }
 
@@ -172,9 +170,9 @@ export class Envelopes {
     return { carriers: carriers.carriers };
   }
 
-  private sealingKeyOf(key: EnvelopeKey): { readonly secret: KeyObject; readonly id: Buffer } {
+  private sealingKeyOf(key: EnvelopeKey): SealingKey {
     let prepared = this.sealingKeys.get(key);
-    if (!prepared) this.sealingKeys.set(key, (prepared = { secret: createSecretKey(key.secret), id: Buffer.from(key.id, "hex") }));
+    if (!prepared) this.sealingKeys.set(key, (prepared = new SealingKey(key)));
     return prepared;
   }
 
@@ -202,6 +200,32 @@ export class Envelopes {
       this.opened.delete(oldest);
       this.openedChars -= oldest.length;
     }
+  }
+}
+
+/**
+ * An envelope key as a seal uses it: its secret imported once as a
+ * KeyObject (a raw key was imported again by every seal) and its id's
+ * bytes, and the associated data of each access key scope it sealed for,
+ * built once: a gateway seals for a handful of keys, over and over.
+ */
+class SealingKey {
+  readonly secret: KeyObject;
+  readonly id: Buffer;
+  private readonly associated = new Map<string, Buffer>();
+
+  constructor(key: EnvelopeKey) {
+    this.secret = createSecretKey(key.secret);
+    this.id = Buffer.from(key.id, "hex");
+  }
+
+  associatedData(keyHash: string): Buffer {
+    let bytes = this.associated.get(keyHash);
+    if (!bytes) {
+      if (this.associated.size >= ASSOCIATED_DATA_MEMO) this.associated.clear();
+      this.associated.set(keyHash, (bytes = associatedData(this.id, keyHash)));
+    }
+    return bytes;
   }
 }
 
