@@ -10,6 +10,9 @@
 // With TRACING=1 a third target, carrierd exporting traces and metrics (OTLP/HTTP protobuf) to a loopback
 // sink in this process, runs interleaved with the other two: the cost of tracing on, beside tracing off:
 //   TRACING=1 MODES=json CONNS=1,16 npm run bench:quick
+// With QUICK_CPU_PROF=DIR carrierd runs under node --cpu-prof, its profiles written to DIR
+// (then node bench/profile-summary.mjs DIR/*.0.001.cpuprofile):
+//   QUICK_CPU_PROF=/tmp/prof MODES=stream CONNS=16 TURNS=0 npm run bench:quick
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,7 +33,8 @@ if (process.env.PREFILL) {
   process.exit(0);
 }
 const upstream = await startPinned(1, [here("./upstream.mjs")]);
-const gateway = await startCarrierd(upstream.port, work);
+const profile = process.env.QUICK_CPU_PROF;
+const gateway = await startCarrierd(upstream.port, work, { nodeFlags: profile ? ["--cpu-prof", "--cpu-prof-dir", profile] : [] });
 const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
 const targets = [
   { name: "carrierd", port: gateway.port, pid: gateway.pid },

@@ -60,6 +60,39 @@ test("two seals of the same carriers differ (a fresh nonce each), both open", as
   expect(await envelopes.open(two, "s")).toEqual(sealed);
 });
 
+test("nonces are read for many seals at once and never repeat: a thousand seals, past several reads, each its own nonce", async () => {
+  const sealed = carriers("same");
+  const nonces = new Set<string>();
+  for (let i = 0; i < 1000; i++) {
+    const bytes = Buffer.from((await envelopes.seal(sealed, "s")).slice(ENVELOPE_PREFIX.length), "base64url");
+    nonces.add(bytes.subarray(8, 20).toString("hex")); // after the 8-byte key id
+  }
+  expect(nonces.size).toBe(1000);
+});
+
+test("envelopes sealed by an earlier build (the flag byte and the body through the cipher apart) open unchanged, plain and deflated", async () => {
+  // sealed before the seal was reworked for speed, with this key, at this time: the format is the same, so they must open as they are
+  const key = { generation: 1, id: "0123456789abcdef", secret: Buffer.alloc(32, 7), createdAt: 1_800_000_000_000 };
+  const store = { list: async () => [key], add: async () => [key] };
+  const now = () => 1_800_000_000_000;
+  const earlier = new Envelopes(new EnvelopeKeyRing(store, { now }), { now });
+  const base = { id: "turn_golden", sessionId: "sess_golden", plugin: "openai-compatible", provider: "deepseek", upstreamModel: "deepseek-reasoner" };
+  const plain =
+    "cd1.ASNFZ4mrze8eZabNPL6QzRxiYEy6pHntbNaeCyedpDofJnZYQyoDg7LVZj8JIaRXOc69vLutGfYwwmsd52SHlOscTZZ7rrJOAX40CW_lMRFnWW6dxkuHXw9seuEbuybUQssFqelg0FaNDqaRl12Atlg2lpWj_75nC3P4oMaJmHbpsh1B8AhNyXKGvBT0lnGyFVvRKD6q4YdHCB2ZBCqOVeMSc65pOJ5sWP3PZVsBpuc_ZIqFft0YoEh1jy0tJSS4rTeq8m8M8KJRH7y0Y4f0-6YXPrffswXTOw";
+  const deflated =
+    "cd1.ASNFZ4mrze99xA1nTmB2RsUXCQ0fCYlWUXBCScG_ZZAC4ieqKM4qTL-czoZi6c_-EtUWvaZvIKJVYe1O4BtZbiYx2wJHgSxCMc0HLELo7kb7IHNn-PZpXQjr1t-eeDzBSn5oqUJ48ATBbEumGco2WN4Z3LqBMBAhNfUsqlYaJkjVMBOMCRkGljqE_0J147Utbf1zY2CenucRDQ2anZa73VOcCf5Czw9CdcjTXR9HnsR4_Q";
+  expect(await earlier.open(plain, "scope-golden")).toEqual({ ...base, reasoningText: "short", reasoningDetails: undefined, nativeRecord: undefined });
+  expect(await earlier.open(deflated, "scope-golden")).toEqual({
+    ...base,
+    reasoningText: "Thinking it over. ".repeat(40),
+    reasoningDetails: undefined,
+    nativeRecord: undefined,
+  });
+  // and what this build seals with that key reads back the same way
+  const again = await earlier.seal({ ...base, reasoningText: "short" }, "scope-golden");
+  expect(await new Envelopes(new EnvelopeKeyRing(store, { now }), { now }).open(again, "scope-golden")).toMatchObject({ reasoningText: "short" });
+});
+
 test("bound to the access key: another data scope does not open it", async () => {
   const envelope = await envelopes.seal(carriers("mine"), "scope-a");
   expect(await envelopes.openWithReason(envelope, "scope-b")).toEqual({ refused: "forged or not this key's" });

@@ -1,4 +1,4 @@
-import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
+import { isEnvelope, type Envelopes, type SealedCarriers } from "../../routing/carriers/envelope.js";
 import type { Logger } from "../../operations/logging/logger.js";
 import type { ChatMessage } from "../../providers/contract.js";
 import { carriersOf } from "../responses/sealed-reasoning.js";
@@ -55,8 +55,10 @@ export async function openThinkingSignatures(
     if (message.role !== "assistant") continue;
     const index = assistantIndexes[ordinal++];
     if (index === undefined || typeof message.content === "string") continue;
-    for (const block of [...message.content].reverse()) {
-      if (block.type !== "thinking" || typeof block.signature !== "string" || block.signature === "") continue;
+    for (let position = message.content.length - 1; position >= 0; position--) {
+      const block = message.content[position];
+      // an Anthropic signature (or any other not of ours) is passed over here, without a turn of the event loop per block
+      if (block.type !== "thinking" || !isEnvelope(block.signature)) continue;
       const result = await envelopes.openWithReason(block.signature, keyHash);
       if (!result.carriers) continue; // not carrierd's (an Anthropic signature), or refused: the store decides
       const producer = { plugin: result.carriers.plugin, model: result.carriers.upstreamModel };

@@ -1,8 +1,9 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createSecretKey, randomFillSync, type KeyObject } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Json, JsonObject } from "../../providers/contract.js";
 import type { ReplaySource } from "../../storage/turns.js";
 import type { EnvelopeKeyRing } from "./envelope-keys.js";
+import type { EnvelopeKey } from "../../storage/envelope-keys.js";
 
 /**
  * A turn's carriers as an envelope holds them: exactly what replay reads of
@@ -28,10 +29,21 @@ export const ENVELOPE_PREFIX = "cd1.";
 const KEY_ID_BYTES = 8;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
-/** Smaller payloads go as they are: deflate saves nothing worth its cost on a few hundred bytes. */
+/**
+ * Smaller payloads go as they are: deflate saves nothing worth its cost on a
+ * few hundred bytes. Not raised further: a deflated envelope is half the
+ * size, and the client resends it with every later request, where each
+ * extra byte is read again (docs/performance.md#envelopes-encrypted_content).
+ */
 const DEFLATE_FROM_BYTES = 512;
+/** Nonces are cut from one CSPRNG read of this many (a read per seal cost more than the rest of the nonce's handling). */
+const NONCES_PER_READ = 256;
 const PLAIN = 0;
 const DEFLATED = 1;
+const PLAIN_FLAG = Buffer.of(PLAIN);
+const DEFLATED_FLAG = Buffer.of(DEFLATED);
+/** Associated data kept per sealing key, by access key scope; past this many scopes the memo starts again. */
+const ASSOCIATED_DATA_MEMO = 1024;
 
 /**
  * Envelopes opened lately, by their text: a stateless client resends every
@@ -72,6 +84,10 @@ export class Envelopes {
   private readonly now: () => number;
   private readonly opened = new Map<string, OpenedEntry>();
   private openedChars = 0;
+  /** Each envelope key as a seal uses it, made once per key (SealingKey). */
+  private readonly sealingKeys = new WeakMap<EnvelopeKey, SealingKey>();
+  private readonly nonces = Buffer.alloc(NONCES_PER_READ * NONCE_BYTES);
+  private noncesUsed = NONCES_PER_READ;
 
   constructor(
     private readonly keys: EnvelopeKeyRing,
@@ -99,19 +115,13 @@ export class Envelopes {
     if (carriers.nativeRecord) payload.native = carriers.nativeRecord;
     const json = Buffer.from(JSON.stringify(payload), "utf8");
     const deflate = json.length >= DEFLATE_FROM_BYTES;
-    const body = deflate ? deflateRawSync(json, { level: 1 }) : json;
-    const keyId = Buffer.from(key.id, "hex");
-    const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", key.secret, nonce);
-    cipher.setAAD(associatedData(keyId, keyHash));
-    const sealed = Buffer.concat([
-      keyId,
-      nonce,
-      cipher.update(Buffer.of(deflate ? DEFLATED : PLAIN)),
-      cipher.update(body),
-      cipher.final(),
-      cipher.getAuthTag(),
-    ]);
+    // the flag byte and the body go through the cipher in one call: each call costs more than copying a few KB
+    const flagged = Buffer.concat([deflate ? DEFLATED_FLAG : PLAIN_FLAG, deflate ? deflateRawSync(json, { level: 1 }) : json]);
+    const prepared = this.sealingKeyOf(key);
+    const nonce = this.nextNonce();
+    const cipher = createCipheriv("aes-256-gcm", prepared.secret, nonce);
+    cipher.setAAD(prepared.associatedData(keyHash));
+    const sealed = Buffer.concat([prepared.id, nonce, cipher.update(flagged), cipher.final(), cipher.getAuthTag()]);
     return ENVELOPE_PREFIX + sealed.toString("base64url");
   }
 
@@ -160,6 +170,27 @@ export class Envelopes {
     return { carriers: carriers.carriers };
   }
 
+  private sealingKeyOf(key: EnvelopeKey): SealingKey {
+    let prepared = this.sealingKeys.get(key);
+    if (!prepared) this.sealingKeys.set(key, (prepared = new SealingKey(key)));
+    return prepared;
+  }
+
+  /**
+   * A fresh random nonce: 96 bits from the CSPRNG, as before, read for many
+   * seals at once. Each is handed out once, as a view the seal copies
+   * before it returns (its bytes are overwritten only by a later read), so
+   * no two envelopes share one unless the CSPRNG repeats 96 bits.
+   */
+  private nextNonce(): Buffer {
+    if (this.noncesUsed === NONCES_PER_READ) {
+      randomFillSync(this.nonces);
+      this.noncesUsed = 0;
+    }
+    const start = this.noncesUsed++ * NONCE_BYTES;
+    return this.nonces.subarray(start, start + NONCE_BYTES);
+  }
+
   private remember(envelope: string, entry: OpenedEntry): void {
     if (envelope.length > OPENED_MAX_CHARS / 64 || this.opened.has(envelope)) return;
     this.opened.set(envelope, entry);
@@ -169,6 +200,32 @@ export class Envelopes {
       this.opened.delete(oldest);
       this.openedChars -= oldest.length;
     }
+  }
+}
+
+/**
+ * An envelope key as a seal uses it: its secret imported once as a
+ * KeyObject (a raw key was imported again by every seal) and its id's
+ * bytes, and the associated data of each access key scope it sealed for,
+ * built once: a gateway seals for a handful of keys, over and over.
+ */
+class SealingKey {
+  readonly secret: KeyObject;
+  readonly id: Buffer;
+  private readonly associated = new Map<string, Buffer>();
+
+  constructor(key: EnvelopeKey) {
+    this.secret = createSecretKey(key.secret);
+    this.id = Buffer.from(key.id, "hex");
+  }
+
+  associatedData(keyHash: string): Buffer {
+    let bytes = this.associated.get(keyHash);
+    if (!bytes) {
+      if (this.associated.size >= ASSOCIATED_DATA_MEMO) this.associated.clear();
+      this.associated.set(keyHash, (bytes = associatedData(this.id, keyHash)));
+    }
+    return bytes;
   }
 }
 
