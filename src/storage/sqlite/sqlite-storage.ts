@@ -12,10 +12,9 @@ import { SessionCatalogueSql } from "./session-catalogue.js";
 import { SessionConfigSql } from "./session-config.js";
 import { SqliteSessionHistory } from "./session-history.js";
 import type { SessionHistory } from "../session-history.js";
-import type { TurnJournal } from "./turn-journal.js";
 import { TurnWrites } from "./turn-writes.js";
 import { VerdictStore } from "./verdict-store.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { JournaledTurns } from "./durable-turns.js";
 
 /**
  * The Storage port over one SQLite connection: each part implements its
@@ -43,7 +42,7 @@ export class SqliteStorage implements Storage {
   constructor(
     readonly db: Db,
     private readonly background: BackgroundCheckpoint | undefined,
-    journaled?: { readonly journal: TurnJournal; readonly log: Logger },
+    journaled?: JournaledTurns,
   ) {
     this.cache = new ReplayCache(db);
     this.writes = new TurnWrites(db, this.cache, journaled);
@@ -59,10 +58,13 @@ export class SqliteStorage implements Storage {
     this.history = new SqliteSessionHistory(db, settle);
     const { reads, writes } = this;
     this.turns = {
-      lookup: async (query) => lookupInProcess({ reads, verdicts: this.verdicts, configs: this.configs }, query),
+      lookup: async (query) => {
+        const answer = lookupInProcess({ reads, verdicts: this.verdicts, configs: this.configs }, query);
+        writes.goingUpstream(); // the request's upstream call follows its lookup
+        return answer;
+      },
       replaySources: async (turnIds) => reads.replaySources(turnIds),
       turnsAtDepths: async (keyHash, sessionId, asked) => reads.turnsAtDepths(keyHash, sessionId, asked),
-      begin: () => writes.begin(),
       save: (turn) => writes.save(turn),
     };
   }
