@@ -64,7 +64,8 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   const http = new UpstreamHttp({ streamBufferBytes: options.streamBufferBytes });
   const storage = await openStorage(options.store, {
     home: options.home,
-    gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes },
+    // the SQLite store journals a turn that completes while no request of this gateway is open upstream
+    gateway: { log, walCheckpointMs: options.walCheckpointMs, walLimitBytes: options.walLimitBytes, upstreamOpen: () => http.open.count },
   });
 
   container.register(OPTIONS, { useValue: options });

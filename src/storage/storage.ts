@@ -18,9 +18,7 @@ import type { Rejection, Verdict, VerdictField } from "./verdicts.js";
  *
  * Every operation answers through a promise, so a backend whose rows are
  * read over the network fits behind it; nothing above the port may assume
- * an answer arrives synchronously. The one exception is `turns.begin` and
- * the handle it returns: they tell the store a turn is running, with no
- * answer to wait for.
+ * an answer arrives synchronously.
  */
 export interface Storage {
   readonly turns: TurnStorage;
@@ -65,20 +63,12 @@ export interface TurnStorage {
    */
   turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>>;
   /**
-   * A turn's request goes upstream now; it runs until the handle's `end`.
-   * How and when the store makes turns durable (alone or shared with the
-   * turns running beside it) is the store's own business: this only tells
-   * it what is running.
+   * Writes the completed turn (and its session when new); resolves once it
+   * is durable. The caller ends its answer after that. How and when the
+   * store makes it durable (alone, or shared with turns completing beside
+   * it) is the store's own business.
    */
-  begin(): TurnInFlight;
-  /** Writes the completed turn (and its session when new); resolves once it is durable. The caller ends its answer after that. */
   save(turn: NewTurn): Promise<void>;
-}
-
-/** A turn between its upstream call and the end of its answer (see TurnStorage.begin). */
-export interface TurnInFlight {
-  /** Its answer was read through, failed, or was given up; a second call does nothing. */
-  end(): void;
 }
 
 /**

@@ -10,7 +10,7 @@ import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, typ
 import type { PluginHost } from "../providers/plugin-host.js";
 import type { RouteSource } from "../routing/routes/route-source.js";
 import { routeNumber } from "../routing/routes/route-table.js";
-import type { Storage, TurnInFlight } from "../storage/storage.js";
+import type { Storage } from "../storage/storage.js";
 import type { NewTurn, ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../providers/upstream/cancellation.js";
 import { callWithRetry, type CallTarget, type RetryContext } from "./call-with-retry.js";
@@ -83,8 +83,7 @@ export interface TurnRun {
  * pipeline: plan the turn (planTurn: route, session, verdicts, replay, the
  * first call), call it with the one-retry fallback (callWithRetry), then
  * relay the answer and record the turn (turnRecord). How a finished turn is
- * made durable is the storage's to decide; the chat path only tells it when
- * a turn starts and ends its upstream call.
+ * made durable is the storage's to decide.
  */
 @injectable()
 export class ChatService {
@@ -179,20 +178,16 @@ export class ChatService {
   /** The upstream call (and its one retry), then the turn as it streams. */
   private async call(prepared: PreparedTurn): Promise<TurnRun> {
     const { plugin, policy, key, sessionId, turnId, clientModel, reasoningEnabled, keyHash } = prepared;
-    // running from its upstream call on: a turn that completes while another waits for its upstream is not alone
-    const inFlight = this.storage.turns.begin();
     let outcome;
     const calledAt = performance.now();
     try {
       outcome = await callWithRetry(this.retrying, prepared);
     } catch (error) {
-      inFlight.end();
       this.publishRefusal(prepared, error, calledAt);
       throw error;
     }
     const { result, effective } = outcome;
     if (!result.ok) {
-      inFlight.end();
       this.log.warn({ provider: key.provider, model: key.model, status: result.status }, "upstream rejected the request");
       const error = upstreamError(result.status, result.body, result.headers); // X-Session-Id is already set (RequestContext.onSession)
       this.publishRefusal(prepared, error, calledAt);
@@ -222,9 +217,8 @@ export class ChatService {
       turnId,
       model: clientModel,
       stored: undefined,
-      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, inFlight, pace: prepared.pace, clock }),
+      batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, pace: prepared.pace, clock }),
       complete: async () => {
-        inFlight.end();
         const turn = accumulator.finish();
         const native = checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId);
         const record = turnRecord(prepared, turn, native, { route: routeNumber(policy), timings: clock.timings(), replay });
@@ -238,7 +232,6 @@ export class ChatService {
         return turn;
       },
       fail: (error) => {
-        inFlight.end();
         publish("turn.failed", {
           error: { message: error instanceof Error ? error.message : String(error), ...(error instanceof GatewayError ? { code: error.code } : {}) },
         });
@@ -279,8 +272,6 @@ interface RelayTarget {
   readonly reasoningEnabled: boolean;
   readonly bus: EventBus;
   readonly publish: (type: "reasoning.delta" | "content.delta", fields: Record<string, unknown>) => void;
-  /** Ended once its answer is read through, fails, or is given up. */
-  readonly inFlight: TurnInFlight;
   /** RequestContext.pace: the client's backpressure. */
   readonly pace: (() => Promise<void> | undefined) | undefined;
   /** When the first reasoning and answer text arrived. */
@@ -294,33 +285,29 @@ interface RelayTarget {
  * no turn's context outlives it (docs/performance.md#what-a-waiting-turn-holds).
  */
 async function* relay(parts: AsyncIterable<StreamItem>, turn: RelayTarget): AsyncIterable<readonly StreamPart[]> {
-  const { accumulator, reasoningEnabled, bus, publish, inFlight, pace, clock } = turn;
+  const { accumulator, reasoningEnabled, bus, publish, pace, clock } = turn;
   let reasoningSeen = false;
   let contentSeen = false;
-  try {
-    for await (const item of parts) {
-      const batch = partsOf(item);
-      let withheld = false;
-      for (const part of batch) {
-        accumulator.add(part);
-        if (part.type === "reasoning-delta") {
-          if (!reasoningSeen) clock.firstReasoning = clock.sinceSent();
-          if (!reasoningEnabled) withheld = true;
-          else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
-          reasoningSeen = true;
-        } else if (part.type === "text-delta") {
-          if (!contentSeen) clock.firstContent = clock.sinceSent();
-          if (bus.wants("content.delta", contentSeen)) publish("content.delta", { text: part.text });
-          contentSeen = true;
-        }
+  for await (const item of parts) {
+    const batch = partsOf(item);
+    let withheld = false;
+    for (const part of batch) {
+      accumulator.add(part);
+      if (part.type === "reasoning-delta") {
+        if (!reasoningSeen) clock.firstReasoning = clock.sinceSent();
+        if (!reasoningEnabled) withheld = true;
+        else if (bus.wants("reasoning.delta", reasoningSeen)) publish("reasoning.delta", { text: part.text });
+        reasoningSeen = true;
+      } else if (part.type === "text-delta") {
+        if (!contentSeen) clock.firstContent = clock.sinceSent();
+        if (bus.wants("content.delta", contentSeen)) publish("content.delta", { text: part.text });
+        contentSeen = true;
       }
-      yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
-      // a client that is behind is waited for before more is read: the upstream is paused meanwhile (BatchQueue)
-      const behind = pace?.();
-      if (behind) await behind;
     }
-  } finally {
-    inFlight.end(); // read through, failed, or abandoned by its reader
+    yield withheld ? batch.filter((part) => part.type !== "reasoning-delta") : batch;
+    // a client that is behind is waited for before more is read: the upstream is paused meanwhile (BatchQueue)
+    const behind = pace?.();
+    if (behind) await behind;
   }
 }
 

@@ -268,16 +268,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(found.get(second.fingerprint)).toEqual([{ id: second.id, session_id: "sess_tools", parent_turn_id: first.id }]);
       });
 
-      test("a new turn is the newest match at once, whether it completed alone or beside a running turn", async () => {
+      test("a new turn is the newest match at once, whether it completed alone or beside another", async () => {
         const store = await storage();
         const alone = newTurn("sess_order", "Same text.");
         await store.turns.save(alone);
         expect(ids((await matchesFor(store, "key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([alone.id]);
-        const running = store.turns.begin();
         const beside = newTurn("sess_order", "Same text.");
-        await store.turns.save(beside);
-        running.end();
-        running.end(); // a second end does nothing
+        const other = newTurn("sess_order_other", "Other text.");
+        await Promise.all([store.turns.save(beside), store.turns.save(other)]); // completed together
         expect(ids((await matchesFor(store, "key-a", [alone.fingerprint])).get(alone.fingerprint))).toEqual([beside.id, alone.id]);
         expect((await store.sessions.show("sess_order"))!.turnList.map((turn) => [turn.id, turn.position])).toEqual([
           [alone.id, 1],

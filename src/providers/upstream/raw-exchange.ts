@@ -2,6 +2,7 @@ import { request, type Dispatcher } from "undici";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { DEFAULT_DEADLINES, type RawAnswer, type RawRequest, type UpstreamCall } from "../contract.js";
 import { deadlineMessage, watchDeadlines, type Watched } from "./deadline-watch.js";
+import type { OpenExchanges } from "./open-exchanges.js";
 
 /**
  * A POST whose answer the plugin decodes itself (`PluginContext.http.post`),
@@ -10,17 +11,30 @@ import { deadlineMessage, watchDeadlines, type Watched } from "./deadline-watch.
  * undici's own five- and ten-minute timers. The idle clock does not run
  * while the plugin holds a chunk it was given and has not asked for the
  * next one (carrierd waiting on its client, not the upstream being idle).
+ * It counts in `open` until its answer is read through, fails, or a
+ * deadline cuts it (so an answer the plugin never reads stops counting).
  */
-export async function postRaw(agent: Dispatcher, call: UpstreamCall, wire: RawRequest): Promise<RawAnswer> {
+export async function postRaw(agent: Dispatcher, call: UpstreamCall, wire: RawRequest, open: OpenExchanges): Promise<RawAnswer> {
   const provider = call.provider.id;
   const deadlines = call.provider.deadlines ?? DEFAULT_DEADLINES;
   const expiry = new AbortController();
+  open.opened();
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    unwatch();
+    open.closed();
+  };
   const watched: Watched = {
     deadlines,
     sentAt: performance.now(),
     lastReadAt: 0,
     paused: false,
-    expire: (name) => expiry.abort(new GatewayError("upstream_timeout", deadlineMessage(provider, name, deadlines), null, { cause: name })),
+    expire: (name) => {
+      expiry.abort(new GatewayError("upstream_timeout", deadlineMessage(provider, name, deadlines), null, { cause: name }));
+      close();
+    },
   };
   const unwatch = watchDeadlines(watched);
   const reason = (error: unknown, failure: (cause: Error) => GatewayError): unknown => {
@@ -41,7 +55,7 @@ export async function postRaw(agent: Dispatcher, call: UpstreamCall, wire: RawRe
       bodyTimeout: deadlines.idleMs + 1_000,
     });
   } catch (error) {
-    unwatch();
+    close();
     throw reason(error, (cause) => new GatewayError("upstream_unreachable", `upstream ${provider} is unreachable: ${cause.message}`, null, { cause }));
   }
   watched.lastReadAt = performance.now();
@@ -63,7 +77,7 @@ export async function postRaw(agent: Dispatcher, call: UpstreamCall, wire: RawRe
           }),
       );
     } finally {
-      unwatch();
+      close();
     }
   }
   const body = Object.assign(chunks(), {

@@ -19,6 +19,7 @@ import { parseObject } from "../json-readers.js";
 import { BatchQueue, type Backpressure } from "./batch-queue.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
 import { DeadlineCuts } from "./deadline-cuts.js";
+import { OpenExchanges } from "./open-exchanges.js";
 import { deadlineMessage, watchDeadlines, type DeadlineName, type Watched } from "./deadline-watch.js";
 import { passedOnHeaders } from "./passed-on-headers.js";
 import { withTraceContext } from "../../operations/tracing/trace-hooks.js";
@@ -45,6 +46,7 @@ export class UpstreamHttp {
   private readonly streamBuffer: number;
   /** Exchanges cut by a deadline, per provider (for /metrics). */
   readonly deadlineCuts = new DeadlineCuts();
+  readonly open = new OpenExchanges(); // requests sent and not yet answered in full: the core's exchanges and plugins' own posts
 
   constructor(options: { streamBufferBytes?: number } = {}) {
     this.streamBuffer = options.streamBufferBytes ?? DEFAULT_STREAM_BUFFER;
@@ -65,6 +67,7 @@ export class UpstreamHttp {
           deadlines,
           streamBuffer: this.streamBuffer,
           deadlineCuts: this.deadlineCuts,
+          open: this.open,
         },
         resolve,
         reject,
@@ -88,7 +91,7 @@ export class UpstreamHttp {
   /** A request a plugin built and reads itself (docs/plugins.md), in the same pool and under the same deadlines. */
   post(call: UpstreamCall, wire: RawRequest): Promise<RawAnswer> {
     const headers = withTraceContext(wire.headers, cancellationOf(call));
-    return postRaw(this.agent, call, headers === wire.headers ? wire : { ...wire, headers });
+    return postRaw(this.agent, call, headers === wire.headers ? wire : { ...wire, headers }, this.open);
   }
 
   async close(): Promise<void> {
@@ -119,6 +122,7 @@ interface ExchangeOptions {
   readonly deadlines: UpstreamDeadlines;
   readonly streamBuffer: number;
   readonly deadlineCuts: DeadlineCuts;
+  readonly open: OpenExchanges;
 }
 
 /**
@@ -131,6 +135,7 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private settled = false;
+  private countedOpen = true;
   /** Error statuses and whole answers: the body's chunks. */
   private chunks: Buffer[] | undefined;
   /** An error status's headers worth passing on to the client. */
@@ -138,7 +143,7 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
   private stream: SseDecoding | undefined;
   private stopWatching: (() => void) | undefined;
   private unwatchDeadlines: (() => void) | undefined;
-  private readonly onCancel = () => this.controller?.abort(abortError(undefined));
+  private readonly onCancel = () => this.controller?.abort(abortError());
   readonly deadlines: UpstreamDeadlines;
   sentAt = 0;
   lastReadAt = 0;
@@ -151,6 +156,7 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
     private readonly reject: (error: unknown) => void,
   ) {
     this.deadlines = call.deadlines;
+    call.open.opened();
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -194,8 +200,7 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
   }
 
   onResponseEnd(): void {
-    this.stopWatching?.();
-    this.unwatchDeadlines?.();
+    this.closed();
     if (this.stream) {
       this.stream.end();
       return;
@@ -215,8 +220,7 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.stopWatching?.();
-    this.unwatchDeadlines?.();
+    this.closed();
     const timeout = this.asTimeout(error);
     if (timeout) {
       if (this.stream) this.stream.fail(timeout);
@@ -240,6 +244,14 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
     if (deadline === undefined) return undefined;
     this.call.deadlineCuts.note(this.call.provider, deadline);
     return new GatewayError("upstream_timeout", deadlineMessage(this.call.provider, deadline, this.deadlines), null, { cause: error });
+  }
+
+  /** Answered in full, failed or aborted: nothing more to watch, and no longer open. */
+  private closed(): void {
+    this.stopWatching?.();
+    this.unwatchDeadlines?.();
+    if (this.countedOpen) this.call.open.closed();
+    this.countedOpen = false;
   }
 
   private settle(result: UpstreamResult): void {
@@ -283,7 +295,7 @@ class SseDecoding {
     backpressure: Backpressure,
   ) {
     // the consumer stopped reading (its client left, or it failed): stop the upstream too
-    this.batches = new BatchQueue<StreamPart>(() => controller.abort(abortError(undefined)), backpressure);
+    this.batches = new BatchQueue<StreamPart>(() => controller.abort(abortError()), backpressure);
     this.parser = createParser({
       onEvent: (message: EventSourceMessage) => {
         if (this.failure) return;
@@ -352,7 +364,7 @@ class SseDecoding {
     }
     if (this.failure) {
       this.batches.fail(this.failure.error);
-      if (!this.controller.aborted) this.controller.abort(abortError(undefined)); // nothing after the error is read
+      if (!this.controller.aborted) this.controller.abort(abortError()); // nothing after the error is read
     }
   }
 }
@@ -383,7 +395,6 @@ function withoutBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-function abortError(reason: unknown): Error {
-  if (reason instanceof Error && reason.name === "AbortError") return reason;
+function abortError(): Error {
   return Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
 }

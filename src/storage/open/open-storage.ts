@@ -10,7 +10,13 @@ export interface OpenStorageOptions {
   /** `$CARRIERD_HOME` (state.db and the journal live there with the SQLite store). */
   readonly home: string;
   /** The gateway's storage (see SqliteStorageOptions.gateway); CLI commands leave it out. */
-  readonly gateway?: { readonly log: Logger; readonly walCheckpointMs?: number; readonly walLimitBytes?: number };
+  readonly gateway?: {
+    readonly log: Logger;
+    readonly walCheckpointMs?: number;
+    readonly walLimitBytes?: number;
+    /** How many requests the gateway has open upstream now (SqliteStorageOptions.gateway). */
+    readonly upstreamOpen?: () => number;
+  };
 }
 
 /**

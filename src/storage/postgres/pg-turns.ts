@@ -1,7 +1,7 @@
 import { callKeyOf } from "../../turn/sessions/fingerprint.js";
 import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
 import { TURN_COLUMNS, turnValues, type ReplayRow } from "../rows.js";
-import { TURNS_PER_DEPTH, type TurnInFlight, type TurnStorage } from "../storage.js";
+import { TURNS_PER_DEPTH, type TurnStorage } from "../storage.js";
 import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "../turns.js";
 import type { Sql } from "./connection.js";
 import { lookupRequest } from "./pg-request-lookup.js";
@@ -88,13 +88,7 @@ export class PgTurns implements TurnStorage {
   }
 
   /** Every turn is committed by its own statement: whether others run beside it changes nothing here. */
-  begin(): TurnInFlight {
-    return NOTHING_TO_DEFER;
-  }
-
   async save(turn: NewTurn): Promise<void> {
     await run(this.sql, INSERT_TURN, turnValues(turn, new Date().toISOString(), callKeyOf(turn.toolCalls)));
   }
 }
-
-const NOTHING_TO_DEFER: TurnInFlight = { end: () => {} };

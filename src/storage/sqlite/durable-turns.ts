@@ -14,6 +14,18 @@ export const JOURNAL_BATCH_TURNS = 16;
 /** The longest another process (a CLI command) waits to read a journaled turn from state.db. */
 export const JOURNAL_MAX_WAIT_MS = 25;
 
+/** The gateway's turns: durable in the journal before their SQLite commit when they complete alone. */
+export interface JournaledTurns {
+  readonly journal: TurnJournal;
+  readonly log: Logger;
+  /**
+   * How many requests the gateway has open upstream now (the transport's
+   * count, OpenExchanges): a turn completing while any is open is not
+   * alone. Without it every turn completes alone.
+   */
+  readonly upstreamOpen?: () => number;
+}
+
 /** What DurableTurns needs of the store that writes turns to SQLite. */
 export interface TurnWriter {
   /** Writes the turns in one transaction and returns their positions; the replay cache learns those `remember` accepts. */
@@ -58,15 +70,15 @@ export class DurableTurns {
    */
   constructor(
     private readonly writer: TurnWriter,
-    private readonly journaled?: { readonly journal: TurnJournal; readonly log: Logger },
+    private readonly journaled?: JournaledTurns,
   ) {}
 
   /**
    * Makes the turn durable, then resolves; the caller ends its answer after
    * that. Turns that complete in one turn of the event loop share one
-   * commit and resolve once it is done. A turn that completes `alone` (no
-   * other turn running: TurnWrites counts them from TurnStorage.begin)
-   * would wait for a whole commit by itself, a large share of what carrierd
+   * commit and resolve once it is done. A turn that completes alone (no
+   * request open upstream: JournaledTurns.upstreamOpen, its own answer being
+   * read through already) would wait for a whole commit by itself, a large share of what carrierd
    * adds to a request: with a journal it is appended there instead and resolves at
    * once. Its commit waits, with the turns journaled after it, until
    * `JOURNAL_BATCH_TURNS` of them wait and the next request has gone
@@ -80,8 +92,8 @@ export class DurableTurns {
    * the next requests arrive, and throughput falls.
    * A journaled turn whose commit fails stays in the journal and is retried.
    */
-  save(turn: NewTurn, alone: boolean): Promise<void> {
-    if (!this.journaled || !alone || this.group.due() || this.waiting.length >= JOURNAL_BATCH_TURNS) {
+  save(turn: NewTurn): Promise<void> {
+    if (!this.journaled || !this.alone() || this.group.due() || this.waiting.length >= JOURNAL_BATCH_TURNS) {
       this.commitWaiting(); // first: turns are committed in the order they completed
       return this.group.add(turn).then(nothing);
     }
@@ -99,10 +111,10 @@ export class DurableTurns {
 
   /**
    * Queues the journaled turns for one commit at the end of this turn of
-   * the event loop once a batch of them waits. Called once a request has
-   * gone upstream (TurnStorage.begin): the gateway would wait for
-   * the answer anyway, so under light load most of the commit costs no one
-   * any time.
+   * the event loop once a batch of them waits. Called as a request is about
+   * to go upstream (its TurnStorage.lookup): the gateway would wait for the
+   * answer anyway, so under light load most of the commit costs no one any
+   * time.
    */
   commitWaitingBatch(): void {
     if (this.waiting.length >= JOURNAL_BATCH_TURNS) this.commitWaiting();
@@ -176,6 +188,11 @@ export class DurableTurns {
     this.journaled?.journal.close();
     // nothing more is committed by this process: what is left waits in the journal for the next start
     for (const resolve of this.committedWaiters.splice(0)) resolve();
+  }
+
+  /** No request of the gateway's is open upstream: nothing else is about to complete beside this turn. */
+  private alone(): boolean {
+    return (this.journaled?.upstreamOpen?.() ?? 0) === 0;
   }
 
   private commitJournaled(turn: NewTurn): void {

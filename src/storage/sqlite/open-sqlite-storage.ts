@@ -15,9 +15,16 @@ export interface SqliteStorageOptions {
    * The gateway's storage: a turn completing alone is durable in the
    * journal before its commit, what a previous process journaled is
    * committed first, and WAL checkpoints run off the request path. Without
-   * it (CLI commands) a turn is durable at its commit.
+   * it (CLI commands) a turn is durable at its commit. `upstreamOpen`: see
+   * JournaledTurns (the gateway's transport counts its open requests).
    */
-  readonly gateway?: { readonly log: Logger; readonly walCheckpointMs?: number; readonly walLimitBytes?: number; readonly optimizeMs?: number };
+  readonly gateway?: {
+    readonly log: Logger;
+    readonly walCheckpointMs?: number;
+    readonly walLimitBytes?: number;
+    readonly optimizeMs?: number;
+    readonly upstreamOpen?: () => number;
+  };
 }
 
 /**
@@ -36,7 +43,11 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
       walLimitBytes: gateway.walLimitBytes,
       optimizeMs: gateway.optimizeMs,
     });
-    const storage = new SqliteStorage(db, background, { journal: new TurnJournal(join(options.home, JOURNAL_FILE)), log: gateway.log });
+    const storage = new SqliteStorage(db, background, {
+      journal: new TurnJournal(join(options.home, JOURNAL_FILE)),
+      log: gateway.log,
+      upstreamOpen: gateway.upstreamOpen,
+    });
     storage.writes.recoverJournal();
     return storage;
   } catch (error) {

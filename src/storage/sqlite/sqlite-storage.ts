@@ -10,10 +10,9 @@ import { lookupInProcess } from "./request-lookup.js";
 import { ResponseStore } from "./response-store.js";
 import { SessionConfigSql } from "./session-config.js";
 import { SessionStore } from "./session-store.js";
-import type { TurnJournal } from "./turn-journal.js";
 import { TurnWrites } from "./turn-writes.js";
 import { VerdictStore } from "./verdict-store.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { JournaledTurns } from "./durable-turns.js";
 
 /**
  * The Storage port over one SQLite connection: each part implements its
@@ -40,7 +39,7 @@ export class SqliteStorage implements Storage {
   constructor(
     readonly db: Db,
     private readonly background: BackgroundCheckpoint | undefined,
-    journaled?: { readonly journal: TurnJournal; readonly log: Logger },
+    journaled?: JournaledTurns,
   ) {
     this.cache = new ReplayCache(db);
     this.writes = new TurnWrites(db, this.cache, journaled);
@@ -55,10 +54,13 @@ export class SqliteStorage implements Storage {
     this.envelopeKeys = new SqliteEnvelopeKeys(db);
     const { reads, writes } = this;
     this.turns = {
-      lookup: async (query) => lookupInProcess({ reads, verdicts: this.verdicts, configs: this.configs }, query),
+      lookup: async (query) => {
+        const answer = lookupInProcess({ reads, verdicts: this.verdicts, configs: this.configs }, query);
+        writes.goingUpstream(); // the request's upstream call follows its lookup
+        return answer;
+      },
       replaySources: async (turnIds) => reads.replaySources(turnIds),
       turnsAtDepths: async (keyHash, sessionId, asked) => reads.turnsAtDepths(keyHash, sessionId, asked),
-      begin: () => writes.begin(),
       save: (turn) => writes.save(turn),
     };
   }

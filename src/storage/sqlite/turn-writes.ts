@@ -1,15 +1,13 @@
 import type { Statement } from "better-sqlite3";
-import type { Logger } from "../../operations/logging/logger.js";
 import { callKeyOf } from "../../turn/sessions/fingerprint.js";
-import type { TurnInFlight } from "../storage.js";
 import type { NewTurn, ReplaySource } from "../turns.js";
 import type { Json } from "../../providers/contract.js";
 import { detached } from "../../foundation/util/detached.js";
 import type { Db } from "./database.js";
-import { DurableTurns, type TurnWriter } from "./durable-turns.js";
+import { DurableTurns, type JournaledTurns, type TurnWriter } from "./durable-turns.js";
 import type { ReplayCache } from "./replay-cache.js";
 import { carrierColumns, carrierSize, TURN_COLUMNS, turnValues } from "../rows.js";
-import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
+import type { JournaledTurn } from "./turn-journal.js";
 
 interface WrittenTurn {
   position: number;
@@ -21,8 +19,7 @@ interface WrittenTurn {
  * Completed turns into SQLite: each with every carrier verbatim and the
  * fingerprint stateless clients are matched through, its session written
  * with its first turn. When a turn is durable, and when it is committed,
- * is DurableTurns' to decide; which turns complete alone is counted here,
- * from what the chat path tells (`begin`).
+ * is DurableTurns' to decide.
  */
 export class TurnWrites {
   private readonly statements: {
@@ -34,8 +31,6 @@ export class TurnWrites {
   private readonly writeTurns: (turns: readonly NewTurn[], createdAt: string | undefined) => WrittenTurn[];
   /** When each finished turn is durable, and when it is committed (journal, group commit). */
   private readonly durable: DurableTurns;
-  /** Turns from their upstream call until their answer is read through or given up: a turn ending alone is saved through the journal. */
-  private running = 0;
 
   /**
    * `journaled`: the gateway's turns, durable in the journal before their
@@ -45,7 +40,7 @@ export class TurnWrites {
   constructor(
     private readonly db: Db,
     private readonly cache: ReplayCache,
-    journaled?: { readonly journal: TurnJournal; readonly log: Logger },
+    journaled?: JournaledTurns,
   ) {
     this.writeTurns = db.transaction((turns: readonly NewTurn[], createdAt: string | undefined) => turns.map((turn) => this.writeTurn(turn, createdAt)));
     this.statements = {
@@ -81,30 +76,23 @@ export class TurnWrites {
   };
 
   /**
-   * See TurnStorage.begin: a turn completing while another waits for its
-   * upstream is not alone. Its request goes upstream now, and the gateway
-   * waits for the answer: a batch of journaled turns is committed meanwhile
-   * (see DurableTurns.commitWaitingBatch; the commit itself runs at the end
-   * of this turn of the event loop, after the request is sent).
+   * A request has read what it needs before its first upstream call
+   * (TurnStorage.lookup): it goes upstream in this turn of the event loop,
+   * and the gateway waits for the answer. A batch of journaled turns is
+   * committed meanwhile (see DurableTurns.commitWaitingBatch; the commit
+   * runs at the end of this turn of the event loop, after the request is sent).
    */
-  begin(): TurnInFlight {
-    this.running++;
+  goingUpstream(): void {
     this.durable.commitWaitingBatch();
-    return new RunningTurn(this);
-  }
-
-  /** RunningTurn's end. */
-  ended(): void {
-    this.running--;
   }
 
   /**
    * Makes the turn durable, then resolves: shared with the turns completing
    * alongside in one commit, or through the journal when it completes alone
-   * (no other turn running; see DurableTurns.save).
+   * (no request open upstream; see DurableTurns.save).
    */
   save(turn: NewTurn): Promise<void> {
-    return this.durable.save(turn, this.running === 0);
+    return this.durable.save(turn);
   }
 
   /** Writes the turn (and its session if new) now, in one transaction; returns its position. For seeding and backend tests. */
@@ -198,18 +186,5 @@ export class TurnWrites {
     };
     const match = { id: turn.id, session_id: turn.sessionId, parent_turn_id: turn.parentTurnId ?? null };
     this.cache.addTurn(turn.keyHash, [turn.fingerprint, callKeyOf(turn.toolCalls)], match, source, size);
-  }
-}
-
-/** One turn's hold on `running`; a class rather than a closure per turn, and ended at most once. */
-class RunningTurn implements TurnInFlight {
-  private done = false;
-
-  constructor(private readonly writes: TurnWrites) {}
-
-  end(): void {
-    if (this.done) return;
-    this.done = true;
-    this.writes.ended();
   }
 }
