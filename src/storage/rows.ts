@@ -1,5 +1,6 @@
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
 import type { Checkpoint } from "./checkpoints.js";
+import { joinPrompt, splitPrompt, type PromptColumns } from "./prompt-heads.js";
 import type { KeyScope, StoredKey } from "./keys.js";
 import type { NewTurn, ReplaySource, SessionCompaction, SessionDetail, SessionModelConfig, SessionSummary, StoredTurn } from "./turns.js";
 import type { Rejection, VerdictField } from "./verdicts.js";
@@ -26,7 +27,12 @@ export interface TurnRow {
   provider: string;
   host: string;
   upstream_model: string;
+  /** The prompt's messages after its head (all of them when prompt_head is null). */
   prompt: string;
+  /** The hash of the head stored in prompt_heads, or null (prompt-heads.ts). */
+  prompt_head: string | null;
+  /** The head's JSON, where a read joins prompt_heads (PROMPT_HEAD_JOIN). */
+  prompt_head_text?: string | null;
   content: string;
   tool_calls: string | null;
   reasoning_text: string | null;
@@ -49,14 +55,25 @@ export type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream
  * each backend counts it its own way.
  */
 export const TURN_COLUMNS = `id, session_id, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, audit, depth`;
+  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, audit, prompt_head, depth`;
+
+/** A turn row with its prompt head's text beside it: `FROM turns t ${PROMPT_HEAD_JOIN}`, selecting `h.text AS prompt_head_text`. */
+export const PROMPT_HEAD_JOIN = "LEFT JOIN prompt_heads h ON h.hash = t.prompt_head";
 
 /**
- * A new turn's values for TURN_COLUMNS (23); `depth` is null when it is the
+ * A new turn's values for TURN_COLUMNS (24); `depth` is null when it is the
  * turn's position. `callKey`: callKeyOf(turn.toolCalls), computed by the
- * backend (session matching sits above the port).
+ * backend (session matching sits above the port). `prompt`: the turn's
+ * prompt as stored (splitPrompt); its head, if any, is the backend's to
+ * write to prompt_heads with the turn.
  */
-export function turnValues(turn: NewTurn, createdAt: string, callKey: string | undefined, carriers = carrierColumns(turn)): unknown[] {
+export function turnValues(
+  turn: NewTurn,
+  createdAt: string,
+  callKey: string | undefined,
+  carriers = carrierColumns(turn),
+  prompt: PromptColumns = splitPrompt(turn.prompt),
+): unknown[] {
   return [
     turn.id,
     turn.sessionId,
@@ -66,7 +83,7 @@ export function turnValues(turn: NewTurn, createdAt: string, callKey: string | u
     turn.provider,
     turn.host,
     turn.upstreamModel,
-    JSON.stringify(turn.prompt),
+    prompt.rest,
     turn.content,
     turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
     turn.reasoningText,
@@ -80,6 +97,7 @@ export function turnValues(turn: NewTurn, createdAt: string, callKey: string | u
     turn.fingerprint,
     callKey ?? null,
     turn.audit ? JSON.stringify(turn.audit) : null,
+    prompt.head?.hash ?? null,
     turn.depth ?? null,
   ];
 }
@@ -165,7 +183,7 @@ export function toSessionDetail(row: SessionRow, turns: readonly TurnRow[], chec
     updatedAt: row.updated_at,
     modelConfig: parseJson<SessionModelConfig>(row.model_config) ?? {},
     turnList: turns.map(toStoredTurn),
-    prompts: turns.map((turn) => parseJson<ChatMessage[]>(turn.prompt) ?? []),
+    prompts: turns.map((turn) => parseJson<ChatMessage[]>(joinPrompt(turn.prompt_head_text, turn.prompt)) ?? []),
     compaction,
   };
 }

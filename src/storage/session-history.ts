@@ -1,3 +1,5 @@
+import { storedPromptSql } from "./prompt-heads.js";
+
 /**
  * Session history as operators read it over HTTP (docs/api.md#session-history):
  * sessions paged and filtered, and one session's turns with everything the
@@ -152,8 +154,8 @@ export interface HistoryTurnRow {
 }
 
 /** The columns HistoryTurnRow names, for a SELECT of either backend. */
-export const HISTORY_TURN_COLUMNS =
-  "id, position, depth, parent_turn_id, created_at, model, plugin, provider, host, upstream_model, upstream_id, finish_reason, prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, audit";
+export const HISTORY_TURN_COLUMNS = `id, position, depth, parent_turn_id, created_at, model, plugin, provider, host, upstream_model, upstream_id, finish_reason,
+  ${storedPromptSql("turns")} AS prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, audit`;
 
 export function toHistoryTurn(row: HistoryTurnRow): HistoryTurn {
   return {

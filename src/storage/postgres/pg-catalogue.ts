@@ -2,7 +2,7 @@ import type { SessionCatalogue } from "../storage.js";
 import type { BranchResult, SessionDetail, SessionSummary } from "../turns.js";
 import type { Sql } from "./connection.js";
 import { checkpointsOf, insertCheckpoint, newCheckpointId, newestCheckpoint } from "./pg-checkpoints.js";
-import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import { PROMPT_HEAD_JOIN, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
 import { run, transaction } from "./run.js";
 
 const INSERT_SESSION = `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING`;
@@ -16,14 +16,14 @@ const SESSION_ROW = `
   SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, s.parent_id, s.model_config, s.created_at, GREATEST(s.updated_at, COALESCE(last.created_at, '')) AS updated_at
     FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
    WHERE s.id = $1`;
-const SESSION_TURNS = `SELECT * FROM turns WHERE session_id = $1 ORDER BY position`;
+const SESSION_TURNS = `SELECT t.*, h.text AS prompt_head_text FROM turns t ${PROMPT_HEAD_JOIN} WHERE t.session_id = $1 ORDER BY t.position`;
 const DELETE_SESSION = `DELETE FROM sessions WHERE id = $1`;
 // the copies, every carrier column copied in SQL (never re-serialised), with the keys stateless clients find them by
 const COPY_TURNS = `
   INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, depth)
   SELECT 'turn_' || substr(md5(random()::text || clock_timestamp()::text || position::text), 1, 24), $1, position, NULL, model, plugin, provider, host, upstream_model,
-         prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, position
+         prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, position
     FROM turns WHERE session_id = $2 AND position <= $3 ORDER BY position`;
 const LINK_BY_POSITION = `UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = $1`;
 const DROP_ARCHIVED_COPIES = `DELETE FROM turns WHERE session_id = $1 AND position IN (SELECT position FROM turns WHERE session_id = $2 AND active = 0 AND position <= $3)`;

@@ -9,6 +9,7 @@ import {
   type SessionHistory,
   type SessionQuery,
 } from "../session-history.js";
+import { storedPromptSql } from "../prompt-heads.js";
 import type { Sql } from "./connection.js";
 import type { PostgresMigration } from "./migrations.js";
 import { run, transaction } from "./run.js";
@@ -25,7 +26,7 @@ const SESSION_COLUMNS = `
   SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, last.provider AS provider, s.parent_id, s.created_at,
          GREATEST(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
          (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id)::int AS turn_count,
-         (SELECT f.prompt FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
+         (SELECT ${storedPromptSql("f")} FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
     FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)`;
 
 // A page is chosen first, by each session's activity (its newest turn, one probe of UNIQUE (session_id, position)) and

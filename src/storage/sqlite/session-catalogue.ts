@@ -1,6 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import type { BranchResult, SessionDetail, SessionSummary } from "../turns.js";
-import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import { PROMPT_HEAD_JOIN, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
 import type { SessionCatalogue } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
@@ -41,7 +41,7 @@ export class SessionCatalogueSql implements SessionCatalogue {
            FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
           WHERE s.id = ?`,
       ),
-      sessionTurns: db.prepare(`SELECT * FROM turns WHERE session_id = ? ORDER BY position`),
+      sessionTurns: db.prepare(`SELECT t.*, h.text AS prompt_head_text FROM turns t ${PROMPT_HEAD_JOIN} WHERE t.session_id = ? ORDER BY t.position`),
       deleteSession: db.prepare(`DELETE FROM sessions WHERE id = ?`),
     };
   }
@@ -82,9 +82,9 @@ export class SessionCatalogueSql implements SessionCatalogue {
       let turns = this.db
         .prepare(
           `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, depth)
            SELECT 'turn_' || lower(hex(randomblob(12))), ?, position, NULL, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, position
+                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, position
              FROM turns WHERE session_id = ? AND position <= ? ORDER BY position`,
         )
         .run(newId, sourceId, limit).changes;

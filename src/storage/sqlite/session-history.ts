@@ -12,6 +12,7 @@ import {
   type SessionHistory,
   type SessionQuery,
 } from "../session-history.js";
+import { storedPromptSql } from "../prompt-heads.js";
 
 /**
  * Session history (versions 500–599): each turn keeps what the gateway
@@ -27,7 +28,7 @@ const SESSION_COLUMNS = `
   SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, last.provider AS provider, s.parent_id, s.created_at,
          MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
          (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turn_count,
-         (SELECT f.prompt FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
+         (SELECT ${storedPromptSql("f")} FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
     FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)`;
 
 // A page is chosen first, by each session's activity (its newest turn, one seek of UNIQUE (session_id, position)) and
