@@ -9,7 +9,7 @@ import type { Db } from "./database.js";
 import { DurableTurns, type TurnWriter } from "./durable-turns.js";
 import type { ReplayCache } from "./replay-cache.js";
 import { carrierColumns, carrierSize, TURN_COLUMNS, turnValues } from "../rows.js";
-import { splitPrompt } from "../prompt-heads.js";
+import { promptColumnsOf } from "../prompt-heads.js";
 import type { JournaledTurn, TurnJournal } from "./turn-journal.js";
 
 interface WrittenTurn {
@@ -175,7 +175,7 @@ export class TurnWrites {
     // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
     // fingerprint included (migration 3): its table and three indexes, about four pages
     this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
-    const prompt = splitPrompt(turn.prompt);
+    const prompt = promptColumnsOf(turn.prompt);
     if (prompt.head) this.statements.insertPromptHead.run(prompt.head.hash, prompt.head.text);
     const values = turnValues(turn, now, callKeyOf(turn.toolCalls), carriers, prompt);
     const { position } = this.statements.insertTurn.get(...values, turn.sessionId, turn.sessionId) as { position: number };
