@@ -18,6 +18,11 @@ const SESSION_ROW = `
    WHERE s.id = $1`;
 const SESSION_TURNS = `SELECT t.*, h.text AS prompt_head_text FROM turns t ${PROMPT_HEAD_JOIN} WHERE t.session_id = $1 ORDER BY t.position`;
 const DELETE_SESSION = `DELETE FROM sessions WHERE id = $1`;
+// a removed session's prompt heads go unless another turn names them (prompt-heads.ts). They are locked first: a turn
+// written meanwhile locks its head too (pg-turns.ts), so the check below, a statement of its own, sees that turn
+const HEADS_OF = `SELECT DISTINCT prompt_head FROM turns WHERE session_id = $1 AND prompt_head IS NOT NULL`;
+const LOCK_HEADS = `SELECT hash FROM prompt_heads WHERE hash = ANY($1::text[]) ORDER BY hash FOR UPDATE`;
+const DROP_UNNAMED_HEADS = `DELETE FROM prompt_heads h WHERE h.hash = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.prompt_head = h.hash)`;
 // the copies, every carrier column copied in SQL (never re-serialised), with the keys stateless clients find them by
 const COPY_TURNS = `
   INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
@@ -69,6 +74,14 @@ export class PgCatalogue implements SessionCatalogue {
   }
 
   async remove(sessionId: string): Promise<boolean> {
-    return (await run(this.sql, DELETE_SESSION, [sessionId])).count > 0;
+    return transaction(this.sql, async (tx) => {
+      const heads = (await run<{ prompt_head: string }>(tx, HEADS_OF, [sessionId])).map((row) => row.prompt_head);
+      const removed = (await run(tx, DELETE_SESSION, [sessionId])).count > 0;
+      if (heads.length > 0) {
+        await run(tx, LOCK_HEADS, [heads]);
+        await run(tx, DROP_UNNAMED_HEADS, [heads]);
+      }
+      return removed;
+    });
   }
 }

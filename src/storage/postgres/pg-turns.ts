@@ -27,10 +27,12 @@ export const TURNS_AT_DEPTHS = `
   ORDER BY t.seq DESC`;
 // the session row is created with its first turn, or locked and its position counter moved on: one statement, one
 // implicit transaction, so the turn is committed (and read by every instance) when it resolves. The turn's prompt
-// head ($23, its text $25) is written with it unless stored already (prompt-heads.ts)
+// head ($23, its text $25) is written with it unless stored already, and then locked, not rewritten (DO UPDATE … WHERE
+// false locks the row it meets): a session removed meanwhile cannot take the head away from this turn (pg-catalogue.ts)
 export const INSERT_TURN = `
   WITH h AS (
-    INSERT INTO prompt_heads (hash, text) SELECT $23, $25 WHERE $23::text IS NOT NULL ON CONFLICT (hash) DO NOTHING
+    INSERT INTO prompt_heads (hash, text) SELECT $23, $25 WHERE $23::text IS NOT NULL
+    ON CONFLICT (hash) DO UPDATE SET text = EXCLUDED.text WHERE false
   ), s AS (
     INSERT INTO sessions (id, key_hash, model, parent_id, model_config, last_position, created_at, updated_at)
     VALUES ($2, $19, $4, NULL, '{}', 1, $18, $18)

@@ -10,5 +10,6 @@ export const PROMPT_HEAD_MIGRATION: PostgresMigration = {
       text text NOT NULL
     );
     ALTER TABLE turns ADD COLUMN prompt_head text;
+    CREATE INDEX turns_prompt_head ON turns (prompt_head) WHERE prompt_head IS NOT NULL;
   `,
 };

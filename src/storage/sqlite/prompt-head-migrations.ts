@@ -6,6 +6,8 @@ import type { Migration } from "./database.js";
  * system and developer messages is one row of `prompt_heads`, keyed by the
  * SHA-256 of its JSON, and each turn that sent it names it in
  * `prompt_head`. Turns stored before keep their whole prompt (NULL head).
+ * A head no turn names any more (its sessions removed) is removed with the
+ * last of them.
  */
 export const PROMPT_HEAD_MIGRATIONS: readonly Migration[] = [
   {
@@ -17,6 +19,8 @@ export const PROMPT_HEAD_MIGRATIONS: readonly Migration[] = [
         text TEXT NOT NULL
       );
       ALTER TABLE turns ADD COLUMN prompt_head TEXT;
+      -- whether a head is still named by a turn, when a session is removed: only turns with a head have an entry
+      CREATE INDEX turns_prompt_head ON turns (prompt_head) WHERE prompt_head IS NOT NULL;
     `,
   },
 ];

@@ -17,6 +17,8 @@ export class SessionCatalogueSql implements SessionCatalogue {
     sessionRow: Statement<[string]>;
     sessionTurns: Statement<[string]>;
     deleteSession: Statement<[string]>;
+    headsOf: Statement<[string]>;
+    dropUnnamedHead: Statement<[string, string]>;
   };
 
   constructor(
@@ -43,6 +45,8 @@ export class SessionCatalogueSql implements SessionCatalogue {
       ),
       sessionTurns: db.prepare(`SELECT t.*, h.text AS prompt_head_text FROM turns t ${PROMPT_HEAD_JOIN} WHERE t.session_id = ? ORDER BY t.position`),
       deleteSession: db.prepare(`DELETE FROM sessions WHERE id = ?`),
+      headsOf: db.prepare(`SELECT DISTINCT prompt_head FROM turns WHERE session_id = ? AND prompt_head IS NOT NULL`).pluck(),
+      dropUnnamedHead: db.prepare(`DELETE FROM prompt_heads WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM turns WHERE prompt_head = ?)`),
     };
   }
 
@@ -116,6 +120,12 @@ export class SessionCatalogueSql implements SessionCatalogue {
   async remove(id: string): Promise<boolean> {
     this.settle();
     this.forgetConfig(id);
-    return this.statements.deleteSession.run(id).changes > 0;
+    // the session's prompt heads go with it unless another session's turns name them (prompt-heads.ts)
+    return this.db.transaction(() => {
+      const heads = this.statements.headsOf.all(id) as string[];
+      const removed = this.statements.deleteSession.run(id).changes > 0;
+      for (const hash of heads) this.statements.dropUnnamedHead.run(hash, hash);
+      return removed;
+    })();
   }
 }
