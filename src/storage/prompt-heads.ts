@@ -36,7 +36,7 @@ const isInstruction = (message: ChatMessage): boolean => message.role === "syste
  */
 export function splitPrompt(prompt: readonly ChatMessage[]): PromptColumns {
   let headLength = 0;
-  while (headLength < prompt.length && isInstruction(prompt[headLength]!)) headLength++;
+  while (headLength < prompt.length && isInstruction(prompt[headLength])) headLength++;
   if (headLength === 0) return { rest: JSON.stringify(prompt), head: undefined };
   const headText = JSON.stringify(headLength === prompt.length ? prompt : prompt.slice(0, headLength));
   if (headText.length < PROMPT_HEAD_MIN_CHARS) return { rest: JSON.stringify(prompt), head: undefined };
