@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ChatMessage } from "../providers/contract.js";
+import { RecentHeads, type HeadColumns } from "./recent-heads.js";
 
 /*
  * Prompt heads stored once (docs/performance.md#prompt-heads-stored-once).
@@ -22,7 +23,7 @@ export const PROMPT_HEAD_MIN_CHARS = 2048;
 /** A turn's prompt as stored: the JSON of its messages after the head, and the head when it is stored apart. */
 export interface PromptColumns {
   readonly rest: string;
-  readonly head: { readonly hash: string; readonly text: string } | undefined;
+  readonly head: HeadColumns | undefined;
 }
 
 const isInstruction = (message: ChatMessage): boolean => message.role === "system" || message.role === "developer";
@@ -38,10 +39,18 @@ export function splitPrompt(prompt: readonly ChatMessage[]): PromptColumns {
   let headLength = 0;
   while (headLength < prompt.length && isInstruction(prompt[headLength])) headLength++;
   if (headLength === 0) return { rest: JSON.stringify(prompt), head: undefined };
-  const headText = JSON.stringify(headLength === prompt.length ? prompt : prompt.slice(0, headLength));
-  if (headText.length < PROMPT_HEAD_MIN_CHARS) return { rest: JSON.stringify(prompt), head: undefined };
-  const rest = headLength === prompt.length ? "[]" : JSON.stringify(prompt.slice(headLength));
-  return { rest, head: { hash: createHash("sha256").update(headText).digest("hex"), text: headText } };
+  const head = recentHeads.columnsOf(headLength === prompt.length ? prompt : prompt.slice(0, headLength), makeHead);
+  if (!head) return { rest: JSON.stringify(prompt), head: undefined };
+  return { rest: headLength === prompt.length ? "[]" : JSON.stringify(prompt.slice(headLength)), head };
+}
+
+/** The heads of the prompts split lately, reused when the next one is equal (recent-heads.ts). */
+const recentHeads = new RecentHeads();
+
+/** A head's columns, or none when it is too short to be stored apart. */
+function makeHead(this: void, messages: readonly ChatMessage[]): HeadColumns | undefined {
+  const text = JSON.stringify(messages);
+  return text.length < PROMPT_HEAD_MIN_CHARS ? undefined : { hash: createHash("sha256").update(text).digest("hex"), text };
 }
 
 /** splitPrompt's answer for each prompt, while the turn holding it is alive: a journaled turn is split once, for its journal line and its commit. */

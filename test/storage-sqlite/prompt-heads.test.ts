@@ -49,3 +49,26 @@ test("sessions sending the same long system prompt share one row of it; it goes 
   expect(JSON.stringify((await store.catalogue.show("sess_d"))!.prompts)).toBe(JSON.stringify([[SYSTEM, { role: "user", content: "third task" }]]));
   await store.close();
 });
+
+test("a head equal to a recent one reuses its JSON; one that differs only in its keys' order is another head, read back as it was", async () => {
+  const db = openDatabase(":memory:", SQLITE_MIGRATIONS);
+  const store = new SqliteStorage(db, undefined);
+  const reordered = { content: SYSTEM.content, role: "system" } as ChatMessage;
+  const changed: ChatMessage = { role: "system", content: `${SYSTEM.content}!` };
+  const prompts: ChatMessage[][] = [
+    [{ ...SYSTEM }, { role: "user", content: "one" }],
+    [{ ...SYSTEM }, { role: "user", content: "two" }],
+    [reordered, { role: "user", content: "three" }],
+    [changed, { role: "user", content: "four" }],
+    [
+      { ...SYSTEM, name: "agent" },
+      { role: "user", content: "five" },
+    ],
+  ];
+  prompts.forEach((prompt, index) => store.writes.saveNow(newTurn(`sess_${index}`, `answer ${index}`, { prompt })));
+  expect(db.prepare("SELECT COUNT(*) FROM prompt_heads").pluck().get()).toBe(4);
+  for (const [index, prompt] of prompts.entries()) {
+    expect(JSON.stringify((await store.catalogue.show(`sess_${index}`))!.prompts)).toBe(JSON.stringify([prompt]));
+  }
+  await store.close();
+});
