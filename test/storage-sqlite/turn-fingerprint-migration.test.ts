@@ -149,6 +149,7 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
     "turns_fingerprint",
     "turns_call_key",
     "turns_depth",
+    "turns_prompt_head",
   ]);
   expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
   expect(db.pragma("foreign_key_check")).toEqual([]);
