@@ -1,5 +1,6 @@
 import type { ChatMessage, Json, JsonObject, ToolCall, Usage } from "../providers/contract.js";
 import type { Checkpoint } from "./checkpoints.js";
+import { splitPrompt, storedPromptSql, type PromptColumns } from "./prompt-heads.js";
 import type { KeyScope, StoredKey } from "./keys.js";
 import type { StoredConversation, StoredResponse } from "./responses.js";
 import type { TurnAudit } from "./session-history.js";
@@ -29,6 +30,7 @@ export interface TurnRow {
   provider: string;
   host: string;
   upstream_model: string;
+  /** The prompt's JSON as it was asked for, its head (prompt-heads.ts) joined back by the SELECT (storedPromptSql). */
   prompt: string;
   content: string;
   tool_calls: string | null;
@@ -48,7 +50,8 @@ export interface TurnRow {
 }
 
 /** The columns of TurnRow, for a SELECT of either backend (a turn's keys are not among them: nothing shows them). */
-export const TURN_ROW_COLUMNS = `seq, id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
+export const TURN_ROW_COLUMNS = `seq, id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model,
+  ${storedPromptSql("turns")} AS prompt, content, tool_calls,
   reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, active, depth, audit`;
 
 /** The columns replay reads of a turn. */
@@ -60,14 +63,22 @@ export type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream
  * each backend counts it its own way.
  */
 export const TURN_COLUMNS = `id, session_id, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, audit, depth`;
+  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, audit, prompt_head, depth`;
 
 /**
- * A new turn's values for TURN_COLUMNS (23); `depth` is null when it is the
+ * A new turn's values for TURN_COLUMNS (24); `depth` is null when it is the
  * turn's position. `callKey`: callKeyOf(turn.toolCalls), computed by the
- * backend (session matching sits above the port).
+ * backend (session matching sits above the port). `prompt`: the turn's
+ * prompt as stored (splitPrompt); its head, if any, is the backend's to
+ * write to prompt_heads with the turn.
  */
-export function turnValues(turn: NewTurn, createdAt: string, callKey: string | undefined, carriers = carrierColumns(turn)): unknown[] {
+export function turnValues(
+  turn: NewTurn,
+  createdAt: string,
+  callKey: string | undefined,
+  carriers = carrierColumns(turn),
+  prompt: PromptColumns = splitPrompt(turn.prompt),
+): unknown[] {
   return [
     turn.id,
     turn.sessionId,
@@ -77,7 +88,7 @@ export function turnValues(turn: NewTurn, createdAt: string, callKey: string | u
     turn.provider,
     turn.host,
     turn.upstreamModel,
-    JSON.stringify(turn.prompt),
+    prompt.rest,
     turn.content,
     turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
     turn.reasoningText,
@@ -91,6 +102,7 @@ export function turnValues(turn: NewTurn, createdAt: string, callKey: string | u
     turn.fingerprint,
     callKey ?? null,
     turn.audit ? JSON.stringify(turn.audit) : null,
+    prompt.head?.hash ?? null,
     turn.depth ?? null,
   ];
 }

@@ -11,6 +11,7 @@ import { findSession } from "../../src/turn/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
+import { PROMPT_HEAD_MIGRATIONS } from "../../src/storage/sqlite/prompt-head-migrations.js";
 import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/history-migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 
@@ -59,6 +60,7 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
     ...KEY_MIGRATIONS,
     ...ENVELOPE_KEY_MIGRATIONS,
     ...SESSION_HISTORY_MIGRATIONS,
+    ...PROMPT_HEAD_MIGRATIONS,
   ]);
   const store = new SqliteStorage(db, undefined);
   const resent = [

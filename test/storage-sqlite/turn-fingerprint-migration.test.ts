@@ -11,6 +11,7 @@ import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage/sqlite/database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";
+import { PROMPT_HEAD_MIGRATIONS } from "../../src/storage/sqlite/prompt-head-migrations.js";
 import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/history-migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
@@ -32,6 +33,7 @@ const NOW = [
   ...KEY_MIGRATIONS,
   ...ENVELOPE_KEY_MIGRATIONS,
   ...SESSION_HISTORY_MIGRATIONS,
+  ...PROMPT_HEAD_MIGRATIONS,
 ];
 
 /** A turn written as the old SqliteStorage wrote it: the row (seq by AUTOINCREMENT), then its fingerprint row. */
@@ -147,12 +149,15 @@ test("a database of the previous schema keeps every turn, seq and fingerprint; l
     "turns_fingerprint",
     "turns_call_key",
     "turns_depth",
+    "turns_prompt_head",
   ]);
   expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
   expect(db.pragma("foreign_key_check")).toEqual([]);
   expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
   // every row as it was (seq, every column, compaction's active flag), its fingerprint now in the row
-  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(before.map((row) => ({ ...row, call_key: null, depth: row.position, audit: null }))); // migration 4 adds call_key: text turns have none; migration 5 the depth, the position before; migration 500 the audit, none before
+  expect(db.prepare("SELECT * FROM turns ORDER BY seq").all()).toEqual(
+    before.map((row) => ({ ...row, call_key: null, depth: row.position, audit: null, prompt_head: null })),
+  ); // migration 4 adds call_key: text turns have none; migration 5 the depth, the position before; migration 500 the audit, none before; migration 600 the prompt head, none before
   expect(db.prepare("SELECT id FROM turns WHERE active = 0").pluck().all()).toEqual(["turn_a1"]);
 
   const store = new SqliteStorage(db, undefined);
@@ -228,7 +233,9 @@ test("a database only the CLI opened (no compaction yet) migrates, and compactio
   openDatabase(file, SESSION_MIGRATIONS).close(); // what `carrierd sessions list` applied before it opened state.db with every migration
   const db = openDatabase(file, NOW);
   expect(db.prepare("SELECT seq, key_hash, fingerprint, active FROM turns").all()).toEqual([{ seq, key_hash: "k", fingerprint: HELLO, active: 1 }]);
-  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4, 5, 101, 102, 103, 200, 201, 300, 400, 500]);
+  expect(db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all()).toEqual([
+    1, 2, 3, 4, 5, 101, 102, 103, 200, 201, 300, 400, 500, 600,
+  ]);
   expect(ids(new SqliteStorage(db, undefined).reads.matchesFor("k", [HELLO]).get(HELLO))).toEqual(["turn_1"]);
   db.close();
 });

@@ -90,7 +90,7 @@ describe("sessions named per key: a store from before is renamed", () => {
         POSTGRES_MIGRATIONS.filter((migration) => migration.version < 3),
       );
       for (const statement of ROWS) await client.query(statement);
-      expect(await migrate(client)).toEqual([3, 400, 500]);
+      expect(await migrate(client)).toEqual([3, 400, 500, 600]);
       const read: Record<string, unknown[]> = {};
       for (const [name, sql] of Object.entries(READS)) read[name] = (await client.query({ text: sql, rowMode: "array" })).rows;
       expect(read).toEqual(EXPECTED);

@@ -43,9 +43,12 @@ const TABLES = [
       "active",
       "depth",
       "audit",
+      "prompt_head",
     ],
     order: "seq",
   },
+  // the heads turns name (src/storage/prompt-heads.ts), their text as stored
+  { name: "prompt_heads", columns: ["hash", "text"], order: "rowid" },
   { name: "verdicts", columns: ["provider", "host", "model", "field", "status", "message", "recorded_at"], order: "rowid" },
   {
     name: "responses",

@@ -1,6 +1,7 @@
 import type { Sql } from "./connection.js";
 import { ENVELOPE_KEY_MIGRATION } from "./envelope-key-migrations.js";
 import { SESSION_HISTORY_MIGRATION } from "./history-migrations.js";
+import { PROMPT_HEAD_MIGRATION } from "./prompt-head-migrations.js";
 import { transaction } from "./run.js";
 
 export interface PostgresMigration {
@@ -193,6 +194,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   ENVELOPE_KEY_MIGRATION,
   SESSION_HISTORY_MIGRATION,
+  PROMPT_HEAD_MIGRATION,
 ];
 
 // any constant both sides agree on: pg_advisory_xact_lock takes a bigint key; this one is "carrierd" in ASCII

@@ -1,3 +1,4 @@
+import { storedPromptSql } from "../prompt-heads.js";
 import type { SessionStorage } from "../storage.js";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
 import type { Sql } from "./connection.js";
@@ -37,17 +38,22 @@ const LIST = `
   SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, last.provider AS provider, s.parent_id, s.created_at,
          GREATEST(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
          (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id)::int AS turns,
-         (SELECT f.prompt FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
+         (SELECT ${storedPromptSql("f")} FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
     FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
     JOIN page p ON p.id = s.id
   ORDER BY p.updated_at DESC, p.id DESC`;
 const DELETE_SESSION = `DELETE FROM sessions WHERE id = $1`;
+// a removed session's prompt heads go unless another turn names them (prompt-heads.ts). They are locked first: a turn
+// written meanwhile locks its head too (pg-turns.ts), so the check below, a statement of its own, sees that turn
+const HEADS_OF = `SELECT DISTINCT prompt_head FROM turns WHERE session_id = $1 AND prompt_head IS NOT NULL`;
+const LOCK_HEADS = `SELECT hash FROM prompt_heads WHERE hash = ANY($1::text[]) ORDER BY hash FOR UPDATE`;
+const DROP_UNNAMED_HEADS = `DELETE FROM prompt_heads h WHERE h.hash = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.prompt_head = h.hash)`;
 // the copies, every carrier column copied in SQL (never re-serialised), with the keys stateless clients find them by
 const COPY_TURNS = `
   INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+                     reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, depth)
   SELECT 'turn_' || substr(md5(random()::text || clock_timestamp()::text || position::text), 1, 24), $1, position, NULL, model, plugin, provider, host, upstream_model,
-         prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, position
+         prompt, content, tool_calls, reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, position
     FROM turns WHERE session_id = $2 AND position <= $3 ORDER BY position`;
 const LINK_BY_POSITION = `UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position = turns.position - 1) WHERE session_id = $1`;
 const DROP_ARCHIVED_COPIES = `DELETE FROM turns WHERE session_id = $1 AND position IN (SELECT position FROM turns WHERE session_id = $2 AND active = 0 AND position <= $3)`;
@@ -110,6 +116,14 @@ export class PgSessions implements SessionStorage {
   }
 
   async remove(sessionId: string): Promise<boolean> {
-    return (await run(this.sql, DELETE_SESSION, [sessionId])).count > 0;
+    return transaction(this.sql, async (tx) => {
+      const heads = (await run<{ prompt_head: string }>(tx, HEADS_OF, [sessionId])).map((row) => row.prompt_head);
+      const removed = (await run(tx, DELETE_SESSION, [sessionId])).count > 0;
+      if (heads.length > 0) {
+        await run(tx, LOCK_HEADS, [heads]);
+        await run(tx, DROP_UNNAMED_HEADS, [heads]);
+      }
+      return removed;
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { callKeyOf } from "../../turn/sessions/fingerprint.js";
 import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
 import { TURN_COLUMNS, turnValues, type ReplayRow } from "../rows.js";
+import { splitPrompt, storedPromptSql } from "../prompt-heads.js";
 import { TURNS_PER_DEPTH, type TurnStorage } from "../storage.js";
 import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "../turns.js";
 import type { Sql } from "./connection.js";
@@ -13,28 +14,33 @@ export const REPLAY_SOURCES = `SELECT id, session_id, plugin, upstream_model, re
 // (UNIQUE (session_id, position)), and the newest others of that depth (the partial turns_depth). The key's hash is
 // compared as an expression (key_hash || '') that no index serves, so the planner cannot take turns_fingerprint
 // (key_hash, …) and read every turn of the key, whatever its statistics say
-// The stored prompt is compared here ($4, per depth), so only whether it matched comes back.
+// The stored prompt (its head joined back, prompt-heads.ts) is compared here ($4, per depth), so only whether it matched comes back.
 export const TURNS_AT_DEPTHS = `
-  SELECT k.depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = k.prompt AS same_prompt
+  SELECT k.depth, t.seq, t.id, t.session_id, t.parent_turn_id, ${storedPromptSql("t")} = k.prompt AS same_prompt
     FROM unnest($3::int[], $4::text[]) AS k(depth, prompt)
-    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
+    CROSS JOIN LATERAL (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt, f.prompt_head FROM turns f
                          WHERE f.session_id = $1 AND f.position = k.depth AND f.depth = f.position AND f.key_hash || '' = $2
                         UNION ALL
-                        (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt FROM turns f
+                        (SELECT f.seq, f.id, f.session_id, f.parent_turn_id, f.prompt, f.prompt_head FROM turns f
                           WHERE f.session_id = $1 AND f.depth = k.depth AND f.depth <> f.position AND f.key_hash || '' = $2
                           ORDER BY f.seq DESC LIMIT ${TURNS_PER_DEPTH})) t
   ORDER BY t.seq DESC`;
 // the session row is created with its first turn, or locked and its position counter moved on: one statement, one
-// implicit transaction, so the turn is committed (and read by every instance) when it resolves
+// implicit transaction, so the turn is committed (and read by every instance) when it resolves. The turn's prompt
+// head ($23, its text $25) is written with it unless stored already, and then locked, not rewritten (DO UPDATE … WHERE
+// false locks the row it meets): a session removed meanwhile cannot take the head away from this turn (pg-catalogue.ts)
 export const INSERT_TURN = `
-  WITH s AS (
+  WITH h AS (
+    INSERT INTO prompt_heads (hash, text) SELECT $23, $25 WHERE $23::text IS NOT NULL
+    ON CONFLICT (hash) DO UPDATE SET text = EXCLUDED.text WHERE false
+  ), s AS (
     INSERT INTO sessions (id, key_hash, model, parent_id, model_config, last_position, created_at, updated_at)
     VALUES ($2, $19, $4, NULL, '{}', 1, $18, $18)
     ON CONFLICT (id) DO UPDATE SET last_position = sessions.last_position + 1
     RETURNING last_position
   )
   INSERT INTO turns (${TURN_COLUMNS}, position)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, COALESCE($23::integer, s.last_position), s.last_position FROM s
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, COALESCE($24::integer, s.last_position), s.last_position FROM s
   RETURNING position`;
 
 /**
@@ -89,6 +95,7 @@ export class PgTurns implements TurnStorage {
 
   /** Every turn is committed by its own statement: whether others run beside it changes nothing here. */
   async save(turn: NewTurn): Promise<void> {
-    await run(this.sql, INSERT_TURN, turnValues(turn, new Date().toISOString(), callKeyOf(turn.toolCalls)));
+    const prompt = splitPrompt(turn.prompt);
+    await run(this.sql, INSERT_TURN, [...turnValues(turn, new Date().toISOString(), callKeyOf(turn.toolCalls), undefined, prompt), prompt.head?.text ?? null]);
   }
 }

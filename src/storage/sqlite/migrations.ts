@@ -2,6 +2,7 @@ import { COMPACTION_MIGRATIONS } from "./compaction-migrations.js";
 import type { Migration } from "./database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "./envelope-key-migrations.js";
 import { KEY_MIGRATIONS } from "./key-migrations.js";
+import { PROMPT_HEAD_MIGRATIONS } from "./prompt-head-migrations.js";
 import { RESPONSES_MIGRATIONS } from "./responses-migrations.js";
 import { SESSION_HISTORY_MIGRATIONS } from "./history-migrations.js";
 import { SESSION_MIGRATIONS } from "./session-migrations.js";
@@ -18,4 +19,5 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   ...KEY_MIGRATIONS,
   ...ENVELOPE_KEY_MIGRATIONS,
   ...SESSION_HISTORY_MIGRATIONS,
+  ...PROMPT_HEAD_MIGRATIONS,
 ];

@@ -5,6 +5,10 @@ import type { DepthAsked, DepthMatch, FingerprintMatch, ReplaySource } from "../
 import type { Db } from "./database.js";
 import { MATCHES_PER_FINGERPRINT, type ReplayCache } from "./replay-cache.js";
 import { carrierSize, toReplaySource, type ReplayRow } from "../rows.js";
+import { storedPromptSql } from "../prompt-heads.js";
+
+/** A stored turn's prompt is the one asked at its depth. */
+const SAME_PROMPT = `${storedPromptSql("t")} = json_extract(j.value, '$[1]')`;
 
 /**
  * What replay reads of stored turns: the matches of a request's turn keys
@@ -46,13 +50,14 @@ export class ReplayReads {
       // with seq, so newest first needs no sort). The key's hash is a condition too; with statistics that made a key
       // look selective SQLite once chose turns_fingerprint (key_hash) and read every turn of the key. So turns_depth is
       // named (INDEXED BY) and the hash is compared as +key_hash, which no index serves
-      // @asked is [[depth, prompt], …]; the stored prompt is compared here, so only whether it matched comes back
+      // @asked is [[depth, prompt], …]; the stored prompt (its head joined back, prompt-heads.ts) is compared here, so only
+      // whether it matched comes back
       turnsAtDepths: db.prepare(
-        `SELECT json_extract(j.value, '$[0]') AS depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = json_extract(j.value, '$[1]') AS same_prompt
+        `SELECT json_extract(j.value, '$[0]') AS depth, t.seq, t.id, t.session_id, t.parent_turn_id, ${SAME_PROMPT} AS same_prompt
            FROM json_each(@asked) j CROSS JOIN turns t
              ON t.session_id = @sessionId AND t.position = json_extract(j.value, '$[0]') AND t.depth = t.position AND +t.key_hash = @keyHash
          UNION ALL
-         SELECT json_extract(j.value, '$[0]') AS depth, t.seq, t.id, t.session_id, t.parent_turn_id, t.prompt = json_extract(j.value, '$[1]') AS same_prompt
+         SELECT json_extract(j.value, '$[0]') AS depth, t.seq, t.id, t.session_id, t.parent_turn_id, ${SAME_PROMPT} AS same_prompt
            FROM json_each(@asked) j CROSS JOIN turns t
              ON t.seq IN (SELECT f.seq FROM turns f INDEXED BY turns_depth
                            WHERE f.session_id = @sessionId AND f.depth = json_extract(j.value, '$[0]') AND f.depth <> f.position AND +f.key_hash = @keyHash

@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
 import { TURN_ROW_COLUMNS, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import { storedPromptSql } from "../prompt-heads.js";
 import type { SessionStorage } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
@@ -35,7 +36,7 @@ const LIST = `
   SELECT s.id, s.key_hash, COALESCE(last.model, s.model) AS model, last.provider AS provider, s.parent_id, s.created_at,
          MAX(s.updated_at, COALESCE(last.created_at, '')) AS updated_at,
          (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns,
-         (SELECT f.prompt FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
+         (SELECT ${storedPromptSql("f")} FROM turns f WHERE f.session_id = s.id ORDER BY f.position LIMIT 1) AS first_prompt
     FROM sessions s LEFT JOIN turns last ON last.session_id = s.id AND last.position = (SELECT MAX(position) FROM turns WHERE session_id = s.id)
     JOIN page p ON p.id = s.id
   ORDER BY p.updated_at DESC, p.id DESC`;
@@ -53,6 +54,8 @@ export class SessionStore implements SessionStorage {
     sessionRow: Statement<[string]>;
     sessionTurns: Statement<[string]>;
     deleteSession: Statement<[string]>;
+    headsOf: Statement<[string]>;
+    dropUnnamedHead: Statement<[string, string]>;
   };
 
   constructor(
@@ -69,6 +72,8 @@ export class SessionStore implements SessionStorage {
       sessionRow: db.prepare(SESSION_ROW),
       sessionTurns: db.prepare(`SELECT ${TURN_ROW_COLUMNS} FROM turns WHERE session_id = ? ORDER BY position`),
       deleteSession: db.prepare(`DELETE FROM sessions WHERE id = ?`),
+      headsOf: db.prepare(`SELECT DISTINCT prompt_head FROM turns WHERE session_id = ? AND prompt_head IS NOT NULL`).pluck(),
+      dropUnnamedHead: db.prepare(`DELETE FROM prompt_heads WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM turns WHERE prompt_head = ?)`),
     };
   }
 
@@ -120,9 +125,9 @@ export class SessionStore implements SessionStorage {
       let turns = this.db
         .prepare(
           `INSERT INTO turns (id, session_id, position, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, depth)
+                              reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, depth)
            SELECT 'turn_' || lower(hex(randomblob(12))), ?, position, NULL, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
-                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, position
+                  reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, prompt_head, position
              FROM turns WHERE session_id = ? AND position <= ? ORDER BY position`,
         )
         .run(newId, sourceId, limit).changes;
@@ -154,6 +159,12 @@ export class SessionStore implements SessionStorage {
   async remove(id: string): Promise<boolean> {
     this.settle();
     this.forgetConfig(id);
-    return this.statements.deleteSession.run(id).changes > 0;
+    // the session's prompt heads go with it unless another session's turns name them (prompt-heads.ts)
+    return this.db.transaction(() => {
+      const heads = this.statements.headsOf.all(id) as string[];
+      const removed = this.statements.deleteSession.run(id).changes > 0;
+      for (const hash of heads) this.statements.dropUnnamedHead.run(hash, hash);
+      return removed;
+    })();
   }
 }

@@ -7,6 +7,7 @@ import type { Db } from "./database.js";
 import { DurableTurns, type JournaledTurns, type TurnWriter } from "./durable-turns.js";
 import type { ReplayCache } from "./replay-cache.js";
 import { carrierColumns, carrierSize, TURN_COLUMNS, turnValues } from "../rows.js";
+import { promptColumnsOf } from "../prompt-heads.js";
 import type { JournaledTurn } from "./turn-journal.js";
 
 interface WrittenTurn {
@@ -26,6 +27,7 @@ export class TurnWrites {
     turnExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
     insertTurn: Statement<unknown[]>;
+    insertPromptHead: Statement<[string, string]>;
   };
   /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
   private readonly writeTurns: (turns: readonly NewTurn[], createdAt: string | undefined) => WrittenTurn[];
@@ -51,10 +53,12 @@ export class TurnWrites {
       // position: one more than the session's newest; depth, when not given, the same
       insertTurn: db.prepare(
         `INSERT INTO turns (${TURN_COLUMNS}, position)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
                  COALESCE(?, (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?)), (SELECT COALESCE(MAX(position), 0) + 1 FROM turns WHERE session_id = ?))
          RETURNING position`,
       ),
+      // a head is written once, by the first turn that sends it (prompt-heads.ts); later ones find its key and write nothing
+      insertPromptHead: db.prepare(`INSERT OR IGNORE INTO prompt_heads (hash, text) VALUES (?, ?)`),
     };
     this.durable = new DurableTurns(this.turnWriter, journaled);
   }
@@ -159,9 +163,10 @@ export class TurnWrites {
     // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
     // fingerprint included (migration 3): its table and three indexes, about four pages
     this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
-    const { position } = this.statements.insertTurn.get(...turnValues(turn, now, callKeyOf(turn.toolCalls), carriers), turn.sessionId, turn.sessionId) as {
-      position: number;
-    };
+    const prompt = promptColumnsOf(turn.prompt);
+    if (prompt.head) this.statements.insertPromptHead.run(prompt.head.hash, prompt.head.text);
+    const values = turnValues(turn, now, callKeyOf(turn.toolCalls), carriers, prompt);
+    const { position } = this.statements.insertTurn.get(...values, turn.sessionId, turn.sessionId) as { position: number };
     return { position, size: carrierSize(turn.reasoningText, carriers.reasoningDetails, carriers.nativeRecord) };
   }
 
