@@ -1,5 +1,6 @@
 import { joinBytes } from "../foundation/util/join-bytes.js";
 import type { ChatMessage, ChatRequest } from "./contract.js";
+import { appendMessagePieces } from "./request-strings.js";
 
 /**
  * Serialised forms of messages that recur from request to request: the
@@ -23,6 +24,8 @@ export function markRecurring(message: ChatMessage): void {
  * A stateless client resends its whole history every turn; the replayed
  * assistant messages are most of those bytes and the same every time, so
  * theirs are kept (off the V8 heap) and copied rather than stringified again.
+ * The other messages' long strings are the client's own bytes where the
+ * ingress adapter noted them (request-strings.ts).
  */
 export function chatBodyBytes(body: ChatRequest): Buffer {
   // pieces, never one growing string: every piece is written into the result as it is, no rope to flatten first
@@ -33,7 +36,9 @@ export function chatBodyBytes(body: ChatRequest): Buffer {
       body.messages.forEach((message, index) => {
         if (index > 0) pieces.push(",");
         const memo = recurring.get(message);
-        pieces.push(memo === undefined ? JSON.stringify(message) : (memo ?? remember(message)));
+        if (memo) pieces.push(memo);
+        else if (memo === null) pieces.push(remember(message));
+        else if (!appendMessagePieces(message, pieces)) pieces.push(JSON.stringify(message));
       });
       pieces.push("]");
       continue;
@@ -47,7 +52,9 @@ export function chatBodyBytes(body: ChatRequest): Buffer {
 }
 
 function remember(message: ChatMessage): Buffer {
-  const bytes = Buffer.from(JSON.stringify(message));
+  // a copy of its own, never a view of the request body: the memo outlives the request
+  const known: (string | Buffer)[] = [];
+  const bytes = appendMessagePieces(message, known) ? joinBytes(known) : Buffer.from(JSON.stringify(message));
   recurring.set(message, bytes);
   return bytes;
 }

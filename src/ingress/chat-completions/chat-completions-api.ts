@@ -16,6 +16,7 @@ import { requireProviderKey } from "../provider-keys.js";
 import { sortChatTools, type HostedToolGate } from "../hosted-tools.js";
 import { readTurn, streamTurn } from "../relay-turn.js";
 import { startTurn } from "../start-turn.js";
+import { noteListedMessages, scanRequestStrings } from "../request-strings.js";
 import { chatFailureFrame } from "./errors.js";
 import { completionObject, type CompletionIdentity } from "./final-object.js";
 import { includesUsage, rereadOf, validateChatRequest } from "./request.js";
@@ -65,6 +66,12 @@ export class ChatCompletionsApi {
     noteRequestedModel(response, parsed);
     const body = validateChatRequest(parsed);
     requireModel(caller, body.model);
+    // the messages' long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes)
+    const strings = scanRequestStrings(bytes, "messages");
+    if (strings) {
+      noteListedMessages(strings, body.messages);
+      response.once("close", () => strings.body.release());
+    }
     requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
     // the route of the table in force at the first sort, kept: a retry reads the body again and sorts its tools the same way, quietly
     let resolved: ResolvedModel | undefined;

@@ -4,6 +4,7 @@ import type { ChatMessage, Json, JsonObject, ToolCall } from "../../providers/co
 import { shown } from "../../foundation/util/shown.js";
 import { isJsonObject, readObject, readString } from "../../providers/json-readers.js";
 import { NamespacedNames } from "./namespaced-names.js";
+import { noteMember, type RequestStrings } from "../request-strings.js";
 
 /** Looks up an output item by id (for `item_reference` inputs). */
 export type ItemResolver = (id: string) => JsonObject | undefined;
@@ -17,13 +18,16 @@ export type ItemResolver = (id: string) => JsonObject | undefined;
  * encrypted content): replay decides per route what of it goes upstream.
  * An envelope carrierd sealed (docs/api.md#encrypted-reasoning) is never
  * a carrier itself: it goes into `envelopes` under its message, the first
- * one of a message wins, and the caller opens it.
+ * one of a message wins, and the caller opens it. With `strings` (the
+ * input's long strings in the request bytes), a message's string that is an
+ * item's string as it was sent is noted as those bytes (request-strings.ts).
  */
 export function convertInput(
   input: string | unknown[],
   resolve: ItemResolver,
   names: NamespacedNames = NamespacedNames.NONE,
   envelopes?: Map<ChatMessage, string>,
+  strings?: RequestStrings,
 ): ChatMessage[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: ChatMessage[] = [];
@@ -54,7 +58,9 @@ export function convertInput(
         } else if (role === "user" || role === "system" || role === "developer") {
           flush();
           // a developer message stays one: the plugin spells it as its upstream reads it
-          messages.push({ role, content: userContent(item.content, `${path}.content`) });
+          const message: ChatMessage = { role, content: userContent(item.content, `${path}.content`) };
+          if (strings && item === raw) noteSent(strings, position, item, message, "content", "content");
+          messages.push(message);
         } else {
           throw new GatewayError(
             "invalid_request",
@@ -84,7 +90,13 @@ export function convertInput(
       }
       case "function_call_output": {
         flush();
-        messages.push({ role: "tool", tool_call_id: requireString(item.call_id, `${path}.call_id`), content: toolOutput(item.output, `${path}.output`) });
+        const message: ChatMessage = {
+          role: "tool",
+          tool_call_id: requireString(item.call_id, `${path}.call_id`),
+          content: toolOutput(item.output, `${path}.output`),
+        };
+        if (strings && item === raw) noteSent(strings, position, item, message, "content", "output");
+        messages.push(message);
         break;
       }
       default:
@@ -93,6 +105,21 @@ export function convertInput(
   });
   flush();
   return messages;
+}
+
+/**
+ * Notes `message[key]` as the bytes of the item's member `from` when it is
+ * that string as sent (an item of the request itself, never one an
+ * item_reference resolved to).
+ */
+function noteSent(strings: RequestStrings, position: number, item: JsonObject, message: ChatMessage, key: string, from: string): void {
+  if (typeof item[from] !== "string" || message[key] !== item[from]) return;
+  noteMember(
+    strings,
+    message,
+    key,
+    strings.elements[position]?.members.find((member) => member.key === from),
+  );
 }
 
 /** Summary and reasoning text are one plain reasoning text (docs/api.md#multi-turn); encrypted content is kept verbatim. */

@@ -4,6 +4,7 @@ import { shown } from "../../foundation/util/shown.js";
 import { NO_TOOLS, type UpstreamTools } from "./request-tools.js";
 import responsesSchema from "../../../schemas/requests/responses.schema.json" with { type: "json" };
 import { requestValidator } from "../request-schema.js";
+import { noteMember, type RequestStrings } from "../request-strings.js";
 
 /** POST /v1/responses body, as far as carrierd reads it (schemas/requests/responses.schema.json). */
 export interface ResponsesRequest {
@@ -69,9 +70,21 @@ export function toChatRequest(
   input: readonly ChatMessage[],
   stream: boolean,
   tools: UpstreamTools = NO_TOOLS,
+  strings?: RequestStrings,
 ): ChatRequest {
   const messages: ChatMessage[] = [];
-  if (body.instructions) messages.push({ role: "system", content: body.instructions });
+  if (body.instructions) {
+    const system: ChatMessage = { role: "system", content: body.instructions };
+    // the instructions as the client sent them (request-strings.ts)
+    if (strings)
+      noteMember(
+        strings,
+        system,
+        "content",
+        strings.top.find((member) => member.key === "instructions"),
+      );
+    messages.push(system);
+  }
   messages.push(...history, ...input);
   if (messages.length === 0) throw new GatewayError("invalid_request", "'input' must not be empty", "input");
   const request: ChatRequest = { model: body.model, messages, stream };

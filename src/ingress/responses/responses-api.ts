@@ -3,7 +3,8 @@ import { inject, injectable } from "tsyringe";
 import { startTurn } from "../start-turn.js";
 import { readTurn, streamTurn } from "../relay-turn.js";
 import { responsesFailureFrame } from "./errors.js";
-import { readJsonBody } from "../../http/read-body.js";
+import { parseJsonBody, readBodyBytes, readJsonBody } from "../../http/read-body.js";
+import { scanRequestStrings, type RequestStrings } from "../request-strings.js";
 import { sendJson } from "../../http/respond.js";
 import type { AssistantTurn } from "../../routing/carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../../turn/chat-service.js";
@@ -74,7 +75,8 @@ export class ResponsesApi {
   }
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
-    const parsed = await readJsonBody(request, this.options.bodyLimit);
+    const bytes = await readBodyBytes(request, this.options.bodyLimit);
+    const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
     const body = validateResponsesRequest(parsed);
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
@@ -84,7 +86,10 @@ export class ResponsesApi {
     const table = this.routes.current;
     const tools = upstreamTools(body.tools, body.tool_choice, () => table.resolveModel(body.model), this.gate);
     const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
-    const continuation = await this.continuation(body, sessionHeader, caller, tools.names);
+    // the input's long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes)
+    const strings = scanRequestStrings(bytes, "input");
+    if (strings) response.once("close", () => strings.body.release());
+    const continuation = await this.continuation(body, sessionHeader, caller, tools.names, strings);
     if (tools.route) this.gate.announce(response, tools.route, tools.omitted);
     // a continued chain goes upstream under its checkpoint, compacted first when it outgrew the model (docs/compaction.md)
     const chatRequest = await this.compactor.prepare({
@@ -92,7 +97,7 @@ export class ResponsesApi {
       sessionId: continuation.sessionHeader,
       parentId: continuation.parentId,
       history: continuation.history,
-      build: (history) => toChatRequest(body, history, continuation.input, stream, tools),
+      build: (history) => toChatRequest(body, history, continuation.input, stream, tools, strings),
     });
     const run = await startTurn(this.chat, chatRequest, response, {
       keyHash: caller.keyHash,
@@ -199,7 +204,13 @@ export class ResponsesApi {
     return stored && owns(caller, stored.keyHash) ? stored : undefined;
   }
 
-  private async continuation(body: ResponsesRequest, header: string | undefined, caller: Caller, names: NamespacedNames): Promise<Continuation> {
+  private async continuation(
+    body: ResponsesRequest,
+    header: string | undefined,
+    caller: Caller,
+    names: NamespacedNames,
+    strings?: RequestStrings,
+  ): Promise<Continuation> {
     // checked wherever it appears, even when previous_response_id or conversation decides the session (docs/api.md#sessions-x-session-id);
     // a name means the caller's session or conversation of that name, never another key's (session-scope.ts)
     const scope = sessionScopeOf(caller);
@@ -218,7 +229,7 @@ export class ResponsesApi {
       referenced.set(id, found.item);
     }
     const envelopes = new Map<ChatMessage, string>();
-    const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes);
+    const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes, strings);
     const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
     const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
     // what every continuation carries; where it continues from is what differs
