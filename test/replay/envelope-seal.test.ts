@@ -73,7 +73,7 @@ test("nonces are read for many seals at once and never repeat: a thousand seals,
 test("envelopes sealed by an earlier build (the flag byte and the body through the cipher apart) open unchanged, plain and deflated", async () => {
   // sealed before the seal was reworked for speed, with this key, at this time: the format is the same, so they must open as they are
   const key = { generation: 1, id: "0123456789abcdef", secret: Buffer.alloc(32, 7), createdAt: 1_800_000_000_000 };
-  const store = { list: async () => [key], add: async () => [key] };
+  const store = { ensure: async () => [key] };
   const now = () => 1_800_000_000_000;
   const earlier = new Envelopes(new EnvelopeKeyRing(store, { now }), { now });
   const base = { id: "turn_golden", sessionId: "sess_golden", plugin: "openai-compatible", provider: "deepseek", upstreamModel: "deepseek-reasoner" };
