@@ -28,6 +28,18 @@ export interface ElementStrings {
 const MIN_BYTES = 256;
 
 /**
+ * Bodies smaller than this are not scanned: a chat frontend's history of
+ * short messages is serialised again faster than it is scanned and spliced
+ * (the 20-turn chat bench ran at 0.78× the build without the scan).
+ */
+const MIN_BODY_BYTES = 64 * 1024;
+
+/** scanRequestStrings for a body large enough to gain from it (MIN_BODY_BYTES); undefined for a smaller one. */
+export function requestStringsOf(bytes: Buffer, list: string): RequestStrings | undefined {
+  return bytes.length < MIN_BODY_BYTES ? undefined : scanRequestStrings(bytes, list);
+}
+
+/**
  * Where a request's long strings lie in the bytes it was parsed from
  * (docs/performance.md#request-string-bytes): the string members of the
  * top-level object and of each object of its array `list`, at least

@@ -16,7 +16,7 @@ import { requireProviderKey } from "../provider-keys.js";
 import { sortChatTools, type HostedToolGate } from "../hosted-tools.js";
 import { readTurn, streamTurn } from "../relay-turn.js";
 import { startTurn } from "../start-turn.js";
-import { noteListedMessages, scanRequestStrings } from "../request-strings.js";
+import { noteListedMessages, requestStringsOf } from "../request-strings.js";
 import { chatFailureFrame } from "./errors.js";
 import { completionObject, type CompletionIdentity } from "./final-object.js";
 import { includesUsage, rereadOf, validateChatRequest } from "./request.js";
@@ -67,7 +67,7 @@ export class ChatCompletionsApi {
     const body = validateChatRequest(parsed);
     requireModel(caller, body.model);
     // the messages' long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes)
-    const strings = scanRequestStrings(bytes, "messages");
+    const strings = requestStringsOf(bytes, "messages");
     if (strings) {
       noteListedMessages(strings, body.messages);
       response.once("close", () => strings.body.release());

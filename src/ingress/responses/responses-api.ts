@@ -4,7 +4,7 @@ import { startTurn } from "../start-turn.js";
 import { readTurn, streamTurn } from "../relay-turn.js";
 import { responsesFailureFrame } from "./errors.js";
 import { parseJsonBody, readBodyBytes, readJsonBody } from "../../http/read-body.js";
-import { scanRequestStrings, type RequestStrings } from "../request-strings.js";
+import { requestStringsOf, type RequestStrings } from "../request-strings.js";
 import { sendJson } from "../../http/respond.js";
 import type { AssistantTurn } from "../../routing/carriers/turn-accumulator.js";
 import type { ChatService, TurnRun } from "../../turn/chat-service.js";
@@ -87,7 +87,7 @@ export class ResponsesApi {
     const tools = upstreamTools(body.tools, body.tool_choice, () => table.resolveModel(body.model), this.gate);
     const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
     // the input's long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes)
-    const strings = scanRequestStrings(bytes, "input");
+    const strings = requestStringsOf(bytes, "input");
     if (strings) response.once("close", () => strings.body.release());
     const continuation = await this.continuation(body, sessionHeader, caller, tools.names, strings);
     if (tools.route) this.gate.announce(response, tools.route, tools.omitted);
