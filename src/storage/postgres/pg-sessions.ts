@@ -3,7 +3,8 @@ import type { SessionStorage } from "../storage.js";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
 import type { Sql } from "./connection.js";
 import { checkpointsOf, insertCheckpoint, newCheckpointId, newestCheckpoint } from "./pg-checkpoints.js";
-import { TURN_ROW_COLUMNS, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import { TURN_ROW_COLUMNS, type TurnRow } from "../rows.js";
+import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow } from "../session-rows.js";
 import { run, transaction } from "./run.js";
 
 const INSERT_SESSION = `INSERT INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING`;

@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
-import { TURN_ROW_COLUMNS, toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow, type TurnRow } from "../rows.js";
+import { TURN_ROW_COLUMNS, type TurnRow } from "../rows.js";
+import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow } from "../session-rows.js";
 import { storedPromptSql } from "../prompt-heads.js";
 import type { SessionStorage } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
