@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => gateway.stop());
 
-test("the WAL stays bounded under a few seconds of sustained turns", async () => {
+test("the WAL stays bounded under seconds of sustained turns", async () => {
   const wal = join(gateway.home, "state.db-wal");
   const db = gateway.container.resolve<SqliteStorage>(STORAGE).db;
   expect(db.pragma("journal_size_limit", { simple: true })).toBe(LIMIT);
@@ -48,7 +48,10 @@ test("the WAL stays bounded under a few seconds of sustained turns", async () =>
   let previous = 0;
   let truncations = 0;
   const started = performance.now();
-  while (performance.now() - started < 4000) {
+  // at least 4 s, and on a slow machine longer (up to 20 s) until the WAL was cut back a few times: how many turns a
+  // second this machine stores decides how often the limit is passed, not whether the WAL is bounded
+  const elapsed = () => performance.now() - started;
+  while (elapsed() < 4000 || (truncations <= 5 && elapsed() < 20_000)) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     let size = 0;
     try {
