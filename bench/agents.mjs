@@ -5,6 +5,8 @@
 // Part of `npm run bench` (its last section); alone:
 //   npm run bench:agents
 //   WORKLOADS=opencode TURNS=0,100 CONNS=1 RUNS=3 SECONDS_PER_RUN=3 npm run bench:agents
+//   CHECKOUT=/tmp/before npm run bench:agents  (another checkout's built dist/, same harness:
+//                                                the before and after of a change)
 //   AGENTS_CPU_PROF=/tmp/prof npm run bench:agents   (the gateway under node --cpu-prof;
 //                                                    then node bench/profile-summary.mjs /tmp/prof/*.cpuprofile)
 // Per workload and size it prints: the parse floor (the raw proxy's CPU per
@@ -18,7 +20,7 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { WORKLOADS } from "./agent-workloads.mjs";
@@ -44,7 +46,8 @@ export async function measureAgentTraffic({
   const work = mkdtempSync(join(tmpdir(), "carrierd-agents-"));
   const upstream = await startPinned(1, [here("./upstream.mjs")]);
   const profile = process.env.AGENTS_CPU_PROF;
-  const gateway = await startCarrierd(upstream.port, work, { nodeFlags: profile ? ["--cpu-prof", "--cpu-prof-dir", profile] : [] });
+  const checkout = process.env.CHECKOUT ? { checkout: resolve(process.env.CHECKOUT) } : {};
+  const gateway = await startCarrierd(upstream.port, work, { ...checkout, nodeFlags: profile ? ["--cpu-prof", "--cpu-prof-dir", profile] : [] });
   const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
   const rows = [];
   try {
