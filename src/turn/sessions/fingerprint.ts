@@ -44,7 +44,27 @@ export function fingerprintMessage(message: ChatMessage): string {
 }
 
 export function keysOf(content: ChatMessage["content"], toolCalls: readonly ToolCall[] | undefined): TurnKeys {
-  return { fingerprint: fingerprintOf(content, toolCalls), callKey: callKeyOf(toolCalls) };
+  if (!toolCalls?.length) return { fingerprint: fingerprintOf(content, toolCalls), callKey: undefined };
+  // an agent resends every tool-call turn of its history on every request: the keys of one seen before are looked up
+  // by what they are computed from, instead of parsing its arguments and hashing twice again (docs/performance.md#turn-keys-memo)
+  const inputs = keyInputsOf(content, toolCalls);
+  if (inputs.length > MEMO_MAX_CHARS) return { fingerprint: computeFingerprint(content, toolCalls), callKey: callKeyOf(toolCalls) };
+  let keys = callTurnMemo.get(inputs);
+  if (keys === undefined) {
+    keys = { fingerprint: computeFingerprint(content, toolCalls), callKey: callKeyOf(toolCalls) };
+    callTurnMemo.set(inputs, keys);
+  }
+  return keys;
+}
+
+/**
+ * Everything the keys of a tool-call turn are computed from, as one string:
+ * the content as the client sent it, and each call's id, name and arguments
+ * (the call's other fields count for neither key). Two turns with the same
+ * string have the same keys.
+ */
+function keyInputsOf(content: ChatMessage["content"], toolCalls: readonly ToolCall[]): string {
+  return JSON.stringify([content ?? null, toolCalls.map((call) => [call.id ?? null, call.function?.name ?? null, call.function?.arguments ?? null])]);
 }
 
 /**
@@ -65,6 +85,8 @@ export const CALL_KEY_PREFIX = "ids:";
 /** Text-only fingerprints by text, the recently used ones (at most 8 M characters); a hit costs a string hash and compare instead of a SHA-256. */
 const memo = new GenerationalCache<string, string>(8 * 1024 * 1024, (content) => content.length);
 const MEMO_MAX_CHARS = 16 * 1024;
+/** The keys of tool-call turns, by keyInputsOf, the recently used ones (at most 8 M characters of inputs). */
+const callTurnMemo = new GenerationalCache<string, TurnKeys>(8 * 1024 * 1024, (inputs) => inputs.length);
 
 function computeFingerprint(content: ChatMessage["content"], toolCalls: readonly ToolCall[] | undefined): string {
   const calls = (toolCalls ?? []).map((call) => [call.id ?? "", call.function?.name ?? "", canonicalArguments(call.function?.arguments)]);
