@@ -1,5 +1,6 @@
 import { joinBytes } from "../foundation/util/join-bytes.js";
 import type { ChatMessage, ChatRequest } from "./contract.js";
+import { RecentJson } from "./recent-json.js";
 import { appendMessagePieces } from "./request-strings.js";
 
 /**
@@ -38,17 +39,29 @@ export function chatBodyBytes(body: ChatRequest): Buffer {
         const memo = recurring.get(message);
         if (memo) pieces.push(memo);
         else if (memo === null) pieces.push(remember(message));
-        else if (!appendMessagePieces(message, pieces)) pieces.push(JSON.stringify(message));
+        else if (!appendMessagePieces(message, pieces)) pieces.push(instructionsOf(message) ?? JSON.stringify(message));
       });
       pieces.push("]");
       continue;
     }
-    const json = JSON.stringify(body[key]) as string | undefined; // undefined (and functions) are left out, as JSON.stringify does
+    const json = recentMembers.bytesOf(body[key]); // undefined (and functions) are left out, as JSON.stringify does
     if (json === undefined) continue;
     pieces.push(pieces.length === 0 ? "{" : ",", JSON.stringify(key), ":", json);
   }
   pieces.push(pieces.length === 0 ? "{}" : "}");
   return joinBytes(pieces);
+}
+
+/**
+ * Recent top-level members (an agent's tool schemas above all) and recent
+ * system and developer messages (its instructions), with their JSON: the
+ * same on every request, each request bringing its own copy (recent-json.ts).
+ */
+const recentMembers = new RecentJson(8, 1024);
+const recentInstructions = new RecentJson(8, 1024);
+
+function instructionsOf(message: ChatMessage): Buffer | string | undefined {
+  return message.role === "system" || message.role === "developer" ? recentInstructions.bytesOf(message) : undefined;
 }
 
 function remember(message: ChatMessage): Buffer {

@@ -1,0 +1,67 @@
+import { isRecord } from "../foundation/util/json-readers.js";
+
+/**
+ * The JSON of values that recur from request to request though each request
+ * brings its own copy: an agent's tool schemas and its system prompt, the
+ * same on every request of every session it opens, parsed (or converted
+ * from another wire API) anew each time. Comparing a value with one seen
+ * before costs a fraction of serialising it (docs/performance.md#recent-json),
+ * so the last few are kept with their bytes.
+ */
+export class RecentJson {
+  /** Most recently used first. */
+  private readonly entries: { readonly value: unknown; readonly bytes: Buffer }[] = [];
+
+  constructor(
+    private readonly capacity: number,
+    /** Values whose JSON is shorter than this are serialised every time: cheaper than keeping them. */
+    private readonly minChars: number,
+  ) {}
+
+  /** `JSON.stringify(value)` as bytes; undefined where JSON.stringify gives undefined. */
+  bytesOf(value: unknown): Buffer | string | undefined {
+    for (let i = 0; i < this.entries.length; i++) {
+      const entry = this.entries[i];
+      if (!sameJson(entry.value, value)) continue;
+      if (i > 0) this.entries.unshift(...this.entries.splice(i, 1));
+      return entry.bytes;
+    }
+    const json = JSON.stringify(value) as string | undefined; // undefined (and functions) give undefined, as JSON.stringify does
+    if (json === undefined || json.length < this.minChars || typeof value !== "object") return json;
+    // a copy of its own, parsed from the JSON: nothing a later request does to its value can change what is kept, and a
+    // value equal to the copy serialises as the copy does
+    this.entries.unshift({ value: JSON.parse(json), bytes: Buffer.from(json) });
+    if (this.entries.length > this.capacity) this.entries.pop();
+    return this.entries[0].bytes;
+  }
+}
+
+/**
+ * Whether `value` serialises exactly as `kept` (a value parsed from JSON)
+ * does: the same strings, booleans, nulls and finite numbers in the same
+ * plain objects and arrays, members in the same order. Anything else (an
+ * undefined member, NaN, a Date, a class instance) is not the same, and is
+ * serialised.
+ */
+function sameJson(kept: unknown, value: unknown): boolean {
+  if (kept === value) return kept === null || typeof kept !== "object";
+  if (Array.isArray(kept)) {
+    if (!Array.isArray(value) || value.length !== kept.length) return false;
+    for (let i = 0; i < kept.length; i++) if (!sameJson(kept[i], value[i])) return false;
+    return true;
+  }
+  if (!isRecord(kept) || !isRecord(value) || !isPlainObject(value)) return false;
+  const keptKeys = Object.keys(kept);
+  const keys = Object.keys(value);
+  if (keys.length !== keptKeys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key !== keptKeys[i] || !sameJson(kept[key], value[key])) return false;
+  }
+  return true;
+}
+
+function isPlainObject(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
