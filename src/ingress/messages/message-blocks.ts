@@ -27,7 +27,8 @@ type Block =
 export class MessageBlocks {
   private readonly blocks: Block[] = [];
   private open: Block | undefined;
-  private readonly frames = new Map<Block, DataFrame>();
+  /** The constant bytes of the open block's deltas: only the open block streams deltas. */
+  private openFrame: DataFrame | undefined;
   /** Upstream tool-call index → its block. */
   private readonly calls = new Map<number, Extract<Block, { kind: "tool_use" }>>();
   /**
@@ -179,13 +180,13 @@ export class MessageBlocks {
     const block = this.open;
     if (!block) return;
     this.open = undefined;
+    this.openFrame = undefined;
     if (!this.sink) return;
     if (block.kind === "thinking") {
       if (this.options.upstreamSignatures) {
         if (block.signature) this.event("content_block_delta", signatureDelta(block.index, block.signature));
       } else (this.held ??= []).push(block.index); // signed once the turn is sealed
     }
-    this.frames.delete(block);
     this.event("content_block_stop", `{"type":"content_block_stop","index":${block.index}}`);
   }
 
@@ -199,21 +200,16 @@ export class MessageBlocks {
     else this.sink?.delta(frame, json);
   }
 
-  /** The constant bytes of one block's deltas, encoded once per block. */
+  /** The constant bytes of the open block's deltas, encoded once per block. */
   private frameOf(block: Block, deltaType: string, field: string): DataFrame {
-    let frame = this.frames.get(block);
-    if (!frame) {
-      frame = {
-        before: Buffer.from(
-          `event: content_block_delta\ndata: {"type":"content_block_delta","index":${block.index},"delta":{"type":"${deltaType}","${field}":`,
-        ),
-        after: Buffer.from("}}\n\n"),
-      };
-      this.frames.set(block, frame);
-    }
-    return frame;
+    return (this.openFrame ??= {
+      before: Buffer.from(`event: content_block_delta\ndata: {"type":"content_block_delta","index":${block.index},"delta":{"type":"${deltaType}","${field}":`),
+      after: DELTA_END,
+    });
   }
 }
+
+const DELTA_END = Buffer.from("}}\n\n");
 
 type HeldEvent = { readonly name: string; readonly json: string; readonly frame?: undefined } | { readonly frame: DataFrame; readonly json: string };
 
