@@ -10,8 +10,6 @@ export interface BlockSink {
   delta(frame: DataFrame, json: string): void;
 }
 
-const SILENT: BlockSink = { event() {}, delta() {} };
-
 type Block =
   | { kind: "thinking"; index: number; thinking: string; signature: string }
   | { kind: "redacted_thinking"; index: number; data: string }
@@ -29,7 +27,8 @@ type Block =
 export class MessageBlocks {
   private readonly blocks: Block[] = [];
   private open: Block | undefined;
-  private readonly frames = new Map<Block, DataFrame>();
+  /** The constant bytes of the open block's deltas: only the open block streams deltas. */
+  private openFrame: DataFrame | undefined;
   /** Upstream tool-call index → its block. */
   private readonly calls = new Map<number, Extract<Block, { kind: "tool_use" }>>();
   /**
@@ -46,10 +45,14 @@ export class MessageBlocks {
    * as each upstream block closes), and nothing is held.
    * @param options.omitThinkingText `thinking.display: omitted`: thinking
    * blocks go out with their signature and no text (the turn stores it all).
+   * @param sink where the stream events go; none for a whole (non-streaming)
+   * answer, whose blocks are folded without rendering an event: each event's
+   * JSON (one per delta) would only be thrown away (docs/performance.md,
+   * "Whole answers render no events").
    */
   constructor(
     private readonly options: { readonly upstreamSignatures: boolean; readonly omitThinkingText: boolean },
-    private readonly sink: BlockSink = SILENT,
+    private readonly sink?: BlockSink,
   ) {}
 
   /** Whether the answer has a thinking block that waits for the turn's signature. */
@@ -73,13 +76,13 @@ export class MessageBlocks {
         if (!part.text) return;
         if (this.open?.kind !== "thinking") this.start({ kind: "thinking", index: this.blocks.length, thinking: "", signature: "" });
         (this.open as Extract<Block, { kind: "thinking" }>).thinking += part.text;
-        if (!this.options.omitThinkingText) this.delta(this.frameOf(this.open!, "thinking_delta", "thinking"), JSON.stringify(part.text));
+        if (this.sink && !this.options.omitThinkingText) this.delta(this.frameOf(this.open!, "thinking_delta", "thinking"), JSON.stringify(part.text));
         return;
       case "text-delta":
         if (!part.text) return;
         if (this.open?.kind !== "text") this.start({ kind: "text", index: this.blocks.length, text: "" });
         (this.open as Extract<Block, { kind: "text" }>).text += part.text;
-        this.delta(this.frameOf(this.open!, "text_delta", "text"), JSON.stringify(part.text));
+        if (this.sink) this.delta(this.frameOf(this.open!, "text_delta", "text"), JSON.stringify(part.text));
         return;
       case "tool-call-delta":
         this.addToolFragment(part);
@@ -105,6 +108,7 @@ export class MessageBlocks {
    */
   seal(signature: string | undefined): void {
     if (signature) for (const block of this.blocks) if (block.kind === "thinking" && !block.signature && block !== this.open) block.signature = signature;
+    if (!this.sink) return;
     const held = this.held ?? [];
     this.held = undefined;
     for (const entry of held) {
@@ -133,7 +137,7 @@ export class MessageBlocks {
     if (!part.arguments) return;
     call.input += part.arguments;
     // a fragment of a call whose block was closed already (an upstream that interleaves parallel calls) is kept for the final message only
-    if (this.open === call) this.delta(this.frameOf(call, "input_json_delta", "partial_json"), JSON.stringify(part.arguments));
+    if (this.sink && this.open === call) this.delta(this.frameOf(call, "input_json_delta", "partial_json"), JSON.stringify(part.arguments));
   }
 
   /**
@@ -160,6 +164,7 @@ export class MessageBlocks {
     this.close();
     this.blocks.push(block);
     this.open = block;
+    if (!this.sink) return;
     const opening =
       block.kind === "thinking"
         ? { type: "thinking", thinking: "", signature: "" }
@@ -175,40 +180,36 @@ export class MessageBlocks {
     const block = this.open;
     if (!block) return;
     this.open = undefined;
+    this.openFrame = undefined;
+    if (!this.sink) return;
     if (block.kind === "thinking") {
       if (this.options.upstreamSignatures) {
         if (block.signature) this.event("content_block_delta", signatureDelta(block.index, block.signature));
       } else (this.held ??= []).push(block.index); // signed once the turn is sealed
     }
-    this.frames.delete(block);
     this.event("content_block_stop", `{"type":"content_block_stop","index":${block.index}}`);
   }
 
   private event(name: string, json: string): void {
     if (this.held) this.held.push({ name, json });
-    else this.sink.event(name, json);
+    else this.sink?.event(name, json);
   }
 
   private delta(frame: DataFrame, json: string): void {
     if (this.held) this.held.push({ frame, json });
-    else this.sink.delta(frame, json);
+    else this.sink?.delta(frame, json);
   }
 
-  /** The constant bytes of one block's deltas, encoded once per block. */
+  /** The constant bytes of the open block's deltas, encoded once per block. */
   private frameOf(block: Block, deltaType: string, field: string): DataFrame {
-    let frame = this.frames.get(block);
-    if (!frame) {
-      frame = {
-        before: Buffer.from(
-          `event: content_block_delta\ndata: {"type":"content_block_delta","index":${block.index},"delta":{"type":"${deltaType}","${field}":`,
-        ),
-        after: Buffer.from("}}\n\n"),
-      };
-      this.frames.set(block, frame);
-    }
-    return frame;
+    return (this.openFrame ??= {
+      before: Buffer.from(`event: content_block_delta\ndata: {"type":"content_block_delta","index":${block.index},"delta":{"type":"${deltaType}","${field}":`),
+      after: DELTA_END,
+    });
   }
 }
+
+const DELTA_END = Buffer.from("}}\n\n");
 
 type HeldEvent = { readonly name: string; readonly json: string; readonly frame?: undefined } | { readonly frame: DataFrame; readonly json: string };
 
