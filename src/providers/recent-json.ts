@@ -27,7 +27,7 @@ export class RecentJson {
       return entry.bytes;
     }
     const json = JSON.stringify(value) as string | undefined; // undefined (and functions) give undefined, as JSON.stringify does
-    if (json === undefined || json.length < this.minChars || typeof value !== "object") return json;
+    if (json === undefined || json.length < this.minChars || json.length > MAX_KEPT_CHARS || typeof value !== "object") return json;
     // a copy of its own, parsed from the JSON: nothing a later request does to its value can change what is kept, and a
     // value equal to the copy serialises as the copy does
     this.entries.unshift({ value: JSON.parse(json), bytes: Buffer.from(json) });
@@ -35,6 +35,9 @@ export class RecentJson {
     return this.entries[0].bytes;
   }
 }
+
+/** A value whose JSON is longer is not kept: eight of them, with their parsed copies, would hold tens of MB. */
+const MAX_KEPT_CHARS = 256 * 1024;
 
 /**
  * Whether `value` serialises exactly as `kept` (a value parsed from JSON)
