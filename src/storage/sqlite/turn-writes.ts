@@ -6,9 +6,10 @@ import { detached } from "../../foundation/util/detached.js";
 import type { Db } from "./database.js";
 import { DurableTurns, type JournaledTurns, type TurnWriter } from "./durable-turns.js";
 import type { ReplayCache } from "./replay-cache.js";
-import { carrierColumns, carrierSize, TURN_COLUMNS, turnValues } from "../rows.js";
-import { promptColumnsOf } from "../prompt-heads.js";
+import { carrierSize, TURN_COLUMNS, turnValues, type TurnJsonColumns } from "../rows.js";
+import type { HeadColumns } from "../recent-heads.js";
 import type { JournaledTurn } from "./turn-journal.js";
+import { jsonColumnsOf } from "./turn-json.js";
 
 interface WrittenTurn {
   position: number;
@@ -27,6 +28,7 @@ export class TurnWrites {
     turnExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
     insertTurn: Statement<unknown[]>;
+    promptHeadStored: Statement<[string]>;
     insertPromptHead: Statement<[string, string]>;
   };
   /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
@@ -58,6 +60,7 @@ export class TurnWrites {
          RETURNING position`,
       ),
       // a head is written once, by the first turn that sends it (prompt-heads.ts); later ones find its key and write nothing
+      promptHeadStored: db.prepare(`SELECT 1 FROM prompt_heads WHERE hash = ?`),
       insertPromptHead: db.prepare(`INSERT OR IGNORE INTO prompt_heads (hash, text) VALUES (?, ?)`),
     };
     this.durable = new DurableTurns(this.turnWriter, journaled);
@@ -67,15 +70,7 @@ export class TurnWrites {
   private readonly turnWriter: TurnWriter = {
     write: (turns, remember, createdAt) => this.commitTurns(turns, remember, createdAt),
     stored: (id) => this.statements.turnExists.get(id) !== undefined,
-    remember: (turn) =>
-      this.remember(
-        turn,
-        carrierSize(
-          turn.reasoningText,
-          turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
-          turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
-        ),
-      ),
+    remember: (turn) => this.remember(turn, sizeOf(turn, jsonColumnsOf(turn))),
     recover: (turns) => this.recoverTurns(turns),
   };
 
@@ -158,16 +153,28 @@ export class TurnWrites {
 
   private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {
     const now = createdAt ?? new Date().toISOString();
-    const carriers = carrierColumns(turn);
+    const json = jsonColumnsOf(turn);
     // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
     // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
     // fingerprint included (migration 3): its table and three indexes, about four pages
     this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
-    const prompt = promptColumnsOf(turn.prompt);
-    if (prompt.head) this.statements.insertPromptHead.run(prompt.head.hash, prompt.head.text);
-    const values = turnValues(turn, now, callKeyOf(turn.toolCalls), carriers, prompt);
+    if (json.prompt.head) this.writePromptHead(json.prompt.head);
+    const values = turnValues(turn, now, callKeyOf(turn.toolCalls), json);
     const { position } = this.statements.insertTurn.get(...values, turn.sessionId, turn.sessionId) as { position: number };
-    return { position, size: carrierSize(turn.reasoningText, carriers.reasoningDetails, carriers.nativeRecord) };
+    return { position, size: sizeOf(turn, json) };
+  }
+
+  /**
+   * Head stored only when absent: the head is looked up by its key first,
+   * and its text (tens of KB) handed to SQLite only when no row has it.
+   * `INSERT OR IGNORE` of a head already stored costs about 10 µs for a
+   * 39 KB head (the text is converted, copied and made a record before the
+   * key is found taken); the lookup about 1 µs. Both run in the turn's
+   * transaction, so the answer is exact: no other connection writes
+   * between the lookup and the insert. Removing it: the insert alone.
+   */
+  private writePromptHead(head: HeadColumns): void {
+    if (this.statements.promptHeadStored.get(head.hash) === undefined) this.statements.insertPromptHead.run(head.hash, head.text);
   }
 
   /**
@@ -192,4 +199,9 @@ export class TurnWrites {
     const match = { id: turn.id, session_id: turn.sessionId, parent_turn_id: turn.parentTurnId ?? null };
     this.cache.addTurn(turn.keyHash, [turn.fingerprint, callKeyOf(turn.toolCalls)], match, source, size);
   }
+}
+
+/** Characters of the turn's carrier columns, for the replay cache's size limit. */
+function sizeOf(turn: NewTurn, json: TurnJsonColumns): number {
+  return carrierSize(turn.reasoningText, json.reasoningDetails, json.nativeRecord);
 }
