@@ -1,6 +1,6 @@
 import { closeSync, copyFileSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { NewTurn } from "../turns.js";
-import { journalJson } from "./turn-json.js";
+import { journalJson } from "./turn-columns.js";
 
 /** The journal's file name under $CARRIERD_HOME. */
 export const JOURNAL_FILE = "turns.journal";

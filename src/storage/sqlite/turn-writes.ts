@@ -1,5 +1,4 @@
 import type { Statement } from "better-sqlite3";
-import { callKeyOf } from "../../turn/sessions/fingerprint.js";
 import type { NewTurn, ReplaySource } from "../turns.js";
 import type { Json } from "../../providers/contract.js";
 import { detached } from "../../foundation/util/detached.js";
@@ -9,7 +8,7 @@ import type { ReplayCache } from "./replay-cache.js";
 import { carrierSize, TURN_COLUMNS, turnValues, type TurnJsonColumns } from "../rows.js";
 import type { HeadColumns } from "../recent-heads.js";
 import type { JournaledTurn } from "./turn-journal.js";
-import { jsonColumnsOf } from "./turn-json.js";
+import { columnsOf } from "./turn-columns.js";
 
 interface WrittenTurn {
   position: number;
@@ -70,7 +69,7 @@ export class TurnWrites {
   private readonly turnWriter: TurnWriter = {
     write: (turns, remember, createdAt) => this.commitTurns(turns, remember, createdAt),
     stored: (id) => this.statements.turnExists.get(id) !== undefined,
-    remember: (turn) => this.remember(turn, sizeOf(turn, jsonColumnsOf(turn))),
+    remember: (turn) => this.remember(turn, sizeOf(turn, columnsOf(turn).json)),
     recover: (turns) => this.recoverTurns(turns),
   };
 
@@ -153,13 +152,13 @@ export class TurnWrites {
 
   private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {
     const now = createdAt ?? new Date().toISOString();
-    const json = jsonColumnsOf(turn);
+    const { json, callKey } = columnsOf(turn);
     // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
     // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
     // fingerprint included (migration 3): its table and three indexes, about four pages
     this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
     if (json.prompt.head) this.writePromptHead(json.prompt.head);
-    const values = turnValues(turn, now, callKeyOf(turn.toolCalls), json);
+    const values = turnValues(turn, now, callKey, json);
     const { position } = this.statements.insertTurn.get(...values, turn.sessionId, turn.sessionId) as { position: number };
     return { position, size: sizeOf(turn, json) };
   }
@@ -197,7 +196,7 @@ export class TurnWrites {
       nativeRecord: turn.nativeRecord,
     };
     const match = { id: turn.id, session_id: turn.sessionId, parent_turn_id: turn.parentTurnId ?? null };
-    this.cache.addTurn(turn.keyHash, [turn.fingerprint, callKeyOf(turn.toolCalls)], match, source, size);
+    this.cache.addTurn(turn.keyHash, [turn.fingerprint, columnsOf(turn).callKey], match, source, size);
   }
 }
 
