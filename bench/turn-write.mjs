@@ -6,7 +6,8 @@
 // stored turn (user + system, the whole child). How prompt heads stored
 // once were measured (docs/performance.md#prompt-heads-stored-once).
 //   node bench/turn-write.mjs CHECKOUT_A CHECKOUT_B [rounds]
-// WORKLOAD (opencode) and TURNS_PER_RUN (3000) change the runs.
+// WORKLOAD (opencode) and TURNS_PER_RUN (3000) change the runs; SYSTEM_PARTS=1
+// gives claude-code's system message as text parts (an Anthropic route's).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,9 +19,21 @@ import { median } from "./wrk.mjs";
 const self = fileURLToPath(import.meta.url);
 const WARM_UP = 300;
 
-/** The workload's first request as chat messages: the prompt its first turn is stored with (Responses input items made messages). */
+/**
+ * The workload's first request as chat messages: the prompt its first turn
+ * is stored with (Responses input items made messages; a Messages request's
+ * system blocks made its system message, as src/ingress/messages converts
+ * them: one text for an OpenAI-style route, or with SYSTEM_PARTS=1 the
+ * text parts with their cache_control, as an Anthropic route gets them).
+ */
 function firstPrompt(name) {
   const body = WORKLOADS[name].body(0, { model: "bench", stream: false });
+  if (Array.isArray(body.system)) {
+    const content = process.env.SYSTEM_PARTS
+      ? body.system.map((block) => ({ type: "text", text: block.text, ...(block.cache_control === undefined ? {} : { cache_control: block.cache_control }) }))
+      : body.system.map((block) => block.text).join("\n\n");
+    return [{ role: "system", content }, ...body.messages];
+  }
   if (body.messages) return body.messages;
   const text = (content) => (typeof content === "string" ? content : content.map((part) => part.text ?? "").join(""));
   return body.input.map((item) => ({ role: item.role, content: text(item.content) }));

@@ -53,16 +53,6 @@ function makeHead(this: void, messages: readonly ChatMessage[]): HeadColumns | u
   return text.length < PROMPT_HEAD_MIN_CHARS ? undefined : { hash: createHash("sha256").update(text).digest("hex"), text };
 }
 
-/** splitPrompt's answer for each prompt, while the turn holding it is alive: a journaled turn is split once, for its journal line and its commit. */
-const splitOnce = new WeakMap<readonly ChatMessage[], PromptColumns>();
-
-/** splitPrompt, remembered for this prompt (a turn's prompt is never changed once the turn is made). */
-export function promptColumnsOf(prompt: readonly ChatMessage[]): PromptColumns {
-  let columns = splitOnce.get(prompt);
-  if (!columns) splitOnce.set(prompt, (columns = splitPrompt(prompt)));
-  return columns;
-}
-
 /** The prompt's JSON as it was asked for: the head's messages, then the rest's (two JSON arrays made one). */
 export function joinPrompt(headText: string | null | undefined, rest: string): string {
   if (headText === null || headText === undefined) return rest;

@@ -63,20 +63,36 @@ export type ReplayRow = Pick<TurnRow, "id" | "session_id" | "plugin" | "upstream
 export const TURN_COLUMNS = `id, session_id, parent_turn_id, model, plugin, provider, host, upstream_model, prompt, content, tool_calls,
   reasoning_text, reasoning_details, native_record, usage, finish_reason, upstream_id, created_at, key_hash, fingerprint, call_key, audit, prompt_head, depth`;
 
+/** A new turn's columns that hold JSON, as written (turnValues): made once, for each place that needs them. */
+export interface TurnJsonColumns {
+  /** The prompt as stored (splitPrompt); its head, if any, is the backend's to write to prompt_heads with the turn. */
+  readonly prompt: PromptColumns;
+  /** Null when it made no tool calls. */
+  readonly toolCalls: string | null;
+  readonly reasoningDetails: string | null;
+  readonly nativeRecord: string | null;
+  readonly usage: string | null;
+  readonly audit: string | null;
+}
+
+export function turnJsonColumns(turn: NewTurn, prompt: PromptColumns = splitPrompt(turn.prompt)): TurnJsonColumns {
+  return {
+    prompt,
+    toolCalls: turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
+    reasoningDetails: turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
+    nativeRecord: turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
+    usage: turn.usage ? JSON.stringify(turn.usage) : null,
+    audit: turn.audit ? JSON.stringify(turn.audit) : null,
+  };
+}
+
 /**
  * A new turn's values for TURN_COLUMNS (24); `depth` is null when it is the
  * turn's position. `callKey`: callKeyOf(turn.toolCalls), computed by the
- * backend (session matching sits above the port). `prompt`: the turn's
- * prompt as stored (splitPrompt); its head, if any, is the backend's to
- * write to prompt_heads with the turn.
+ * backend (session matching sits above the port). `json`: its JSON
+ * columns (turnJsonColumns).
  */
-export function turnValues(
-  turn: NewTurn,
-  createdAt: string,
-  callKey: string | undefined,
-  carriers = carrierColumns(turn),
-  prompt: PromptColumns = splitPrompt(turn.prompt),
-): unknown[] {
+export function turnValues(turn: NewTurn, createdAt: string, callKey: string | undefined, json: TurnJsonColumns = turnJsonColumns(turn)): unknown[] {
   return [
     turn.id,
     turn.sessionId,
@@ -86,31 +102,23 @@ export function turnValues(
     turn.provider,
     turn.host,
     turn.upstreamModel,
-    prompt.rest,
+    json.prompt.rest,
     turn.content,
-    turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : null,
+    json.toolCalls,
     turn.reasoningText,
-    carriers.reasoningDetails,
-    carriers.nativeRecord,
-    turn.usage ? JSON.stringify(turn.usage) : null,
+    json.reasoningDetails,
+    json.nativeRecord,
+    json.usage,
     turn.finishReason,
     turn.upstreamId ?? null,
     createdAt,
     turn.keyHash,
     turn.fingerprint,
     callKey ?? null,
-    turn.audit ? JSON.stringify(turn.audit) : null,
-    prompt.head?.hash ?? null,
+    json.audit,
+    json.prompt.head?.hash ?? null,
     turn.depth ?? null,
   ];
-}
-
-/** A new turn's JSON carrier columns as written (the SQLite backend sizes its replay cache by them). */
-export function carrierColumns(turn: NewTurn): { reasoningDetails: string | null; nativeRecord: string | null } {
-  return {
-    reasoningDetails: turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
-    nativeRecord: turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
-  };
 }
 
 /** Characters of a turn's carrier columns, for the replay cache's size limit. */

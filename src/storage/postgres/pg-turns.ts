@@ -1,7 +1,7 @@
 import { callKeyOf } from "../../turn/sessions/fingerprint.js";
 import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
-import { TURN_COLUMNS, turnValues, type ReplayRow } from "../rows.js";
-import { splitPrompt, storedPromptSql } from "../prompt-heads.js";
+import { TURN_COLUMNS, turnJsonColumns, turnValues, type ReplayRow } from "../rows.js";
+import { storedPromptSql } from "../prompt-heads.js";
 import { TURNS_PER_DEPTH, type TurnStorage } from "../storage.js";
 import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "../turns.js";
 import type { Sql } from "./connection.js";
@@ -95,7 +95,7 @@ export class PgTurns implements TurnStorage {
 
   /** Every turn is committed by its own statement: whether others run beside it changes nothing here. */
   async save(turn: NewTurn): Promise<void> {
-    const prompt = splitPrompt(turn.prompt);
-    await run(this.sql, INSERT_TURN, [...turnValues(turn, new Date().toISOString(), callKeyOf(turn.toolCalls), undefined, prompt), prompt.head?.text ?? null]);
+    const json = turnJsonColumns(turn);
+    await run(this.sql, INSERT_TURN, [...turnValues(turn, new Date().toISOString(), callKeyOf(turn.toolCalls), json), json.prompt.head?.text ?? null]);
   }
 }

@@ -1,6 +1,6 @@
 import { closeSync, copyFileSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { NewTurn } from "../turns.js";
-import { joinPrompt, promptColumnsOf } from "../prompt-heads.js";
+import { journalJson } from "./turn-columns.js";
 
 /** The journal's file name under $CARRIERD_HOME. */
 export const JOURNAL_FILE = "turns.journal";
@@ -60,7 +60,7 @@ export class TurnJournal {
   /** Appends the turn; it survives this process when this returns. */
   append(turn: NewTurn): void {
     // the completion time goes with it: a turn recovered at the next start keeps when it was answered
-    const line = `{"at":${Date.now()},"turn":${turnJson(turn)}}\n`;
+    const line = `{"at":${Date.now()},"turn":${journalJson(turn)}}\n`;
     // the text itself, not a Buffer made of it first: one copy fewer, on the answer's path
     const written = writeSync(this.fd, line);
     const length = Buffer.byteLength(line);
@@ -106,18 +106,6 @@ export class TurnJournal {
   close(): void {
     closeSync(this.fd);
   }
-}
-
-/**
- * The turn as JSON, its prompt written from the text its commit stores
- * (promptColumnsOf, computed once for both): the prompt's messages are not
- * stringified a second time. The prompt goes first; JSON.parse gives the
- * same turn whatever the order of its keys.
- */
-function turnJson(turn: NewTurn): string {
-  const { rest, head } = promptColumnsOf(turn.prompt);
-  const others = JSON.stringify({ ...turn, prompt: undefined });
-  return `{"prompt":${joinPrompt(head?.text, rest)}${others.length > 2 ? "," : ""}${others.slice(1)}`;
 }
 
 export interface JournaledTurn {

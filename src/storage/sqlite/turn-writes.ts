@@ -1,14 +1,14 @@
 import type { Statement } from "better-sqlite3";
-import { callKeyOf } from "../../turn/sessions/fingerprint.js";
 import type { NewTurn, ReplaySource } from "../turns.js";
 import type { Json } from "../../providers/contract.js";
 import { detached } from "../../foundation/util/detached.js";
 import type { Db } from "./database.js";
 import { DurableTurns, type JournaledTurns, type TurnWriter } from "./durable-turns.js";
 import type { ReplayCache } from "./replay-cache.js";
-import { carrierColumns, carrierSize, TURN_COLUMNS, turnValues } from "../rows.js";
-import { promptColumnsOf } from "../prompt-heads.js";
+import { carrierSize, TURN_COLUMNS, turnValues, type TurnJsonColumns } from "../rows.js";
+import type { HeadColumns } from "../recent-heads.js";
 import type { JournaledTurn } from "./turn-journal.js";
+import { columnsOf } from "./turn-columns.js";
 
 interface WrittenTurn {
   position: number;
@@ -27,6 +27,7 @@ export class TurnWrites {
     turnExists: Statement<[string]>;
     insertSession: Statement<unknown[]>;
     insertTurn: Statement<unknown[]>;
+    promptHeadStored: Statement<[string]>;
     insertPromptHead: Statement<[string, string]>;
   };
   /** One transaction for a batch of turns; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
@@ -58,6 +59,7 @@ export class TurnWrites {
          RETURNING position`,
       ),
       // a head is written once, by the first turn that sends it (prompt-heads.ts); later ones find its key and write nothing
+      promptHeadStored: db.prepare(`SELECT 1 FROM prompt_heads WHERE hash = ?`),
       insertPromptHead: db.prepare(`INSERT OR IGNORE INTO prompt_heads (hash, text) VALUES (?, ?)`),
     };
     this.durable = new DurableTurns(this.turnWriter, journaled);
@@ -67,15 +69,7 @@ export class TurnWrites {
   private readonly turnWriter: TurnWriter = {
     write: (turns, remember, createdAt) => this.commitTurns(turns, remember, createdAt),
     stored: (id) => this.statements.turnExists.get(id) !== undefined,
-    remember: (turn) =>
-      this.remember(
-        turn,
-        carrierSize(
-          turn.reasoningText,
-          turn.reasoningDetails ? JSON.stringify(turn.reasoningDetails) : null,
-          turn.nativeRecord ? JSON.stringify(turn.nativeRecord) : null,
-        ),
-      ),
+    remember: (turn) => this.remember(turn, sizeOf(turn, columnsOf(turn).json)),
     recover: (turns) => this.recoverTurns(turns),
   };
 
@@ -158,16 +152,29 @@ export class TurnWrites {
 
   private writeTurn(turn: NewTurn, createdAt?: string): WrittenTurn {
     const now = createdAt ?? new Date().toISOString();
-    const carriers = carrierColumns(turn);
+    const { json, callKey } = columnsOf(turn);
     // the session row is written once, when its first turn is: its activity is its turns, so a turn touches no session pages
     // (a commit writes one WAL frame per page it dirtied: this saved two of about nine). The turn is one row, its
     // fingerprint included (migration 3): its table and three indexes, about four pages
     this.statements.insertSession.run(turn.sessionId, turn.keyHash, turn.model, null, "{}", now, now);
-    const prompt = promptColumnsOf(turn.prompt);
-    if (prompt.head) this.statements.insertPromptHead.run(prompt.head.hash, prompt.head.text);
-    const values = turnValues(turn, now, callKeyOf(turn.toolCalls), carriers, prompt);
+    if (json.prompt.head) this.writePromptHead(json.prompt.head);
+    const values = turnValues(turn, now, callKey, json);
     const { position } = this.statements.insertTurn.get(...values, turn.sessionId, turn.sessionId) as { position: number };
-    return { position, size: carrierSize(turn.reasoningText, carriers.reasoningDetails, carriers.nativeRecord) };
+    return { position, size: sizeOf(turn, json) };
+  }
+
+  /**
+   * Heads stored only when absent (docs/performance.md#turn-columns-made-once):
+   * the head is looked up by its key first, and its text (tens of KB)
+   * handed to SQLite only when no row has it. `INSERT OR IGNORE` of a head
+   * stored already converts, copies and builds a record of the whole text
+   * before it finds the key taken: 6.4 µs for a 28 KB head, the lookup
+   * 0.6 µs. Both run in the turn's transaction after its session's insert
+   * took the write lock, so no other connection writes between them.
+   * Removing it: the insert alone.
+   */
+  private writePromptHead(head: HeadColumns): void {
+    if (this.statements.promptHeadStored.get(head.hash) === undefined) this.statements.insertPromptHead.run(head.hash, head.text);
   }
 
   /**
@@ -190,6 +197,11 @@ export class TurnWrites {
       nativeRecord: turn.nativeRecord,
     };
     const match = { id: turn.id, session_id: turn.sessionId, parent_turn_id: turn.parentTurnId ?? null };
-    this.cache.addTurn(turn.keyHash, [turn.fingerprint, callKeyOf(turn.toolCalls)], match, source, size);
+    this.cache.addTurn(turn.keyHash, [turn.fingerprint, columnsOf(turn).callKey], match, source, size);
   }
+}
+
+/** Characters of the turn's carrier columns, for the replay cache's size limit. */
+function sizeOf(turn: NewTurn, json: TurnJsonColumns): number {
+  return carrierSize(turn.reasoningText, json.reasoningDetails, json.nativeRecord);
 }
