@@ -135,9 +135,9 @@ export class HttpServer {
   private async authenticate(request: IncomingMessage, endpoint: Pick<Endpoint, "scope" | "keyHeader"> | undefined): Promise<Caller> {
     const scope: KeyScope | undefined = endpoint?.scope;
     const token = requestKey(request.headers, endpoint?.keyHeader);
-    let identified: Identification = this.keys.identify(token);
+    let identified: Identification = this.keys.identify(token, Date.now(), request.socket);
     // a key this gateway does not hold yet (created a moment ago elsewhere) is looked up before it is refused
-    if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token);
+    if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token, Date.now(), request.socket);
     if (!identified.ok) {
       const message = REFUSED[identified.reason];
       // where the key may also come in another header, the message names it first (Anthropic's clients send x-api-key)
