@@ -33,7 +33,16 @@ afterAll(async () => {
 async function addKey(name: string): Promise<string> {
   const secret = newSecret();
   const at = Date.now();
-  await storage.keys.create({ name, secretHash: secretHash(secret), dataScope: newDataScope(), scopes: ["chat"], models: [], eventsOf: [], createdAt: at, expiresAt: null });
+  await storage.keys.create({
+    name,
+    secretHash: secretHash(secret),
+    dataScope: newDataScope(),
+    scopes: ["chat"],
+    models: [],
+    eventsOf: [],
+    createdAt: at,
+    expiresAt: null,
+  });
   await ring.refresh();
   return secret;
 }
