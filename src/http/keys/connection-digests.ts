@@ -1,10 +1,11 @@
+import { timingSafeEqual } from "node:crypto";
 import { secretDigest } from "./secret.js";
 
-/** A presented token and its SHA-256, as raw bytes (the owner key's comparison) and hex (the key map's). */
+/** A presented token and its SHA-256 in hex (the key map's), and whether it is the owner key's (compared in constant time). */
 export interface PresentedDigest {
   readonly token: string;
-  readonly digest: Buffer;
   readonly hex: string;
+  readonly owner: boolean;
 }
 
 /**
@@ -13,9 +14,10 @@ export interface PresentedDigest {
  * same key on every request, and the one-shot SHA-256 of it cost 5–15 µs a
  * request inside the gateway (its code is cold by the time a request
  * reaches it), against well under 1 µs for this comparison. Only the digest
- * is remembered: the key is still judged on every request from the ring as
- * it is then, so a revoked, rotated or expired key is refused exactly as
- * without it.
+ * is remembered, with whether it is the owner key's (which never changes):
+ * an access key is still judged on every request from the ring as it is
+ * then, so a revoked, rotated or expired key is refused exactly as without
+ * it.
  *
  * The token is compared with the one the same connection sent before, in
  * time that depends on the presented token's length only: a proxy that
@@ -26,20 +28,22 @@ export interface PresentedDigest {
 export class ConnectionDigests {
   private readonly last = new WeakMap<object, PresentedDigest>();
 
+  constructor(private readonly ownerDigest: Buffer) {}
+
   /** The token's digest; reused when `connection` presented this token last, computed otherwise. */
   of(token: string, connection: object | undefined): PresentedDigest {
-    if (connection === undefined) return digestOf(token);
+    if (connection === undefined) return this.digestOf(token);
     const remembered = this.last.get(connection);
     if (remembered !== undefined && sameToken(token, remembered.token)) return remembered;
-    const presented = digestOf(token);
+    const presented = this.digestOf(token);
     this.last.set(connection, presented);
     return presented;
   }
-}
 
-function digestOf(token: string): PresentedDigest {
-  const digest = secretDigest(token);
-  return { token, digest, hex: digest.toString("hex") };
+  private digestOf(token: string): PresentedDigest {
+    const digest = secretDigest(token);
+    return { token, hex: digest.toString("hex"), owner: timingSafeEqual(digest, this.ownerDigest) };
+  }
 }
 
 /**
