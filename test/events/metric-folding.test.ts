@@ -7,8 +7,8 @@ import type { KeyRing } from "../../src/http/keys/key-ring.js";
 import { GatewayMetrics } from "../../src/operations/metrics/gateway-metrics.js";
 
 /**
- * Observations are folded into the metrics in batches (docs/performance.md,
- * "Metric folding in batches"): a read sees every observation made before
+ * Observations are folded into the metrics in batches
+ * (docs/performance.md#the-requests-edges): a read sees every observation made before
  * it, whether a batch was folded meanwhile or not.
  */
 const hub: Pick<EventHub, "subscriberCount" | "droppedEvents" | "slowClosed"> = { subscriberCount: 0, droppedEvents: 0, slowClosed: 0 };

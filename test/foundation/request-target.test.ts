@@ -4,7 +4,7 @@ import { PLAIN_PATH, requestTarget } from "../../src/http/request-target.js";
 
 /**
  * A plain request target is taken as its own pathname without parsing
- * (docs/performance.md, "Plain request targets"): that holds only if the
+ * (docs/performance.md#the-requests-edges): that holds only if the
  * URL parser gives every target PLAIN_PATH accepts back unchanged.
  */
 const parsedPath = (target: string) => new URL(target, "http://carrierd.local").pathname;

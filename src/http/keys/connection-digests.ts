@@ -9,7 +9,8 @@ export interface PresentedDigest {
 }
 
 /**
- * Connection digests: the SHA-256 of the token a connection presented last,
+ * Connection digests (docs/performance.md#the-requests-edges): the SHA-256
+ * of the token a connection presented last,
  * kept for that connection's next request. A keep-alive client sends the
  * same key on every request, and the one-shot SHA-256 of it cost 5–15 µs a
  * request inside the gateway (its code is cold by the time a request

@@ -28,7 +28,8 @@ interface OpenTurn {
 const TURN_AND_GATEWAY_EVENTS: GatewayEventType[] = ["turn.started", "turn.completed", "turn.failed", "verdict.recorded", "routes.reloaded", "routes.rejected"];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 /**
- * Metric folding in batches: events and request records wait until this
+ * Metric folding in batches (docs/performance.md#the-requests-edges):
+ * events and request records wait until this
  * many are pending (about 60 requests' worth) or until the metrics are
  * read. Handled one request at a time, this code and prom-client's are cold
  * each time (prom-client's label hashing and bucket search took 1.5–3.5 µs

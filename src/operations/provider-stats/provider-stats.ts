@@ -28,7 +28,7 @@ const COUNTED: GatewayEventType[] = [
 ];
 
 /**
- * Counting in batches: events wait, with the times they arrived at, until
+ * Counting in batches (docs/performance.md#the-requests-edges): events wait, with the times they arrived at, until
  * this many are pending (about 80 requests' worth) or the panel is read.
  * Counted one event at a time, this code is cold each time (3–5 µs an event
  * inside the gateway); a batch runs it warm. The times are taken when the
