@@ -11,7 +11,8 @@ import type { Identification, KeyRing } from "./keys/key-ring.js";
 import type { KeyScope } from "../storage/keys.js";
 import { requestKey } from "./auth.js";
 import { applyCors } from "./cors.js";
-import type { Endpoint, EndpointTable } from "./endpoint-table.js";
+import type { Endpoint, EndpointCall, EndpointTable } from "./endpoint-table.js";
+import { requestTarget, type RequestTarget } from "./request-target.js";
 import { sendError, type ErrorShape } from "./respond.js";
 import { traceResponded, type RequestTracer } from "../operations/tracing/trace-hooks.js";
 
@@ -78,14 +79,15 @@ export class HttpServer {
     let caller: Caller | undefined;
     let errorShape: ErrorShape = this.endpoints.errorShape;
     try {
-      const url = targetOf(request);
-      if (!url) throw new GatewayError("invalid_request", MALFORMED_TARGET);
+      const target = requestTarget(request);
+      if (!target) throw new GatewayError("invalid_request", MALFORMED_TARGET);
+      const { pathname } = target;
       const method = request.method ?? "GET";
-      const match = this.endpoints.match(method, url.pathname);
+      const match = this.endpoints.match(method, pathname);
       if (match.kind === "found") [route, errorShape] = [match.endpoint.path, match.endpoint.errorShape ?? errorShape];
       else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.served.errorShape ?? errorShape];
       if (applyCors(request, response, this.options.corsOrigins, errorShape) === "answered") return;
-      if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, { url, params: match.params });
+      if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, endpointCall(target, match.params));
       // an unknown path needs the key too: without it, nobody learns which paths exist
       if (match.kind === "none") caller = await this.authenticate(request, undefined);
       else if (match.kind === "wrong-method") caller = await this.authenticate(request, { keyHeader: match.served.keyHeader });
@@ -93,10 +95,10 @@ export class HttpServer {
       // a malformed X-Session-Id is a 400 on every route, whatever else names the session (docs/api.md#sessions-x-session-id)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
-      if (match.kind === "found") return await match.endpoint.handler(request, response, { url, params: match.params, caller });
+      if (match.kind === "found") return await match.endpoint.handler(request, response, endpointCall(target, match.params, caller));
       if (match.kind === "wrong-method")
-        throw new GatewayError("method_not_allowed", `${method} is not allowed on ${url.pathname}`, null, { headers: { allow: match.allowed.join(", ") } });
-      throw new GatewayError("not_found", `no route for ${method} ${url.pathname}`);
+        throw new GatewayError("method_not_allowed", `${method} is not allowed on ${pathname}`, null, { headers: { allow: match.allowed.join(", ") } });
+      throw new GatewayError("not_found", `no route for ${method} ${pathname}`);
     } catch (error) {
       if (!(error instanceof GatewayError)) this.log.error({ err: error, path: request.url }, "unexpected error while handling a request");
       else if (error.status >= 500) this.log.warn({ code: error.code, message: error.message, path: request.url }, "request failed");
@@ -111,7 +113,7 @@ export class HttpServer {
 
   /** A WebSocket upgrade goes to the row of its path that takes upgrades; anywhere else it is a 404. */
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const pathname = targetOf(request)?.pathname;
+    const pathname = requestTarget(request)?.pathname;
     const upgrade = pathname === undefined ? undefined : this.endpoints.upgradeAt(pathname);
     if (upgrade) return upgrade(request, socket, head);
     socket.on("error", () => socket.destroy());
@@ -135,9 +137,9 @@ export class HttpServer {
   private async authenticate(request: IncomingMessage, endpoint: Pick<Endpoint, "scope" | "keyHeader"> | undefined): Promise<Caller> {
     const scope: KeyScope | undefined = endpoint?.scope;
     const token = requestKey(request.headers, endpoint?.keyHeader);
-    let identified: Identification = this.keys.identify(token);
+    let identified: Identification = this.keys.identify(token, Date.now(), request.socket);
     // a key this gateway does not hold yet (created a moment ago elsewhere) is looked up before it is refused
-    if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token);
+    if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token, Date.now(), request.socket);
     if (!identified.ok) {
       const message = REFUSED[identified.reason];
       // where the key may also come in another header, the message names it first (Anthropic's clients send x-api-key)
@@ -175,13 +177,15 @@ const REFUSED = {
 
 const MALFORMED_TARGET = "malformed HTTP request: the request target is not a URL path";
 
-/** The request's URL; undefined for a target Node accepts but no URL can be made of (`//[`), the client's mistake. */
-function targetOf(request: IncomingMessage): URL | undefined {
-  try {
-    return new URL(request.url ?? "/", "http://carrierd.local");
-  } catch {
-    return undefined;
-  }
+/** What the handler is given; its URL is parsed only if it reads it (RequestTarget). */
+function endpointCall(target: RequestTarget, params: EndpointCall["params"], caller?: Caller): EndpointCall {
+  return {
+    get url() {
+      return target.url;
+    },
+    params,
+    caller,
+  };
 }
 
 /** A request Node cannot parse (bad request line, oversized headers) still gets an HTTP answer in the table's error shape, then the connection closes. */

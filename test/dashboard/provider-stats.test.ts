@@ -78,6 +78,33 @@ describe("the counting, on a bus of its own", () => {
     expect(Math.abs(completion.p95! - 1900) / 1900).toBeLessThan(0.09);
     stats.close();
   });
+
+  test("events counted in batches count once each, in the interval they arrived in, read before a batch is full or after", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2026-12-03T12:00:05Z"));
+    const bus = new EventBus();
+    const stats = new ProviderStats(bus);
+    const turns = (from: number, count: number) => {
+      for (let i = from; i < from + count; i++) {
+        bus.publish({ type: "turn.started", turn_id: `b${i}`, provider: "p", upstream_model: "m", upstream_ms: 1 });
+        bus.publish({ type: "turn.completed", turn_id: `b${i}`, usage: { prompt_tokens: 1, completion_tokens: 1 } });
+      }
+    };
+    turns(0, 3);
+    expect(stats.snapshot("5m").providers[0]).toMatchObject({ requests: 3, completed: 3 });
+    turns(3, 997);
+    await new Promise((resolve) => setImmediate(resolve));
+    // a minute later: what arrived before counts in the earlier interval
+    vi.setSystemTime(new Date("2026-12-03T12:01:05Z"));
+    turns(1000, 5);
+    // read a minute later still: the five waiting count in the interval they arrived in
+    vi.setSystemTime(new Date("2026-12-03T12:02:05Z"));
+    const [p] = stats.snapshot("5m").providers;
+    expect(p).toMatchObject({ requests: 1005, completed: 1005, tokens: { input: 1005, output: 1005 } });
+    expect(p!.time_to_completion_ms.count).toBe(1005);
+    expect(p!.points.requests.slice(-13)).toEqual([1000, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0]);
+    stats.close();
+  });
 });
 
 describe("GET /v1/stats/providers on a real gateway", () => {

@@ -1,10 +1,10 @@
-import { timingSafeEqual } from "node:crypto";
 import type { Logger } from "../../operations/logging/logger.js";
 import { keyScope } from "../../turn/sessions/key-scope.js";
 import { KEY_SCOPES, type StoredKey } from "../../storage/keys.js";
 import type { KeyStorage } from "../../storage/storage.js";
 import { OWNER_KEY_NAME, type Caller } from "./caller.js";
 import { KeyUsage } from "./key-usage.js";
+import { ConnectionDigests } from "./connection-digests.js";
 import { secretDigest } from "./secret.js";
 import { StoredKeyLookup, type LookupCounts, type LookupLimits } from "./stored-key-lookup.js";
 
@@ -28,7 +28,8 @@ interface Entry {
 
 /**
  * The access keys, in memory on every gateway: a known key is found by one
- * hash and one map lookup, never a store read. A key the ring does not hold
+ * hash (none for a connection's repeated token: ConnectionDigests) and one
+ * map lookup, never a store read. A key the ring does not hold
  * is looked up in the store before it is refused (identifyStored), so a key
  * created by another process works on its first request, not after the
  * next poll. The map is looked up by
@@ -41,7 +42,6 @@ export class KeyRing {
   private byName = new Map<string, Entry>();
   private nameByScope = new Map<string, string>();
   private revision: number | undefined;
-  private readonly ownerDigest: Buffer;
   private readonly owner: Caller;
   private readonly usage: KeyUsage;
   private readonly listeners = new Set<() => void>();
@@ -51,6 +51,7 @@ export class KeyRing {
   private unreadable = false;
   private readonly pollMs: number;
   private readonly lookup: StoredKeyLookup;
+  private readonly digests: ConnectionDigests;
 
   constructor(
     private readonly keys: KeyStorage,
@@ -58,7 +59,8 @@ export class KeyRing {
     private readonly log: Logger,
     options: { pollMs?: number; flushMs?: number; lookup?: LookupLimits } = {},
   ) {
-    this.ownerDigest = secretDigest(ownerKey);
+    const ownerDigest = secretDigest(ownerKey);
+    this.digests = new ConnectionDigests(ownerDigest);
     // today's scope of the one key: what the owner key filed before access keys existed stays its own
     this.owner = {
       name: OWNER_KEY_NAME,
@@ -67,7 +69,7 @@ export class KeyRing {
       scopes: new Set(KEY_SCOPES),
       models: [],
       eventsOf: undefined,
-      secretHash: this.ownerDigest.toString("hex"),
+      secretHash: ownerDigest.toString("hex"),
     };
     this.usage = new KeyUsage(keys, options.flushMs ?? USAGE_FLUSH_MS, (error) => log.warn({ err: error }, "could not record access key usage"));
     this.pollMs = options.pollMs ?? KEY_POLL_MS;
@@ -96,15 +98,19 @@ export class KeyRing {
     return () => this.listeners.delete(listener);
   }
 
-  /** The caller a bearer token stands for, counted as one request when it is valid. */
-  identify(token: string | undefined, now = Date.now()): Identification {
+  /**
+   * The caller a bearer token stands for, counted as one request when it is
+   * valid. `connection` (the request's socket) lets a keep-alive client's
+   * repeated token skip its hash (ConnectionDigests); the judgement is the same.
+   */
+  identify(token: string | undefined, now = Date.now(), connection?: object): Identification {
     if (token === undefined || token === "") return { ok: false, reason: "missing" };
-    const digest = secretDigest(token);
-    if (timingSafeEqual(digest, this.ownerDigest)) {
+    const presented = this.digests.of(token, connection);
+    if (presented.owner) {
       this.usage.note(OWNER_KEY_NAME, now);
       return { ok: true, caller: this.owner };
     }
-    const entry = this.byHash.get(digest.toString("hex"));
+    const entry = this.byHash.get(presented.hex);
     if (!entry) return { ok: false, reason: "unknown" };
     const invalid = invalidity(entry.key, now);
     if (invalid) return { ok: false, reason: invalid };
@@ -118,8 +124,8 @@ export class KeyRing {
    * revision) and judges it again. Only an unknown token costs a read, and
    * StoredKeyLookup bounds those.
    */
-  async identifyStored(token: string | undefined, now = Date.now()): Promise<Identification> {
-    const identified = this.identify(token, now);
+  async identifyStored(token: string | undefined, now = Date.now(), connection?: object): Promise<Identification> {
+    const identified = this.identify(token, now, connection);
     if (identified.ok || identified.reason !== "unknown") return identified;
     const found = await this.lookup.find(secretDigest(token!).toString("hex"), now);
     if (!found) return identified;
@@ -129,7 +135,7 @@ export class KeyRing {
       this.log.warn({ err: error }, "could not reload access keys after finding a new one; refused");
       return identified;
     }
-    return this.identify(token, now);
+    return this.identify(token, now, connection);
   }
 
   /** Hashes of unknown keys the ring remembers not to ask the store about again (bounded; see StoredKeyLookup). */
