@@ -30,7 +30,8 @@ import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, validateCompactRequest, validateResponsesRequest, type ResponsesRequest } from "./request.js";
 import { upstreamTools } from "./request-tools.js";
 import type { NamespacedNames } from "./namespaced-names.js";
-import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./final-object.js";
+import { incompleteReasonOf, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
+import { ResponseBody } from "./response-body.js";
 import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
@@ -116,8 +117,9 @@ export class ResponsesApi {
       conversationId: continuation.conversationId === null ? null : sessionName(continuation.conversationId),
       toolsOmitted: tools.omitted,
     };
-    if (stream) await this.streamResponse(run, response, identity, continuation);
-    else await this.respondWhole(run, response, identity, continuation);
+    const responseBody = new ResponseBody(identity);
+    if (stream) await this.streamResponse(run, response, responseBody, continuation);
+    else await this.respondWhole(run, response, responseBody, continuation);
   }
 
   /**
@@ -258,30 +260,30 @@ export class ResponsesApi {
     return { ...request, parentId: null, history: [], sessionHeader: explicit ?? referencedSession, conversationId: null };
   }
 
-  private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+  private async respondWhole(run: TurnRun, response: ServerResponse, body: ResponseBody, continuation: Continuation): Promise<void> {
     const builder = new OutputBuilder(undefined, continuation.names);
     await readTurn(run, (part) => builder.add(part));
     const items = builder.finish();
     const turn = await run.complete();
-    const finisher = this.finisher(run, identity, continuation);
+    const finisher = this.finisher(run, body, continuation);
     const envelope = await finisher.seal(items);
     if (envelope) sealReasoningItems(items, envelope);
-    sendJson(response, 200, await finisher.store(turn, items), { "x-session-id": sessionName(run.sessionId) });
+    sendJson(response, 200, body.object(await finisher.store(turn, items)), { "x-session-id": sessionName(run.sessionId) });
   }
 
   /** Streams the events docs/api.md#streaming lists; the response is stored before `response.completed` goes out. */
-  private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+  private async streamResponse(run: TurnRun, response: ServerResponse, body: ResponseBody, continuation: Continuation): Promise<void> {
     const headers = { "x-session-id": sessionName(run.sessionId) };
-    const finisher = this.finisher(run, identity, continuation);
-    const events = new ResponseStream(response, headers, this.options.keepaliveSeconds, identity, continuation.names, finisher);
+    const finisher = this.finisher(run, body, continuation);
+    const events = new ResponseStream(response, headers, this.options.keepaliveSeconds, body, continuation.names, finisher);
     await streamTurn(run, response, events, this.log);
   }
 
   /** What a finished turn's items become: sealed when asked for, then the Response stored (`finish`). */
-  private finisher(run: TurnRun, identity: ResponseIdentity, continuation: Continuation): ResponseFinisher {
+  private finisher(run: TurnRun, body: ResponseBody, continuation: Continuation): ResponseFinisher {
     return {
-      seal: (items) => this.seal(run, items, identity.request, continuation.keyHash),
-      store: (turn, items) => this.finish(turn, items, run, identity, continuation),
+      seal: (items) => this.seal(run, items, body.identity.request, continuation.keyHash),
+      store: (turn, items) => this.finish(turn, items, run, body, continuation),
     };
   }
 
@@ -295,10 +297,14 @@ export class ResponsesApi {
    * Builds the final Response and stores it: retrievable unless `store:
    * false`; a named conversation keeps even an unretrievable one as its next
    * link, because naming it asked carrierd to remember the conversation.
+   * Returns the outcome it was stored with (the time it completed fixed),
+   * which the client is answered with.
    */
-  private async finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, identity: ResponseIdentity, continuation: Continuation): Promise<JsonObject> {
+  private async finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, body: ResponseBody, continuation: Continuation): Promise<ResponseOutcome> {
     const incompleteReason = incompleteReasonOf(turn.finishReason);
-    const body = responseObject(identity, { status: incompleteReason ? "incomplete" : "completed", output: items, usage: turn.usage, incompleteReason });
+    const status = incompleteReason ? "incomplete" : "completed";
+    const outcome: ResponseOutcome = { status, output: items, usage: turn.usage, incompleteReason, completedAt: Math.floor(Date.now() / 1000) };
+    const identity = body.identity;
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items, continuation.names)];
@@ -311,12 +317,12 @@ export class ResponsesApi {
         createdAt: identity.createdAt,
         conversationId: continuation.conversationId,
         messages,
-        body: retrievable ? body : null,
+        body: retrievable ? body.object(outcome) : null,
         inputItems: continuation.inputItems,
       };
       await this.store.save(record, items);
     }
-    return body;
+    return outcome;
   }
 }
 

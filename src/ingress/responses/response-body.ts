@@ -1,0 +1,60 @@
+import type { Json, JsonObject } from "../../providers/contract.js";
+import { responseObject, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
+
+/** Members of the Response that its outcome decides; every other member echoes the request and stays the same through one response. */
+const OUTCOME_MEMBERS: ReadonlySet<string> = new Set(["completed_at", "status", "error", "incomplete_details", "output", "usage"]);
+
+/** The Response's JSON text, in order: runs of echoed members serialised once (without braces), and the names of the outcome's members between them. */
+type Template = readonly (string | { readonly member: string })[];
+
+/**
+ * One request's Response object (final-object.ts), as an object and as
+ * JSON text. A streamed response sends the object three times
+ * (`response.created`, `response.in_progress`, the last event), and all of
+ * it but the outcome echoes the request: an agent's tools are most of its
+ * bytes. So the echoed members are serialised once per request, and each
+ * JSON text is that text with the outcome's members written between
+ * (docs/performance.md#response-echo-serialised-once). `json(outcome)` is
+ * exactly `JSON.stringify(object(outcome))`; response-body.test.ts
+ * holds it to that.
+ */
+export class ResponseBody {
+  private template: Template | undefined;
+
+  constructor(readonly identity: ResponseIdentity) {}
+
+  object(outcome: ResponseOutcome): JsonObject {
+    return responseObject(this.identity, outcome);
+  }
+
+  json(outcome: ResponseOutcome): string {
+    const whole = this.object(outcome);
+    const template = (this.template ??= templateOf(whole));
+    let json = "";
+    for (const piece of template) {
+      const text = typeof piece === "string" ? piece : `"${piece.member}":${JSON.stringify(whole[piece.member])}`;
+      json = json === "" ? text : `${json},${text}`;
+    }
+    return `{${json}}`;
+  }
+}
+
+/** The template of a Response object: its members in order, the echoed ones as text. */
+function templateOf(whole: JsonObject): Template {
+  const template: (string | { member: string })[] = [];
+  let echoed: [string, Json][] = [];
+  const closeRun = () => {
+    if (echoed.length > 0) template.push(JSON.stringify(Object.fromEntries(echoed)).slice(1, -1));
+    echoed = [];
+  };
+  for (const [member, value] of Object.entries(whole)) {
+    if (!OUTCOME_MEMBERS.has(member)) {
+      echoed.push([member, value]);
+      continue;
+    }
+    closeRun();
+    template.push({ member });
+  }
+  closeRun();
+  return template;
+}
