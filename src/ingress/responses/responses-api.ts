@@ -43,8 +43,8 @@ interface Continuation {
   readonly parentId: string | null;
   readonly history: ChatMessage[];
   readonly input: ChatMessage[];
-  /** The request's input as input_items lists it. */
-  readonly inputItems: JsonObject[];
+  /** The request's input as input_items lists it; only a retrievable response keeps them (undefined for `store: false`). */
+  readonly inputItems: JsonObject[] | undefined;
   /** The stored id of the session it names (the caller's X-Session-Id under its scope, or a stored response's session). */
   readonly sessionHeader: string | undefined;
   /** The stored id of the named conversation (under the caller's scope, as a session's). */
@@ -232,7 +232,8 @@ export class ResponsesApi {
     }
     const envelopes = new Map<ChatMessage, string>();
     const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes, strings);
-    const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
+    // listed only where they are kept: the store files them with a retrievable response's body, and Codex sends store: false
+    const inputItems = body.store !== false ? inputItemsOf(body.input, (id) => referenced.get(id)) : undefined;
     const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
     // what every continuation carries; where it continues from is what differs
     const request = { input, inputItems, keyHash: caller.keyHash, names, sealed };
