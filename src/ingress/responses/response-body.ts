@@ -1,4 +1,4 @@
-import type { Json, JsonObject } from "../../providers/contract.js";
+import type { JsonObject } from "../../providers/contract.js";
 import { responseObject, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
 
 /** Members of the Response that its outcome decides; every other member echoes the request and stays the same through one response. */
@@ -39,22 +39,20 @@ export class ResponseBody {
   }
 }
 
-/** The template of a Response object: its members in order, the echoed ones as text. */
+/** The template of a Response object: its members in order, the echoed ones as text (each as JSON.stringify writes a member). */
 function templateOf(whole: JsonObject): Template {
-  const template: (string | { member: string })[] = [];
-  let echoed: [string, Json][] = [];
-  const closeRun = () => {
-    if (echoed.length > 0) template.push(JSON.stringify(Object.fromEntries(echoed)).slice(1, -1));
-    echoed = [];
-  };
+  const template: (string | { readonly member: string })[] = [];
+  let run = "";
   for (const [member, value] of Object.entries(whole)) {
-    if (!OUTCOME_MEMBERS.has(member)) {
-      echoed.push([member, value]);
+    if (OUTCOME_MEMBERS.has(member)) {
+      if (run !== "") template.push(run);
+      run = "";
+      template.push({ member });
       continue;
     }
-    closeRun();
-    template.push({ member });
+    const text = `${JSON.stringify(member)}:${JSON.stringify(value)}`;
+    run = run === "" ? text : `${run},${text}`;
   }
-  closeRun();
+  if (run !== "") template.push(run);
   return template;
 }
