@@ -3,6 +3,7 @@ import type { JsonObject } from "../../providers/contract.js";
 import type { ResponseIdentity, ResponseOutcome } from "./final-object.js";
 import type { ResponsesRequest } from "./request.js";
 import { ResponseBody } from "./response-body.js";
+import { RecentEchoes } from "./recent-echoes.js";
 
 const plain: ResponsesRequest = { model: "m", input: "hi" };
 const agent: ResponsesRequest = {
@@ -69,4 +70,14 @@ test("the echoed members are the same text in the first and the last event of a 
   const opening = JSON.parse(body.json(outcomes[0]!)) as JsonObject;
   const last = JSON.parse(body.json(outcomes[1]!)) as JsonObject;
   expect({ ...last, completed_at: null, status: "in_progress", output: [], usage: null }).toEqual(opening);
+});
+
+test("with the echoes of requests before it, a Response's JSON is still JSON.stringify of its object", () => {
+  const recent = new RecentEchoes();
+  const requests = [agent, { ...agent, tools: agent.tools?.slice(0, 2) }, plain, agent, { ...agent, metadata: { other: "x".repeat(2000) } }, agent];
+  for (const request of requests)
+    for (const extra of [{}, { conversationId: "conv_1" }, { toolsOmitted: ["web_search"] }]) {
+      const body = new ResponseBody(identity(request, extra), recent);
+      for (const outcome of outcomes) expect(body.json(outcome)).toBe(JSON.stringify(body.object(outcome)));
+    }
 });

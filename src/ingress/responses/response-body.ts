@@ -1,5 +1,6 @@
 import type { JsonObject } from "../../providers/contract.js";
 import { responseObject, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
+import type { RecentEchoes } from "./recent-echoes.js";
 
 /** Members of the Response that its outcome decides; every other member echoes the request and stays the same through one response. */
 const OUTCOME_MEMBERS: ReadonlySet<string> = new Set(["completed_at", "status", "error", "incomplete_details", "output", "usage"]);
@@ -21,7 +22,11 @@ type Template = readonly (string | { readonly member: string })[];
 export class ResponseBody {
   private template: Template | undefined;
 
-  constructor(readonly identity: ResponseIdentity) {}
+  constructor(
+    readonly identity: ResponseIdentity,
+    /** Echoed members' text from requests before this one, when they echoed the same (an agent's tools). */
+    private readonly recent?: RecentEchoes,
+  ) {}
 
   object(outcome: ResponseOutcome): JsonObject {
     return responseObject(this.identity, outcome);
@@ -29,7 +34,7 @@ export class ResponseBody {
 
   json(outcome: ResponseOutcome): string {
     const whole = this.object(outcome);
-    const template = (this.template ??= templateOf(whole));
+    const template = (this.template ??= templateOf(whole, this.recent));
     let json = "";
     for (const piece of template) {
       const text = typeof piece === "string" ? piece : `"${piece.member}":${JSON.stringify(whole[piece.member])}`;
@@ -40,7 +45,7 @@ export class ResponseBody {
 }
 
 /** The template of a Response object: its members in order, the echoed ones as text (each as JSON.stringify writes a member). */
-function templateOf(whole: JsonObject): Template {
+function templateOf(whole: JsonObject, recent: RecentEchoes | undefined): Template {
   const template: (string | { readonly member: string })[] = [];
   let run = "";
   for (const [member, value] of Object.entries(whole)) {
@@ -50,7 +55,7 @@ function templateOf(whole: JsonObject): Template {
       template.push({ member });
       continue;
     }
-    const text = `${JSON.stringify(member)}:${JSON.stringify(value)}`;
+    const text = `${JSON.stringify(member)}:${recent ? recent.textOf(member, value) : JSON.stringify(value)}`;
     run = run === "" ? text : `${run},${text}`;
   }
   if (run !== "") template.push(run);

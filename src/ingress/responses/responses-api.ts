@@ -32,6 +32,7 @@ import { upstreamTools } from "./request-tools.js";
 import type { NamespacedNames } from "./namespaced-names.js";
 import { incompleteReasonOf, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
 import { ResponseBody } from "./response-body.js";
+import { RecentEchoes } from "./recent-echoes.js";
 import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
@@ -61,6 +62,8 @@ interface Continuation {
 @injectable()
 export class ResponsesApi {
   private readonly store: ResponseStorage;
+  /** The echoed members' text of the requests lately (an agent's tools), for every Response of this process. */
+  private readonly echoes = new RecentEchoes();
 
   constructor(
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
@@ -117,7 +120,7 @@ export class ResponsesApi {
       conversationId: continuation.conversationId === null ? null : sessionName(continuation.conversationId),
       toolsOmitted: tools.omitted,
     };
-    const responseBody = new ResponseBody(identity);
+    const responseBody = new ResponseBody(identity, this.echoes);
     if (stream) await this.streamResponse(run, response, responseBody, continuation);
     else await this.respondWhole(run, response, responseBody, continuation);
   }
@@ -269,7 +272,7 @@ export class ResponsesApi {
     const finisher = this.finisher(run, body, continuation);
     const envelope = await finisher.seal(items);
     if (envelope) sealReasoningItems(items, envelope);
-    sendJson(response, 200, body.object(await finisher.store(turn, items)), { "x-session-id": sessionName(run.sessionId) });
+    sendJsonText(response, body.json(await finisher.store(turn, items)), { "x-session-id": sessionName(run.sessionId) });
   }
 
   /** Streams the events docs/api.md#streaming lists; the response is stored before `response.completed` goes out. */
@@ -325,6 +328,13 @@ export class ResponsesApi {
     }
     return outcome;
   }
+}
+
+/** As sendJson (http/respond.ts) sends a 200, for a body already serialised: ResponseBody.json writes its echo from text it holds. */
+function sendJsonText(response: ServerResponse, json: string, headers: Record<string, string>): void {
+  const bytes = Buffer.from(json);
+  response.writeHead(200, { "content-type": "application/json", "content-length": bytes.length, ...headers });
+  response.end(bytes);
 }
 
 function sessionOf(header: string | undefined): string | undefined {
