@@ -44,20 +44,34 @@ export class ResponseBody {
   }
 }
 
-/** The template of a Response object: its members in order, the echoed ones as text (each as JSON.stringify writes a member). */
+/**
+ * The template of a Response object: its members in order, the echoed ones
+ * as text. A run of echoed members is serialised as one object (one call,
+ * as JSON.stringify writes its members), except a member `recent` may know
+ * (an object, or a long string), which is serialised through it.
+ */
 function templateOf(whole: JsonObject, recent: RecentEchoes | undefined): Template {
   const template: (string | { readonly member: string })[] = [];
-  let run = "";
-  for (const [member, value] of Object.entries(whole)) {
+  let run: JsonObject | undefined;
+  let text = "";
+  const add = (members: string) => (text = text === "" ? members : `${text},${members}`);
+  const closeRun = () => {
+    if (run) add(JSON.stringify(run).slice(1, -1));
+    run = undefined;
+  };
+  for (const member in whole) {
+    const value = whole[member];
     if (OUTCOME_MEMBERS.has(member)) {
-      if (run !== "") template.push(run);
-      run = "";
+      closeRun();
+      if (text !== "") template.push(text);
+      text = "";
       template.push({ member });
-      continue;
-    }
-    const text = `${JSON.stringify(member)}:${recent ? recent.textOf(member, value) : JSON.stringify(value)}`;
-    run = run === "" ? text : `${run},${text}`;
+    } else if (recent && typeof value === "object" && value !== null) {
+      closeRun();
+      add(`${JSON.stringify(member)}:${recent.textOf(member, value)}`);
+    } else (run ??= {})[member] = value;
   }
-  if (run !== "") template.push(run);
+  closeRun();
+  if (text !== "") template.push(text);
   return template;
 }
