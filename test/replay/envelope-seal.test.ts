@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { EnvelopeKeyRing } from "../../src/routing/carriers/envelope-keys.js";
-import { ENVELOPE_PREFIX, Envelopes, type SealedCarriers } from "../../src/routing/carriers/envelope.js";
+import { deflateRawSync } from "node:zlib";
+import { deflated, ENVELOPE_PREFIX, Envelopes, type SealedCarriers } from "../../src/routing/carriers/envelope.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 
 /** seal and open on their own: what goes in comes out, string for string; what was not sealed here never opens and never throws. */
@@ -51,6 +52,24 @@ test.each([
   expect(opened).toEqual(sealed);
   expect(JSON.stringify(opened)).toBe(JSON.stringify(sealed));
 });
+
+/** Text with matches near and far (words repeat, some with a counter): `length` characters, the same every run. */
+function wordy(length: number): string {
+  const words = ["think", "the", "signature", '"quoted"', "é", "🧠", "\\n"];
+  let text = "";
+  for (let i = 0; text.length < length; i++) text += `${words[(i * 7919) % words.length]}${i % 3 === 0 ? i.toString(36) : ""} `;
+  return text.slice(0, length);
+}
+
+test.each([512, 700, 1_000, 1_800, 4_000, 9_000, 20_000, 33_000, 70_000])(
+  "a payload of %i bytes deflates in its fitted window to the bytes the default window writes, and seals and opens",
+  async (size) => {
+    const payload = Buffer.from(wordy(size));
+    expect(deflated(payload).equals(deflateRawSync(payload, { level: 1 }))).toBe(true);
+    const sealed = carriers(wordy(size));
+    expect(await envelopes.open(await envelopes.seal(sealed, "scope-a"), "scope-a")).toEqual(sealed);
+  },
+);
 
 test("two seals of the same carriers differ (a fresh nonce each), both open", async () => {
   const sealed = carriers("same");

@@ -30,7 +30,9 @@ import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, validateCompactRequest, validateResponsesRequest, type ResponsesRequest } from "./request.js";
 import { upstreamTools } from "./request-tools.js";
 import type { NamespacedNames } from "./namespaced-names.js";
-import { incompleteReasonOf, responseObject, type ResponseIdentity } from "./final-object.js";
+import { incompleteReasonOf, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
+import { ResponseBody } from "./response-body.js";
+import { RecentEchoes } from "./recent-echoes.js";
 import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
@@ -42,8 +44,8 @@ interface Continuation {
   readonly parentId: string | null;
   readonly history: ChatMessage[];
   readonly input: ChatMessage[];
-  /** The request's input as input_items lists it. */
-  readonly inputItems: JsonObject[];
+  /** The request's input as input_items lists it; only a retrievable response keeps them (undefined for `store: false`). */
+  readonly inputItems: JsonObject[] | undefined;
   /** The stored id of the session it names (the caller's X-Session-Id under its scope, or a stored response's session). */
   readonly sessionHeader: string | undefined;
   /** The stored id of the named conversation (under the caller's scope, as a session's). */
@@ -60,6 +62,8 @@ interface Continuation {
 @injectable()
 export class ResponsesApi {
   private readonly store: ResponseStorage;
+  /** The echoed members' text of the requests lately (an agent's tools), for every Response of this process. */
+  private readonly echoes = new RecentEchoes();
 
   constructor(
     @inject(CHAT_SERVICE) private readonly chat: ChatService,
@@ -116,8 +120,9 @@ export class ResponsesApi {
       conversationId: continuation.conversationId === null ? null : sessionName(continuation.conversationId),
       toolsOmitted: tools.omitted,
     };
-    if (stream) await this.streamResponse(run, response, identity, continuation);
-    else await this.respondWhole(run, response, identity, continuation);
+    const responseBody = new ResponseBody(identity, this.echoes);
+    if (stream) await this.streamResponse(run, response, responseBody, continuation);
+    else await this.respondWhole(run, response, responseBody, continuation);
   }
 
   /**
@@ -230,7 +235,9 @@ export class ResponsesApi {
     }
     const envelopes = new Map<ChatMessage, string>();
     const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes, strings);
-    const inputItems = inputItemsOf(body.input, (id) => referenced.get(id));
+    // listed only where they are kept: the store files them with a retrievable response's body, and Codex sends store: false
+    // (docs/performance.md#input-items-only-when-kept)
+    const inputItems = body.store !== false ? inputItemsOf(body.input, (id) => referenced.get(id)) : undefined;
     const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
     // what every continuation carries; where it continues from is what differs
     const request = { input, inputItems, keyHash: caller.keyHash, names, sealed };
@@ -258,30 +265,30 @@ export class ResponsesApi {
     return { ...request, parentId: null, history: [], sessionHeader: explicit ?? referencedSession, conversationId: null };
   }
 
-  private async respondWhole(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+  private async respondWhole(run: TurnRun, response: ServerResponse, body: ResponseBody, continuation: Continuation): Promise<void> {
     const builder = new OutputBuilder(undefined, continuation.names);
     await readTurn(run, (part) => builder.add(part));
     const items = builder.finish();
     const turn = await run.complete();
-    const finisher = this.finisher(run, identity, continuation);
+    const finisher = this.finisher(run, body, continuation);
     const envelope = await finisher.seal(items);
     if (envelope) sealReasoningItems(items, envelope);
-    sendJson(response, 200, await finisher.store(turn, items), { "x-session-id": sessionName(run.sessionId) });
+    sendJsonText(response, body.json(await finisher.store(turn, items)), { "x-session-id": sessionName(run.sessionId) });
   }
 
   /** Streams the events docs/api.md#streaming lists; the response is stored before `response.completed` goes out. */
-  private async streamResponse(run: TurnRun, response: ServerResponse, identity: ResponseIdentity, continuation: Continuation): Promise<void> {
+  private async streamResponse(run: TurnRun, response: ServerResponse, body: ResponseBody, continuation: Continuation): Promise<void> {
     const headers = { "x-session-id": sessionName(run.sessionId) };
-    const finisher = this.finisher(run, identity, continuation);
-    const events = new ResponseStream(response, headers, this.options.keepaliveSeconds, identity, continuation.names, finisher);
+    const finisher = this.finisher(run, body, continuation);
+    const events = new ResponseStream(response, headers, this.options.keepaliveSeconds, body, continuation.names, finisher);
     await streamTurn(run, response, events, this.log);
   }
 
   /** What a finished turn's items become: sealed when asked for, then the Response stored (`finish`). */
-  private finisher(run: TurnRun, identity: ResponseIdentity, continuation: Continuation): ResponseFinisher {
+  private finisher(run: TurnRun, body: ResponseBody, continuation: Continuation): ResponseFinisher {
     return {
-      seal: (items) => this.seal(run, items, identity.request, continuation.keyHash),
-      store: (turn, items) => this.finish(turn, items, run, identity, continuation),
+      seal: (items) => this.seal(run, items, body.identity.request, continuation.keyHash),
+      store: (turn, items) => this.finish(turn, items, run, body, continuation),
     };
   }
 
@@ -295,10 +302,14 @@ export class ResponsesApi {
    * Builds the final Response and stores it: retrievable unless `store:
    * false`; a named conversation keeps even an unretrievable one as its next
    * link, because naming it asked carrierd to remember the conversation.
+   * Returns the outcome it was stored with (the time it completed fixed),
+   * which the client is answered with.
    */
-  private async finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, identity: ResponseIdentity, continuation: Continuation): Promise<JsonObject> {
+  private async finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, body: ResponseBody, continuation: Continuation): Promise<ResponseOutcome> {
     const incompleteReason = incompleteReasonOf(turn.finishReason);
-    const body = responseObject(identity, { status: incompleteReason ? "incomplete" : "completed", output: items, usage: turn.usage, incompleteReason });
+    const status = incompleteReason ? "incomplete" : "completed";
+    const outcome: ResponseOutcome = { status, output: items, usage: turn.usage, incompleteReason, completedAt: Math.floor(Date.now() / 1000) };
+    const identity = body.identity;
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {
       const messages = [...continuation.input, assistantMessage(turn, items, continuation.names)];
@@ -311,13 +322,20 @@ export class ResponsesApi {
         createdAt: identity.createdAt,
         conversationId: continuation.conversationId,
         messages,
-        body: retrievable ? body : null,
+        body: retrievable ? body.object(outcome) : null,
         inputItems: continuation.inputItems,
       };
       await this.store.save(record, items);
     }
-    return body;
+    return outcome;
   }
+}
+
+/** As sendJson (http/respond.ts) sends a 200, for a body already serialised: ResponseBody.json writes its echo from text it holds. */
+function sendJsonText(response: ServerResponse, json: string, headers: Record<string, string>): void {
+  const bytes = Buffer.from(json);
+  response.writeHead(200, { "content-type": "application/json", "content-length": bytes.length, ...headers });
+  response.end(bytes);
 }
 
 function sessionOf(header: string | undefined): string | undefined {

@@ -5,7 +5,8 @@ import type { JsonObject, StreamPart } from "../../providers/contract.js";
 import { SseWriter } from "../sse.js";
 import type { TurnStreamWriter } from "../relay-turn.js";
 import { errorEventFields } from "./errors.js";
-import { responseObject, type ResponseIdentity } from "./final-object.js";
+import type { ResponseOutcome } from "./final-object.js";
+import type { ResponseBody } from "./response-body.js";
 import type { NamespacedNames } from "./namespaced-names.js";
 import { OutputBuilder, type OutputSink } from "./output-builder.js";
 import { sealReasoningItems, SealingSink, wantsEncryptedContent } from "./sealed-reasoning.js";
@@ -14,8 +15,8 @@ import { sealReasoningItems, SealingSink, wantsEncryptedContent } from "./sealed
 export interface ResponseFinisher {
   /** The envelope of the turn's carriers, when the request asked for encrypted_content and the output can carry it. */
   seal(items: readonly JsonObject[]): Promise<string | undefined>;
-  /** The final Response, stored. */
-  store(turn: AssistantTurn, items: JsonObject[]): Promise<JsonObject>;
+  /** Stores the final Response; what it was stored with, which the last event shows. */
+  store(turn: AssistantTurn, items: JsonObject[]): Promise<ResponseOutcome>;
 }
 
 /**
@@ -31,6 +32,11 @@ export class ResponseEventWriter implements OutputSink {
 
   emit(type: string, fields: JsonObject): void {
     this.sse.data(JSON.stringify({ type, sequence_number: this.sequence++, ...fields }), type);
+  }
+
+  /** An event whose one field is `response`, given as its JSON text (ResponseBody.json). */
+  emitResponse(type: string, responseJson: string): void {
+    this.sse.data(`{"type":"${type}","sequence_number":${this.sequence++},"response":${responseJson}}`, type);
   }
 
   emitDelta(type: string, head: string, delta: string): void {
@@ -62,15 +68,16 @@ export class ResponseStream implements TurnStreamWriter {
     response: ServerResponse,
     headers: Record<string, string>,
     keepaliveSeconds: number,
-    private readonly identity: ResponseIdentity,
+    private readonly body: ResponseBody,
     names: NamespacedNames,
     private readonly finisher: ResponseFinisher,
   ) {
     this.events = new ResponseEventWriter(new SseWriter(response, headers, keepaliveSeconds));
-    const opening = responseObject(identity, { status: "in_progress", output: [] });
-    this.events.emit("response.created", { response: opening });
-    this.events.emit("response.in_progress", { response: opening });
-    this.sealing = wantsEncryptedContent(identity.request) ? new SealingSink(this.events) : undefined;
+    // the same object twice: serialised once
+    const opening = body.json({ status: "in_progress", output: [] });
+    this.events.emitResponse("response.created", opening);
+    this.events.emitResponse("response.in_progress", opening);
+    this.sealing = wantsEncryptedContent(body.identity.request) ? new SealingSink(this.events) : undefined;
     this.builder = new OutputBuilder(this.sealing ?? this.events, names);
   }
 
@@ -87,8 +94,8 @@ export class ResponseStream implements TurnStreamWriter {
     const envelope = await this.finisher.seal(this.items);
     if (envelope) sealReasoningItems(this.items, envelope);
     this.sealing?.release(envelope);
-    const body = await this.finisher.store(turn, this.items);
-    this.events.emit(body.status === "incomplete" ? "response.incomplete" : "response.completed", { response: body });
+    const outcome = await this.finisher.store(turn, this.items);
+    this.events.emitResponse(outcome.status === "incomplete" ? "response.incomplete" : "response.completed", this.body.json(outcome));
     this.events.end();
   }
 
@@ -97,7 +104,7 @@ export class ResponseStream implements TurnStreamWriter {
     this.events.emit("error", errorEventFields(failure));
     // the upstream's own code when it was passed on (docs/api.md#upstream-errors)
     const error = { code: failure.upstream?.code ?? failure.code, message: failure.message };
-    this.events.emit("response.failed", { response: responseObject(this.identity, { status: "failed", output: this.builder.partialItems, error }) });
+    this.events.emitResponse("response.failed", this.body.json({ status: "failed", output: this.builder.partialItems, error }));
     this.events.end();
   }
 }
