@@ -10,7 +10,7 @@ import { isRecord } from "../foundation/util/json-readers.js";
  */
 export class RecentJson {
   /** Most recently used first. */
-  private readonly entries: { readonly value: unknown; readonly bytes: Buffer }[] = [];
+  private readonly entries: KeptJson[] = [];
 
   constructor(
     private readonly capacity: number,
@@ -18,22 +18,42 @@ export class RecentJson {
     private readonly minChars: number,
   ) {}
 
-  /** `JSON.stringify(value)` as bytes; undefined where JSON.stringify gives undefined. */
+  /** `JSON.stringify(value)`; undefined where JSON.stringify gives undefined. */
+  textOf(value: unknown): string | undefined {
+    const kept = this.keptFor(value);
+    return kept === undefined || typeof kept === "string" ? kept : kept.text;
+  }
+
+  /** `JSON.stringify(value)` as bytes where kept (a string where not); undefined where JSON.stringify gives undefined. */
   bytesOf(value: unknown): Buffer | string | undefined {
+    const kept = this.keptFor(value);
+    return kept === undefined || typeof kept === "string" ? kept : (kept.bytes ??= Buffer.from(kept.text));
+  }
+
+  /** The kept entry equal to `value` (made the most recent), a new one, or the JSON of a value not worth keeping. */
+  private keptFor(value: unknown): KeptJson | string | undefined {
     for (let i = 0; i < this.entries.length; i++) {
       const entry = this.entries[i];
       if (!sameJson(entry.value, value)) continue;
       if (i > 0) this.entries.unshift(...this.entries.splice(i, 1));
-      return entry.bytes;
+      return entry;
     }
     const json = JSON.stringify(value) as string | undefined; // undefined (and functions) give undefined, as JSON.stringify does
     if (json === undefined || json.length < this.minChars || json.length > MAX_KEPT_CHARS || typeof value !== "object") return json;
     // a copy of its own, parsed from the JSON: nothing a later request does to its value can change what is kept, and a
     // value equal to the copy serialises as the copy does
-    this.entries.unshift({ value: JSON.parse(json), bytes: Buffer.from(json) });
+    const entry: KeptJson = { value: JSON.parse(json), text: json };
+    this.entries.unshift(entry);
     if (this.entries.length > this.capacity) this.entries.pop();
-    return this.entries[0].bytes;
+    return entry;
   }
+}
+
+interface KeptJson {
+  readonly value: unknown;
+  readonly text: string;
+  /** The text encoded, once a caller wanted bytes. */
+  bytes?: Buffer;
 }
 
 /** A value whose JSON is longer is not kept: eight of them, with their parsed copies, would hold tens of MB. */

@@ -83,3 +83,23 @@ test("the upstream body is JSON.stringify's, with the agent's tools and instruct
   changed.tools![1]!.function.description = "Finds.";
   expect(chatBodyBytes(changed).toString()).toBe(JSON.stringify(changed));
 });
+
+test("values alike but for key order, types or members are never the same JSON", () => {
+  const recent = new RecentJson(8, 1);
+  const pairs: [unknown, unknown][] = [
+    [
+      { a: 1, b: 2 },
+      { b: 2, a: 1 },
+    ],
+    [{ a: 1 }, { a: 1, b: 2 }],
+    [{ a: 1, b: 2 }, { a: 1 }],
+    [[1, 2], { 0: 1, 1: 2 }],
+    [{ 0: 1, 1: 2 }, [1, 2]],
+    [{ a: null }, { a: {} }],
+    [{ a: "1" }, { a: 1 }],
+  ];
+  for (const [kept, value] of pairs) {
+    recent.textOf(kept);
+    expect(recent.textOf(value)).toBe(JSON.stringify(value));
+  }
+});

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import type { Json } from "../../providers/contract.js";
-import { RecentEchoes, sameJsonText } from "./recent-echoes.js";
+import { RecentEchoes } from "./recent-echoes.js";
 
 const long = "a long description, ".repeat(60);
 const tool = (name: string, extra: Record<string, Json> = {}): Json => ({
@@ -56,15 +56,4 @@ test("the same value under another member name is another member's", () => {
   const recent = new RecentEchoes();
   expect(recent.textOf("tools", [tool("a")])).toBe(JSON.stringify([tool("a")]));
   expect(recent.textOf("metadata", { note: long })).toBe(JSON.stringify({ note: long }));
-});
-
-test("sameJsonText: equal values with the same key order only", () => {
-  expect(sameJsonText({ a: 1, b: [1, { c: "x" }] }, { a: 1, b: [1, { c: "x" }] })).toBe(true);
-  expect(sameJsonText({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
-  expect(sameJsonText({ a: 1 }, { a: 1, b: 2 })).toBe(false);
-  expect(sameJsonText({ a: 1, b: 2 }, { a: 1 })).toBe(false);
-  expect(sameJsonText([1, 2], { 0: 1, 1: 2 })).toBe(false);
-  expect(sameJsonText({ 0: 1, 1: 2 }, [1, 2])).toBe(false);
-  expect(sameJsonText(null, {})).toBe(false);
-  expect(sameJsonText("1", 1)).toBe(false);
 });
