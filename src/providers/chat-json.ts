@@ -1,4 +1,5 @@
 import { joinBytes } from "../foundation/util/join-bytes.js";
+import { isRecord } from "../foundation/util/json-readers.js";
 import type { ChatMessage, ChatRequest } from "./contract.js";
 import { RecentJson } from "./recent-json.js";
 import { appendMessagePieces } from "./request-strings.js";
@@ -61,6 +62,8 @@ const recentMembers = new RecentJson(8, 1024);
 const recentInstructions = new RecentJson(8, 1024);
 
 function instructionsOf(message: ChatMessage): Buffer | string | undefined {
+  // the body writer serialises whatever it is handed, as JSON.stringify would: an element may be no object at all
+  if (!isRecord(message)) return undefined;
   return message.role === "system" || message.role === "developer" ? recentInstructions.bytesOf(message) : undefined;
 }
 
