@@ -1,4 +1,4 @@
-import { isRecord } from "../foundation/util/json-readers.js";
+import { sameJsonText } from "../foundation/util/same-json.js";
 
 /**
  * The JSON of values that recur from request to request though each request
@@ -34,7 +34,7 @@ export class RecentJson {
   private keptFor(value: unknown): KeptJson | string | undefined {
     for (let i = 0; i < this.entries.length; i++) {
       const entry = this.entries[i];
-      if (!sameJson(entry.value, value)) continue;
+      if (!sameJsonText(entry.value, value)) continue;
       if (i > 0) this.entries.unshift(...this.entries.splice(i, 1));
       return entry;
     }
@@ -58,33 +58,3 @@ interface KeptJson {
 
 /** A value whose JSON is longer is not kept: eight of them, with their parsed copies, would hold tens of MB. */
 const MAX_KEPT_CHARS = 256 * 1024;
-
-/**
- * Whether `value` serialises exactly as `kept` (a value parsed from JSON)
- * does: the same strings, booleans, nulls and finite numbers in the same
- * plain objects and arrays, members in the same order. Anything else (an
- * undefined member, NaN, a Date, a class instance) is not the same, and is
- * serialised.
- */
-function sameJson(kept: unknown, value: unknown): boolean {
-  if (kept === value) return kept === null || typeof kept !== "object";
-  if (Array.isArray(kept)) {
-    if (!Array.isArray(value) || value.length !== kept.length) return false;
-    for (let i = 0; i < kept.length; i++) if (!sameJson(kept[i], value[i])) return false;
-    return true;
-  }
-  if (!isRecord(kept) || !isRecord(value) || !isPlainObject(value)) return false;
-  const keptKeys = Object.keys(kept);
-  const keys = Object.keys(value);
-  if (keys.length !== keptKeys.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
-    if (key !== keptKeys[i] || !sameJson(kept[key], value[key])) return false;
-  }
-  return true;
-}
-
-function isPlainObject(value: object): boolean {
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}

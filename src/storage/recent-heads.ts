@@ -1,4 +1,5 @@
 import type { ChatMessage } from "../providers/contract.js";
+import { isPlainObject, sameJsonText } from "../foundation/util/same-json.js";
 
 /** A prompt head's stored form: its JSON and the SHA-256 of it (prompt-heads.ts). */
 export interface HeadColumns {
@@ -43,7 +44,7 @@ export class RecentHeads {
   columnsOf(messages: readonly ChatMessage[], make: (messages: readonly ChatMessage[]) => HeadColumns | undefined): HeadColumns | undefined {
     for (let index = 0; index < this.heads.length; index++) {
       const recent = this.heads[index];
-      if (!samePlain(recent.messages, messages, 0)) continue;
+      if (!sameJsonText(recent.messages, messages)) continue;
       // the most recent first: the next lookup of this head ends at once
       if (index > 0) this.heads.unshift(...this.heads.splice(index, 1));
       return recent.columns;
@@ -56,26 +57,6 @@ export class RecentHeads {
     }
     return columns;
   }
-}
-
-/** Whether `value` is what `kept` was copied from, as JSON.stringify sees it (kept is plain: plainCopy's). */
-export function samePlain(kept: Plain, value: unknown, depth: number): boolean {
-  if (kept === value) return true;
-  if (typeof kept !== "object" || kept === null || typeof value !== "object" || value === null || depth > MAX_DEPTH) return false;
-  if (isPlainArray(kept)) {
-    if (!isPlainArray(value) || value.length !== kept.length) return false;
-    for (let index = 0; index < kept.length; index++) if (!samePlain(kept[index], value[index], depth + 1)) return false;
-    return true;
-  }
-  if (!isPlainObject(kept) || !isPlainObject(value)) return false;
-  const keys = Object.keys(kept);
-  const otherKeys = Object.keys(value);
-  if (keys.length !== otherKeys.length) return false;
-  for (let index = 0; index < keys.length; index++) {
-    const key = keys[index];
-    if (key !== otherKeys[index] || !samePlain(kept[key], value[key], depth + 1)) return false;
-  }
-  return true;
 }
 
 /** plainCopy's answer for a value it does not keep. */
@@ -103,7 +84,7 @@ export function plainCopy(value: unknown, depth: number): Plain | typeof NOT_PLA
         }
         return copy;
       }
-      if (!isPlainObject(value)) return NOT_PLAIN;
+      if (!isPlainRecord(value)) return NOT_PLAIN;
       const copy: Record<string, Plain> = {};
       for (const key of Object.keys(value)) {
         const fieldCopy = plainCopy(value[key], depth + 1);
@@ -122,8 +103,7 @@ function isPlainArray(value: object): value is readonly unknown[] {
   return Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype;
 }
 
-/** An object JSON.parse could have made: no prototype but Object's (a class instance may stringify itself its own way). */
-function isPlainObject(value: object): value is { readonly [key: string]: unknown } {
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return (prototype === Object.prototype || prototype === null) && !Array.isArray(value);
+/** An object JSON.parse could have made (a class instance may stringify itself its own way). */
+function isPlainRecord(value: object): value is { readonly [key: string]: unknown } {
+  return !Array.isArray(value) && isPlainObject(value);
 }
