@@ -9,7 +9,8 @@
 //                                                the before and after of a change)
 //   AGENTS_CPU_PROF=/tmp/prof npm run bench:agents   (the gateway under node --cpu-prof;
 //                                                    then node bench/profile-summary.mjs /tmp/prof/*.cpuprofile)
-// Per workload and size it prints: the parse floor (the raw proxy's CPU per
+// The table is also written to bench/results/agents.md (alone) or
+// bench/results/latest.md (in the suite). Per workload and size it prints: the parse floor (the raw proxy's CPU per
 // request plus bench/parse-floor.mjs, timed alone on the gateways' core),
 // CPU per request of carrierd and of the raw proxy (json), carrierd ÷
 // floor, added p50/p99 at each concurrency (over wrk straight to the
@@ -27,6 +28,7 @@ import { WORKLOADS } from "./agent-workloads.mjs";
 import { KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
+import { writeSummary } from "./summary.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const runFile = promisify(execFile);
@@ -91,7 +93,7 @@ export async function measureAgentTraffic({
     await stop(upstream);
     rmSync(work, { recursive: true, force: true });
   }
-  printTable(rows, conns);
+  console.log(`\n${agentTable(rows)}`);
   return rows;
 }
 
@@ -159,11 +161,13 @@ function summary(row, conns) {
   return `${row.workload} ${row.turns} turns (${row.kb} KB): CPU/req floor ${us(row.floorUs)}, raw ${us(row.rawUs)}, carrierd ${us(row.carrierdUs)} (÷ floor ${row.ofFloor.toFixed(2)}, ÷ raw ${row.ofRaw.toFixed(2)}); ${latency}; first reasoning byte +${ms(row.firstReasoning.carrierd)} (raw +${ms(row.firstReasoning.raw)})`;
 }
 
-function printTable(rows, conns) {
+/** The rows as one markdown table (what bench/results/*.md hold): CPU per request against the floor and the raw proxy, latency, chunks, first byte. */
+export function agentTable(rows) {
+  const conns = Object.keys(rows[0]?.latency ?? {}).map(Number);
   const latencyHeads = conns.flatMap((c) => [`added p50/p99 c=${c} raw`, `carrierd`, `p50 ratio`]);
   const heads = ["workload", "turns", "body", "floor CPU/req", "raw CPU/req", "carrierd CPU/req", "carrierd ÷ floor", "carrierd ÷ raw", ...latencyHeads];
   heads.push("CPU/chunk raw", "carrierd", "ratio", "first reasoning byte +raw", "+carrierd");
-  console.log(`\n| ${heads.join(" | ")} |\n|${heads.map(() => "---").join("|")}|`);
+  const lines = [`| ${heads.join(" | ")} |`, `|${heads.map(() => "---").join("|")}|`];
   for (const row of rows) {
     const cells = [row.workload, row.turns, `${row.kb} KB`, us(row.floorUs), us(row.rawUs), us(row.carrierdUs), row.ofFloor.toFixed(2), row.ofRaw.toFixed(2)];
     for (const c of conns) {
@@ -176,8 +180,12 @@ function printTable(rows, conns) {
     }
     cells.push(`${row.chunkUs.raw.toFixed(1)} µs`, `${row.chunkUs.carrierd.toFixed(1)} µs`, (row.chunkUs.carrierd / row.chunkUs.raw).toFixed(2));
     cells.push(ms(row.firstReasoning.raw), ms(row.firstReasoning.carrierd));
-    console.log(`| ${cells.join(" | ")} |`);
+    lines.push(`| ${cells.join(" | ")} |`);
   }
+  return lines.join("\n");
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await measureAgentTraffic();
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const rows = await measureAgentTraffic();
+  writeSummary("agents", "npm run bench:agents", [agentTable(rows)]);
+}

@@ -1,8 +1,9 @@
 // carrierd's benchmark suite (issue 9): what carrierd costs on top of the
 // network, against a raw pass-through proxy in the same run. Not part of
-// `npm test`; run with `npm run bench`. Prints a table and writes
-// bench/results/latest.json. BENCH_PREFILL_TURNS=1000000 runs it on stores
-// that already hold that many turns (bench/prefill.mjs).
+// `npm test`; run with `npm run bench`. Prints its tables and writes them to
+// bench/results/latest.md, its figures to bench/results/latest.json.
+// BENCH_PREFILL_TURNS=1000000 runs it on stores that already hold that many
+// turns (bench/prefill.mjs).
 //
 // Cores: every server under test (raw proxy, carrierd) runs on core 0; the
 // upstream emulator and wrk share core 1 — the same for every target.
@@ -19,7 +20,8 @@ import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
 import { median, wrk } from "./wrk.mjs";
 import { redisForBench, streamEntries } from "./redis-events.mjs";
 import { backendCpuBetween, postgresForBench } from "./postgres-store.mjs";
-import { measureAgentTraffic } from "./agents.mjs";
+import { agentTable, measureAgentTraffic } from "./agents.mjs";
+import { writeSummary } from "./summary.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const runFile = promisify(execFile);
@@ -212,6 +214,68 @@ async function scaleOut(upstreamPort, store, bodyFile, connections = 16) {
   }
 }
 
+/** The markdown sections of bench/results/latest.md, printed at the end too; the agent section adds its own. */
+const summary = [];
+
+/** The chat history's table: carrierd against the raw proxy, added latency over the direct upstream, throughput and CPU per request. */
+function latencyTable(latency) {
+  const lines = [
+    "## 20-turn chat history, must_echo route",
+    "",
+    "| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw req/s | carrierd req/s | req/s ratio | raw CPU/req | carrierd CPU/req |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const row of latency) {
+    lines.push(
+      `| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} | ${row.raw.cpuUs.toFixed(0)} µs | ${row.carrierd.cpuUs.toFixed(0)} µs |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** The same rows for the gateway on PostgreSQL, beside SQLite's, with the database backends' CPU per request. */
+function postgresTable(latency) {
+  const lines = [
+    "## PostgreSQL store against SQLite",
+    "",
+    "| mode | c | SQLite added p50 | PostgreSQL added p50 | Δ p50 | SQLite added p99 | PostgreSQL added p99 | SQLite req/s | PostgreSQL req/s | PostgreSQL gateway CPU/req | database CPU/req |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const row of latency) {
+    const [lite, pg] = [row.carrierd, row.carrierdPg];
+    lines.push(
+      `| ${row.mode} | ${row.connections} | ${lite.addedP50.toFixed(3)} ms | ${pg.addedP50.toFixed(3)} ms | ${(pg.addedP50 - lite.addedP50).toFixed(3)} ms | ${lite.addedP99.toFixed(3)} ms | ${pg.addedP99.toFixed(3)} ms | ${lite.rps.toFixed(0)} | ${pg.rps.toFixed(0)} | ${pg.cpuUs.toFixed(0)} µs | ${pg.dbCpuUs.toFixed(0)} µs |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** First reasoning byte, hot reload, open streams' memory and two instances on one PostgreSQL, one row each. */
+function otherFigures({ firstReasoningByte, firstReasoningBytePaced, hotReload, rss, scaleOut }) {
+  const ms = (value) => `${value.toFixed(2)} ms`;
+  const rows = [
+    [
+      "first reasoning byte, p50 overhead at c=16, paced upstream",
+      `raw +${ms(firstReasoningBytePaced.overhead.raw)}, carrierd +${ms(firstReasoningBytePaced.overhead.carrierd)}; p99 direct ${ms(firstReasoningBytePaced.direct.p99)}, raw ${ms(firstReasoningBytePaced.raw.p99)}, carrierd ${ms(firstReasoningBytePaced.carrierd.p99)}`,
+    ],
+    [
+      "first reasoning byte, p50 overhead at c=16, instant upstream",
+      `raw +${ms(firstReasoningByte.overhead.raw)}, carrierd +${ms(firstReasoningByte.overhead.carrierd)}`,
+    ],
+    ["hot reload, write → new table in force", `p50 ${ms(hotReload.p50)}, max ${ms(hotReload.max)}`],
+    [
+      `${rss.streams.toLocaleString("en")} concurrent open streams`,
+      `RSS ${rss.idleRssMiB.toFixed(0)} MiB idle, ${rss.rssWithAllOpenMiB.toFixed(0)} MiB with all open, peak ${rss.peakRssMiB.toFixed(0)} MiB`,
+    ],
+  ];
+  if (scaleOut)
+    rows.push([
+      `two instances on one PostgreSQL, json, ${scaleOut.connections} connections in all`,
+      `one ${scaleOut.oneInstance.rps.toFixed(0)} req/s (database ${scaleOut.oneInstance.dbCpuUs.toFixed(0)} µs/req), two ${scaleOut.twoInstances.rps.toFixed(0)} req/s (×${scaleOut.scaling.toFixed(2)}, database ${scaleOut.twoInstances.dbCpuUs.toFixed(0)} µs/req)`,
+    ]);
+  return ["## Other figures", "", "| measure | result |", "|---|---|", ...rows.map(([measure, result]) => `| ${measure} | ${result} |`)].join("\n");
+}
+
 /** wrk and taskset must be on PATH; say how to get them rather than fail half-way. */
 async function checkTools() {
   for (const [tool, pkg] of [
@@ -320,25 +384,11 @@ async function main() {
     };
     mkdirSync(here("./results/"), { recursive: true });
     writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-    console.log(
-      "\n| mode | c | raw added p50 | carrierd added p50 | ratio | raw added p99 | carrierd added p99 | raw req/s | carrierd req/s | req/s ratio | raw CPU/req | carrierd CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|",
-    );
-    for (const row of latency) {
-      console.log(
-        `| ${row.mode} | ${row.connections} | ${row.raw.addedP50.toFixed(3)} ms | ${row.carrierd.addedP50.toFixed(3)} ms | ${row.ratioP50.toFixed(2)} | ${row.raw.addedP99.toFixed(3)} ms | ${row.carrierd.addedP99.toFixed(3)} ms | ${row.raw.rps.toFixed(0)} | ${row.carrierd.rps.toFixed(0)} | ${row.ratioRps.toFixed(2)} | ${row.raw.cpuUs.toFixed(0)} µs | ${row.carrierd.cpuUs.toFixed(0)} µs |`,
-      );
-    }
-    if (latency[0].carrierdPg) {
-      console.log(
-        "\n| mode | c | SQLite added p50 | PostgreSQL added p50 | Δ p50 | SQLite added p99 | PostgreSQL added p99 | SQLite req/s | PostgreSQL req/s | PostgreSQL gateway CPU/req | database CPU/req |\n|---|---|---|---|---|---|---|---|---|---|---|",
-      );
-      for (const row of latency) {
-        const [lite, pg] = [row.carrierd, row.carrierdPg];
-        console.log(
-          `| ${row.mode} | ${row.connections} | ${lite.addedP50.toFixed(3)} ms | ${pg.addedP50.toFixed(3)} ms | ${(pg.addedP50 - lite.addedP50).toFixed(3)} ms | ${lite.addedP99.toFixed(3)} ms | ${pg.addedP99.toFixed(3)} ms | ${lite.rps.toFixed(0)} | ${pg.rps.toFixed(0)} | ${pg.cpuUs.toFixed(0)} µs | ${pg.dbCpuUs.toFixed(0)} µs |`,
-        );
-      }
-    }
+    summary.push(latencyTable(latency));
+    if (latency[0].carrierdPg) summary.push(postgresTable(latency));
+    summary.push(otherFigures(results));
+    for (const section of summary) console.log(`\n${section}`);
+    writeSummary("latest", "npm run bench", summary);
   } finally {
     await stop(redisGateway).catch(() => undefined);
     await stop(pgGateway).catch(() => undefined);
@@ -364,6 +414,7 @@ if (process.env.BENCH_AGENTS !== "0") {
   const agents = await measureAgentTraffic({ runs: RUNS, seconds: SECONDS });
   const path = here("./results/latest.json");
   writeFileSync(path, `${JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), agents }, null, 2)}\n`);
+  writeSummary("latest", "npm run bench", [...summary, `## Agent traffic\n\n${agentTable(agents)}`]);
 }
 // the Responses API plugin against chat completions on the same 20-turn history (bench/responses.mjs); BENCH_RESPONSES=0 leaves it out
 if (process.env.BENCH_RESPONSES !== "0") {
