@@ -9,8 +9,9 @@ export default defineConfig({
     hookTimeout: 30000,
     pool: "forks",
     // nothing a test starts outlives the run, whatever fails (test/support/child-processes.ts)
-    // and the PostgreSQL suites get a database of their own for the run (test/support/postgres-global-setup.ts)
-    globalSetup: ["test/support/global-setup.ts", "test/support/postgres-global-setup.ts"],
+    // and the PostgreSQL suites get a database of their own for the run (test/support/postgres-global-setup.ts);
+    // the agent clients the selected test files run are installed before any test starts (test/support/agent-clients-setup.ts)
+    globalSetup: ["test/support/global-setup.ts", "test/support/postgres-global-setup.ts", "test/support/agent-clients-setup.ts"],
     setupFiles: ["test/support/process-cleanup.ts"],
   },
 });

@@ -1,9 +1,12 @@
 import { afterEach, beforeEach, test } from "vitest";
 import { AGENT_FOLLOW_UP, AGENT_PROMPT, CLI_TEST_TIMEOUT, expectToolLoopCompleted, runAgent, startAgentStack, type AgentStack } from "../support/agent-cli.js";
-import { KEY_VARIABLE, opencodeConfig, pinnedVersion } from "../support/agent-configs.js";
+import { pinnedVersion } from "../support/agent-clients.js";
+import { KEY_VARIABLE, opencodeConfig } from "../support/agent-configs.js";
+
+const CLI = "opencode-1.18.33";
 
 /**
- * opencode (`opencode-ai`, pinned in devDependencies) in `opencode run`, with
+ * opencode (`opencode-ai`, pinned in test/agents/opencode-1.18.33/) in `opencode run`, with
  * carrierd as an `@ai-sdk/openai-compatible` provider in its config: a
  * prompt, then the session continued (`--continue`) by a second process.
  * The upstream is a DeepSeek emulator that refuses any tool-call turn resent
@@ -18,7 +21,7 @@ afterEach(async () => {
 });
 
 test(
-  `opencode ${pinnedVersion("opencode-ai")} completes a two-step tool loop through carrierd, and again in the continued session, every upstream request accepted on the first try`,
+  `opencode ${pinnedVersion(CLI)} completes a two-step tool loop through carrierd, and again in the continued session, every upstream request accepted on the first try`,
   CLI_TEST_TIMEOUT,
   async ({ annotate }) => {
     stack.writeHomeFile(".config/opencode/opencode.json", opencodeConfig(stack.baseUrl));
@@ -28,8 +31,8 @@ test(
       OPENCODE_DISABLE_MODELS_FETCH: "1",
       npm_config_registry: `http://127.0.0.1:${stack.closedPort}/`,
     });
-    const first = await runAgent(stack, "opencode", ["run", AGENT_PROMPT], env);
-    const continued = await runAgent(stack, "opencode", ["run", "--continue", AGENT_FOLLOW_UP], env);
+    const first = await runAgent(stack, CLI, ["run", AGENT_PROMPT], env);
+    const continued = await runAgent(stack, CLI, ["run", "--continue", AGENT_FOLLOW_UP], env);
     await annotate(await expectToolLoopCompleted(stack, [first, continued]));
   },
 );

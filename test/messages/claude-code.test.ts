@@ -3,11 +3,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { agentCli } from "../support/agent-clients.js";
 import { killGroup, spawnTracked } from "../support/child-processes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startStrictDeepSeek, strictRoutes, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
 
-const CLAUDE = new URL("../../node_modules/.bin/claude", import.meta.url).pathname;
 const SECRET = "carrierd-7f3a9c";
 
 let upstream: StrictDeepSeek;
@@ -34,7 +34,7 @@ afterAll(async () => {
 /** Runs `claude -p` against the gateway with a throwaway HOME and working directory; its process group is killed at the end, whatever happens. */
 async function claude(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const work = join(root, "work");
-  const child: ChildProcess = spawnTracked(CLAUDE, args, {
+  const child: ChildProcess = spawnTracked(await agentCli("claude-code-2.1.328"), args, {
     cwd: work,
     stdio: ["ignore", "pipe", "pipe"],
     env: {

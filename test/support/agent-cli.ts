@@ -4,15 +4,16 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "vitest";
-import { cleanEnv, REPO, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
+import { cleanEnv, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
+import { agentCli, type AgentCliName } from "./agent-clients.js";
 import { AGENT_MODEL } from "./agent-configs.js";
 import { killGroup, RUN_MARKER_VARIABLE, spawnTracked } from "./child-processes.js";
 import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "./tool-loop-upstream.js";
 import { waitFor } from "./wait-for.js";
 
 /**
- * Runs a real agent CLI from npm (its binary as `node_modules/.bin` has it)
- * against a real carrierd process (`bin/carrierd gateway`, compiled) whose
+ * Runs a real agent CLI from npm (pinned under test/agents/, installed by
+ * agentCli on first use) against a real carrierd process (`bin/carrierd gateway`, compiled) whose
  * one provider is the DeepSeek tool-loop emulator. Each run gets a throwaway
  * HOME and working folder, an environment built from nothing (no setting of
  * the developer's leaks in), no way out to the internet (every proxy
@@ -33,6 +34,8 @@ export const AGENT_FOLLOW_UP = "Read them once more, in case they changed, and t
 export const CLI_TIME_LIMIT_MS = 60_000;
 /** A test's own limit: two runs (a prompt, then the session continued), plus starting and stopping the gateway and the emulator. */
 export const CLI_TEST_TIMEOUT = { timeout: 2 * CLI_TIME_LIMIT_MS + 15_000 };
+
+export { agentCli, type AgentCliName } from "./agent-clients.js";
 
 const GATEWAY_KEY = `cd-agents-${randomBytes(12).toString("hex")}`;
 
@@ -192,10 +195,11 @@ export interface AgentRun {
   readonly ms: number;
 }
 
-/** Runs `bin` (a name under node_modules/.bin) with `args` in the stack's working folder; past CLI_TIME_LIMIT_MS its process group is killed. */
-export function runAgent(stack: AgentStack, bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<AgentRun> {
+/** Runs the pinned client `cli` with `args` in the stack's working folder; past CLI_TIME_LIMIT_MS its process group is killed. */
+export async function runAgent(stack: AgentStack, cli: AgentCliName, args: readonly string[], env: NodeJS.ProcessEnv): Promise<AgentRun> {
+  const bin = await agentCli(cli);
   const started = performance.now();
-  const child = spawnTracked(join(REPO, "node_modules", ".bin", bin), args, { cwd: stack.work, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawnTracked(bin, args, { cwd: stack.work, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-
 /**
  * The configuration files the agent CLI tests write into their throwaway
  * HOME, one builder per client, given carrierd's base URL. README.md shows
@@ -58,12 +56,4 @@ export function piModels(baseUrl: string): string {
     Object.entries(PI_PROVIDERS).map(([api, name]) => [name, { baseUrl, api, apiKey: KEY_VARIABLE, models: [{ id: AGENT_MODEL, reasoning: true }] }]),
   );
   return `${JSON.stringify({ providers }, null, 2)}\n`;
-}
-
-/** The exact version of an npm package that package.json pins (the suite runs that one). */
-export function pinnedVersion(name: string): string {
-  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { devDependencies: Record<string, string> };
-  const version = manifest.devDependencies[name];
-  if (!version) throw new Error(`${name} is not in devDependencies`);
-  return version;
 }
