@@ -65,7 +65,8 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   hub.start();
   await routes.watch();
   const address = await server.listen();
-  container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "carrierd listening");
+  // the CLI prints the one "carrierd listening on …" line itself, once its signal handlers are in place
+  container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "gateway started");
   return {
     url: address.url,
     port: address.port,
