@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { config as loadDotenv } from "dotenv";
 import type { CommandModule } from "yargs";
 import { ensureApiKey } from "../../foundation/config/api-key.js";
-import { resolveHome, resolveOptions, type OptionFlags } from "../../foundation/config/options.js";
+import { envFilePaths, resolveOptions, type OptionFlags } from "../../foundation/config/options.js";
+import { EnvFiles } from "../../foundation/config/env-files.js";
 import { tightenStateHome } from "../../foundation/config/private-state.js";
 import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
@@ -36,14 +36,21 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       }),
   handler: async (flags) => {
     // .env in the working directory, then $CARRIERD_HOME/.env; real environment variables win over both.
-    loadDotenv({ path: ".env", quiet: true });
-    loadDotenv({ path: join(resolveHome(flags.home), ".env"), quiet: true });
+    // Read again on every save while the gateway runs (startGateway watches them).
+    const envFiles = new EnvFiles(envFilePaths(flags.home));
+    let envProblem: unknown;
+    try {
+      envFiles.load();
+    } catch (error) {
+      envProblem = error;
+    }
     const resolved = resolveOptions(flags);
     // everything the daemon creates (state.db and its -wal/-shm, the journal, logs) is its owner's alone
     process.umask(0o077);
     const loose = tightenStateHome(resolved.home);
     const apiKey = ensureApiKey(resolved.home, resolved.apiKey);
     const log = createLogger({ level: resolved.logLevel, logDir: join(resolved.home, "logs"), pretty: process.stdout.isTTY });
+    if (envProblem) log.warn({ err: envProblem, files: envFiles.paths }, "a .env file could not be read; carrierd starts without it");
     if (loose.tightened.length > 0)
       log.warn({ files: loose.tightened }, `made private (0700/0600), as other users could read them: ${loose.tightened.join(", ")}`);
     for (const problem of loose.problems) log.warn({ home: resolved.home }, `WARNING: stored reasoning or keys may be readable by other users: ${problem}`);
@@ -62,7 +69,7 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       log.info({ store: describeStore(resolved.store), pool_size: resolved.store.poolSize }, `state is kept in PostgreSQL at ${describeStore(resolved.store)}`);
     let gateway: Awaited<ReturnType<typeof startGateway>>;
     try {
-      gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
+      gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log, envFiles);
     } catch (error) {
       if (!(error instanceof PortInUseError) && !(error instanceof StoreUnreachableError)) throw error;
       // one clear line, not a stack trace: the operator's next step is in it
