@@ -10,8 +10,10 @@ export default defineConfig({
     pool: "forks",
     // nothing a test starts outlives the run, whatever fails (test/support/child-processes.ts)
     // and the PostgreSQL suites get a database of their own for the run (test/support/postgres-global-setup.ts);
-    // the agent clients the selected test files run are installed before any test starts (test/support/agent-clients-setup.ts)
-    globalSetup: ["test/support/global-setup.ts", "test/support/postgres-global-setup.ts", "test/support/agent-clients-setup.ts"],
+    // the agent clients and the browser the selected test files need are installed before any test starts (test/support/tools-setup.ts)
+    globalSetup: ["test/support/global-setup.ts", "test/support/postgres-global-setup.ts", "test/support/tools-setup.ts"],
     setupFiles: ["test/support/process-cleanup.ts"],
+    // a failed run ends with the failed tests' names and first error lines (test/support/failure-summary-reporter.ts)
+    reporters: ["default", "./test/support/failure-summary-reporter.ts"],
   },
 });

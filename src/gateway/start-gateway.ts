@@ -11,6 +11,7 @@ import {
   KEY_RING,
   LOGGER,
   METRICS,
+  PLUGIN_REGISTRY,
   PROVIDER_STATS,
   ROUTE_SOURCE,
   STORAGE,
@@ -28,6 +29,10 @@ import type { EventHub } from "../events/event-hub.js";
 import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
 import type { EventFeed } from "../events/event-feed.js";
 import { registerSecret } from "../operations/logging/redact.js";
+import type { EnvFiles } from "../foundation/config/env-files.js";
+import { unsetKeyWarnings } from "../ingress/provider-keys.js";
+import type { PluginRegistry } from "../providers/plugin-registry.js";
+import type { ProviderConfig } from "../providers/contract.js";
 import type { RouteTable } from "../routing/routes/route-table.js";
 import { startTracing } from "../operations/tracing/start-tracing.js";
 
@@ -41,17 +46,37 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Builds the container, starts watching routes.yaml, and listens. */
-export async function startGateway(options: GatewayOptions, log: Logger): Promise<Gateway> {
+/**
+ * Builds the container, starts watching routes.yaml (and the .env files,
+ * when given: their variables are `options.env`'s), and listens.
+ */
+export async function startGateway(options: GatewayOptions, log: Logger, envFiles?: EnvFiles): Promise<Gateway> {
   const container = await buildContainer(options, log);
   const routes = container.resolve<RouteSource>(ROUTE_SOURCE);
+  const plugins = container.resolve<PluginRegistry>(PLUGIN_REGISTRY);
   // the values themselves are masked in every log line and upstream error message, whatever their shape
   const registerKeys = (table: RouteTable) => {
     for (const provider of table.providers.values()) if (provider.apiKeyEnv) registerSecret(options.env[provider.apiKeyEnv]);
   };
+  const envChanged = (names: string[]) => {
+    log.info({ variables: names, files: envFiles?.paths }, `.env: ${names.join(", ")} set, changed or removed; in force now`);
+    registerKeys(routes.current);
+  };
   registerSecret(options.apiKey);
   registerKeys(routes.current);
-  routes.onReload((next) => registerKeys(next));
+  routes.onReload((next, previous) => {
+    // a provider added with its key in .env works at once, whichever of the two files was saved first
+    const names = envFiles?.load() ?? [];
+    if (names.length > 0) envChanged(names);
+    registerKeys(next);
+    // a provider the edit added or changed whose key is not set says so now, not at its first request
+    const touched = [...next.providers.values()].filter((provider) => !sameProvider(previous.providers.get(provider.id), provider));
+    for (const warning of unsetKeyWarnings(next, options.env, plugins, touched))
+      log.warn({ provider: warning.provider, variable: warning.set }, warning.message);
+  });
+  await envFiles?.watch(envChanged, (error) =>
+    log.warn({ err: error, files: envFiles.paths }, "a .env file could not be read; the variables stay as they were"),
+  );
   const keys = container.resolve<KeyRing>(KEY_RING);
   const bus = container.resolve<EventBus>(EVENT_BUS);
   // undefined, with no OpenTelemetry package loaded, unless an OTLP endpoint is configured
@@ -65,7 +90,8 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
   hub.start();
   await routes.watch();
   const address = await server.listen();
-  container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "carrierd listening");
+  // the CLI prints the one "carrierd listening on …" line itself, once its signal handlers are in place
+  container.resolve<Logger>(LOGGER).info({ url: address.url, routes: options.routesPath, revision: routes.current.revision }, "gateway started");
   return {
     url: address.url,
     port: address.port,
@@ -79,10 +105,16 @@ export async function startGateway(options: GatewayOptions, log: Logger): Promis
       await server.close();
       await tracing?.close(); // what is still buffered is exported now
       await routes.close();
+      await envFiles?.close();
       await container.resolve<EventFeed>(EVENT_FEED).close();
       await container.resolve<UpstreamHttp>(UPSTREAM_HTTP).close();
       await keys.close(); // its last request counts go to the store before it closes
       await container.resolve<Storage>(STORAGE).close();
     },
   };
+}
+
+/** Whether a provider reads its key as before: the same plugin and the same variable. */
+function sameProvider(before: ProviderConfig | undefined, after: ProviderConfig): boolean {
+  return before !== undefined && before.plugin === after.plugin && before.apiKeyEnv === after.apiKeyEnv;
 }

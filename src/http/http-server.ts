@@ -5,6 +5,7 @@ import { checkSessionId } from "../turn/sessions/session-id.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
 import { AccessLog } from "../operations/logging/access-log.js";
+import { noteModelOfUnreadBody } from "./refused-body.js";
 import type { Logger } from "../operations/logging/logger.js";
 import type { Caller } from "./keys/caller.js";
 import type { Identification, KeyRing } from "./keys/key-ring.js";
@@ -102,6 +103,7 @@ export class HttpServer {
     } catch (error) {
       if (!(error instanceof GatewayError)) this.log.error({ err: error, path: request.url }, "unexpected error while handling a request");
       else if (error.status >= 500) this.log.warn({ code: error.code, message: error.message, path: request.url }, "request failed");
+      await noteModelOfUnreadBody(request, response);
       sendError(response, error, errorShape);
     } finally {
       // a stream's handler returns when it ended, so the line has its whole duration

@@ -45,7 +45,31 @@ export function requireProviderKey(table: RouteTable, model: string, env: Env, p
   if (!missing) return;
   throw new GatewayError(
     "provider_not_configured",
-    `The model '${model}' is served by provider '${resolved.provider.id}', whose ${missing.fromPlugin ? "credentials are" : "API key is"} not set: set ${missing.set} in carrierd's environment (or in its .env file) and restart the gateway.`,
+    `The model '${model}' is served by provider '${resolved.provider.id}', whose ${missing.fromPlugin ? "credentials are" : "API key is"} not set: set ${missing.set} in carrierd's .env file (read again when it is saved) or in its environment (read at start).`,
     "model",
   );
+}
+
+/** One sentence per provider whose key (or, for Bedrock, credentials) is not set: its models are hidden from /v1/models and refused with 503. */
+export function unsetKeyWarnings(
+  table: RouteTable,
+  env: Env,
+  plugins: PluginLookup,
+  providers: Iterable<ProviderConfig> = table.providers.values(),
+): { provider: string; set: string; message: string }[] {
+  const warnings: { provider: string; set: string; message: string }[] = [];
+  for (const provider of providers) {
+    const missing = missingCredentials(provider, env, plugins);
+    if (!missing) continue;
+    const models = table.models.filter((model) => model.provider === provider.id).map((model) => model.name);
+    const listed = models.join(", ") || "none";
+    warnings.push({
+      provider: provider.id,
+      set: missing.set,
+      message: missing.fromPlugin
+        ? `provider ${provider.id}: credentials not set (set ${missing.set}); its models (${listed}) are not listed and answer 503 until they are`
+        : `provider ${provider.id}: ${missing.set} is not set; its models (${listed}) are not listed and answer 503 until it is`,
+    });
+  }
+  return warnings;
 }

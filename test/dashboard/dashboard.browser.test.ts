@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test, type TestContext } from "vitest";
+import { launchChromium, SKIP_BROWSER } from "../support/browser.js";
 import type { WindowSnapshot } from "../../src/operations/provider-stats/stats-snapshot.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import type { OpenAIUpstream } from "../support/openai-upstream.js";
@@ -15,8 +16,7 @@ import { dashboardRoutes, startDashboardUpstreams } from "./dashboard-upstreams.
  * opens, search, a turn's reasoning and replay decision, and the provider
  * panel after a load. Screenshots are attached to the test's output.
  */
-const CHROMIUM = process.env.CARRIERD_CHROMIUM ?? "/usr/bin/chromium";
-const skip = process.env.CARRIERD_SKIP_BROWSER === "1";
+const skip = SKIP_BROWSER;
 const DEMO_SESSIONS = 17;
 
 let upstream: OpenAIUpstream;
@@ -27,7 +27,6 @@ const shots = mkdtempSync(join(tmpdir(), "carrierd-dashboard-history-"));
 
 beforeAll(async () => {
   if (skip) return;
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or CARRIERD_SKIP_BROWSER=1)`);
   upstream = await startDashboardUpstreams();
   gateway = await startTestGateway({ routes: dashboardRoutes(upstream) });
   // history from before the page opens: a strict provider's session of three turns (a verdict on turn 2), then demo sessions
@@ -43,10 +42,7 @@ beforeAll(async () => {
     const topic = i === 7 ? "Tell me about giraffes" : `What is ${i} plus ${i}?`;
     expect((await ask(gateway, { model: "demo", messages: [{ role: "user", content: topic }] }, { "x-session-id": `demo-${i}` })).status).toBe(200);
   }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

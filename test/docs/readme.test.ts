@@ -20,9 +20,9 @@ const env = cleanEnv({ HOME: home });
 let gateway: RunningGateway;
 
 beforeAll(async () => {
-  // `npm start` is this command line; the test adds only --port 0
+  // `npm start` is this command line (exec'd: npm's child is the gateway itself); the test adds only --port 0
   const start = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
-  expect(start).toBe("node bin/carrierd gateway");
+  expect(start).toBe("exec node bin/carrierd gateway");
   gateway = await startGatewayProcess(["--port", "0"], env);
 });
 afterAll(async () => {

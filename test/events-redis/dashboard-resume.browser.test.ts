@@ -1,13 +1,12 @@
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
+import { launchChromium, SKIP_BROWSER } from "../support/browser.js";
 import type { TestGateway } from "../support/gateway.js";
 import { startRedisGateway, streamedTurn } from "./redis-gateways.js";
 import { REDIS_URL, testRedis } from "./redis-for-tests.js";
 
 // Debian's Chromium driven by playwright-core, as in test/events/dashboard.browser.test.ts
-const CHROMIUM = process.env.CARRIERD_CHROMIUM ?? "/usr/bin/chromium";
-const skipBrowser = process.env.CARRIERD_SKIP_BROWSER === "1";
+const skipBrowser = SKIP_BROWSER;
 const redis = await testRedis("test/events-redis/dashboard-resume.browser.test.ts", REDIS_URL, skipBrowser ? "CARRIERD_SKIP_BROWSER=1" : undefined);
 
 let a: TestGateway;
@@ -15,13 +14,9 @@ let b: TestGateway;
 let browser: Browser;
 beforeAll(async () => {
   if (!redis.available) return;
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or CARRIERD_SKIP_BROWSER=1)`);
   a = await startRedisGateway(REDIS_URL, redis.stream("dashboard"));
   b = await startRedisGateway(REDIS_URL, redis.stream("dashboard"));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -1,17 +1,17 @@
-import { existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { launchChromium, SKIP_BROWSER } from "../support/browser.js";
 import { DEMO_ROUTES, readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /**
- * End to end in a real browser: Debian's Chromium (`.ci/run` installs it)
+ * End to end in a real browser: Debian's Chromium (test/support/browser.ts installs it when missing)
  * driven by playwright-core. Set CARRIERD_SKIP_BROWSER=1 to skip on purpose;
  * a missing Chromium otherwise fails, so this test never passes unchecked.
  */
-const CHROMIUM = process.env.CARRIERD_CHROMIUM ?? "/usr/bin/chromium";
-const skip = process.env.CARRIERD_SKIP_BROWSER === "1";
+const skip = SKIP_BROWSER;
 // paced, so reasoning is on screen before the answer starts
 const PACED_ROUTES = DEMO_ROUTES.replace("model: demo-reasoner }", "model: demo-reasoner, params: { delay_ms: 25 } }");
 
@@ -19,12 +19,8 @@ let gateway: TestGateway;
 let browser: Browser;
 beforeAll(async () => {
   if (skip) return;
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or CARRIERD_SKIP_BROWSER=1)`);
   gateway = await startTestGateway({ routes: PACED_ROUTES });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -5,10 +5,15 @@ import { track } from "../support/child-processes.js";
 /** The repo root; `bin/carrierd` runs dist/, which `npm test` builds first (pretest). */
 export const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
-/** The environment a CLI test runs in: nothing of the developer's carrierd settings leaks in. */
+/**
+ * The environment a CLI test runs in: nothing of the developer's carrierd
+ * settings leaks in, nor the marks of the `npm test` around the suite (a
+ * gateway started by an npm script behaves as npm's child).
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith("CARRIERD_") && !key.endsWith("_API_KEY")) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith("CARRIERD_") && !key.endsWith("_API_KEY") && !key.startsWith("npm_lifecycle_")) env[key] = value;
   return { ...env, NO_COLOR: "1", ...extra };
 }
 

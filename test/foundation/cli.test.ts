@@ -189,7 +189,7 @@ describe("gateway", () => {
     // `logs` reads what the gateway wrote, honouring CARRIERD_HOME like every subcommand
     const logs = await carrierd(["logs"], { env });
     expect(logs.code).toBe(0);
-    expect(logs.stdout).toMatch(/INFO\s+carrierd listening/);
+    expect(logs.stdout).toMatch(/INFO\s+gateway started/);
     expect(logs.stdout).toContain("generated an API key");
     const warnOnly = await carrierd(["logs", "--home", gatewayHome, "--level", "warn"]);
     expect(warnOnly.stdout).not.toMatch(/INFO/);

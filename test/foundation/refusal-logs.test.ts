@@ -88,6 +88,31 @@ test("Responses API: a refused request logs its code, message and model", async 
   expect(line).toMatchObject({ status: 400, model: "demo", error_code: "invalid_request", error_message: error.message });
 });
 
+test("Messages API: a body that fails validation, and a count_tokens body that does, log the model they named", async () => {
+  const messages = await refused("/v1/messages", {
+    method: "POST",
+    headers: authorized,
+    body: JSON.stringify({ model: "demo", messages: [{ role: "user", content: "hi" }] }),
+  });
+  expect(messages.status).toBe(400);
+  expect(messages.line).toMatchObject({ status: 400, model: "demo", error_code: "invalid_request", error_message: messages.error.message });
+  const count = await refused("/v1/messages/count_tokens", { method: "POST", headers: authorized, body: JSON.stringify({ model: "demo", messages: "hi" }) });
+  expect(count.line).toMatchObject({ status: 400, model: "demo", error_message: count.error.message });
+});
+
+test("refused before the body is read (no key, an unknown path, a bad X-Session-Id), the line still names the model the body named", async () => {
+  const body = JSON.stringify({ model: "demo", messages: [{ role: "user", content: "hi" }] });
+  const unauthorized = await refused("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body });
+  expect(unauthorized.line).toMatchObject({ status: 401, model: "demo", error_code: "invalid_api_key" });
+  const nowhere = await refused("/v1/chat/completion", { method: "POST", headers: authorized, body });
+  expect(nowhere.line).toMatchObject({ status: 404, model: "demo", error_code: "not_found" });
+  const session = await refused("/v1/messages", { method: "POST", headers: { ...authorized, "x-session-id": "bad id with spaces" }, body });
+  expect(session.line).toMatchObject({ status: 400, model: "demo", error_code: "invalid_session_id" });
+  // and one that names none logs none
+  const plain = await refused("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: '{"messages":[]}' });
+  expect(plain.line).toMatchObject({ status: 401, model: null });
+});
+
 test("missing auth: 401 invalid_api_key, the reason on the line", async () => {
   const { line, error, status } = await refused("/v1/models", { method: "GET" });
   expect(status).toBe(401);

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
  * its own under test/agents/<name>/ (a package.json and its lock), and is
  * installed with `npm ci` from that lock, the first time a test asks for it,
  * into a cache outside the repository. `npm install` of a clone stays light;
- * the global setup (agent-clients-setup.ts) installs the clients the selected
+ * the global setup (tools-setup.ts) installs the clients the selected
  * test files name before any test starts, so no install counts against a
  * test's time limit.
  */

@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { config as loadDotenv } from "dotenv";
 import type { CommandModule } from "yargs";
 import { ensureApiKey } from "../../foundation/config/api-key.js";
-import { resolveHome, resolveOptions, type OptionFlags } from "../../foundation/config/options.js";
+import { envFilePaths, resolveOptions, type OptionFlags } from "../../foundation/config/options.js";
+import { EnvFiles } from "../../foundation/config/env-files.js";
 import { tightenStateHome } from "../../foundation/config/private-state.js";
 import { gcAdvice, usableCpus } from "../../gateway/gc-advice.js";
 import { startGateway } from "../../gateway/start-gateway.js";
@@ -13,6 +13,10 @@ import { isLoopbackHost } from "../../routing/routes/host-match.js";
 import { createLogger, printLine } from "../../operations/logging/logger.js";
 
 const SHUTDOWN_GRACE_MS = 30_000;
+/** Under npm, a signal this soon after the first is the same stop, delivered twice. */
+const SAME_STOP_MS = 500;
+/** How often the gateway looks whether the npm that started it is still there. */
+const PARENT_CHECK_MS = 1000;
 
 export const gatewayCommand: CommandModule<object, OptionFlags> = {
   command: "gateway",
@@ -32,14 +36,21 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       }),
   handler: async (flags) => {
     // .env in the working directory, then $CARRIERD_HOME/.env; real environment variables win over both.
-    loadDotenv({ path: ".env", quiet: true });
-    loadDotenv({ path: join(resolveHome(flags.home), ".env"), quiet: true });
+    // Read again on every save while the gateway runs (startGateway watches them).
+    const envFiles = new EnvFiles(envFilePaths(flags.home));
+    let envProblem: unknown;
+    try {
+      envFiles.load();
+    } catch (error) {
+      envProblem = error;
+    }
     const resolved = resolveOptions(flags);
     // everything the daemon creates (state.db and its -wal/-shm, the journal, logs) is its owner's alone
     process.umask(0o077);
     const loose = tightenStateHome(resolved.home);
     const apiKey = ensureApiKey(resolved.home, resolved.apiKey);
     const log = createLogger({ level: resolved.logLevel, logDir: join(resolved.home, "logs"), pretty: process.stdout.isTTY });
+    if (envProblem) log.warn({ err: envProblem, files: envFiles.paths }, "a .env file could not be read; carrierd starts without it");
     if (loose.tightened.length > 0)
       log.warn({ files: loose.tightened }, `made private (0700/0600), as other users could read them: ${loose.tightened.join(", ")}`);
     for (const problem of loose.problems) log.warn({ home: resolved.home }, `WARNING: stored reasoning or keys may be readable by other users: ${problem}`);
@@ -58,7 +69,7 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
       log.info({ store: describeStore(resolved.store), pool_size: resolved.store.poolSize }, `state is kept in PostgreSQL at ${describeStore(resolved.store)}`);
     let gateway: Awaited<ReturnType<typeof startGateway>>;
     try {
-      gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log);
+      gateway = await startGateway({ ...resolved, apiKey: apiKey.key }, log, envFiles);
     } catch (error) {
       if (!(error instanceof PortInUseError) && !(error instanceof StoreUnreachableError)) throw error;
       // one clear line, not a stack trace: the operator's next step is in it
@@ -69,25 +80,44 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     process.on("SIGHUP", () => void gateway.reloadRoutes());
     // First signal: stop accepting, let open streams finish (SSE answers can run for minutes), then exit 0.
     // A second signal, or the grace period running out, exits at once: an operator's Ctrl-C twice is final.
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
+    // started by an npm script (`npm start`), the gateway is npm's child: a terminal's Ctrl-C reaches npm and the gateway
+    // both, and npm passes its own on; a service manager may signal every process of the unit, npm too
+    const npmChild = process.env.npm_lifecycle_event !== undefined;
+    let stoppingSince: number | undefined;
+    const stop = (signal: NodeJS.Signals, reason = "stopping") => {
+      if (stoppingSince !== undefined) {
+        // the same stop delivered twice, not a second one
+        if (npmChild && performance.now() - stoppingSince < SAME_STOP_MS) return;
         log.warn({ signal }, "stopping now, without waiting for open requests");
         process.exit(signal === "SIGINT" ? 130 : 143);
       }
-      stopping = true;
-      log.info({ signal, grace_seconds: SHUTDOWN_GRACE_MS / 1000 }, "stopping: finishing open requests (signal again to stop at once)");
+      stoppingSince = performance.now();
+      log.info({ signal, grace_seconds: SHUTDOWN_GRACE_MS / 1000 }, `${reason}: finishing open requests (signal again to stop at once)`);
       setTimeout(() => {
         log.warn({}, "open requests did not finish in time; stopping");
         process.exit(1);
       }, SHUTDOWN_GRACE_MS).unref();
       void gateway.close().then(() => process.exit(0));
     };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    // (a signal's listener is called with its number too: not a reason)
+    process.on("SIGINT", () => stop("SIGINT"));
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    // if npm is killed outright it passes no signal on, and the gateway would run on, orphaned, holding its port
+    if (npmChild) whenParentExits(() => stop("SIGTERM", "npm, which started carrierd, exited; stopping"));
     // the key's location first: whoever waits for the listening line has both by then, and
     // the signal handlers are in place (a supervisor that stops it at once gets a clean stop)
     if (apiKey.file) printLine(`API key: ${apiKey.file}`, { file: apiKey.file });
     printLine(`carrierd listening on ${gateway.url}`, { url: gateway.url });
   },
 };
+
+/** Calls `exited` once this process's parent is gone (the process is then re-parented, and its parent id changes). */
+function whenParentExits(exited: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    exited();
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}

@@ -1,9 +1,8 @@
 import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
-import { join } from "node:path";
-import { config as loadDotenv } from "dotenv";
-import { missingCredentials, type PluginLookup } from "../../ingress/provider-keys.js";
-import { resolveHome, resolveOptions } from "../../foundation/config/options.js";
+import { unsetKeyWarnings } from "../../ingress/provider-keys.js";
+import { EnvFiles } from "../../foundation/config/env-files.js";
+import { envFilePaths, resolveOptions } from "../../foundation/config/options.js";
 import { PluginRegistry } from "../../providers/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../../routing/routes/load-routes.js";
 import { hostOf } from "../../routing/routes/host-match.js";
@@ -40,9 +39,8 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
             `${file}: ok (revision ${table.revision}; ${table.providers.size} providers, ${table.models.length} models, ${table.carriers.length} carrier routes)`,
           );
           // the gateway reads the same .env files at start, so the warning matches what it will see
-          loadDotenv({ path: ".env", quiet: true });
-          loadDotenv({ path: join(resolveHome(flags.home), ".env"), quiet: true });
-          for (const warning of unsetKeyWarnings(table, process.env, registry)) console.log(warning);
+          new EnvFiles(envFilePaths(flags.home)).load();
+          for (const warning of unsetKeyWarnings(table, process.env, registry)) console.log(`warning: ${warning.message}`);
         },
       })
       .command<RoutesFlags>({
@@ -114,23 +112,6 @@ export const routesCommand: CommandModule<object, RoutesFlags> = {
 /** A dialect (or where its keys came from) under the names routes.yaml gives its keys. */
 function dialectInFileTerms<T>(value: { effort: T; disable: T; developerRole: T; tokenLimit: T }): Record<string, T> {
   return { effort: value.effort, disable: value.disable, developer_role: value.developerRole, token_limit: value.tokenLimit };
-}
-
-/** One warning per provider whose key (or, for Bedrock, credentials) is not set: its models are hidden from /v1/models and refused with 503. */
-function unsetKeyWarnings(table: RouteTable, env: Record<string, string | undefined>, plugins: PluginLookup): string[] {
-  const warnings: string[] = [];
-  for (const provider of table.providers.values()) {
-    const missing = missingCredentials(provider, env, plugins);
-    if (!missing) continue;
-    const models = table.models.filter((model) => model.provider === provider.id).map((model) => model.name);
-    const listed = models.join(", ") || "none";
-    warnings.push(
-      missing.fromPlugin
-        ? `warning: provider ${provider.id}: credentials not set (set ${missing.set}); its models (${listed}) are not listed and answer 503 until they are`
-        : `warning: provider ${provider.id}: ${missing.set} is not set; its models (${listed}) are not listed and answer 503 until it is`,
-    );
-  }
-  return warnings;
 }
 
 /** The route table in `file`, checked against the plugins found; undefined (problems printed, exit code 1) when it does not load. */

@@ -51,6 +51,11 @@ export interface OptionFlags extends StoreFlags {
 export const DEFAULT_PORT = 8642;
 export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
 
+/** The .env files carrierd reads, the first winning: ./.env (the working directory), then $CARRIERD_HOME/.env. */
+export function envFilePaths(homeFlag: string | undefined, env: Record<string, string | undefined> = process.env): string[] {
+  return [".env", join(resolveHome(homeFlag, env), ".env")];
+}
+
 export function resolveHome(flag: string | undefined, env: Record<string, string | undefined> = process.env): string {
   return resolve(flag ?? env.CARRIERD_HOME ?? join(homedir(), ".carrierd"));
 }

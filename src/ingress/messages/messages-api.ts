@@ -12,7 +12,7 @@ import type { Envelopes } from "../../routing/carriers/envelope.js";
 import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { requireModel, type Caller } from "../../http/keys/caller.js";
-import { noteModel } from "../../operations/logging/access-log.js";
+import { noteModel, noteRequestedModel } from "../../operations/logging/access-log.js";
 import type { Logger } from "../../operations/logging/logger.js";
 import type { PluginHost } from "../../providers/plugin-host.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
@@ -48,7 +48,9 @@ export class MessagesApi {
   ) {}
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
-    const body = validateMessagesRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
+    const parsed = parseJsonBody(await readBodyBytes(request, this.options.bodyLimit));
+    noteRequestedModel(response, parsed);
+    const body = validateMessagesRequest(parsed);
     const resolved = this.route(body.model, response, caller);
     const stream = body.stream === true;
     const anthropic = isAnthropicRoute(resolved);
@@ -85,7 +87,9 @@ export class MessagesApi {
    * it would go upstream, replayed reasoning included.
    */
   async countTokens(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
-    const body = validateCountTokensRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
+    const parsed = parseJsonBody(await readBodyBytes(request, this.options.bodyLimit));
+    noteRequestedModel(response, parsed);
+    const body = validateCountTokensRequest(parsed);
     const resolved = this.route(body.model, response, caller);
     if (countsUpstream(resolved)) {
       const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;

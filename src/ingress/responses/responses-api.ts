@@ -133,7 +133,9 @@ export class ResponsesApi {
    * continues the chain with `previous_response_id` goes under it.
    */
   async compact(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
-    const body = validateCompactRequest(await readJsonBody(request, this.options.bodyLimit));
+    const parsed = await readJsonBody(request, this.options.bodyLimit);
+    noteRequestedModel(response, parsed);
+    const body = validateCompactRequest(parsed);
     requireModel(caller, body.model);
     if (!this.routes.current.resolveModel(body.model))
       throw new GatewayError("model_not_found", `The model '${body.model}' does not exist in routes.yaml`, "model");
