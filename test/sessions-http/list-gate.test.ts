@@ -27,6 +27,20 @@ test("one list per key and two per gateway run at once; the next is history_busy
   held[2]!();
   await Promise.all([b, c]);
   // a list that failed frees its place too
-  await expect(gate.run("key-a", () => Promise.reject(new Error("broken")))).rejects.toThrow("broken");
+  await expect(gate.run("key-d", () => Promise.reject(new Error("broken")))).rejects.toThrow("broken");
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await expect(gate.run("key-d", async () => "listed")).resolves.toBe("listed");
+});
+
+test("a key rests after each list as long as the list took: asked sooner, it is history_busy; after, it is answered", async () => {
+  const gate = new ListGate(1, 2);
+  const slow = () => new Promise<string>((resolve) => setTimeout(() => resolve("listed"), 40));
+  const started = Date.now();
+  await gate.run("key-a", slow);
+  const took = Date.now() - started;
+  await expect(gate.run("key-a", slow)).rejects.toMatchObject({ code: "history_busy", headers: { "retry-after": "1" } });
+  // another key is not held back by key-a's rest
+  await expect(gate.run("key-b", async () => "listed")).resolves.toBe("listed");
+  await new Promise((resolve) => setTimeout(resolve, took + 20));
   await expect(gate.run("key-a", async () => "listed")).resolves.toBe("listed");
 });

@@ -35,7 +35,9 @@ interface Pending {
  * thread: a worker with its own read-only connection to state.db runs the
  * list statement, one list at a time, so a search over thousands of turns
  * costs the requests of other keys nothing on the event loop (WAL readers
- * never block the gateway's writer). The caller commits what it holds first
+ * never block the gateway's writer). The worker's thread runs at the lowest
+ * CPU priority (nice 19; on Linux a thread's own), so on a busy machine the
+ * search waits for the CPU, not the gateway's requests. The caller commits what it holds first
  * (SessionStore.list's settle), so the worker reads every turn answered
  * before the list was asked. If the worker fails, `list` answers undefined
  * and the caller runs the statement itself.
@@ -92,6 +94,8 @@ export class ListReader {
 // CommonJS, evaluated in the worker: it needs only the driver the gateway already loaded.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
+// on Linux a thread's nice value is its own: this thread yields the CPU to the gateway's whenever both want it
+try { require("node:os").setPriority(19); } catch {}
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma("busy_timeout = 5000");
