@@ -32,15 +32,18 @@ test("one list per key and two per gateway run at once; the next is history_busy
   await expect(gate.run("key-d", async () => "listed")).resolves.toBe("listed");
 });
 
-test("a key rests after each list as long as the list took: asked sooner, it is history_busy; after, it is answered", async () => {
-  const gate = new ListGate(1, 2);
-  const slow = () => new Promise<string>((resolve) => setTimeout(() => resolve("listed"), 40));
+test("a key spends what its lists take from a credit that refills at half speed: run dry, it is history_busy; refilled, it is answered", async () => {
+  const gate = new ListGate(1, 2, 30);
+  const slow = () => new Promise<string>((resolve) => setTimeout(() => resolve("listed"), 80));
+  // quick lists one after another never run the credit dry
+  for (let i = 0; i < 20; i++) await expect(gate.run("key-a", async () => "listed")).resolves.toBe("listed");
   const started = Date.now();
   await gate.run("key-a", slow);
   const took = Date.now() - started;
   await expect(gate.run("key-a", slow)).rejects.toMatchObject({ code: "history_busy", headers: { "retry-after": "1" } });
-  // another key is not held back by key-a's rest
+  // another key is not held back by key-a's
   await expect(gate.run("key-b", async () => "listed")).resolves.toBe("listed");
-  await new Promise((resolve) => setTimeout(resolve, took + 20));
+  // in debt by about took - 30 ms (a full credit earns nothing more while it is spent), earned back at half speed
+  await new Promise((resolve) => setTimeout(resolve, 2 * took + 20));
   await expect(gate.run("key-a", async () => "listed")).resolves.toBe("listed");
 });
