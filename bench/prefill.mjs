@@ -21,7 +21,7 @@ import { stop } from "./processes.mjs";
 
 const TEMPLATE = "prefill-template";
 const TEMPLATE_TURNS = 10;
-/** Sessions copied per statement (× TEMPLATE_TURNS turns). */
+/** Sessions copied per statement (× the template's turns). */
 const SESSIONS_PER_BATCH = 5_000;
 
 /**
@@ -30,28 +30,28 @@ const SESSIONS_PER_BATCH = 5_000;
  * store (CARRIERD_STORE for PostgreSQL); `analyze` runs ANALYZE after the
  * fill (left out, the planner has whatever statistics it gathered itself).
  */
-export async function startPrefilledCarrierd(upstreamPort, dir, { turns, keys = 100, env = {}, analyze = false, ...options }) {
+export async function startPrefilledCarrierd(upstreamPort, dir, { turns, keys = 100, env = {}, analyze = false, templateTurns = TEMPLATE_TURNS, ...options }) {
   if (!turns) return startCarrierd(upstreamPort, dir, { env, ...options });
   const first = await startCarrierd(upstreamPort, dir, { env, ...options });
   try {
-    await storeTemplate(first.port);
+    await storeTemplate(first.port, templateTurns);
   } finally {
     await stop(first);
   }
   const started = performance.now();
-  const sessions = Math.ceil(turns / TEMPLATE_TURNS);
+  const sessions = Math.ceil(turns / templateTurns);
   if (env.CARRIERD_STORE) await fillPostgres(env.CARRIERD_STORE, sessions, keys, analyze);
   else fillSqlite(join(first.home, "state.db"), sessions, keys, analyze);
   console.log(
-    `pre-filled the store with ${(sessions * TEMPLATE_TURNS).toLocaleString("en")} turns in ${sessions.toLocaleString("en")} sessions over ${keys} keys in ${((performance.now() - started) / 1000).toFixed(1)} s${analyze ? ", then ANALYZE" : ""}`,
+    `pre-filled the store with ${(sessions * templateTurns).toLocaleString("en")} turns in ${sessions.toLocaleString("en")} sessions over ${keys} keys in ${((performance.now() - started) / 1000).toFixed(1)} s${analyze ? ", then ANALYZE" : ""}`,
   );
   return startCarrierd(upstreamPort, dir, { env, ...options });
 }
 
-/** One conversation through the gateway's write path: the rows every copy is made from. */
-async function storeTemplate(port) {
+/** One conversation of `turns` turns through the gateway's write path: the rows every copy is made from. */
+async function storeTemplate(port, turns) {
   const messages = [];
-  for (let turn = 0; turn < TEMPLATE_TURNS; turn++) {
+  for (let turn = 0; turn < turns; turn++) {
     messages.push({ role: "user", content: `template question ${turn}` });
     const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
       method: "POST",

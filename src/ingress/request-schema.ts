@@ -1,15 +1,20 @@
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
 import { isKeywordError, type KeywordError } from "../foundation/util/ajv-errors.js";
+import { checkInputList } from "./input-rule.js";
 
 const ajv = new Ajv2020({ allErrors: false, strict: false });
 
-/** Compiles a request-body schema into a checker that throws a 400 (invalid_request) naming the parameter; each adapter shapes it. */
-export function requestValidator<T>(schema: object): (body: unknown) => T {
+/**
+ * Compiles a request-body schema into a checker that throws a 400 (invalid_request) naming the parameter; each adapter shapes it.
+ * `list`: the body's list of messages (input items), held to the one input rule of every door (input-rule.ts) before the schema.
+ */
+export function requestValidator<T>(schema: object, list?: string): (body: unknown) => T {
   // the schema is the type's contract: ajv's check is what makes the body a T
   const validate = ajv.compile<T>(schema);
   return (body) => {
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError("invalid_request", "request body must be a JSON object");
+    if (list !== undefined) checkInputList(body as Record<string, unknown>, list);
     if (!validate(body)) throw toError(mostSpecific(validate.errors ?? []));
     return body;
   };

@@ -11,6 +11,7 @@ import type { ReplaySource } from "../storage/turns.js";
 import { sessionName } from "../turn/sessions/session-scope.js";
 import { traceTurn } from "../operations/tracing/trace-hooks.js";
 import { errorMessage } from "../foundation/util/error-message.js";
+import { requireHistory } from "./input-rule.js";
 
 /** How a streaming client is served while its turn runs. */
 export interface StreamingClient {
@@ -48,6 +49,7 @@ export function startTurn(
     sealed?: ReadonlyMap<number, ReplaySource> | undefined;
   },
 ): Promise<TurnRun> {
+  requireHistory(request.messages);
   const cancellation = new Cancellation();
   traceTurn(response, cancellation);
   response.on("close", () => {

@@ -12,6 +12,8 @@
 export interface TurnAudit {
   /** The carrier route in force, numbered from 1 in routes.yaml order; 0: none matched (routeNumber). */
   readonly route: number;
+  /** That route's `match` as routes.yaml wrote it; null: default carriers. Absent on turns stored before it was recorded. */
+  readonly route_match?: Readonly<Record<string, unknown>> | null;
   readonly timings: TurnTimings;
   readonly replay: ReplayDecision;
 }

@@ -27,6 +27,16 @@ export interface SessionQuery {
   readonly until?: string;
   /** Sessions where a user message or an assistant answer contains this text, both sides lower-cased by the backend (SQLite: ASCII letters only). */
   readonly text?: string;
+  /** When the search gives up (ms since the epoch): past it the backend stops reading and the list rejects with ListDeadlineError. */
+  readonly deadline?: number;
+}
+
+/** A list that ran past its query's deadline: it was stopped, its work is undone, nothing was read. */
+export class ListDeadlineError extends Error {
+  constructor() {
+    super("the session list ran past its deadline");
+    this.name = "ListDeadlineError";
+  }
 }
 
 /** A session as a list shows it. */

@@ -9,7 +9,7 @@ import type { Logger } from "../operations/logging/logger.js";
 import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, type StreamItem, type StreamPart } from "../providers/contract.js";
 import type { PluginHost } from "../providers/plugin-host.js";
 import type { RouteSource } from "../routing/routes/route-source.js";
-import { routeNumber } from "../routing/routes/route-table.js";
+import { routeMatchOf, routeNumber } from "../routing/routes/route-table.js";
 import type { Storage } from "../storage/storage.js";
 import type { NewTurn, ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../providers/upstream/cancellation.js";
@@ -18,7 +18,7 @@ import { planTurn, type PlanningContext, type TurnPlan } from "./plan-turn.js";
 import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./record-turn.js";
 import { newId } from "./sessions/session-id.js";
 import { matchedMessages, replayDecision, TurnClock } from "./turn-audit.js";
-import type { ReplayDecision } from "../storage/session-history.js";
+import type { ReplayDecision, TurnAudit } from "../storage/session-history.js";
 import { traceCommit, traceReplay } from "../operations/tracing/trace-hooks.js";
 
 /** Who is asking, and how. */
@@ -160,6 +160,7 @@ export class ChatService {
       plugin,
       pluginName: resolved.provider.plugin,
       policy,
+      routeMatch: routeMatchOf(table, policy),
       key,
       sessionId,
       parentTurnId: match.parentTurnId,
@@ -207,6 +208,7 @@ export class ChatService {
       provider: key.provider,
       upstream_model: key.model,
       route: routeNumber(policy),
+      route_match: prepared.routeMatch,
       fields: effective,
       upstream_ms: upstreamMs,
     });
@@ -221,7 +223,7 @@ export class ChatService {
       complete: async () => {
         const turn = accumulator.finish();
         const native = checkedNativeRecord(this.plugins.registry, this.log, turn.nativeRecord, prepared.pluginName, sessionId);
-        const record = turnRecord(prepared, turn, native, { route: routeNumber(policy), timings: clock.timings(), replay });
+        const record = turnRecord(prepared, turn, native, { route: routeNumber(policy), route_match: prepared.routeMatch, timings: clock.timings(), replay });
         // durable with every carrier verbatim before the client is told the turn is done
         await traceCommit(turnId, this.storage.turns.save(record));
         (run as { stored: NewTurn | undefined }).stored = record;
@@ -316,6 +318,8 @@ interface PreparedTurn extends CallTarget, TurnOrigin {
   readonly plan: TurnPlan;
   readonly plugin: ProviderPlugin;
   readonly policy: CarrierPolicy;
+  /** The route's `match` as routes.yaml wrote it (routeMatchOf). */
+  readonly routeMatch: TurnAudit["route_match"];
   readonly reasoningEnabled: boolean;
   readonly pace: (() => Promise<void> | undefined) | undefined;
   /** The request's known assistant messages and the keys that found them, for the turn's record. */

@@ -63,6 +63,35 @@ describe("the counting, on a bus of its own", () => {
     stats.close();
   });
 
+  test("names the upstream never served share one row per provider; a model gets its own once served, and the read stays small", () => {
+    const bus = new EventBus();
+    const stats = new ProviderStats(bus);
+    const served = (id: string, model: string) => {
+      bus.publish({ type: "turn.started", turn_id: id, provider: "openrouter", upstream_model: model, upstream_ms: 3 });
+      bus.publish({ type: "reasoning.delta", turn_id: id, text: "…" });
+      bus.publish({ type: "turn.completed", turn_id: id, usage: { prompt_tokens: 2, completion_tokens: 1 } });
+    };
+    // one key's 300 made-up names through a glob route: the upstream refuses each, before or after its turn started
+    for (let i = 0; i < 300; i++) {
+      if (i % 2) bus.publish({ type: "upstream.failed", provider: "openrouter", upstream_model: `junk-${i}`, error: { code: "model_not_found", status: 404 } });
+      else {
+        bus.publish({ type: "turn.started", turn_id: `j${i}`, provider: "openrouter", upstream_model: `junk-${i}`, upstream_ms: 1 });
+        bus.publish({ type: "turn.failed", turn_id: `j${i}`, error: { code: "upstream_error", status: 404 } });
+      }
+    }
+    // a real model first used afterwards: its own row, its first request moved out of the row of names not served
+    served("r1", "real/model");
+    served("r2", "real/model");
+    const snapshot = stats.snapshot("24h");
+    expect(snapshot.providers.map((row) => [row.model, row.requests, row.completed, row.failed])).toEqual([
+      ["(not served)", 300, 0, 300],
+      ["real/model", 2, 2, 0],
+    ]);
+    expect(snapshot.providers[1]!.time_to_first_reasoning_ms.count).toBe(2);
+    expect(JSON.stringify({ windows: [stats.snapshot("5m"), stats.snapshot("1h"), snapshot] }).length).toBeLessThan(40_000);
+    stats.close();
+  });
+
   test("percentiles come from the durations, within the 8 % the buckets allow", () => {
     const bus = new EventBus();
     const stats = new ProviderStats(bus);
@@ -153,8 +182,9 @@ describe("GET /v1/stats/providers on a real gateway", () => {
     expect(byProvider.demo!.tokens.output).toBeGreaterThan(0);
     expect(byProvider.demo!.time_to_first_reasoning_ms.count).toBe(6);
     expect(byProvider.demo!.time_to_completion_ms.p95).toBeGreaterThanOrEqual(byProvider.demo!.time_to_completion_ms.p50!);
+    // an upstream that never served big-model: its requests are counted in the provider's row of names not served
     expect(byProvider.broken).toMatchObject({
-      model: "big-model",
+      model: "(not served)",
       requests: 3,
       completed: 0,
       failed: 3,

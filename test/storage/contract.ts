@@ -4,7 +4,7 @@ import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
 import type { TurnAudit } from "../../src/storage/session-history.js";
-import type { SessionQuery } from "../../src/storage/sessions.js";
+import { ListDeadlineError, type SessionQuery } from "../../src/storage/sessions.js";
 import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
 import type { FingerprintMatch, NewTurn, SessionModelConfig } from "../../src/storage/turns.js";
 import type { Rejection } from "../../src/storage/verdicts.js";
@@ -462,6 +462,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
           { kind: "native_record", bytes: Buffer.byteLength(JSON.stringify(NATIVE)), type: "native-test.assistant" },
         ]);
         expect((await store.sessions.show("sess_l1"))!.turnList[0]).toMatchObject({ depth: 1, audit: undefined });
+      });
+
+      test("a list past its deadline is stopped with ListDeadlineError; one within it answers", async () => {
+        const store = await storage();
+        await store.turns.save(newTurn("sess_dl", "an answer to search"));
+        await store.committed();
+        await expect(store.sessions.list({ limit: 10, text: "search", deadline: Date.now() - 1 })).rejects.toBeInstanceOf(ListDeadlineError);
+        expect((await store.sessions.list({ limit: 10, text: "search", deadline: Date.now() + 5000 })).map((session) => session.id)).toEqual(["sess_dl"]);
       });
 
       test("branch copies turns 1..N with every carrier byte for byte, keeps their keys findable, and links the copies in order", async () => {

@@ -25,11 +25,15 @@ export const ERROR_TABLE = {
   // a plain GET of a WebSocket endpoint
   upgrade_required: { status: 426, type: "invalid_request_error" },
   request_too_large: { status: 413, type: "invalid_request_error" },
+  // a session list past its key's or the gateway's bound on lists running at once (docs/operators.md#session-history-under-load)
+  history_busy: { status: 429, type: "rate_limit_error" },
   // nginx's convention: the client left before the answer; nobody reads it, and it is not the gateway's failure
   client_closed_request: { status: 499, type: "invalid_request_error" },
   provider_not_configured: { status: 503, type: "server_error" },
   // the shared store (PostgreSQL) did not answer: a load balancer sends the client to another instance
   store_unavailable: { status: 503, type: "server_error" },
+  // a session list that searched past its deadline: stopped, nothing read
+  history_timeout: { status: 503, type: "server_error" },
   upstream_error: { status: 502, type: "upstream_error" },
   upstream_unreachable: { status: 502, type: "upstream_error" },
   // a stream that ended, broke or turned unreadable before its terminal marker: an incomplete turn, never stored

@@ -4,7 +4,7 @@ import { parseJsonBody } from "../../http/read-body.js";
 import { requestValidator } from "../request-schema.js";
 import { checkChatRules } from "./chat-input-rules.js";
 
-const validateChatShape = requestValidator<ChatRequest>(chatSchema);
+const validateChatShape = requestValidator<ChatRequest>(chatSchema, "messages");
 
 /** A chat request's shape, then the rules the schema leaves out (chat-input-rules.ts): the gateway's turn request as it is. */
 export function validateChatRequest(body: unknown): ChatRequest {

@@ -40,10 +40,10 @@ export interface MessagesRequest {
 }
 
 /** Checks a body against the Messages request schema; a 400 naming the parameter otherwise. */
-export const validateMessagesRequest = requestValidator<MessagesRequest>(messagesSchema);
+export const validateMessagesRequest = requestValidator<MessagesRequest>(messagesSchema, "messages");
 
 /** POST /v1/messages/count_tokens takes the same body, `max_tokens` left out. */
-export const validateCountTokensRequest = requestValidator<MessagesRequest>(countTokensSchema());
+export const validateCountTokensRequest = requestValidator<MessagesRequest>(countTokensSchema(), "messages");
 
 function countTokensSchema(): object {
   const { $id: _id, ...schema } = messagesSchema; // one schema per $id in the validator

@@ -32,9 +32,9 @@ export function sealsAsReasoningEnds(fields: readonly string[], pluginHasNative:
 /**
  * The carriers the thinking blocks a client sent back hold, by index of
  * their assistant message in the turn request (`canonical`): the last
- * signature of each message that opens for this key and was sealed for this
- * route's model (a later block's envelope holds the reasoning of the ones
- * before it too). Another model's or provider's is never sent here (signed
+ * envelope of each message, when it opens for this key and was sealed for
+ * this route's model (a later block's envelope holds the reasoning of the
+ * ones before it too). Another model's or provider's is never sent here (signed
  * reasoning is bound to its model), nor is one that does not open
  * (Anthropic's own signatures, altered, expired, another key's): that
  * message's carriers come from the store, found as for any stateless client.
@@ -55,22 +55,30 @@ export async function openThinkingSignatures(
     if (message.role !== "assistant") continue;
     const index = assistantIndexes[ordinal++];
     if (index === undefined || typeof message.content === "string") continue;
-    for (let position = message.content.length - 1; position >= 0; position--) {
-      const block = message.content[position];
-      // an Anthropic signature (or any other not of ours) is passed over here, without a turn of the event loop per block
-      if (block.type !== "thinking" || !isEnvelope(block.signature)) continue;
-      const result = await envelopes.openWithReason(block.signature, keyHash);
-      if (!result.carriers) continue; // not carrierd's (an Anthropic signature), or refused: the store decides
-      const producer = { plugin: result.carriers.plugin, model: result.carriers.upstreamModel };
-      if (!resolved.family.sameProducer(producer, { plugin: resolved.provider.plugin, model: resolved.upstreamModel })) {
-        log.debug({ produced_by: producer, route: resolved.upstreamModel }, "thinking block sealed for another model: not sent to this one");
-        break;
-      }
-      (opened ??= new Map()).set(index, result.carriers);
-      break;
+    // Only the message's last envelope is opened: it holds the reasoning of the blocks before it, so one open per
+    // message is all a client's own history needs, and a message of forged signatures costs one failed open, not one
+    // per block. An Anthropic signature (or any other not of ours) is passed over without a turn of the event loop.
+    const signature = lastEnvelope(message.content);
+    if (signature === undefined) continue;
+    const result = await envelopes.openWithReason(signature, keyHash);
+    if (!result.carriers) continue; // altered, expired, another key's: the store decides
+    const producer = { plugin: result.carriers.plugin, model: result.carriers.upstreamModel };
+    if (!resolved.family.sameProducer(producer, { plugin: resolved.provider.plugin, model: resolved.upstreamModel })) {
+      log.debug({ produced_by: producer, route: resolved.upstreamModel }, "thinking block sealed for another model: not sent to this one");
+      continue;
     }
+    (opened ??= new Map()).set(index, result.carriers);
   }
   return opened;
+}
+
+/** The signature of the last thinking block that carries one of carrierd's envelopes, if any. */
+function lastEnvelope(blocks: readonly { type: string; signature?: unknown }[]): string | undefined {
+  for (let position = blocks.length - 1; position >= 0; position--) {
+    const block = blocks[position];
+    if (block.type === "thinking" && isEnvelope(block.signature)) return block.signature;
+  }
+  return undefined;
 }
 
 function hasThinkingBlock(message: AnthropicMessage): boolean {

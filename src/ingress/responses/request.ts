@@ -37,7 +37,7 @@ export interface ResponsesRequest {
 }
 
 /** Checks a body against the Responses request schema; a 400 naming the parameter otherwise. */
-export const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema);
+export const validateResponsesRequest = requestValidator<ResponsesRequest>(responsesSchema, "input");
 
 /** POST /v1/responses/compact body. */
 export interface CompactRequest {

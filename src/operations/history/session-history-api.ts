@@ -2,9 +2,10 @@ import type { ServerResponse } from "node:http";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { Caller } from "../../http/keys/caller.js";
 import { sendJson } from "../../http/respond.js";
-import type { SessionSummary } from "../../storage/sessions.js";
+import { ListDeadlineError, type SessionQuery, type SessionSummary } from "../../storage/sessions.js";
 import type { Storage } from "../../storage/storage.js";
 import { sessionName, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { ListGate } from "./list-gate.js";
 import { cursorAfter, parseListQuery } from "./list-query.js";
 import { sessionDetail, sessionSummary, type ViewContext } from "./session-view.js";
 
@@ -19,12 +20,13 @@ export class SessionHistoryApi {
   constructor(
     private readonly storage: Pick<Storage, "sessions" | "verdicts">,
     private readonly keyNameOf: (keyHash: string) => string | undefined,
+    private readonly gate = new ListGate(),
   ) {}
 
   async list(params: URLSearchParams, response: ServerResponse, caller: Caller): Promise<void> {
     const query = parseListQuery(params, caller.owner ? undefined : caller.keyHash);
     // one more than asked: whether there is a page after this one
-    const found = await this.storage.sessions.list({ ...query, limit: query.limit + 1 });
+    const found = await this.gate.run(caller.keyHash, (deadline) => this.listed({ ...query, limit: query.limit + 1, deadline }));
     const page = found.slice(0, query.limit);
     const last = page.at(-1);
     const view = this.viewFor(caller);
@@ -37,6 +39,18 @@ export class SessionHistoryApi {
       has_more: found.length > query.limit,
       next_cursor: found.length > query.limit && last ? cursorAfter(last.updatedAt, last.id) : null,
     });
+  }
+
+  private async listed(query: SessionQuery): Promise<SessionSummary[]> {
+    try {
+      return await this.storage.sessions.list(query);
+    } catch (error) {
+      if (!(error instanceof ListDeadlineError)) throw error;
+      throw new GatewayError(
+        "history_timeout",
+        "the session list searched longer than it may and was stopped; narrow it (since, until, model, provider) or search for a longer text",
+      );
+    }
   }
 
   async get(id: string, response: ServerResponse, caller: Caller): Promise<void> {

@@ -53,6 +53,7 @@ function turnView(
     created_at: turn.createdAt,
     model: turn.model,
     route: audit?.route ?? null,
+    route_match: audit?.route_match ?? null,
     provider: turn.provider,
     host: turn.host,
     upstream_model: turn.upstreamModel,

@@ -13,9 +13,18 @@ const FINE_SLOTS = 360;
 /** 5-minute intervals for a day: the 24 h window. */
 const COARSE_STEP_MS = 300_000;
 const COARSE_SLOTS = 288;
-/** Provider and model pairs come from routes.yaml; past this many, new ones are counted together as one. */
+/**
+ * Rows the panel keeps. A provider and model has a row of its own once its
+ * upstream has served it (a turn completed); until then what it asks is
+ * counted in its provider's NOT_SERVED row, so names a client makes up
+ * through a glob route (`openrouter/*`), which the upstream refuses, take no
+ * row and push no real model out. Provider names come from routes.yaml. Past
+ * this many rows, new ones are counted together as one; a row with nothing
+ * in the day's window is dropped.
+ */
 const MAX_SERIES = 256;
 const OTHER = "(other)";
+export const NOT_SERVED = "(not served)";
 
 const COUNTED: GatewayEventType[] = [
   "turn.started",
@@ -52,10 +61,12 @@ export interface Series {
 }
 
 interface OpenTurn {
-  readonly series: Series;
+  series: Series;
   /** performance.now() when its request went upstream. */
   readonly sentAt: number;
   awaitingReasoning: boolean;
+  /** A model its upstream has not served yet: its row if it completes, and what is counted then. */
+  readonly candidate?: { provider: string; model: string; startedNow: number; firstReasoning?: { ms: number; now: number } };
 }
 
 /**
@@ -88,6 +99,7 @@ export class ProviderStats {
   /** The window's totals and chart points, at `now` (ms since the epoch). */
   snapshot(window: WindowName, now = Date.now()): WindowSnapshot {
     this.countPending();
+    this.dropIdle(now);
     return windowSnapshot(WINDOWS[window], [...this.series.values()], this.reloads, now);
   }
 
@@ -121,11 +133,14 @@ export class ProviderStats {
   private observe(event: GatewayEvent, now: number, at: number): void {
     switch (event.type) {
       case "turn.started": {
-        const series = this.seriesOf(event.provider, event.upstream_model);
+        const { provider, model } = names(event.provider, event.upstream_model);
+        const served = this.series.get(seriesId(provider, model));
+        const series = served ?? this.seriesOf(provider, NOT_SERVED);
         this.both(series, now, (tally) => tally.requests++);
         if (typeof event.turn_id !== "string") return;
         const upstreamMs = typeof event.upstream_ms === "number" && event.upstream_ms >= 0 ? event.upstream_ms : 0;
-        this.openTurns.open(event.turn_id, { series, sentAt: at - upstreamMs, awaitingReasoning: true });
+        const candidate = served ? undefined : { provider, model, startedNow: now };
+        this.openTurns.open(event.turn_id, { series, sentAt: at - upstreamMs, awaitingReasoning: true, candidate });
         return;
       }
       case "reasoning.delta": {
@@ -133,11 +148,15 @@ export class ProviderStats {
         if (!turn?.awaitingReasoning) return;
         turn.awaitingReasoning = false;
         const ms = at - turn.sentAt;
-        return this.both(turn.series, now, (tally) => tally.firstReasoning.record(ms));
+        // counted where the turn ends up: its own row if it completes
+        if (turn.candidate) turn.candidate.firstReasoning = { ms, now };
+        else this.both(turn.series, now, (tally) => tally.firstReasoning.record(ms));
+        return;
       }
       case "turn.completed": {
         const turn = this.openTurns.close(event.turn_id);
         if (!turn) return;
+        if (turn.candidate) this.served(turn);
         const ms = at - turn.sentAt;
         const usage = event.usage;
         const tokensIn = typeof usage?.prompt_tokens === "number" ? usage.prompt_tokens : 0;
@@ -152,6 +171,8 @@ export class ProviderStats {
       case "turn.failed": {
         const turn = this.openTurns.close(event.turn_id);
         if (!turn) return;
+        const reasoning = turn.candidate?.firstReasoning;
+        if (reasoning) this.both(turn.series, reasoning.now, (tally) => tally.firstReasoning.record(reasoning.ms));
         const { code, status } = errorOf(event);
         return this.both(turn.series, now, (tally) => {
           tally.failed++;
@@ -161,14 +182,14 @@ export class ProviderStats {
       case "upstream.failed": {
         // refused before any turn started: a request, and its error
         const { code, status } = errorOf(event);
-        return this.both(this.seriesOf(event.provider, event.upstream_model), now, (tally) => {
+        return this.both(this.servedOrNot(event.provider, event.upstream_model), now, (tally) => {
           tally.requests++;
           tally.failed++;
           tally.countError(code, status);
         });
       }
       case "verdict.recorded":
-        return this.both(this.seriesOf(event.provider, event.model), now, (tally) => tally.verdicts++);
+        return this.both(this.servedOrNot(event.provider, event.model), now, (tally) => tally.verdicts++);
       case "routes.reloaded":
         this.reloads.fine.at(now).reloaded++;
         this.reloads.coarse.at(now).reloaded++;
@@ -185,10 +206,37 @@ export class ProviderStats {
     count(series.coarse.at(now));
   }
 
-  private seriesOf(provider: unknown, model: unknown): Series {
-    const providerName = provider === undefined ? "unknown" : shown(provider);
-    const modelName = model === undefined ? "unknown" : shown(model);
-    const id = `${providerName}\u0000${modelName}`;
+  /**
+   * A turn of a model not served before completed: the model gets its row,
+   * and what its turn counted in the provider's NOT_SERVED row moves there.
+   */
+  private served(turn: OpenTurn): void {
+    const candidate = turn.candidate!;
+    const series = this.seriesOf(candidate.provider, candidate.model);
+    if (series !== turn.series) {
+      this.both(turn.series, candidate.startedNow, (tally) => tally.requests--);
+      this.both(series, candidate.startedNow, (tally) => tally.requests++);
+      turn.series = series;
+    }
+    const reasoning = candidate.firstReasoning;
+    if (reasoning) this.both(series, reasoning.now, (tally) => tally.firstReasoning.record(reasoning.ms));
+  }
+
+  /** The row of a model its upstream has served, or its provider's NOT_SERVED row. */
+  private servedOrNot(provider: unknown, model: unknown): Series {
+    const shownNames = names(provider, model);
+    return this.series.get(seriesId(shownNames.provider, shownNames.model)) ?? this.seriesOf(shownNames.provider, NOT_SERVED);
+  }
+
+  /** Drops the rows with nothing in the day's window, so the table holds what the panel can show. */
+  private dropIdle(now: number): void {
+    for (const [id, series] of this.series) {
+      if (series.coarse.last(now, COARSE_SLOTS).every(({ value }) => value === undefined)) this.series.delete(id);
+    }
+  }
+
+  private seriesOf(providerName: string, modelName: string): Series {
+    const id = seriesId(providerName, modelName);
     let series = this.series.get(id);
     if (series) return series;
     if (this.series.size >= MAX_SERIES && providerName !== OTHER) return this.seriesOf(OTHER, OTHER);
@@ -201,6 +249,14 @@ export class ProviderStats {
     this.series.set(id, series);
     return series;
   }
+}
+
+function names(provider: unknown, model: unknown): { provider: string; model: string } {
+  return { provider: provider === undefined ? "unknown" : shown(provider), model: model === undefined ? "unknown" : shown(model) };
+}
+
+function seriesId(provider: string, model: string): string {
+  return `${provider}\u0000${model}`;
 }
 
 /** The code (and upstream status) a failure event carries; `unknown` when it carries none. */

@@ -219,6 +219,12 @@ export function routeNumber(policy: CarrierPolicy): number {
   return policy.routeIndex + 1;
 }
 
+/** The `match` of the carriers route in force as routes.yaml wrote it (what the dashboard names the route by); null: default carriers. */
+export function routeMatchOf(table: RouteTable, policy: CarrierPolicy): Readonly<Record<string, unknown>> | null {
+  const match = policy.routeIndex >= 0 ? table.carriers[policy.routeIndex]?.match : undefined;
+  return match ? { ...match } : null;
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object" && !Object.isFrozen(value)) {
     Object.freeze(value);

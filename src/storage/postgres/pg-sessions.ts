@@ -1,6 +1,6 @@
 import { storedPromptSql } from "../prompt-heads.js";
 import type { SessionStorage } from "../storage.js";
-import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
+import { ListDeadlineError, type BranchResult, type SessionDetail, type SessionQuery, type SessionSummary } from "../sessions.js";
 import type { Sql } from "./connection.js";
 import { checkpointsOf, insertCheckpoint, newCheckpointId, newestCheckpoint } from "./pg-checkpoints.js";
 import { TURN_ROW_COLUMNS, type TurnRow } from "../rows.js";
@@ -61,15 +61,37 @@ const DROP_ARCHIVED_COPIES = `DELETE FROM turns WHERE session_id = $1 AND positi
 const LINK_ACROSS_GAPS = `UPDATE turns SET parent_turn_id = (SELECT p.id FROM turns p WHERE p.session_id = turns.session_id AND p.position < turns.position ORDER BY p.position DESC LIMIT 1) WHERE session_id = $1`;
 const SET_LAST_POSITION = `UPDATE sessions SET last_position = COALESCE((SELECT MAX(position) FROM turns WHERE session_id = $1), 0) WHERE id = $1`;
 
-/** The sessions an operator lists, shows, branches and removes, straight from PostgreSQL. */
+// what the server reports for a statement that statement_timeout cancelled
+const QUERY_CANCELED = "57014";
+
+/**
+ * The sessions an operator lists, shows, branches and removes, straight from
+ * PostgreSQL. Lists run on `listSql`, a pool of their own where the store
+ * gives one, so a search holds none of the connections chat requests wait for.
+ */
 export class PgSessions implements SessionStorage {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly listSql: Sql = sql,
+  ) {}
 
   async list(query: SessionQuery): Promise<SessionSummary[]> {
+    if (query.deadline !== undefined && Date.now() >= query.deadline) throw new ListDeadlineError();
+    try {
+      return await this.listRows(query);
+    } catch (error) {
+      if ((error as { code?: unknown } | undefined)?.code === QUERY_CANCELED && query.deadline !== undefined) throw new ListDeadlineError();
+      throw error;
+    }
+  }
+
+  private async listRows(query: SessionQuery): Promise<SessionSummary[]> {
     // the generic plan of a prepared statement prices every filter at once, past jit_above_cost: compiling it took
-    // a second for a page of five sessions that runs in milliseconds. Off for this statement only.
-    const rows = await transaction(this.sql, async (tx) => {
+    // a second for a page of five sessions that runs in milliseconds. Off for this statement only. The deadline is
+    // the server's to keep: statement_timeout cancels the statement where it is.
+    const rows = await transaction(this.listSql, async (tx) => {
       await run(tx, "SET LOCAL jit = off");
+      if (query.deadline !== undefined) await tx.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(query.deadline - Date.now()))}`);
       return run<SessionSummaryRow>(tx, LIST, [
         query.keyHash ?? null,
         query.model ?? null,

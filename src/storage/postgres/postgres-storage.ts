@@ -49,9 +49,13 @@ export class PostgresStorage implements Storage {
   /** The carriers of turns read before, as the objects built for them then (see SourceCache: never stale). */
   private readonly sources = new SourceCache();
 
-  constructor(readonly sql: Sql) {
+  /** `listSql`: a pool of its own for session lists (one connection), so a search never holds a connection a turn waits for. */
+  constructor(
+    readonly sql: Sql,
+    private readonly listSql?: Sql,
+  ) {
     this.turns = new PgTurns(sql, this.sources);
-    this.sessions = new PgSessions(sql);
+    this.sessions = new PgSessions(sql, listSql);
     this.verdicts = new PgVerdicts(sql);
     this.responses = new PgResponses(sql);
     this.checkpoints = new PgCheckpoints(sql);
@@ -74,7 +78,7 @@ export class PostgresStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.sql.end();
+    await Promise.all([this.sql.end(), this.listSql?.end()]);
   }
 }
 
@@ -89,7 +93,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     if (isConnectionFailure(error) || isAuthOrMissingDatabase(error)) throw new StoreUnreachableError(options.url, error);
     throw error;
   }
-  return new PostgresStorage(sql);
+  return new PostgresStorage(sql, connect({ url: options.url, poolSize: 1, connectTimeoutSeconds: options.connectTimeoutSeconds ?? 5 }));
 }
 
 // 28xxx: invalid authorization; 3D000: the database does not exist

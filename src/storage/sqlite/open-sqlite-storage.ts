@@ -49,6 +49,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
       upstreamOpen: gateway.upstreamOpen,
     });
     storage.writes.recoverJournal();
+    storage.sessions.listOffThread(file, gateway.log);
     return storage;
   } catch (error) {
     db.close();

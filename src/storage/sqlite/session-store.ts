@@ -1,11 +1,13 @@
 import type { Statement } from "better-sqlite3";
-import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "../sessions.js";
+import { ListDeadlineError, type BranchResult, type SessionDetail, type SessionQuery, type SessionSummary } from "../sessions.js";
 import { TURN_ROW_COLUMNS, type TurnRow } from "../rows.js";
 import { toSessionDetail, toSessionSummary, type SessionRow, type SessionSummaryRow } from "../session-rows.js";
 import { storedPromptSql } from "../prompt-heads.js";
 import type { SessionStorage } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
+import { IN_TIME, isPastDeadline, ListReader, registerInTime } from "./list-reader.js";
+import type { Logger } from "../../operations/logging/logger.js";
 
 // a session's model, provider and last activity are its newest turn's (see TurnWrites.writeTurn), or the row's own for a session without turns
 const SESSION_ROW = `
@@ -17,14 +19,15 @@ const SESSION_ROW = `
 // A page is chosen first, by each session's activity (its newest turn, one seek of UNIQUE (session_id, position)) and
 // the filters, cheap ones first; only the page's sessions then get their count, model and first prompt. Every filter
 // is skipped when its parameter is NULL. The text is looked for in the answer and in the user's messages: a prompt's
-// JSON is parsed only when its text holds the words as JSON writes them (@jsonText), which few prompts do.
+// JSON is parsed only when its text holds the words as JSON writes them (@jsonText), which few prompts do. Each
+// session considered first checks the list's deadline (list-reader.ts), so a search stops where it is when it runs out.
 const LIST = `
   WITH page AS MATERIALIZED (
     SELECT a.id, a.updated_at FROM (
       SELECT s.id, s.model, MAX(s.updated_at, COALESCE((SELECT t.created_at FROM turns t WHERE t.session_id = s.id ORDER BY t.position DESC LIMIT 1), '')) AS updated_at
         FROM sessions s
        WHERE (@keyHash IS NULL OR s.key_hash = @keyHash)) a
-     WHERE (@since IS NULL OR a.updated_at >= @since) AND (@until IS NULL OR a.updated_at < @until)
+     WHERE ${IN_TIME}(@deadline) AND (@since IS NULL OR a.updated_at >= @since) AND (@until IS NULL OR a.updated_at < @until)
        AND (@afterAt IS NULL OR a.updated_at < @afterAt OR (a.updated_at = @afterAt AND a.id < @afterId))
        AND (@model IS NULL OR a.model = @model OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = a.id AND t.model = @model))
        AND (@provider IS NULL OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = a.id AND t.provider = @provider))
@@ -58,6 +61,7 @@ export class SessionStore implements SessionStorage {
     headsOf: Statement<[string]>;
     dropUnnamedHead: Statement<[string, string]>;
   };
+  private reader: ListReader | undefined;
 
   constructor(
     private readonly db: Db,
@@ -65,6 +69,7 @@ export class SessionStore implements SessionStorage {
     private readonly settle: () => void,
     private readonly forgetConfig: (sessionId: string) => void,
   ) {
+    registerInTime(db);
     this.statements = {
       insertSession: db.prepare(
         `INSERT OR IGNORE INTO sessions (id, key_hash, model, parent_id, model_config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -78,9 +83,18 @@ export class SessionStore implements SessionStorage {
     };
   }
 
+  /** Lists from now on run in a worker with its own connection to `file` (the gateway's store: list-reader.ts). */
+  listOffThread(file: string, log: Logger): void {
+    this.reader ??= new ListReader(file, LIST, log);
+  }
+
+  async close(): Promise<void> {
+    await this.reader?.stop();
+  }
+
   async list(query: SessionQuery): Promise<SessionSummary[]> {
     this.settle();
-    const rows = this.statements.list.all({
+    const params = {
       keyHash: query.keyHash ?? null,
       model: query.model ?? null,
       provider: query.provider ?? null,
@@ -91,8 +105,14 @@ export class SessionStore implements SessionStorage {
       afterAt: query.after?.updatedAt ?? null,
       afterId: query.after?.id ?? null,
       limit: query.limit,
-    }) as SessionSummaryRow[];
-    return rows.map(toSessionSummary);
+      deadline: query.deadline ?? null,
+    };
+    try {
+      const rows = ((await this.reader?.list(params)) ?? this.statements.list.all(params)) as SessionSummaryRow[];
+      return rows.map(toSessionSummary);
+    } catch (error) {
+      throw isPastDeadline(error) ? new ListDeadlineError() : error;
+    }
   }
 
   async show(id: string): Promise<SessionDetail | undefined> {

@@ -74,6 +74,7 @@ export class SqliteStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     await this.background?.stop();
+    await this.sessions.close();
     this.writes.close();
     this.db.close();
   }

@@ -48,9 +48,12 @@ Dash.api = async (path, method = "GET") => {
   return body;
 };
 
+/** What a panel says when its key lacks the scope it reads with: the key stays, for the panels it can read. */
+Dash.lacks = (scope) => "This key lacks the " + scope + " scope this panel needs; use the owner key or a key with " + scope + ".";
+
 /** Why a panel shows nothing, in words an operator can act on. */
 Dash.explain = (error, scope) => {
-  if (error.status === 403) return "This key lacks the " + scope + " scope this panel needs; use the owner key or a key with " + scope + ".";
+  if (error.status === 403) return Dash.lacks(scope);
   if (error.status === 401) return "The gateway refused the key.";
   return error.message + (error.code ? " (" + error.code + ")" : "");
 };
@@ -69,6 +72,23 @@ Dash.when = (iso) => {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 };
+
+/**
+ * A carriers route by what the operator wrote in routes.yaml: its `match`
+ * (`route_match`), never its position. `number` names a turn stored before
+ * the match was recorded.
+ */
+Dash.routeName = (match, number) => {
+  if (match && typeof match === "object") {
+    const parts = Object.entries(match).map(([key, value]) => key + " " + (Array.isArray(value) ? value.join(" or ") : String(value)));
+    return parts.length === 0 ? "carriers for every model" : "carriers for " + parts.join(", ");
+  }
+  if (number > 0) return "carriers route " + number + " of routes.yaml";
+  return "default carriers (no route matches)";
+};
+
+/** A long id by its end, where ids that share a prefix differ; the whole id is the cell's title. */
+Dash.idTail = (id, keep = 9) => (typeof id === "string" && id.length > keep + 1 ? "…" + id.slice(-keep) : id);
 
 /** A time today as its clock time, an older one as its date: what fits a table cell. */
 Dash.shortWhen = (iso) => {

@@ -40,16 +40,20 @@
       row.dataset.sessionId = session.id;
       row.tabIndex = 0;
       if (session.id === open) row.setAttribute("aria-selected", "true");
-      const id = el("td", "mono sid", session.id);
+      // what tells sessions apart when their ids share a prefix and their first words are the same:
+      // the id's end, when each started and was last active, its model and provider, how many turns it has
+      const id = el("td", "mono sid whole", Dash.idTail(session.id));
+      id.title = session.id;
       const preview = el("td", "preview", session.preview || "—");
-      row.append(
-        id,
-        preview,
-        el("td", "", session.model || "–"),
-        el("td", "", session.provider || "–"),
-        el("td", "num", String(session.turn_count)),
-        el("td", "when", Dash.shortWhen(session.updated_at)),
-      );
+      if (session.preview) preview.title = session.preview;
+      const model = el("td", "whole", session.model || "–");
+      if (session.provider) model.append(el("div", "when", "via " + session.provider));
+      const started = el("td", "when whole", Dash.shortWhen(session.created_at));
+      started.dataset.testid = "started";
+      started.title = Dash.when(session.created_at);
+      const active = el("td", "when whole", Dash.shortWhen(session.updated_at));
+      active.title = Dash.when(session.updated_at);
+      row.append(id, preview, model, el("td", "num whole", String(session.turn_count)), started, active);
       row.addEventListener("click", () => show(session.id));
       row.addEventListener("keydown", (key) => key.key === "Enter" && show(session.id));
       return row;
@@ -89,7 +93,7 @@
       el("b", "", "Turn " + turn.position),
       el("span", "", turn.model + (turn.upstream_model && turn.upstream_model !== turn.model ? " → " + turn.upstream_model : "")),
       el("span", "", "via " + turn.provider + (turn.host ? " (" + turn.host + ")" : "")),
-      el("span", "", turn.route > 0 ? "route " + turn.route : "default carriers"),
+      el("span", "route", Dash.routeName(turn.route_match, turn.route)),
       el("span", "when", Dash.when(turn.created_at)),
     );
     const replay = el("div", "replay");

@@ -22,6 +22,7 @@
     const key = Dash.key();
     if (!key) return Dash.showGate();
     clearTimeout(retryTimer);
+    $("live-problem").textContent = "";
     setStatus("connecting", "connecting…");
     const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/events");
     socket = ws;
@@ -42,13 +43,17 @@
     ws.onclose = (close) => {
       if (socket !== ws) return;
       socket = null;
-      if (close.code === 4401 || close.code === 4403) {
+      // 4403: a valid key without the events scope (a chat key): this panel says so, the key stays for the panels it can read
+      if (close.code === 4403) {
+        setStatus("offline", "no events scope");
+        $("live-problem").textContent = Dash.lacks("events");
+        return;
+      }
+      // 4401: unknown, revoked or expired
+      if (close.code === 4401) {
         sessionStorage.removeItem(Dash.STORAGE_KEY);
         setStatus("offline", "key refused");
-        // 4403: a valid key without the events scope (a chat key); 4401: unknown, revoked or expired
-        return Dash.showGate(
-          close.code === 4403 ? "That key cannot watch events: the dashboard needs a key with the events scope." : "The gateway refused that key.",
-        );
+        return Dash.showGate("The gateway refused that key.");
       }
       setStatus("offline", close.code === 1013 ? "fell behind; reconnecting" : "disconnected; retrying");
       retryTimer = setTimeout(connect, retryDelay);
@@ -135,7 +140,7 @@
     session.meta.replaceChildren(
       metaItem(event.model + (event.upstream_model && event.upstream_model !== event.model ? " → " + event.upstream_model : "")),
       metaItem("via " + event.provider),
-      metaItem(event.route > 0 ? "route " + event.route : "default carriers"),
+      metaItem(Dash.routeName(event.route_match, event.route)),
       fieldChips(event.fields),
     );
     if (typeof event.upstream_ms === "number")
