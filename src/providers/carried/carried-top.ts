@@ -31,7 +31,7 @@ export function spliceTopLevel(body: CarriedBody, model: string | undefined, set
   const { bytes, top, splices } = body;
   const modelMember = memberOf(top, "model");
   if (model === undefined) {
-    if (modelMember) splices.removeMember(top, modelMember);
+    if (modelMember) splices.removeMembers(top, new Set([modelMember]));
   } else splices.setMember(top, modelMember, "model", JSON.stringify(model));
   if (!settings) return;
   const keys = new Set([...Object.keys(settings.defaults ?? {}), ...Object.keys(settings.overrides ?? {})]);

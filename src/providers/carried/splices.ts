@@ -29,16 +29,32 @@ export class Splices {
   /** A member set to `json`: its value replaced when the object has it, else appended as the object's last member. */
   setMember(object: ObjectSpan, member: MemberSpan | undefined, key: string, json: string): void {
     if (member) this.replaceValue(member, json);
-    else this.list.push({ start: object.close, end: object.close, text: `${object.members.length > 0 ? "," : ""}${JSON.stringify(key)}:${json}` });
+    else this.appendMembers(object, [[key, json]], object.members.length > 0);
   }
 
-  /** A member removed, with the comma that joined it to its neighbour. */
-  removeMember(object: ObjectSpan, member: MemberSpan): void {
-    const index = object.members.indexOf(member);
-    const next = object.members[index + 1];
-    if (next) this.list.push({ start: member.start, end: next.start, text: "" });
-    else if (index > 0) this.list.push({ start: object.members[index - 1].valueEnd, end: member.valueEnd, text: "" });
-    else this.list.push({ start: member.start, end: member.valueEnd, text: "" });
+  /** Members added at the end of an object; `afterOthers`: members remain before them, so a comma leads. */
+  appendMembers(object: ObjectSpan, entries: readonly (readonly [string, string])[], afterOthers: boolean): void {
+    if (entries.length === 0) return;
+    const text = entries.map(([key, json]) => `${JSON.stringify(key)}:${json}`).join(",");
+    this.list.push({ start: object.close, end: object.close, text: afterOthers ? `,${text}` : text });
+  }
+
+  /**
+   * Members removed, each with the comma that joined it to the rest: a
+   * member with one after it goes up to that one's key; a run of removed
+   * members at the end goes from the last member kept.
+   */
+  removeMembers(object: ObjectSpan, removed: ReadonlySet<MemberSpan>): void {
+    const members = object.members;
+    let tail = members.length;
+    while (tail > 0 && removed.has(members[tail - 1])) tail--;
+    for (let index = 0; index < tail; index++) {
+      const member = members[index];
+      if (removed.has(member)) this.list.push({ start: member.start, end: members[index + 1].start, text: "" });
+    }
+    if (tail === members.length) return;
+    const from = tail > 0 ? members[tail - 1].valueEnd : members[0].start;
+    this.list.push({ start: from, end: members.at(-1)!.valueEnd, text: "" });
   }
 
   /**
