@@ -1,4 +1,5 @@
 import type { HttpCodec, UpstreamCall } from "../../src/providers/plugin-api.js";
+import { carriedMessagesBody } from "./carried-body.js";
 import { buildMessagesBody } from "./request-body.js";
 import { AnthropicDecoder } from "./response-decoder.js";
 
@@ -38,6 +39,31 @@ export function createAnthropicCodec(note: (message: string) => void): HttpCodec
       }
       return { url, headers: withClientBetas({ ...headers, ...call.provider.headers }, call.body.anthropic_beta), body: JSON.stringify(body) };
     },
+    buildCarriedRequest(call, carried) {
+      const vertex = isVertex(call.provider.host);
+      const base = (call.provider.baseUrl ?? "https://api.anthropic.com").replace(/\/+$/, "");
+      // the client's anthropic-* headers as it sent them (its API version, its betas), then carrierd's credentials, then routes.yaml's
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        accept: call.stream ? "text/event-stream" : "application/json",
+        ...(vertex ? {} : { "anthropic-version": ANTHROPIC_VERSION }),
+      };
+      for (const [name, value] of Object.entries(carried.headers))
+        if (name !== "anthropic-beta" && !(vertex && name === "anthropic-version")) headers[name] = value;
+      let url: string;
+      if (vertex) {
+        url = `${base}/publishers/anthropic/models/${encodeURIComponent(call.model)}:${call.stream ? "streamRawPredict" : "rawPredict"}`;
+        if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
+      } else {
+        url = `${base}/v1/messages`;
+        if (call.apiKey) headers["x-api-key"] = call.apiKey;
+      }
+      return {
+        url,
+        headers: withClientBetas({ ...headers, ...call.provider.headers }, carried.headers["anthropic-beta"]),
+        body: carriedMessagesBody(call, carried, vertex),
+      };
+    },
     decodeResponse: (body) => new AnthropicDecoder().response(body),
     createStreamDecoder() {
       const decoder = new AnthropicDecoder();
@@ -54,6 +80,7 @@ export function createAnthropicCodec(note: (message: string) => void): HttpCodec
 function withClientBetas(headers: Record<string, string>, clientBetas: unknown): Record<string, string> {
   if (typeof clientBetas !== "string" || clientBetas.trim() === "") return headers;
   const name = Object.keys(headers).find((key) => key.toLowerCase() === "anthropic-beta") ?? "anthropic-beta";
+  if (!headers[name]) return { ...headers, [name]: clientBetas }; // the client's list as it sent it
   const betas = [...(headers[name] ?? "").split(","), ...clientBetas.split(",")].map((beta) => beta.trim()).filter(Boolean);
   return { ...headers, [name]: [...new Set(betas)].join(",") };
 }

@@ -14,6 +14,8 @@ export default definePlugin({
   apiVersion: 1,
   description: "Anthropic Messages API (signed thinking / redacted_thinking blocks; Vertex and Foundry by base_url)",
   native: { type: "anthropic.native_assistant", schema },
+  // a Messages API client on this plugin's routes is carried as it sent its request (docs/architecture.md#two-paths)
+  wire: "anthropic-messages",
   create(context) {
     const codec = createAnthropicCodec((message) => context.log.debug({}, message));
     return {

@@ -21,8 +21,8 @@ export interface TurnStreamWriter {
   answerRead(): Promise<void> | void;
   /** The turn is stored: the stream's last events, and its end. */
   finish(turn: AssistantTurn): Promise<void> | void;
-  /** The turn failed, upstream or while it was stored: the stream's error event(s), and its end. */
-  fail(failure: GatewayError): void;
+  /** The turn failed, upstream or while it was stored: the stream's error event(s), and its end. `cause`: what was thrown. */
+  fail(failure: GatewayError, cause?: unknown): void;
 }
 
 /**
@@ -52,7 +52,7 @@ export async function streamTurn(run: TurnRun, response: ServerResponse, writer:
         ? error
         : new GatewayError("internal_error", "the turn could not be stored");
     noteError(response, failure);
-    writer.fail(failure);
+    writer.fail(failure, error);
   }
 }
 

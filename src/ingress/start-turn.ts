@@ -3,7 +3,7 @@ import type { ChatService, TurnRun } from "../turn/chat-service.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError, upstreamStreamError } from "../foundation/errors/gateway-error.js";
 import { Cancellation } from "../providers/upstream/cancellation.js";
-import { IncompleteStreamError, UnreadableChunkError, UpstreamReportedError, type ChatRequest } from "../providers/contract.js";
+import { IncompleteStreamError, UnreadableChunkError, UpstreamReportedError, type CarriedRequest, type ChatRequest } from "../providers/contract.js";
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
 import { noteModel, noteUpstream } from "../operations/logging/access-log.js";
@@ -47,6 +47,8 @@ export function startTurn(
     client?: StreamingClient;
     /** RequestContext.sealed */
     sealed?: ReadonlyMap<number, ReplaySource> | undefined;
+    /** RequestContext.carried */
+    carried?: CarriedRequest;
   },
 ): Promise<TurnRun> {
   requireHistory(request.messages);
@@ -77,6 +79,7 @@ export function startTurn(
     onSession,
     pace,
     sealed: context.sealed,
+    carried: context.carried,
   });
   if (!client) return started;
   const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000, client.keepaliveFrame);

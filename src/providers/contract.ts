@@ -160,6 +160,26 @@ export interface UpstreamCall {
   /** The route's carrier policy; its `fields` are this call's effective ones (the route's, less verdicts and the request's opt-outs). */
   readonly policy: CarrierPolicy;
   readonly signal: AbortSignal;
+  /**
+   * Set when the client speaks the wire this plugin's upstream speaks (its
+   * definition's `wire`): the request as the client sent it, to be carried,
+   * not rebuilt (docs/architecture.md#two-paths). `body` keeps its job: its
+   * assistant messages say what replay decided (a `native_record` to splice in).
+   */
+  readonly carried?: CarriedRequest;
+}
+
+/** The wire APIs carrierd's doors speak and a plugin's upstream may speak too (PluginDefinition.wire). */
+export type WireApi = "anthropic-messages" | "openai-responses" | "openai-chat";
+
+/** A client's request on a route whose upstream speaks the client's wire: carried as sent, but for what carrierd must change. */
+export interface CarriedRequest {
+  /** The body's bytes as the client sent them. */
+  readonly bytes: Buffer;
+  /** The client's headers of the provider's family (`anthropic-*`, `openai-*`), lower-cased, as sent. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** What routes.yaml sets for the route (`models[].params`, `request_extra`); the turn adds it. */
+  readonly settings?: { readonly defaults: JsonObject | undefined; readonly overrides: JsonObject | undefined };
 }
 
 /** Usage in OpenAI's chat shape. */
@@ -185,7 +205,14 @@ export type StreamPart =
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: string }
   /** Upstream metadata worth keeping (its response id, its model). */
-  | { type: "response-metadata"; id?: string; model?: string };
+  | { type: "response-metadata"; id?: string; model?: string }
+  /**
+   * The bytes of the answer of a carried call (UpstreamCall.carried), as the
+   * upstream sent them, before the parts decoded from them: the core's
+   * transport adds them, a plugin never yields them. The client's door
+   * writes them on unchanged.
+   */
+  | { type: "answer-bytes"; bytes: Buffer };
 
 /**
  * What a plugin's answer yields: parts one at a time, or the parts decoded
@@ -206,9 +233,16 @@ function isPartList(item: StreamItem): item is readonly StreamPart[] {
 
 /** The result of one upstream call, known before anything reaches the client. */
 export type UpstreamResult =
-  | { ok: true; parts: AsyncIterable<StreamItem> }
+  /** `head`: a carried call's answer status and the headers the client is given with it (CarriedAnswerHead). */
+  | { ok: true; parts: AsyncIterable<StreamItem>; head?: CarriedAnswerHead }
   /** `headers`: the upstream's answer headers worth passing on (Retry-After, rate limits), lower-cased. */
   | { ok: false; status: number; body: string; headers?: Readonly<Record<string, string>> };
+
+/** The status and headers of a carried call's answer that reach its client (content type, request id, rate limits, `x-should-retry`). */
+export interface CarriedAnswerHead {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+}
 
 /**
  * Thrown by a stream decoder for an event it cannot read (not JSON, not an
@@ -253,6 +287,13 @@ export interface HttpCodec {
    * delta: no array per event); read it with `partsOf`.
    */
   createStreamDecoder(): (event: { event?: string; data: string }) => StreamItem;
+  /**
+   * The upstream request for a carried call (UpstreamCall.carried): the
+   * client's bytes with only what carrierd must change spliced in (the model
+   * name, the replayed carriers, the route's settings). A codec whose
+   * definition declares a `wire` has it.
+   */
+  buildCarriedRequest?(call: UpstreamCall, carried: CarriedRequest): { url: string; headers: Record<string, string>; body: Buffer };
 }
 
 /** One HTTP request a plugin built itself, for `PluginContext.http.post`. */
@@ -326,6 +367,12 @@ export interface PluginDefinition {
    * request or refused, as routes.yaml `hosted_tools` says.
    */
   readonly hostedTools?: readonly string[];
+  /**
+   * The wire API the upstream speaks, when it is one of carrierd's doors':
+   * a client of that door is carried, not translated (UpstreamCall.carried),
+   * and the plugin's codec builds the request with `buildCarriedRequest`.
+   */
+  readonly wire?: WireApi;
   create(context: PluginContext): ProviderPlugin;
 }
 

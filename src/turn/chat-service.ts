@@ -6,7 +6,16 @@ import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError, upstreamError } from "../foundation/errors/gateway-error.js";
 import { withKey, type EventBus } from "../events/bus/event-bus.js";
 import type { Logger } from "../operations/logging/logger.js";
-import { partsOf, type CarrierPolicy, type ChatRequest, type ProviderPlugin, type StreamItem, type StreamPart } from "../providers/contract.js";
+import {
+  partsOf,
+  type CarriedAnswerHead,
+  type CarriedRequest,
+  type CarrierPolicy,
+  type ChatRequest,
+  type ProviderPlugin,
+  type StreamItem,
+  type StreamPart,
+} from "../providers/contract.js";
 import type { PluginHost } from "../providers/plugin-host.js";
 import type { RouteSource } from "../routing/routes/route-source.js";
 import { routeMatchOf, routeNumber } from "../routing/routes/route-table.js";
@@ -56,6 +65,13 @@ export interface RequestContext {
    * the client stays stalled too long), undefined when it keeps up.
    */
   readonly pace?: () => Promise<void> | undefined;
+  /**
+   * The client's request as it sent it, when its wire is the route's
+   * upstream's: carried, not rebuilt (docs/architecture.md#two-paths). The
+   * turn request beside it is what the session, replay and the stored
+   * prompt are found from.
+   */
+  readonly carried?: CarriedRequest;
 }
 
 /**
@@ -72,6 +88,8 @@ export interface TurnRun {
   /** The model name the client asked for. */
   readonly model: string;
   readonly batches: AsyncIterable<readonly StreamPart[]>;
+  /** A carried turn's answer status and headers, as the upstream sent them (its bytes are the batches' `answer-bytes` parts). */
+  readonly head: CarriedAnswerHead | undefined;
   complete(): Promise<AssistantTurn>;
   /** The turn as it was stored, every carrier verbatim; undefined until `complete` resolved. */
   readonly stored: NewTurn | undefined;
@@ -136,6 +154,7 @@ export class ChatService {
         reread: context.reread,
         onSession: context.onSession,
         sealed: context.sealed,
+        carried: context.carried,
       },
     );
     const { sessionId, key, match, effective } = plan;
@@ -218,6 +237,7 @@ export class ChatService {
       sessionId,
       turnId,
       model: clientModel,
+      head: result.head,
       stored: undefined,
       batches: relay(result.parts, { accumulator, reasoningEnabled, bus: this.bus, publish, pace: prepared.pace, clock }),
       complete: async () => {

@@ -1,5 +1,5 @@
 import { replayOptOut } from "../routing/carriers/replay-opt-out.js";
-import type { CarrierField, CarrierPolicy, ChatRequest } from "../providers/contract.js";
+import type { CarriedRequest, CarrierField, CarrierPolicy, ChatRequest } from "../providers/contract.js";
 import type { PluginRegistry } from "../providers/plugin-registry.js";
 import type { ResolvedModel } from "../routing/routes/route-table.js";
 import { findSession, type SessionMatch } from "./sessions/session-finder.js";
@@ -41,6 +41,8 @@ export interface PlanOptions {
   readonly onSession?: (sessionId: string) => void;
   /** RequestContext.sealed: carriers from the client's envelopes, by message index; they win over the store's. */
   readonly sealed?: ReadonlyMap<number, ReplaySource>;
+  /** RequestContext.carried: every call of the turn carries the client's request. */
+  readonly carried?: CarriedRequest;
 }
 
 /** A turn planned: which session it belongs to, which fields it sends, and its first upstream call. */
@@ -90,7 +92,7 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   const rejected = rejectedIn(key, read.verdictFields, match.sessionId === undefined ? undefined : read.modelConfigs.get(match.sessionId));
   const effective = policy.fields.filter((field) => !rejected.includes(field) && !optOut.includes(field));
   const sourcesFor = storedCarriers(context, route, match, options.sealed);
-  const call = { stream: options.stream, cancellation: options.cancellation };
+  const call = { stream: options.stream, cancellation: options.cancellation, carried: options.carried };
   const builder = new UpstreamRequestBuilder(registry, request, resolved, policy, call, env);
   const sources = wantsStoredCarriers(registry, resolved, policy, effective)
     ? withSealed(await withRead(context, match, read.sources, options.sealed), options.sealed)
@@ -173,7 +175,7 @@ function storedCarriers(
 function rebuildFrom(
   context: PlanningContext,
   route: PlannedRoute,
-  call: { stream: boolean; cancellation: Cancellation },
+  call: { stream: boolean; cancellation: Cancellation; carried?: CarriedRequest },
   reread: () => ChatRequest,
   sourcesFor: (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>>,
 ): (effective: readonly CarrierField[]) => Promise<BuiltCall> {

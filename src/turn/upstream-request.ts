@@ -1,6 +1,6 @@
 import { attachStoredCarriers, type AttachedFields } from "../routing/carriers/replay.js";
 import { ECHO_PLACEHOLDER, shapeMessages } from "../routing/carriers/shape-messages.js";
-import type { CarrierField, CarrierPolicy, ChatMessage, ChatRequest, UpstreamCall } from "../providers/contract.js";
+import type { CarriedRequest, CarrierField, CarrierPolicy, ChatMessage, ChatRequest, UpstreamCall } from "../providers/contract.js";
 import type { PluginRegistry } from "../providers/plugin-registry.js";
 import type { ResolvedModel } from "../routing/routes/route-table.js";
 import type { ReplaySource } from "../storage/turns.js";
@@ -66,7 +66,7 @@ export class UpstreamRequestBuilder {
     private readonly request: ChatRequest,
     private readonly resolved: ResolvedModel,
     private readonly policy: CarrierPolicy,
-    private readonly context: { stream: boolean; cancellation: Cancellation },
+    private readonly context: { stream: boolean; cancellation: Cancellation; carried?: CarriedRequest },
     private readonly env: Readonly<Record<string, string | undefined>>,
   ) {}
 
@@ -102,9 +102,17 @@ export class UpstreamRequestBuilder {
         // the call's fields are the effective ones: a plugin that places a carrier itself (extra_content) honours verdicts and opt-outs
         // (effective is a filter of the route's fields: the same length means the same fields)
         policy: effective.length === this.policy.fields.length ? this.policy : { ...this.policy, fields: effective },
+        ...(this.context.carried ? { carried: this.carriedWithSettings(this.context.carried) } : {}),
       },
       this.context.cancellation,
     );
     return new BuiltCall(call, messages, replayed.attached);
+  }
+
+  /** The client's request with what routes.yaml sets for the route, the only settings a carried body gets (docs/routes.md). */
+  private carriedWithSettings(carried: CarriedRequest): CarriedRequest {
+    const defaults = this.resolved.params;
+    const overrides = this.policy.requestExtra;
+    return defaults || overrides ? { ...carried, settings: { defaults, overrides } } : carried;
   }
 }

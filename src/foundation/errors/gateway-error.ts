@@ -56,11 +56,20 @@ export class GatewayError extends Error {
   readonly headers: Readonly<Record<string, string>> | undefined;
   /** An OpenAI-shaped upstream's own error object, sent to OpenAI-wire clients in place of carrierd's (docs/api.md#upstream-errors). */
   readonly upstream: OpenAIErrorObject | undefined;
+  /** The upstream's error body as it sent it: a carried request's client gets it unchanged (docs/api.md#carried-requests). */
+  readonly upstreamBody: string | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly param: string | null = null,
-    options?: { cause?: unknown; status?: number; type?: string; headers?: Readonly<Record<string, string>>; upstream?: OpenAIErrorObject },
+    options?: {
+      cause?: unknown;
+      status?: number;
+      type?: string;
+      headers?: Readonly<Record<string, string>>;
+      upstream?: OpenAIErrorObject;
+      upstreamBody?: string;
+    },
   ) {
     super(message, options);
     this.name = "GatewayError";
@@ -68,6 +77,7 @@ export class GatewayError extends Error {
     this.type = options?.type ?? ERROR_TABLE[code].type;
     this.headers = options?.headers;
     this.upstream = options?.upstream;
+    this.upstreamBody = options?.upstreamBody;
   }
 }
 
@@ -99,7 +109,7 @@ export function upstreamError(status: number, body: string, headers?: Readonly<R
   const message = redactText(extractUpstreamMessage(body));
   const safeStatus = status >= 400 && status <= 599 ? status : 502;
   const upstream = openAIErrorObject(parseOrUndefined(body), message);
-  return new GatewayError("upstream_error", message, upstream?.param ?? null, { status: safeStatus, headers, upstream });
+  return new GatewayError("upstream_error", message, upstream?.param ?? null, { status: safeStatus, headers, upstream, upstreamBody: body });
 }
 
 /**

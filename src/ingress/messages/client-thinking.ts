@@ -1,7 +1,8 @@
 import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import type { ReplaySource } from "../../storage/turns.js";
-import type { AnthropicMessage } from "./request.js";
+import { isEnvelope } from "../../routing/carriers/envelope.js";
+import type { AnthropicMessage, ContentBlock } from "./request.js";
 
 /**
  * On an Anthropic route, the thinking and redacted_thinking blocks a client
@@ -12,7 +13,10 @@ import type { AnthropicMessage } from "./request.js";
  * hold (begun elsewhere, or its session removed) goes upstream as the
  * client sent it; Anthropic checks the signatures. A message without
  * thinking blocks gets none here: the store's signed blocks are re-attached
- * to it, found as for any stateless client.
+ * to it, found as for any stateless client. A block whose signature is
+ * carrierd's envelope (a turn answered on another route) is never among
+ * them: Anthropic did not sign it and refuses it, so it is not sent
+ * (docs/sessions-and-replay.md#switching-models).
  */
 export function clientThinking(
   messages: readonly AnthropicMessage[],
@@ -26,14 +30,14 @@ export function clientThinking(
     if (message.role !== "assistant") continue;
     const index = assistantIndexes[ordinal++];
     if (index === undefined || typeof message.content === "string") continue;
-    if (!message.content.some((block) => block.type === "thinking" || block.type === "redacted_thinking")) continue;
+    if (!message.content.some(isOwnReasoning)) continue;
     const layout: JsonObject[] = [];
     let reasoningText = "";
     for (const block of message.content) {
-      if (block.type === "thinking" || block.type === "redacted_thinking") layout.push(block);
+      if (isOwnReasoning(block)) layout.push(block);
       else if (block.type === "text") layout.push({ type: "text", text: block.text ?? "" });
       else if (block.type === "tool_use") layout.push({ type: "tool_use", id: block.id ?? "" });
-      if (block.type === "thinking" && typeof block.thinking === "string") reasoningText += block.thinking;
+      if (isOwnReasoning(block) && block.type === "thinking" && typeof block.thinking === "string") reasoningText += block.thinking;
     }
     (sources ??= new Map()).set(index, {
       id: `client:${index}`,
@@ -46,4 +50,10 @@ export function clientThinking(
     });
   }
   return sources;
+}
+
+/** A thinking or redacted_thinking block that is not carrierd's envelope of another route's turn. */
+function isOwnReasoning(block: ContentBlock): boolean {
+  if (block.type === "redacted_thinking") return true;
+  return block.type === "thinking" && !isEnvelope(block.signature);
 }

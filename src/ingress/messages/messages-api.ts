@@ -27,6 +27,10 @@ import { MessageStream, PING, type BlockSigner, type BlockView, type SealedProdu
 import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
 import { openThinkingSignatures, sealsAsReasoningEnds, thinkingSignature } from "./thinking-signature.js";
 import { toChatRequest } from "./to-chat-request.js";
+import { carriedView } from "./carried-view.js";
+import { CarriedStream, carriedErrorFrame, carriedRequest, sendCarriedRefusal, sendCarriedWhole } from "../carried/carried-answer.js";
+import type { JsonObject } from "../../providers/contract.js";
+import { isRecord } from "../../foundation/util/json-readers.js";
 
 /**
  * POST /v1/messages, streaming and not: the Anthropic Messages API on top of
@@ -48,8 +52,11 @@ export class MessagesApi {
   ) {}
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
-    const parsed = parseJsonBody(await readBodyBytes(request, this.options.bodyLimit));
+    const bytes = await readBodyBytes(request, this.options.bodyLimit);
+    const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
+    const carriedRoute = this.carriedRoute(parsed);
+    if (carriedRoute) return this.carry(request, response, caller, { bytes, body: carriedRoute.body, model: carriedRoute.model });
     const body = validateMessagesRequest(parsed);
     const resolved = this.route(body.model, response, caller);
     const stream = body.stream === true;
@@ -79,6 +86,46 @@ export class MessagesApi {
     };
     if (stream) await this.streamMessage(run, response, identity, blocks, caller.keyHash);
     else await this.respondWhole(run, response, identity, blocks, caller.keyHash);
+  }
+
+  /**
+   * Whether the request goes to a route whose upstream speaks the Messages
+   * API itself: then it is carried as the client sent it, every field with
+   * it (docs/api.md#carried-requests), and the provider judges it. A body
+   * without a model name or a list of messages is refused here as before.
+   */
+  private carriedRoute(parsed: unknown): { body: JsonObject; model: string } | undefined {
+    if (!isRecord(parsed) || typeof parsed.model !== "string" || !Array.isArray(parsed.messages)) return undefined;
+    const resolved = this.routes.current.resolveModel(parsed.model);
+    if (!resolved || this.plugins.registry.get(resolved.provider.plugin)?.definition.wire !== "anthropic-messages") return undefined;
+    return { body: parsed as JsonObject, model: parsed.model };
+  }
+
+  /** A request carried to an Anthropic route: the turn reads its view, the upstream gets its bytes, the client the upstream's answer. */
+  private async carry(request: IncomingMessage, response: ServerResponse, caller: Caller, sent: { bytes: Buffer; body: JsonObject; model: string }) {
+    const resolved = this.route(sent.model, response, caller);
+    const view = carriedView(sent.body, sent.model);
+    const chatRequest = toChatRequest(view, { anthropic: true });
+    const stream = sent.body.stream === true;
+    const failureFrame = carriedErrorFrame(errorEvent);
+    let run: TurnRun;
+    try {
+      run = await startTurn(this.chat, chatRequest, response, {
+        keyHash: caller.keyHash,
+        explicitSession: explicitSessionOf(request, caller),
+        sessionScope: sessionScopeOf(caller),
+        stream,
+        sealed: clientThinking(view.messages, chatRequest.messages, resolved),
+        carried: carriedRequest(request, sent.bytes, "anthropic-"),
+        client: { options: this.options, failureFrame, keepaliveFrame: PING },
+      });
+    } catch (error) {
+      if (sendCarriedRefusal(response, error, failureFrame)) return;
+      throw error;
+    }
+    const session = { "x-session-id": sessionName(run.sessionId) };
+    if (stream) await streamTurn(run, response, new CarriedStream(response, run, session, failureFrame), this.log);
+    else await sendCarriedWhole(run, response, session);
   }
 
   /**

@@ -21,3 +21,25 @@ export function passedOnHeaders(status: number, headers: Record<string, string |
   }
   return kept;
 }
+
+/**
+ * The answer headers a carried call's client gets as the upstream sent them,
+ * whatever the status: the body's type, the provider's request id, its retry
+ * advice (`retry-after`, `x-should-retry`) and rate limits, and its own
+ * family's headers (`anthropic-*`, `openai-*`). Hop-by-hop and framing
+ * headers are the gateway's own connection's.
+ */
+const CARRIED =
+  /^(content-type|request-id|x-request-id|x-should-retry|retry-after(-ms)?|ratelimit(-[a-z-]+)?|x-ratelimit-[a-z0-9-]+|[a-z0-9]+-ratelimit-[a-z0-9-]+|anthropic-[a-z0-9-]+|openai-[a-z0-9-]+)$/;
+
+export function carriedAnswerHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (value === undefined || !CARRIED.test(lower)) continue;
+    const text = Array.isArray(value) ? value.join(", ") : value;
+    if (/[\r\n]/.test(text)) continue;
+    kept[lower] = text;
+  }
+  return kept;
+}

@@ -5,6 +5,7 @@ import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import {
   DEFAULT_DEADLINES,
   UnreadableChunkError,
+  type CarriedAnswerHead,
   type HttpCodec,
   type JsonObject,
   type RawAnswer,
@@ -21,7 +22,7 @@ import { cancellationOf, type Cancellation } from "./cancellation.js";
 import { DeadlineCuts } from "./deadline-cuts.js";
 import { OpenExchanges } from "./open-exchanges.js";
 import { deadlineMessage, watchDeadlines, type DeadlineName, type Watched } from "./deadline-watch.js";
-import { passedOnHeaders } from "./passed-on-headers.js";
+import { carriedAnswerHeaders, passedOnHeaders } from "./passed-on-headers.js";
 import { withTraceContext } from "../../operations/tracing/trace-hooks.js";
 import { postRaw } from "./raw-exchange.js";
 
@@ -53,7 +54,9 @@ export class UpstreamHttp {
   }
 
   send(codec: HttpCodec, call: UpstreamCall): Promise<UpstreamResult> {
-    const wire = codec.buildRequest(call);
+    // a carried call goes upstream as the client sent it, changed only where carrierd must (docs/architecture.md#two-paths)
+    const carried = call.carried !== undefined && codec.buildCarriedRequest !== undefined;
+    const wire = call.carried && codec.buildCarriedRequest ? codec.buildCarriedRequest(call, call.carried) : codec.buildRequest(call);
     const { origin, path } = this.target(wire.url);
     const deadlines = call.provider.deadlines ?? DEFAULT_DEADLINES;
     const cancellation = cancellationOf(call);
@@ -63,6 +66,7 @@ export class UpstreamHttp {
         {
           provider: call.provider.id,
           stream: call.stream,
+          carried,
           cancellation,
           deadlines,
           streamBuffer: this.streamBuffer,
@@ -118,6 +122,8 @@ const isDeadlineName = (cause: unknown): cause is DeadlineName => cause === "fir
 interface ExchangeOptions {
   readonly provider: string;
   readonly stream: boolean;
+  /** The answer's bytes go on to the client as they arrive (StreamPart `answer-bytes`), its head with them. */
+  readonly carried: boolean;
   readonly cancellation: Cancellation;
   readonly deadlines: UpstreamDeadlines;
   readonly streamBuffer: number;
@@ -140,6 +146,8 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
   private chunks: Buffer[] | undefined;
   /** An error status's headers worth passing on to the client. */
   private errorHeaders: Record<string, string> | undefined;
+  /** A carried call's answer head, for its client. */
+  private head: CarriedAnswerHead | undefined;
   private stream: SseDecoding | undefined;
   private stopWatching: (() => void) | undefined;
   private unwatchDeadlines: (() => void) | undefined;
@@ -174,12 +182,13 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.status = statusCode;
     this.lastReadAt = performance.now();
+    if (this.call.carried) this.head = { status: statusCode, headers: carriedAnswerHeaders(headers) };
     if (statusCode >= 400 || !this.call.stream) {
       this.chunks = [];
-      if (statusCode >= 400) this.errorHeaders = passedOnHeaders(statusCode, headers);
+      if (statusCode >= 400) this.errorHeaders = this.call.carried ? this.head!.headers : passedOnHeaders(statusCode, headers);
       return;
     }
-    this.stream = new SseDecoding(this.codec.createStreamDecoder(), controller, this.call.provider, {
+    this.stream = new SseDecoding(this.codec.createStreamDecoder(), controller, this.call.provider, this.call.carried, {
       limit: this.call.streamBuffer,
       pause: () => {
         this.paused = true;
@@ -190,7 +199,7 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
         controller.resume();
       },
     });
-    this.settle({ ok: true, parts: this.stream.batches });
+    this.settle(this.head ? { ok: true, parts: this.stream.batches, head: this.head } : { ok: true, parts: this.stream.batches });
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -205,7 +214,8 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
       this.stream.end();
       return;
     }
-    const text = withoutBom(Buffer.concat(this.chunks ?? []).toString("utf8"));
+    const bytes = Buffer.concat(this.chunks ?? []);
+    const text = withoutBom(bytes.toString("utf8"));
     if (this.status >= 400) {
       this.settle({ ok: false, status: this.status, body: text, headers: this.errorHeaders });
       return;
@@ -216,7 +226,8 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
       this.fail(new GatewayError("upstream_error", `upstream ${this.call.provider} answered with a body that is not a JSON object`, null, { status: 502 }));
       return;
     }
-    this.settle({ ok: true, parts: decodeWhole(this.codec, parsed) });
+    if (this.head) this.settle({ ok: true, parts: decodeWhole(this.codec, parsed, bytes), head: this.head });
+    else this.settle({ ok: true, parts: decodeWhole(this.codec, parsed) });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -268,8 +279,9 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
 }
 
 /** Decoded when read, so a codec that refuses a body (an error inside a 200) fails the turn as an upstream error, not the request as a 500. */
-async function* decodeWhole(codec: HttpCodec, body: JsonObject): AsyncIterable<readonly StreamPart[]> {
-  yield codec.decodeResponse(body);
+async function* decodeWhole(codec: HttpCodec, body: JsonObject, carried?: Buffer): AsyncIterable<readonly StreamPart[]> {
+  const parts = codec.decodeResponse(body);
+  yield carried ? [{ type: "answer-bytes", bytes: carried }, ...parts] : parts;
 }
 
 /** SSE bytes → events → canonical parts, one network read at a time: the parts of one read leave together. */
@@ -292,6 +304,8 @@ class SseDecoding {
     decode: (event: { event?: string; data: string }) => StreamItem,
     private readonly controller: Dispatcher.DispatchController,
     private readonly provider: string,
+    /** Each network read's bytes go first into its batch (StreamPart `answer-bytes`). */
+    private readonly carried: boolean,
     backpressure: Backpressure,
   ) {
     // the consumer stopped reading (its client left, or it failed): stop the upstream too
@@ -324,6 +338,7 @@ class SseDecoding {
   feed(chunk: Buffer): void {
     if (this.failure) return;
     this.unpushedBytes += chunk.length;
+    if (this.carried) this.pending.push({ type: "answer-bytes", bytes: chunk });
     let text = this.text.write(chunk);
     if (!this.started && text !== "") {
       this.started = true;

@@ -29,6 +29,17 @@ import { startEmulator, type Emulator, type Received, type Reply } from "./http-
  */
 export interface AnthropicEmulator extends Emulator {
   sign(thinking: string): string;
+  /** The body of every answer it sent, in order, as its bytes went out. */
+  readonly answers: string[];
+}
+
+export interface AnthropicEmulatorOptions {
+  apiKey: string;
+  redacted?: boolean;
+  /** Usage as Anthropic reports it with prompt caching: `cache_creation_input_tokens` and `cache_read_input_tokens` beside `input_tokens`. */
+  cacheUsage?: boolean;
+  /** An answer given before any check (a rate limit the account hit, an overload). */
+  before?: (request: Received) => Reply | undefined;
 }
 
 const SECRET = randomBytes(32);
@@ -74,9 +85,14 @@ function verify(expected: string, actual: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export async function startAnthropicEmulator(options: { apiKey: string; redacted?: boolean }): Promise<AnthropicEmulator> {
-  const emulator = await startEmulator((request) => handle(request, options));
-  return { ...emulator, sign };
+export async function startAnthropicEmulator(options: AnthropicEmulatorOptions): Promise<AnthropicEmulator> {
+  const answers: string[] = [];
+  const emulator = await startEmulator((request) => {
+    const reply = options.before?.(request) ?? handle(request, options);
+    answers.push("json" in reply ? JSON.stringify(reply.json) : "sse" in reply ? reply.sse : reply.bytes.toString("utf8"));
+    return reply;
+  });
+  return { ...emulator, sign, answers };
 }
 
 function invalid(message: string, status = 400): Reply {
@@ -93,7 +109,7 @@ function invalid(message: string, status = 400): Reply {
 type Block = Record<string, unknown> & { type?: string };
 type Message = { role: string; content: string | Block[] } & Record<string, unknown>;
 
-function handle(request: Received, options: { apiKey: string; redacted?: boolean }): Reply {
+function handle(request: Received, options: AnthropicEmulatorOptions): Reply {
   const counting = request.path === "/v1/messages/count_tokens";
   if (request.method !== "POST" || (request.path !== "/v1/messages" && !counting))
     return { status: 404, json: { type: "error", error: { type: "not_found_error", message: "Not found" } } };
@@ -107,7 +123,7 @@ function handle(request: Received, options: { apiKey: string; redacted?: boolean
     if (!TOP_LEVEL.has(key)) return invalid(`${key}: Extra inputs are not permitted`);
   }
   if (counting) return { status: 200, json: { input_tokens: Math.ceil(JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]).length / 4) } };
-  const problem = checkMessages(body.messages as Message[], body.thinking as { type?: string } | undefined);
+  const problem = checkMessages(body.messages as Message[], body.thinking as { type?: string } | undefined, betas);
   if (problem) return invalid(problem);
   const thinking = body.thinking as { type?: string; budget_tokens?: number; display?: string } | undefined;
   const thinkingOn = thinking?.type === "enabled" || thinking?.type === "adaptive";
@@ -117,7 +133,17 @@ function handle(request: Received, options: { apiKey: string; redacted?: boolean
     );
   }
   const content = answer(body, thinkingOn, options.redacted === true, thinking?.display === "omitted");
-  const stopReason = content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
+  let stopReason = content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
+  let stopSequence: string | null = null;
+  const last = content.at(-1);
+  for (const sequence of Array.isArray(body.stop_sequences) ? (body.stop_sequences as string[]) : []) {
+    const at = last?.type === "text" ? String(last.text).indexOf(sequence) : -1;
+    if (at < 0) continue;
+    last!.text = String(last!.text).slice(0, at);
+    stopReason = "stop_sequence";
+    stopSequence = sequence;
+    break;
+  }
   const message = {
     id: `msg_${randomBytes(8).toString("hex")}`,
     type: "message",
@@ -125,17 +151,24 @@ function handle(request: Received, options: { apiKey: string; redacted?: boolean
     model: body.model,
     content,
     stop_reason: stopReason,
-    stop_sequence: null,
-    usage: { input_tokens: 42, output_tokens: 17 },
+    stop_sequence: stopSequence,
+    usage: options.cacheUsage
+      ? { input_tokens: 42, cache_creation_input_tokens: 1200, cache_read_input_tokens: 3400, output_tokens: 17, service_tier: "standard" }
+      : { input_tokens: 42, output_tokens: 17 },
   };
   return body.stream === true ? { status: 200, sse: stream(message) } : { status: 200, json: message };
 }
 
 /** Every block's keys, signatures and data; then the tool-use rule. */
-function checkMessages(messages: Message[], thinking: { type?: string } | undefined): string | undefined {
+function checkMessages(messages: Message[], thinking: { type?: string } | undefined, betas: string[]): string | undefined {
   if (!Array.isArray(messages) || messages.length === 0) return "messages: Field required";
   for (const [i, message] of messages.entries()) {
-    for (const key of Object.keys(message)) if (key !== "role" && key !== "content") return `messages.${i}.${key}: Extra inputs are not permitted`;
+    const systemAllowed = message.role === "system" && betas.includes("mid-conversation-tool-changes-2026-07-01");
+    if (message.role !== "user" && message.role !== "assistant" && !systemAllowed) return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    // a message's own output_config (its effort for the turns after it) is known under the per-turn-control beta
+    const perTurn = betas.includes("per-turn-control-2026-07-01");
+    for (const key of Object.keys(message))
+      if (key !== "role" && key !== "content" && !(key === "output_config" && perTurn)) return `messages.${i}.${key}: Extra inputs are not permitted`;
     if (typeof message.content === "string") continue;
     for (const [j, block] of message.content.entries()) {
       const allowed = BLOCK_KEYS[block.type ?? ""];
@@ -186,11 +219,16 @@ function answer(body: Record<string, unknown>, thinkingOn: boolean, redacted: bo
 }
 
 /** The same message as Anthropic streams it: `event:` lines, deltas split mid-word, a ping, the signature last. */
-function stream(message: { content: Block[]; usage: { input_tokens: number; output_tokens: number }; stop_reason: string } & Record<string, unknown>): string {
+function stream(
+  message: { content: Block[]; usage: { input_tokens: number; output_tokens: number }; stop_reason: string; stop_sequence: string | null } & Record<
+    string,
+    unknown
+  >,
+): string {
   const events: [string, unknown][] = [];
   events.push([
     "message_start",
-    { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: message.usage.input_tokens, output_tokens: 1 } } },
+    { type: "message_start", message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } } },
   ]);
   message.content.forEach((block, index) => {
     if (block.type === "thinking") {
@@ -216,7 +254,11 @@ function stream(message: { content: Block[]; usage: { input_tokens: number; outp
   });
   events.push([
     "message_delta",
-    { type: "message_delta", delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } },
+    {
+      type: "message_delta",
+      delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
+      usage: { output_tokens: message.usage.output_tokens },
+    },
   ]);
   events.push(["message_stop", { type: "message_stop" }]);
   return events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("");

@@ -1,0 +1,80 @@
+import { expect, test } from "vitest";
+import { createAnthropicCodec } from "../../plugins/anthropic/codec.js";
+import type { ChatMessage, UpstreamCall } from "../../src/providers/contract.js";
+import { upstreamCall } from "./support/calls.js";
+
+/** A carried Messages request (docs/api.md#carried-requests): the anthropic codec's buildCarriedRequest, the client's bytes changed only where it must. */
+const codec = createAnthropicCodec(() => {});
+const SIGNED = { type: "thinking", thinking: "Rome, then.", signature: "anthropic-signature" };
+const ENVELOPE = { type: "thinking", thinking: "", signature: "cd1.another-route" };
+const TOOL_USE = { type: "tool_use", id: "toolu_1", name: "weather", input: { location: "Rome" } };
+
+function carriedCall(baseUrl: string, canonical: ChatMessage[], settings?: NonNullable<UpstreamCall["carried"]>["settings"]) {
+  const base = upstreamCall({ plugin: "anthropic", baseUrl, model: "claude-sonnet-4-5-20250929", body: { messages: canonical }, apiKey: "k" });
+  return (bytes: Buffer, headers: Record<string, string> = {}) => codec.buildCarriedRequest!(base, { bytes, headers, ...(settings ? { settings } : {}) });
+}
+
+const client = (assistant: unknown[]) =>
+  JSON.stringify({
+    model: "claude-sonnet-4-5",
+    max_tokens: 2048,
+    unknown_field: { kept: [1, 2] },
+    messages: [
+      { role: "user", content: "Weather?" },
+      { role: "assistant", content: assistant },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "18°C", is_error: false, cache_control: { type: "ephemeral" } }] },
+    ],
+  });
+const assistantWith = (record: unknown[] | undefined): ChatMessage[] => [
+  { role: "user", content: "Weather?" },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "toolu_1", type: "function", function: { name: "weather", arguments: "{}" } }],
+    ...(record ? { native_record: { content: record } } : {}),
+  },
+  { role: "tool", tool_call_id: "toolu_1", content: "18°C" },
+];
+
+test("the client's own signed block: only the model changes", () => {
+  const sent = client([SIGNED, TOOL_USE]);
+  const wire = carriedCall("https://api.anthropic.com", assistantWith([SIGNED, { type: "tool_use", id: "toolu_1" }]))(Buffer.from(sent), {
+    "anthropic-beta": "b1,b2",
+    "anthropic-version": "2023-06-01",
+  });
+  expect(wire.url).toBe("https://api.anthropic.com/v1/messages");
+  expect(wire.body.toString()).toBe(sent.replace('"model":"claude-sonnet-4-5"', '"model":"claude-sonnet-4-5-20250929"'));
+  expect(wire.headers["anthropic-beta"]).toBe("b1,b2");
+  expect(wire.headers["x-api-key"]).toBe("k");
+});
+
+test("carrierd's envelope is left out; the store's signed block goes where it was", () => {
+  const wire = carriedCall(
+    "https://api.anthropic.com",
+    assistantWith([SIGNED, { type: "tool_use", id: "toolu_1" }]),
+  )(Buffer.from(client([ENVELOPE, TOOL_USE])));
+  expect(JSON.parse(wire.body.toString())).toEqual(
+    JSON.parse(client([SIGNED, TOOL_USE]).replace('"model":"claude-sonnet-4-5"', '"model":"claude-sonnet-4-5-20250929"')),
+  );
+});
+
+test("no record: every thinking block is left out, the rest byte for byte", () => {
+  const wire = carriedCall("https://api.anthropic.com", assistantWith(undefined))(Buffer.from(client([ENVELOPE, TOOL_USE])));
+  expect(wire.body.toString()).toBe(client([TOOL_USE]).replace('"model":"claude-sonnet-4-5"', '"model":"claude-sonnet-4-5-20250929"'));
+});
+
+test("Vertex AI: the model into the URL, anthropic_version into the body; the route's settings", () => {
+  const sent = client([SIGNED, TOOL_USE]);
+  const build = carriedCall(
+    "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5",
+    assistantWith([SIGNED, { type: "tool_use", id: "toolu_1" }]),
+    { defaults: { max_tokens: 99, top_k: 5 }, overrides: { unknown_field: { extra: true } } },
+  );
+  const wire = build(Buffer.from(sent), { "anthropic-version": "2023-06-01" });
+  expect(wire.url).toBe(
+    "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5-20250929:rawPredict",
+  );
+  expect(wire.headers["anthropic-version"]).toBeUndefined();
+  const { model: _model, ...rest } = JSON.parse(sent) as Record<string, unknown>;
+  expect(JSON.parse(wire.body.toString())).toEqual({ ...rest, unknown_field: { kept: [1, 2], extra: true }, anthropic_version: "vertex-2023-10-16", top_k: 5 });
+});
