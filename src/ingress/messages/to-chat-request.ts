@@ -74,6 +74,11 @@ function reasoningControls(request: MessagesRequest): { enabled?: boolean; effor
   }
 }
 
+/**
+ * The top-level `system`, or a `system` message inside `messages`, as a
+ * system message in its place: an OpenAI-style host reads it there; a host
+ * that takes one system prompt only merges them in order (its plugin does).
+ */
 function systemMessage(system: MessagesRequest["system"], target: ConversionTarget): ChatMessage | undefined {
   if (system === undefined) return undefined;
   if (typeof system === "string") return system ? { role: "system", content: system } : undefined;
@@ -84,6 +89,10 @@ function systemMessage(system: MessagesRequest["system"], target: ConversionTarg
 }
 
 function convertMessage(message: AnthropicMessage, index: number, target: ConversionTarget): ChatMessage[] {
+  if (message.role === "system") {
+    const system = systemMessage(message.content, target);
+    return system ? [system] : [];
+  }
   const blocks: ContentBlock[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
   return message.role === "assistant" ? [assistantMessage(blocks, index)] : userMessages(blocks, index, target);
 }
