@@ -288,6 +288,11 @@ export class ResponsesApi {
   private finisher(run: TurnRun, body: ResponseBody, continuation: Continuation): ResponseFinisher {
     return {
       seal: (items) => this.seal(run, items, body.identity.request, continuation.keyHash),
+      sealSoFar: (reasoningText) => this.sealSoFar(run, body.identity.request.model, reasoningText, continuation.keyHash),
+      lateSeal: (items) =>
+        run.stored && (run.stored.reasoningDetails?.length || run.stored.nativeRecord)
+          ? this.seal(run, items, body.identity.request, continuation.keyHash)
+          : Promise.resolve(undefined),
       store: (turn, items) => this.finish(turn, items, run, body, continuation),
     };
   }
@@ -296,6 +301,28 @@ export class ResponsesApi {
   private async seal(run: TurnRun, items: readonly JsonObject[], request: ResponsesRequest, keyHash: string): Promise<string | undefined> {
     if (!run.stored || !wantsEncryptedContent(request) || !items.some((item) => item.type === "reasoning")) return undefined;
     return this.envelopes.seal(carriersOf(run.stored), keyHash);
+  }
+
+  /** The envelope of the turn's reasoning so far (its carriers as they have arrived); undefined, said in the log, when it cannot be sealed. */
+  private async sealSoFar(run: TurnRun, model: string, reasoningText: string, keyHash: string): Promise<string | undefined> {
+    const resolved = this.routes.current.resolveModel(model);
+    if (!resolved) return undefined;
+    const carriers = {
+      id: run.turnId,
+      sessionId: run.sessionId,
+      plugin: resolved.provider.plugin,
+      provider: resolved.provider.id,
+      upstreamModel: resolved.upstreamModel,
+      reasoningText,
+      reasoningDetails: undefined,
+      nativeRecord: undefined,
+    };
+    try {
+      return await this.envelopes.seal(carriers, keyHash);
+    } catch (error) {
+      this.log.warn({ err: error, session_id: run.sessionId }, "the turn's reasoning could not be sealed; its item goes out without encrypted_content");
+      return undefined;
+    }
   }
 
   /**
