@@ -2,6 +2,7 @@ import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/session
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import { requireProviderKey } from "../provider-keys.js";
+import { clientSessionName, contextCompacted } from "../client-session.js";
 import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
 import { startTurn } from "../start-turn.js";
@@ -62,6 +63,7 @@ export class MessagesApi {
       // the session a name means is the caller's of that name (session-scope.ts)
       explicitSession: explicitSessionOf(request, caller),
       sessionScope: sessionScopeOf(caller),
+      compacted: contextCompacted(request),
       stream,
       sealed,
       client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
@@ -192,8 +194,8 @@ export function isAnthropicRoute(resolved: ResolvedModel): boolean {
   return resolved.provider.plugin === "anthropic";
 }
 
-/** The session X-Session-Id names, as the caller's stored id (the server has checked the header). */
+/** The session X-Session-Id (the server has checked it) or Claude Code's own session id names, as the caller's stored id. */
 function explicitSessionOf(request: IncomingMessage, caller: Caller): string | undefined {
-  const header = request.headers["x-session-id"];
-  return typeof header === "string" ? storedSessionId(header, sessionScopeOf(caller)) : undefined;
+  const name = clientSessionName(request);
+  return name === undefined ? undefined : storedSessionId(name, sessionScopeOf(caller));
 }

@@ -1,3 +1,4 @@
+import { clientSessionName } from "../client-session.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import { startTurn } from "../start-turn.js";
@@ -89,7 +90,7 @@ export class ResponsesApi {
     const stream = body.stream === true;
     const table = this.routes.current;
     const tools = upstreamTools(body.tools, body.tool_choice, () => table.resolveModel(body.model), this.gate);
-    const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+    const sessionHeader = clientSessionName(request);
     // the input's long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes)
     const strings = requestStringsOf(bytes, "input");
     if (strings) response.once("close", () => strings.body.release());
