@@ -132,7 +132,7 @@ export class MessagesApi {
     blocks.finish();
     const turn = await run.complete();
     blocks.seal(await this.signatureOf(blocks, run, keyHash));
-    const body = messageObject(identity, blocks.content(), stopReasonOf(turn.finishReason), anthropicUsage(turn.usage));
+    const body = messageObject(identity, blocks.content(), stopReasonOf(turn.finishReason, turn.stopSequence), anthropicUsage(turn.usage));
     sendJson(response, 200, body, { "x-session-id": sessionName(run.sessionId) });
   }
 

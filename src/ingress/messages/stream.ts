@@ -97,7 +97,7 @@ export class MessageStream implements TurnStreamWriter {
       const late = await this.signer.lateSignature(this.blocks);
       if (late) this.blocks.appendSigned(late);
     }
-    const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason), usage: anthropicUsage(turn.usage) };
+    const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason, turn.stopSequence), usage: anthropicUsage(turn.usage) };
     this.sse.data(JSON.stringify(delta), "message_delta");
     this.sse.end(MESSAGE_STOP);
   }
