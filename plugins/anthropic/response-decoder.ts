@@ -46,8 +46,9 @@ export class AnthropicDecoder {
         const parts: StreamPart[] = [];
         const usage = readObject(payload.usage);
         if (usage) parts.push({ type: "usage", usage: toUsage({ ...this.inputUsage, ...usage }) });
-        const reason = readString(readObject(payload.delta)?.stop_reason);
-        if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
+        const delta = readObject(payload.delta);
+        const reason = readString(delta?.stop_reason);
+        if (reason) parts.push(finishOf(reason, delta?.stop_sequence));
         return parts;
       }
       case "error": {
@@ -70,7 +71,7 @@ export class AnthropicDecoder {
     const usage = readObject(body.usage);
     if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
     const reason = readString(body.stop_reason);
-    if (reason) parts.push({ type: "finish", reason: finishReason(reason) });
+    if (reason) parts.push(finishOf(reason, body.stop_sequence));
     return parts;
   }
 
@@ -181,6 +182,12 @@ const FINISH: Readonly<Record<string, string>> = {
   tool_use: "tool_calls",
   refusal: "content_filter",
 };
+
+/** Anthropic's stop, with the stop sequence it names when one ended the answer. */
+function finishOf(reason: string, stopSequence: unknown): StreamPart {
+  const matched = reason === "stop_sequence" ? readString(stopSequence) : undefined;
+  return matched === undefined ? { type: "finish", reason: finishReason(reason) } : { type: "finish", reason: finishReason(reason), stopSequence: matched };
+}
 
 function finishReason(reason: string): string {
   return FINISH[reason] ?? reason;

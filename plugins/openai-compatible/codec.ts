@@ -82,7 +82,7 @@ export const openAICompatibleCodec: HttpCodec = {
     const usage = usageOf(body);
     if (usage) parts.push({ type: "usage", usage });
     const reason = readString(choice?.finish_reason);
-    if (reason !== undefined) parts.push({ type: "finish", reason });
+    if (reason !== undefined) parts.push(finishPart(reason, choice));
     return parts;
   },
 
@@ -130,7 +130,7 @@ export const openAICompatibleCodec: HttpCodec = {
       const usage = usageOf(chunk);
       if (usage) parts.push({ type: "usage", usage });
       const reason = readString(choice?.finish_reason);
-      if (reason !== undefined) parts.push({ type: "finish", reason });
+      if (reason !== undefined) parts.push(finishPart(reason, choice));
       return parts;
     };
   },
@@ -186,4 +186,14 @@ const REASONING_DETAIL = "a reasoning_details entry";
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/**
+ * The finish, with the stop sequence that ended the answer where the host
+ * names it: vLLM and SGLang put the matched string in `choices[].stop_reason`
+ * (a number there is a stop token's id, not a sequence).
+ */
+function finishPart(reason: string, choice: JsonObject | undefined): StreamPart {
+  const matched = reason === "stop" ? readString(choice?.stop_reason) : undefined;
+  return matched === undefined ? { type: "finish", reason } : { type: "finish", reason, stopSequence: matched };
 }

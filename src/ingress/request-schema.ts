@@ -5,17 +5,23 @@ import { checkInputList } from "./input-rule.js";
 
 const ajv = new Ajv2020({ allErrors: false, strict: false });
 
+/** How a door words the schema error it refuses a body for: the error ajv found, and the path of the value it names. */
+export type SchemaWording = (error: ErrorObject, path: readonly string[]) => GatewayError;
+
 /**
- * Compiles a request-body schema into a checker that throws a 400 (invalid_request) naming the parameter; each adapter shapes it.
+ * Compiles a request-body schema into a checker that throws a 400 (invalid_request) naming the parameter, worded as the door's API words it (OpenAI's by default).
  * `list`: the body's list of messages (input items), held to the one input rule of every door (input-rule.ts) before the schema.
  */
-export function requestValidator<T>(schema: object, list?: string): (body: unknown) => T {
+export function requestValidator<T>(schema: object, list?: string, wording: SchemaWording = openAiWording): (body: unknown) => T {
   // the schema is the type's contract: ajv's check is what makes the body a T
   const validate = ajv.compile<T>(schema);
   return (body) => {
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError("invalid_request", "request body must be a JSON object");
     if (list !== undefined) checkInputList(body as Record<string, unknown>, list);
-    if (!validate(body)) throw toError(mostSpecific(validate.errors ?? []));
+    if (!validate(body)) {
+      const error = mostSpecific(validate.errors ?? []);
+      throw error ? wording(error, error.instancePath.split("/").slice(1)) : new GatewayError("invalid_request", "invalid request body");
+    }
     return body;
   };
 }
@@ -42,11 +48,9 @@ function depth(error: ErrorObject): number {
   return error.instancePath === "" ? 0 : error.instancePath.split("/").length;
 }
 
-function toError(error: ErrorObject | undefined): GatewayError {
-  if (!error) return new GatewayError("invalid_request", "invalid request body");
-  const path = error.instancePath
-    .split("/")
-    .slice(1)
+/** OpenAI's wording: `invalid value for 'messages[1].role': must be one of …`, `missing required parameter: 'model'`. */
+function openAiWording(error: ErrorObject, segments: readonly string[]): GatewayError {
+  const path = segments
     .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
     .join("")
     .replace(/^\./, "");

@@ -42,6 +42,8 @@ export function startTurn(
     keyHash: string;
     explicitSession: string | undefined;
     sessionScope: string | undefined;
+    /** RequestContext.compacted */
+    compacted?: boolean;
     stream: boolean;
     reread?: () => ChatRequest;
     client?: StreamingClient;
@@ -73,6 +75,7 @@ export function startTurn(
     keyHash: context.keyHash,
     explicitSession: context.explicitSession,
     sessionScope: context.sessionScope,
+    compacted: context.compacted,
     stream: context.stream,
     cancellation,
     reread: context.reread,

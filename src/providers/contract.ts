@@ -203,7 +203,8 @@ export type StreamPart =
   /** A fragment of the plugin's private record; the plugin merges fragments itself via `mergeNative`. */
   | { type: "native-record"; record: JsonObject }
   | { type: "usage"; usage: Usage }
-  | { type: "finish"; reason: string }
+  /** `stopSequence`: the stop sequence that ended the answer, when the upstream names it (Anthropic's `stop_sequence`, vLLM's `stop_reason`). */
+  | { type: "finish"; reason: string; stopSequence?: string }
   /** Upstream metadata worth keeping (its response id, its model). */
   | { type: "response-metadata"; id?: string; model?: string }
   /**

@@ -41,6 +41,12 @@ export interface RequestContext {
   readonly explicitSession: string | undefined;
   /** The scope a new session's id is filed under (sessionScopeOf the caller). */
   readonly sessionScope: string | undefined;
+  /**
+   * The client says it compacted its history (Claude Code's
+   * `x-claude-code-context-compacted`): the session's earlier turns are no
+   * longer this conversation's by position, only by what they say.
+   */
+  readonly compacted?: boolean;
   readonly stream: boolean;
   /** Fires when the client goes away: the upstream call is aborted. */
   readonly cancellation: Cancellation;
@@ -149,6 +155,7 @@ export class ChatService {
         keyHash: context.keyHash,
         explicit: context.explicitSession,
         sessionScope: context.sessionScope,
+        compacted: context.compacted,
         stream: context.stream,
         cancellation: context.cancellation,
         reread: context.reread,

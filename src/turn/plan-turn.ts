@@ -33,6 +33,8 @@ export interface PlanOptions {
   readonly explicit: string | undefined;
   /** The scope a new session's id is filed under. */
   readonly sessionScope: string | undefined;
+  /** RequestContext.compacted: the explicit session's turns are not placed by depth. */
+  readonly compacted?: boolean;
   readonly stream: boolean;
   readonly cancellation: Cancellation;
   /** The same request parsed anew (RequestContext.reread): with it the plan keeps nothing of the parsed request once the first call is built. */
@@ -85,7 +87,7 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
     turnsAtDepths: (keyHash, sessionId, asked) => storage.turns.turnsAtDepths(keyHash, sessionId, asked),
   };
   const reading = lookupOnFirstAsk(traced, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
-  const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit);
+  const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit, options.compacted !== true);
   const read = await reading.answer(options.keyHash);
   const sessionId = match.sessionId ?? storedSessionId(newId("sess_"), options.sessionScope);
   options.onSession?.(sessionId);

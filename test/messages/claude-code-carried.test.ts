@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { agentCli } from "../support/agent-clients.js";
 import { killGroup, spawnTracked } from "../support/child-processes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startAnthropicEmulator, type AnthropicEmulator } from "../plugins/emulators/anthropic-emulator.js";
@@ -16,7 +17,6 @@ import { startAnthropicEmulator, type AnthropicEmulator } from "../plugins/emula
  * byte for byte but the model name the route maps (docs/api.md#carried-requests),
  * and the upstream accepts every one.
  */
-const CLAUDE = new URL("../../node_modules/.bin/claude", import.meta.url).pathname;
 const KEY = "sk-ant-emulated";
 const UPSTREAM_MODEL = "claude-emulated-20261207";
 
@@ -77,7 +77,7 @@ afterAll(async () => {
 
 async function claude(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const work = join(root, "work");
-  const child: ChildProcess = spawnTracked(CLAUDE, args, {
+  const child: ChildProcess = spawnTracked(await agentCli("claude-code-2.1.337"), args, {
     cwd: work,
     stdio: ["ignore", "pipe", "pipe"],
     env: {

@@ -113,6 +113,34 @@ describe("the handler's own errors", () => {
     expect(badJson.body).toEqual(anthropicError("invalid_request_error"));
   });
 
+  test("a refused body is worded as Anthropic words it: the dotted path, then the reason", async () => {
+    const message = async (body: unknown) => ((await post(body, key())).body as { error: { message: string } }).error.message;
+    const { max_tokens: _dropped, ...noMax } = BODY;
+    expect(await message(noMax)).toBe("max_tokens: Field required");
+    expect(await message({ ...BODY, messages: [{ role: "tool", content: "x" }] })).toBe("messages.0.role: Input should be 'user', 'assistant' or 'system'");
+    expect(await message({ ...BODY, temperature: 2 })).toBe("temperature: Input should be less than or equal to 1");
+    expect(await message({ ...BODY, max_tokens: "many" })).toBe("max_tokens: Input should be a valid integer");
+    expect(await message({ ...BODY, messages: [{ role: "user", content: 7 }] })).toBe("messages.0.content: Input should be a valid string or a valid list");
+  });
+
+  test("a system message inside messages is accepted on every route, kept in its place", async () => {
+    const messages = [
+      { role: "user", content: [{ type: "text", text: "first" }] },
+      { role: "system", content: [{ type: "text", text: "notes about the environment", cache_control: { type: "ephemeral" } }] },
+      { role: "user", content: "second" },
+    ];
+    expect((await post({ ...BODY, messages }, key())).status).toBe(200);
+    const sent = upstream.requests.length;
+    const answer = await post({ ...BODY, model: "deepseek-reasoner", system: "be brief", messages }, key());
+    expect(answer.status).toBe(200);
+    expect(upstream.requests.slice(sent)[0]!.messages.map((message) => [message.role, message.content])).toEqual([
+      ["system", "be brief"],
+      ["user", "first"],
+      ["system", "notes about the environment"],
+      ["user", "second"],
+    ]);
+  });
+
   test("what only Anthropic runs is refused on another route, never dropped in silence", async () => {
     const serverTool = await post({ ...BODY, tools: [{ type: "web_search_20250305", name: "web_search" }] }, key());
     expect(serverTool.status).toBe(400);

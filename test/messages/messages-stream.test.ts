@@ -20,16 +20,12 @@ providers:
   slow: { plugin: openai-compatible, base_url: "${slow.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
   recorded: { plugin: openai-compatible, base_url: "${recorded.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
   lingering: { plugin: openai-compatible, base_url: "${lingering.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
-  with-details: { plugin: openai-compatible, base_url: "${lingering.baseUrl}", api_key_env: DEEPSEEK_API_KEY }
 models:
   - { name: demo, provider: demo, model: demo-reasoner }
   - { name: slow-reasoner, provider: slow, model: deepseek-reasoner }
   - { name: deepseek-reasoner, provider: recorded, model: deepseek-reasoner }
   - { name: lingering-reasoner, provider: lingering, model: deepseek-reasoner }
-  - { name: details-reasoner, provider: with-details, model: deepseek-reasoner }
 carriers:
-  - match: { provider: with-details }
-    fields: [reasoning_content, reasoning_details]
   - match: {}
     fields: [reasoning_content]
 `,
@@ -139,14 +135,6 @@ test("on a route whose carriers are whole once it has reasoned, the thinking is 
   const events = eventsOf(raw);
   const signature = events.find((event) => (event.data.delta as { type?: string } | undefined)?.type === "signature_delta")!;
   expect(events.indexOf(signature)).toBeLessThan(events.findIndex((event) => (event.data.delta as { type?: string } | undefined)?.type === "text_delta"));
-});
-
-test("on a route whose carriers may still arrive (reasoning_details), what follows the thinking waits for the turn's envelope", async () => {
-  const { raw, leadMs } = await textLead(await stream("details-reasoner", "hello"));
-  expect(leadMs).toBeLessThan(300);
-  const events = eventsOf(raw);
-  const signature = events.find((event) => (event.data.delta as { type?: string } | undefined)?.type === "signature_delta")!;
-  expect((signature.data.delta as { signature: string }).signature).toMatch(/^cd1\./);
 });
 
 test("while the upstream has not answered, the client gets ping events, then the message", async () => {

@@ -64,9 +64,10 @@ export async function startStrictDeepSeek(plan?: ToolPlan, options: { firstByteD
       turn++;
       const last = body.messages[body.messages.length - 1]!;
       const lastUser = [...body.messages].reverse().find((message) => message.role === "user");
-      const userText = textOf(lastUser?.content).slice(0, 200);
+      const fullText = textOf(lastUser?.content);
+      const userText = fullText.slice(0, 200);
       const tools = (body.tools ?? []).map((tool) => tool.function.name);
-      const call = last.role !== "tool" && tools.length > 0 ? (plan ?? firstTool)(tools, userText) : undefined;
+      const call = last.role !== "tool" && tools.length > 0 ? (plan ?? firstTool)(tools, fullText) : undefined;
       const reasoning = `Turn ${turn}: the user wrote ${JSON.stringify(userText.slice(0, 60))}. ${call ? `I will call ${call.name}.` : "I can answer now."} (${randomBytes(4).toString("hex")})`;
       const answer = last.role === "tool" ? `The tool answered: ${textOf(last.content).slice(0, 300)}` : call ? "" : `Hello from the emulator, turn ${turn}.`;
       const toolCall = call ? { id: `call_00_${randomBytes(12).toString("hex")}`, name: call.name, arguments: JSON.stringify(call.arguments) } : undefined;
@@ -125,7 +126,7 @@ function textOf(content: unknown): string {
   return "";
 }
 
-/** routes.yaml: `demo`, and the strict emulator as `deepseek-reasoner` (and another model, `other-reasoner`) with DeepSeek's carrier route, plus Claude Code's names mapped to it. */
+/** routes.yaml: `demo`, and the strict emulator as `deepseek-reasoner` (and other models, `other-reasoner`, `deepseek-v4-pro`) with DeepSeek's carrier route, plus Claude's names (`claude-*`) aliased to it. */
 export function strictRoutes(baseUrl: string): string {
   return `version: 1
 providers:
@@ -135,6 +136,7 @@ models:
   - { name: demo, provider: demo, model: demo-reasoner }
   - { name: deepseek-reasoner, provider: deepseek, model: deepseek-reasoner }
   - { name: other-reasoner, provider: deepseek, model: deepseek-v4-flash }
+  - { name: deepseek-v4-pro, provider: deepseek, model: deepseek-v4-pro }
   - { name: "claude-*", provider: deepseek, model: deepseek-reasoner }
 carriers:
   - match: { provider: deepseek }

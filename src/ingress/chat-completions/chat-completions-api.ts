@@ -1,3 +1,4 @@
+import { clientSessionName } from "../client-session.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
@@ -81,8 +82,8 @@ export class ChatCompletionsApi {
     const sortedFor = omitted.length > 0 ? route(body.model) : undefined;
     if (sortedFor) this.gate.announce(response, sortedFor, omitted);
     const stream = body.stream === true;
-    // the header was checked by the server; the session it names is the caller's of that name (session-scope.ts)
-    const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+    // X-Session-Id (checked by the server) or the agent's own session id; the session it names is the caller's of that name (session-scope.ts)
+    const sessionHeader = clientSessionName(request);
     const sessionScope = sessionScopeOf(caller);
     const started = startTurn(this.chat, body, response, {
       keyHash: caller.keyHash,

@@ -119,6 +119,29 @@ export class MessageBlocks {
     }
   }
 
+  /**
+   * Closes the answer with one more thinking block, without text, signed
+   * `signature`: the envelope of the whole turn, whose last carriers (a
+   * Gemini function call's signature, `reasoning_details`, a native record)
+   * arrived after the earlier thinking blocks were signed and what followed
+   * them had streamed. The client hands it back with the message, and the
+   * last signature of a message is the one carrierd reads
+   * (openThinkingSignatures).
+   */
+  appendSigned(signature: string): void {
+    const block: Block = { kind: "thinking", index: this.blocks.length, thinking: "", signature };
+    this.start(block);
+    this.open = undefined;
+    this.openFrame = undefined;
+    this.event("content_block_delta", signatureDelta(block.index, signature));
+    this.event("content_block_stop", `{"type":"content_block_stop","index":${block.index}}`);
+  }
+
+  /** Whether the answer has a thinking block. */
+  get hasThinking(): boolean {
+    return this.blocks.some((block) => block.kind === "thinking");
+  }
+
   /** Every block as the final message lists it. */
   content(): JsonObject[] {
     return this.blocks.map((block) => blockOf(block, this.options.omitThinkingText));

@@ -2,6 +2,7 @@ import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/session
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import { requireProviderKey } from "../provider-keys.js";
+import { clientSessionName, contextCompacted } from "../client-session.js";
 import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
 import { startTurn } from "../start-turn.js";
@@ -25,7 +26,7 @@ import { MessageBlocks } from "./message-blocks.js";
 import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } from "./final-object.js";
 import { MessageStream, PING, type BlockSigner, type BlockView, type SealedProducer } from "./stream.js";
 import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
-import { openThinkingSignatures, sealsAsReasoningEnds, thinkingSignature } from "./thinking-signature.js";
+import { openThinkingSignatures, thinkingSignature } from "./thinking-signature.js";
 import { toChatRequest } from "./to-chat-request.js";
 import { carriedView } from "./carried-view.js";
 import { CarriedStream, carriedErrorFrame, carriedRequest, sendCarriedRefusal, sendCarriedWhole } from "../carried/carried-answer.js";
@@ -71,6 +72,7 @@ export class MessagesApi {
       // the session a name means is the caller's of that name (session-scope.ts)
       explicitSession: explicitSessionOf(request, caller),
       sessionScope: sessionScopeOf(caller),
+      compacted: contextCompacted(request),
       stream,
       sealed,
       client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
@@ -79,10 +81,7 @@ export class MessagesApi {
     const blocks: BlockView = {
       upstreamSignatures: anthropic,
       omitThinkingText: body.thinking?.display === "omitted" && !anthropic,
-      sealedAs:
-        !anthropic && this.sealsEarly(resolved)
-          ? { plugin: resolved.provider.plugin, provider: resolved.provider.id, upstreamModel: resolved.upstreamModel }
-          : undefined,
+      sealedAs: anthropic ? undefined : { plugin: resolved.provider.plugin, provider: resolved.provider.id, upstreamModel: resolved.upstreamModel },
     };
     if (stream) await this.streamMessage(run, response, identity, blocks, caller.keyHash);
     else await this.respondWhole(run, response, identity, blocks, caller.keyHash);
@@ -172,6 +171,7 @@ export class MessagesApi {
     const signer: BlockSigner = {
       sealSoFar: (blocks, producer) => this.sealSoFar(blocks, run, producer, keyHash),
       signatureOf: (blocks) => this.signatureOf(blocks, run, keyHash),
+      lateSignature: (blocks) => this.lateSignature(blocks, run, keyHash),
     };
     const stream = new MessageStream(response, { "x-session-id": sessionName(run.sessionId) }, this.options.keepaliveSeconds, identity, view, signer);
     await streamTurn(run, response, stream, this.log);
@@ -183,17 +183,8 @@ export class MessagesApi {
     blocks.finish();
     const turn = await run.complete();
     blocks.seal(await this.signatureOf(blocks, run, keyHash));
-    const body = messageObject(identity, blocks.content(), stopReasonOf(turn.finishReason), anthropicUsage(turn.usage));
+    const body = messageObject(identity, blocks.content(), stopReasonOf(turn.finishReason, turn.stopSequence), anthropicUsage(turn.usage));
     sendJson(response, 200, body, { "x-session-id": sessionName(run.sessionId) });
-  }
-
-  /** Whether a route's thinking blocks are sealed as they end (sealsAsReasoningEnds). */
-  private sealsEarly(resolved: ResolvedModel): boolean {
-    const policy = this.routes.current.policyFor(resolved.provider, resolved.upstreamModel);
-    const native = this.plugins.registry.get(resolved.provider.plugin)?.definition.native;
-    // a record held for one carrier field (openai-compatible's extra_content) arrives late only where that field is carried
-    const lateRecord = native !== undefined && (native.field === undefined || policy.fields.includes(native.field));
-    return sealsAsReasoningEnds(policy.fields, lateRecord);
   }
 
   /** The envelope of the turn's reasoning so far; undefined (blocks unsigned, the store decides later) when it cannot be sealed. */
@@ -215,13 +206,25 @@ export class MessagesApi {
   }
 
   /**
+   * The envelope of the whole stored turn, when its thinking blocks were
+   * signed as they ended and carriers arrived after them (a
+   * `reasoning_details` list, a plugin's native record: OpenRouter, Gemini,
+   * Bedrock, Copilot); undefined when the early signatures hold it all.
+   */
+  private async lateSignature(blocks: MessageBlocks, run: TurnRun, keyHash: string): Promise<string | undefined> {
+    const stored = run.stored;
+    if (!stored || !blocks.hasThinking || (!stored.reasoningDetails?.length && !stored.nativeRecord)) return undefined;
+    return this.signatureOf(blocks, run, keyHash, true);
+  }
+
+  /**
    * The thinking blocks' signature once the turn is stored: the envelope of
    * its carriers. An envelope that cannot be sealed (the store holding the
    * envelope keys does not answer) leaves the signature empty: the client's
    * next request finds the stored turn instead, as a stateless client's does.
    */
-  private async signatureOf(blocks: MessageBlocks, run: TurnRun, keyHash: string): Promise<string | undefined> {
-    if (!blocks.awaitsSignature || !run.stored) return undefined;
+  private async signatureOf(blocks: MessageBlocks, run: TurnRun, keyHash: string, late = false): Promise<string | undefined> {
+    if ((!late && !blocks.awaitsSignature) || !run.stored) return undefined;
     try {
       return await thinkingSignature(this.envelopes, run.stored, keyHash);
     } catch (error) {
@@ -242,8 +245,8 @@ export function isAnthropicRoute(resolved: ResolvedModel): boolean {
   return resolved.provider.plugin === "anthropic";
 }
 
-/** The session X-Session-Id names, as the caller's stored id (the server has checked the header). */
+/** The session X-Session-Id (the server has checked it) or Claude Code's own session id names, as the caller's stored id. */
 function explicitSessionOf(request: IncomingMessage, caller: Caller): string | undefined {
-  const header = request.headers["x-session-id"];
-  return typeof header === "string" ? storedSessionId(header, sessionScopeOf(caller)) : undefined;
+  const name = clientSessionName(request);
+  return name === undefined ? undefined : storedSessionId(name, sessionScopeOf(caller));
 }

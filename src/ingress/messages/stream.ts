@@ -20,7 +20,7 @@ export type SealedProducer = Pick<SealedCarriers, "plugin" | "provider" | "upstr
 export interface BlockView {
   readonly upstreamSignatures: boolean;
   readonly omitThinkingText: boolean;
-  /** Set when the route's carriers are whole once it has reasoned: who produced them. */
+  /** Who produced the turn's carriers, on a route whose thinking blocks carrierd signs (any but Anthropic's). */
   readonly sealedAs?: SealedProducer;
 }
 
@@ -30,6 +30,12 @@ export interface BlockSigner {
   sealSoFar(blocks: MessageBlocks, producer: SealedProducer): Promise<string | undefined>;
   /** Once the turn is stored; undefined when no block waits for it or it cannot be sealed. */
   signatureOf(blocks: MessageBlocks): Promise<string | undefined>;
+  /**
+   * Once the turn is stored, when every thinking block was signed as it
+   * ended: the envelope of the whole turn if carriers arrived after those
+   * signatures (undefined when none did, or it cannot be sealed).
+   */
+  lateSignature(blocks: MessageBlocks): Promise<string | undefined>;
 }
 
 /**
@@ -63,10 +69,11 @@ export class MessageStream implements TurnStreamWriter {
   }
 
   /**
-   * A route whose carriers are whole once it has reasoned: its thinking is
-   * signed as it ends, and the rest streams live once the seal is done; the
-   * answer is read on meanwhile, so an upstream that has sent it all is not
-   * waited on.
+   * Every thinking block is signed as it ends (the envelope of the reasoning
+   * so far), and the rest streams live once the seal is done, a moment
+   * later; the answer is read on meanwhile, so an upstream that has sent it
+   * all is not waited on. Carriers that arrive later go in a last thinking
+   * block (finish).
    */
   batchDone(): void {
     const producer = this.view.sealedAs;
@@ -84,8 +91,13 @@ export class MessageStream implements TurnStreamWriter {
   }
 
   async finish(turn: AssistantTurn): Promise<void> {
-    this.blocks.seal(await this.signer.signatureOf(this.blocks));
-    const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason), usage: anthropicUsage(turn.usage) };
+    if (this.blocks.awaitsSignature) this.blocks.seal(await this.signer.signatureOf(this.blocks));
+    else if (this.view.sealedAs) {
+      // carriers that came after the thinking was signed ride in one more thinking block, after what streamed live
+      const late = await this.signer.lateSignature(this.blocks);
+      if (late) this.blocks.appendSigned(late);
+    }
+    const delta = { type: "message_delta", delta: stopReasonOf(turn.finishReason, turn.stopSequence), usage: anthropicUsage(turn.usage) };
     this.sse.data(JSON.stringify(delta), "message_delta");
     this.sse.end(MESSAGE_STOP);
   }

@@ -74,6 +74,11 @@ function reasoningControls(request: MessagesRequest): { enabled?: boolean; effor
   }
 }
 
+/**
+ * The top-level `system`, or a `system` message inside `messages`, as a
+ * system message in its place: an OpenAI-style host reads it there; a host
+ * that takes one system prompt only merges them in order (its plugin does).
+ */
 function systemMessage(system: MessagesRequest["system"], target: ConversionTarget): ChatMessage | undefined {
   if (system === undefined) return undefined;
   if (typeof system === "string") return system ? { role: "system", content: system } : undefined;
@@ -84,6 +89,10 @@ function systemMessage(system: MessagesRequest["system"], target: ConversionTarg
 }
 
 function convertMessage(message: AnthropicMessage, index: number, target: ConversionTarget): ChatMessage[] {
+  if (message.role === "system") {
+    const system = systemMessage(message.content, target);
+    return system ? [system] : [];
+  }
   const blocks: ContentBlock[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
   return message.role === "assistant" ? [assistantMessage(blocks, index)] : userMessages(blocks, index, target);
 }
@@ -141,7 +150,7 @@ function userMessages(blocks: ContentBlock[], index: number, target: ConversionT
         if (part.type === "text") texts.push(shown(part.text));
         else toolImages.push(part);
       });
-      out.push({ role: "tool", tool_call_id: shown(block.tool_use_id), content: texts.join("\n") });
+      out.push({ role: "tool", tool_call_id: shown(block.tool_use_id), content: toolResultText(texts.join("\n"), block.is_error === true) });
     } else parts.push(userPart(block, at, target));
   });
   const all = [...toolImages, ...parts];
@@ -149,6 +158,15 @@ function userMessages(blocks: ContentBlock[], index: number, target: ConversionT
   const onlyText = all.every((part) => part.type === "text" && part.cache_control === undefined);
   out.push({ role: "user", content: onlyText ? all.map((part) => shown(part.text)).join("\n\n") : all });
   return out;
+}
+
+/**
+ * A tool result's text for a target with no error flag on tool messages
+ * (every OpenAI-style host): `is_error` folded into the text, so the model
+ * still reads that the call failed.
+ */
+function toolResultText(text: string, isError: boolean): string {
+  return isError ? `Error: ${text}` : text;
 }
 
 /** A text, image or document block as a canonical content part. */

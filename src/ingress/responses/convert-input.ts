@@ -18,7 +18,8 @@ export type ItemResolver = (id: string) => JsonObject | undefined;
  * encrypted content): replay decides per route what of it goes upstream.
  * An envelope carrierd sealed (docs/api.md#encrypted-reasoning) is never
  * a carrier itself: it goes into `envelopes` under its message, the first
- * one of a message wins, and the caller opens it. With `strings` (the
+ * one of a message wins (but a text-less reasoning item closing a turn:
+ * foldedIntoPrevious), and the caller opens it. With `strings` (the
  * input's long strings in the request bytes), a message's string that is an
  * item's string as it was sent is noted as those bytes (request-strings.ts).
  */
@@ -33,7 +34,7 @@ export function convertInput(
   const messages: ChatMessage[] = [];
   let assistant: ChatMessage | undefined;
   const flush = () => {
-    if (assistant) messages.push(assistant);
+    if (assistant && !foldedIntoPrevious(assistant, messages, envelopes)) messages.push(assistant);
     assistant = undefined;
   };
   const turn = (): ChatMessage => (assistant ??= { role: "assistant", content: null });
@@ -120,6 +121,26 @@ function noteSent(strings: RequestStrings, position: number, item: JsonObject, m
     key,
     strings.elements[position]?.members.find((member) => member.key === from),
   );
+}
+
+/**
+ * A turn that is one reasoning item with no text and no output after it is
+ * the last item of the turn before it: the envelope carrierd appends once a
+ * turn's late carriers have arrived, after the text and calls it streamed
+ * live (docs/api.md#encrypted-reasoning). Its envelope replaces the earlier
+ * one of that turn, and its carriers join that turn's.
+ */
+function foldedIntoPrevious(turn: ChatMessage, messages: ChatMessage[], envelopes: Map<ChatMessage, string> | undefined): boolean {
+  const previous = messages.at(-1);
+  if (previous?.role !== "assistant" || turn.content || turn.tool_calls?.length || turn.reasoning_content) return false;
+  const envelope = envelopes?.get(turn);
+  if (envelope !== undefined) {
+    envelopes!.delete(turn);
+    envelopes!.set(previous, envelope);
+  }
+  if (Array.isArray(turn.reasoning_details))
+    previous.reasoning_details = [...(Array.isArray(previous.reasoning_details) ? previous.reasoning_details : []), ...turn.reasoning_details];
+  return envelope !== undefined || Array.isArray(turn.reasoning_details);
 }
 
 /** Summary and reasoning text are one plain reasoning text (docs/api.md#multi-turn); encrypted content is kept verbatim. */

@@ -63,6 +63,11 @@ export class OutputBuilder {
     return this.entries.map((entry) => itemOf(entry, "completed"));
   }
 
+  /** The text of every reasoning item so far: the turn's reasoning up to now. */
+  get reasoningSoFar(): string {
+    return this.entries.map((entry) => (entry.kind === "reasoning" ? entry.text : "")).join("");
+  }
+
   /** The items so far (for a failed response). */
   get partialItems(): JsonObject[] {
     return this.entries.map((entry) => itemOf(entry, entry === this.open ? "incomplete" : "completed"));

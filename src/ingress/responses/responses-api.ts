@@ -1,3 +1,4 @@
+import { clientSessionName } from "../client-session.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import { startTurn } from "../start-turn.js";
@@ -89,7 +90,7 @@ export class ResponsesApi {
     const stream = body.stream === true;
     const table = this.routes.current;
     const tools = upstreamTools(body.tools, body.tool_choice, () => table.resolveModel(body.model), this.gate);
-    const sessionHeader = typeof request.headers["x-session-id"] === "string" ? request.headers["x-session-id"] : undefined;
+    const sessionHeader = clientSessionName(request);
     // the input's long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes)
     const strings = requestStringsOf(bytes, "input");
     if (strings) response.once("close", () => strings.body.release());
@@ -290,6 +291,11 @@ export class ResponsesApi {
   private finisher(run: TurnRun, body: ResponseBody, continuation: Continuation): ResponseFinisher {
     return {
       seal: (items) => this.seal(run, items, body.identity.request, continuation.keyHash),
+      sealSoFar: (reasoningText) => this.sealSoFar(run, body.identity.request.model, reasoningText, continuation.keyHash),
+      lateSeal: (items) =>
+        run.stored && (run.stored.reasoningDetails?.length || run.stored.nativeRecord)
+          ? this.seal(run, items, body.identity.request, continuation.keyHash)
+          : Promise.resolve(undefined),
       store: (turn, items) => this.finish(turn, items, run, body, continuation),
     };
   }
@@ -298,6 +304,28 @@ export class ResponsesApi {
   private async seal(run: TurnRun, items: readonly JsonObject[], request: ResponsesRequest, keyHash: string): Promise<string | undefined> {
     if (!run.stored || !wantsEncryptedContent(request) || !items.some((item) => item.type === "reasoning")) return undefined;
     return this.envelopes.seal(carriersOf(run.stored), keyHash);
+  }
+
+  /** The envelope of the turn's reasoning so far (its carriers as they have arrived); undefined, said in the log, when it cannot be sealed. */
+  private async sealSoFar(run: TurnRun, model: string, reasoningText: string, keyHash: string): Promise<string | undefined> {
+    const resolved = this.routes.current.resolveModel(model);
+    if (!resolved) return undefined;
+    const carriers = {
+      id: run.turnId,
+      sessionId: run.sessionId,
+      plugin: resolved.provider.plugin,
+      provider: resolved.provider.id,
+      upstreamModel: resolved.upstreamModel,
+      reasoningText,
+      reasoningDetails: undefined,
+      nativeRecord: undefined,
+    };
+    try {
+      return await this.envelopes.seal(carriers, keyHash);
+    } catch (error) {
+      this.log.warn({ err: error, session_id: run.sessionId }, "the turn's reasoning could not be sealed; its item goes out without encrypted_content");
+      return undefined;
+    }
   }
 
   /**

@@ -34,18 +34,24 @@ type HeldEvent =
   { readonly type: string; readonly fields: JsonObject; readonly head?: undefined } | { readonly type: string; readonly head: string; readonly delta: string };
 
 /**
- * A stream whose reasoning items must carry the turn's envelope: the
- * envelope seals every carrier of the turn, and some (a native record's
- * later blocks, signatures) arrive only as the turn ends. Events pass
- * through until the first reasoning item is done; from its
- * `response.output_item.done` on they are held, and `release` sends them
- * with the envelope in every reasoning item, in their order. Reasoning
- * streams live; what follows it arrives when the turn ends.
+ * A stream whose reasoning items carry the turn's envelope: each reasoning
+ * item is sealed as it ends, with the reasoning so far. From its
+ * `response.output_item.done` on, events are held only until that seal is
+ * done (a moment: `release`), so what follows streams live. Carriers that
+ * arrive later (a native record's signatures, `reasoning_details`) go in
+ * one more reasoning item after the output (ResponseStream.finish).
  */
 export class SealingSink implements OutputSink {
   private held: HeldEvent[] | undefined;
+  /** The envelope each reasoning item went out with, by its id: the final Response lists the same. */
+  readonly sealedItems = new Map<string, string>();
 
   constructor(private readonly sink: OutputSink) {}
+
+  /** Whether a reasoning item has ended and waits for its envelope. */
+  get holding(): boolean {
+    return this.held !== undefined;
+  }
 
   emit(type: string, fields: JsonObject): void {
     if (!this.held && type === "response.output_item.done" && readObject(fields.item)?.type === "reasoning") this.held = [];
@@ -58,7 +64,7 @@ export class SealingSink implements OutputSink {
     else this.sink.emitDelta(type, head, delta);
   }
 
-  /** Sends what was held, every reasoning item in it sealed with `envelope` (undefined: as it was, for a failed turn). */
+  /** Sends what was held, every reasoning item in it sealed with `envelope` (undefined: as it was, for a failed turn or a seal that failed). */
   release(envelope: string | undefined): void {
     const held = this.held ?? [];
     this.held = undefined;
@@ -68,7 +74,10 @@ export class SealingSink implements OutputSink {
         continue;
       }
       const item = readObject(event.fields.item);
-      if (envelope && event.type === "response.output_item.done" && item?.type === "reasoning") item.encrypted_content = envelope;
+      if (envelope && event.type === "response.output_item.done" && item?.type === "reasoning") {
+        item.encrypted_content = envelope;
+        if (typeof item.id === "string") this.sealedItems.set(item.id, envelope);
+      }
       this.sink.emit(event.type, event.fields);
     }
   }

@@ -9,12 +9,17 @@ import type { ResponseOutcome } from "./final-object.js";
 import type { ResponseBody } from "./response-body.js";
 import type { NamespacedNames } from "./namespaced-names.js";
 import { OutputBuilder, type OutputSink } from "./output-builder.js";
-import { sealReasoningItems, SealingSink, wantsEncryptedContent } from "./sealed-reasoning.js";
+import { SealingSink, wantsEncryptedContent } from "./sealed-reasoning.js";
+import { newId } from "../../turn/sessions/session-id.js";
 
 /** What becomes of a turn's output items once the turn is stored: sealed (when asked for), then the Response built and stored. */
 export interface ResponseFinisher {
   /** The envelope of the turn's carriers, when the request asked for encrypted_content and the output can carry it. */
   seal(items: readonly JsonObject[]): Promise<string | undefined>;
+  /** The envelope of the turn's reasoning so far, while it streams; undefined when it cannot be sealed. */
+  sealSoFar(reasoningText: string): Promise<string | undefined>;
+  /** Once the turn is stored: the envelope of the whole turn when carriers arrived after its reasoning items were sealed; undefined when none did. */
+  lateSeal(items: readonly JsonObject[]): Promise<string | undefined>;
   /** Stores the final Response; what it was stored with, which the last event shows. */
   store(turn: AssistantTurn, items: JsonObject[]): Promise<ResponseOutcome>;
 }
@@ -59,10 +64,12 @@ export class ResponseEventWriter implements OutputSink {
  */
 export class ResponseStream implements TurnStreamWriter {
   private readonly events: ResponseEventWriter;
-  /** Holds reasoning items back until their envelope is sealed, when the request asked for encrypted_content. */
+  /** Holds what follows a reasoning item until its envelope is sealed, when the request asked for encrypted_content. */
   private readonly sealing: SealingSink | undefined;
   private readonly builder: OutputBuilder;
   private items: JsonObject[] = [];
+  /** The seal of the reasoning so far, while it runs. */
+  private sealingNow: Promise<void> | undefined;
 
   constructor(
     response: ServerResponse,
@@ -85,18 +92,58 @@ export class ResponseStream implements TurnStreamWriter {
     this.builder.add(part);
   }
 
-  answerRead(): void {
+  /**
+   * A reasoning item that has ended is sealed with the reasoning so far, and
+   * what follows it streams once the seal is done; the answer is read on
+   * meanwhile.
+   */
+  batchDone(): void {
+    const sealing = this.sealing;
+    if (!sealing?.holding || this.sealingNow) return;
+    this.sealingNow = this.finisher.sealSoFar(this.builder.reasoningSoFar).then((envelope) => {
+      this.sealingNow = undefined;
+      sealing.release(envelope);
+    });
+  }
+
+  async answerRead(): Promise<void> {
+    if (this.sealingNow) await this.sealingNow;
     this.events.holdUntilEnd(); // the last events leave with response.completed
     this.items = this.builder.finish();
   }
 
   async finish(turn: AssistantTurn): Promise<void> {
-    const envelope = await this.finisher.seal(this.items);
-    if (envelope) sealReasoningItems(this.items, envelope);
-    this.sealing?.release(envelope);
+    if (this.sealing) await this.sealItems(this.sealing);
     const outcome = await this.finisher.store(turn, this.items);
     this.events.emitResponse(outcome.status === "incomplete" ? "response.incomplete" : "response.completed", this.body.json(outcome));
     this.events.end();
+  }
+
+  /**
+   * The envelopes of the turn's reasoning items, once it is stored: a
+   * reasoning item that ended with the answer gets the whole turn's; when
+   * every one was sealed as it ended and carriers arrived after, one more
+   * reasoning item, without text, carries the whole turn's envelope after
+   * the output (convert-input folds it back into its turn). The final
+   * Response lists the items as they streamed.
+   */
+  private async sealItems(sealing: SealingSink): Promise<void> {
+    if (sealing.holding) sealing.release(await this.finisher.seal(this.items));
+    else {
+      const late = await this.finisher.lateSeal(this.items);
+      if (late) {
+        const id = newId("rs_");
+        const output_index = this.items.length;
+        this.events.emit("response.output_item.added", { output_index, item: { id, type: "reasoning", summary: [] } });
+        const item = { id, type: "reasoning", status: "completed", summary: [], encrypted_content: late };
+        this.events.emit("response.output_item.done", { output_index, item });
+        this.items.push(item);
+      }
+    }
+    for (const item of this.items) {
+      const envelope = item.type === "reasoning" && typeof item.id === "string" ? sealing.sealedItems.get(item.id) : undefined;
+      if (envelope) item.encrypted_content = envelope;
+    }
   }
 
   fail(failure: GatewayError): void {

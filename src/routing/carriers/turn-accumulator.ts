@@ -12,6 +12,8 @@ export interface AssistantTurn {
   nativeRecord: JsonObject | undefined;
   usage: Usage | undefined;
   finishReason: string;
+  /** The stop sequence that ended the answer, when the upstream named it. */
+  stopSequence?: string;
   upstreamId: string | undefined;
 }
 
@@ -27,6 +29,7 @@ export class TurnAccumulator {
   private native: JsonObject | undefined;
   private usage: Usage | undefined;
   private finishReason: string | undefined;
+  private stopSequence: string | undefined;
   private upstreamId: string | undefined;
 
   constructor(private readonly mergeNative: (collected: JsonObject | undefined, fragment: JsonObject) => JsonObject = shallowMerge) {}
@@ -57,6 +60,7 @@ export class TurnAccumulator {
         break;
       case "finish":
         this.finishReason = part.reason;
+        if (part.stopSequence !== undefined) this.stopSequence = part.stopSequence;
         break;
       case "response-metadata":
         this.upstreamId ??= part.id;
@@ -103,6 +107,7 @@ export class TurnAccumulator {
       nativeRecord: this.native,
       usage: this.usage,
       finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      ...(this.stopSequence !== undefined && { stopSequence: this.stopSequence }),
       upstreamId: this.upstreamId,
     };
   }

@@ -55,8 +55,16 @@ export interface SessionReads {
  * that re-renders a turn's text still gets its reasoning back, and a turn
  * another client stored in the session takes no place of this
  * conversation's), else the most recent identical turn under the key.
+ * `byDepth: false` (the client compacted its history: its k-th message is
+ * no longer the session's k-th turn) leaves position matching out.
  */
-export async function findSession(turns: SessionReads, keyHash: string, messages: readonly ChatMessage[], explicit: string | undefined): Promise<SessionMatch> {
+export async function findSession(
+  turns: SessionReads,
+  keyHash: string,
+  messages: readonly ChatMessage[],
+  explicit: string | undefined,
+  byDepth = true,
+): Promise<SessionMatch> {
   const assistantIndexes: number[] = [];
   const keys: TurnKeys[] = [];
   const lookup: string[] = [];
@@ -91,7 +99,7 @@ export async function findSession(turns: SessionReads, keyHash: string, messages
   // the k-th assistant message is a turn at depth k of the explicit session: one query for every message its keys did not
   // place, with the messages the request sends before each (what asked for the turn it is, a stored turn's prompt)
   const unplaced: DepthAsked[] =
-    explicit === undefined
+    explicit === undefined || !byDepth
       ? []
       : chosen.flatMap((match, ordinal) =>
           match ? [] : [{ depth: ordinal + 1, prompt: JSON.stringify(messages.slice((assistantIndexes[ordinal - 1] ?? -1) + 1, assistantIndexes[ordinal])) }],
