@@ -1,0 +1,88 @@
+import type { JsonObject, StreamPart } from "../../providers/contract.js";
+import { parseToolArguments } from "../../providers/tool-arguments.js";
+
+/** A function call as it is gathered: its fragments' arguments joined. */
+interface GatheredCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/**
+ * Canonical stream parts as Gemini response parts. Thoughts (when the
+ * client asked to see them) and text go out as they arrive, consecutive
+ * deltas of one kind as one part; function calls are gathered whole, as
+ * Gemini sends them, and go out last, the first one carrying the turn's
+ * thoughtSignature (carrierd's envelope of its carriers), as Gemini signs
+ * the first call of a turn.
+ */
+export class ResponseParts {
+  /** Every thought and text part so far, in order (a whole answer lists them all). */
+  readonly shown: JsonObject[] = [];
+  /** The parts not yet streamed. */
+  private fresh = 0;
+  private readonly calls = new Map<number, GatheredCall>();
+
+  constructor(private readonly includeThoughts: boolean) {}
+
+  add(part: StreamPart): void {
+    switch (part.type) {
+      case "reasoning-delta":
+        if (this.includeThoughts && part.text) this.text(part.text, true);
+        return;
+      case "text-delta":
+        if (part.text) this.text(part.text, false);
+        return;
+      case "tool-call-delta": {
+        let call = this.calls.get(part.index);
+        if (!call) this.calls.set(part.index, (call = { id: part.id ?? "", name: part.name ?? "", args: "" }));
+        else {
+          if (part.id && !call.id) call.id = part.id;
+          if (part.name && !call.name) call.name = part.name;
+        }
+        if (part.arguments) call.args += part.arguments;
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** The thought and text parts that arrived since the last call: what a stream sends now. */
+  takeFresh(): JsonObject[] {
+    const parts = this.shown.slice(this.fresh);
+    this.fresh = this.shown.length;
+    return parts;
+  }
+
+  get hasCalls(): boolean {
+    return this.calls.size > 0;
+  }
+
+  /**
+   * The turn's last parts: its function calls, the first with `signature`;
+   * without a call, an empty text part carries it (as Gemini signs a turn
+   * that ends in text), or nothing when there is no signature.
+   */
+  closing(signature: string | undefined): JsonObject[] {
+    const parts: JsonObject[] = [];
+    for (const call of this.calls.values()) {
+      const functionCall: JsonObject = { name: call.name, args: parseToolArguments(call.args) };
+      if (call.id) functionCall.id = call.id;
+      const part: JsonObject = { functionCall };
+      if (signature && parts.length === 0) part.thoughtSignature = signature;
+      parts.push(part);
+    }
+    if (parts.length === 0 && signature) parts.push({ text: "", thoughtSignature: signature });
+    return parts;
+  }
+
+  private text(text: string, thought: boolean): void {
+    const last = this.shown.length > this.fresh ? this.shown.at(-1) : undefined;
+    if (last && (last.thought === true) === thought) {
+      last.text = (last.text as string) + text;
+      return;
+    }
+    this.shown.push(thought ? { text, thought: true } : { text });
+  }
+}
