@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -21,6 +21,8 @@ import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "
  */
 const VERSION = "0.61.0";
 const TIME_LIMIT_MS = 90_000;
+/** `~/.gemini/settings.json` as README shows it: API-key auth, and a model named rather than "auto" (whose router asks the model for JSON first). */
+const README_SETTINGS = { security: { auth: { selectedType: "gemini-api-key" } }, model: { name: "gemini-3.1-pro-preview" } };
 const KEY = `cd-gemini-${randomBytes(12).toString("hex")}`;
 
 /**
@@ -63,17 +65,13 @@ beforeAll(async () => {
     writeFileSync(path, `Notes (${name})\nThe word of the day is ${marker}.\n`);
     return { path, marker };
   });
-  writeFileSync(
-    join(home, ".gemini", "settings.json"),
-    JSON.stringify({
-      security: { auth: { selectedType: "gemini-api-key" } },
-      // a model named, not "auto": the CLI's router would ask the model for JSON first, which a route must answer in JSON mode
-      model: { name: "gemini-3.1-pro-preview" },
-      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-    }),
-  );
+  // README's settings, and what keeps the CLI offline
+  const offline = {
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+  };
+  writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ ...README_SETTINGS, ...offline }));
   writeFileSync(join(home, ".gemini", "trustedFolders.json"), JSON.stringify({ [work]: "TRUST_FOLDER" }));
   deepseek = await startToolLoopUpstream(files);
   gemini = await startGeminiEmulator({ apiKey: "gemini-test-key" });
@@ -159,6 +157,14 @@ async function runGemini(args: string[]): Promise<{ code: number | null; stdout:
   killGroup(child.pid!);
   return { code, stdout, stderr };
 }
+
+test("README's Agent CLIs shows the settings this test writes, and the pinned version", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("### Gemini CLI"), readme.indexOf("\n## ", readme.indexOf("### Gemini CLI")));
+  expect(section).toContain(`\`@google/gemini-cli\` ${VERSION}`);
+  expect(section).toContain(`\`~/.gemini/settings.json\``);
+  expect(section).toContain(`\`\`\`json\n${JSON.stringify(README_SETTINGS, null, 2)}\n\`\`\``);
+});
 
 const PROMPT = "Read both notes files in this folder and tell me what they say.";
 
