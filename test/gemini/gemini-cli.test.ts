@@ -172,7 +172,7 @@ describe("Gemini CLI through carrierd's Gemini door", () => {
   test(
     "a tool loop on a DeepSeek route: every upstream request accepted first time, the verbatim reasoning_content on each tool-call turn",
     { timeout: TIME_LIMIT_MS + 15_000 },
-    async () => {
+    async ({ annotate }) => {
       const run = await runGemini(["-p", PROMPT, "--approval-mode", "yolo"]);
       const why = `exit ${run.code}\nstdout: ${run.stdout.slice(-2000)}\nstderr: ${run.stderr.slice(-3000)}\nupstream: ${JSON.stringify(
         deepseek.exchanges.map((exchange) => [exchange.status, exchange.answer, exchange.reason]),
@@ -195,13 +195,14 @@ describe("Gemini CLI through carrierd's Gemini door", () => {
         why,
       ).toEqual(requests.map(() => [200, 1]));
       expect(deepseek.exchanges.length, why).toBe(requests.length);
+      await annotate(`${requests.length} client requests, ${deepseek.exchanges.length} upstream, none refused`);
     },
   );
 
   test(
     "a tool loop on a Gemini route: the function call comes back with the signature Gemini issued, never the skip placeholder",
     { timeout: TIME_LIMIT_MS + 15_000 },
-    async () => {
+    async ({ annotate }) => {
       const before = gemini.received.length;
       const run = await runGemini(["-p", "What is the weather in Rome?", "--approval-mode", "yolo", "-m", "emulated-gemini-3-pro"]);
       const received = gemini.received.slice(before);
@@ -217,6 +218,7 @@ describe("Gemini CLI through carrierd's Gemini door", () => {
         expect(exchange.status, why).toBe(200);
         expect(exchange.raw.toString(), why).not.toContain(SKIP);
       }
+      await annotate(`${received.length} client requests, ${received.length} upstream, ${withCalls.length} resending a signed function call, none refused`);
     },
   );
 });
