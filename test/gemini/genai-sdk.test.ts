@@ -118,6 +118,23 @@ describe.each(["deepseek-v4-pro", "gemini-3-pro-preview"])("on %s", (model) => {
     },
   );
 
+  test("a client that drops the thoughtSignature gets the stored turn", async () => {
+    const question: Content = { role: "user", parts: [{ text: `Weather in Nice? (${model})` }] };
+    const config = { tools: [WEATHER] };
+    const first = await client.models.generateContent({ model, contents: [question], config });
+    const calls = first.candidates![0]!.content!.parts!.filter((part) => part.functionCall).map((part) => ({ functionCall: part.functionCall }));
+    const answers: Content = {
+      role: "user",
+      parts: calls.map((call) => ({ functionResponse: { name: call.functionCall!.name!, id: call.functionCall!.id, response: { result: "windy" } } })),
+    };
+    const second = await client.models.generateContent({ model, contents: [question, { role: "model", parts: calls }, answers], config });
+    expect(second.text).toMatch(/windy/);
+    if (model.startsWith("gemini")) {
+      expect(gemini.received.at(-1)!.status).toBe(200);
+      expect(gemini.received.at(-1)!.raw.toString()).not.toContain(SKIP);
+    } else expect(deepseek.statuses.at(-1)).toBe(200);
+  });
+
   test("the envelope alone brings the turn back after its session is removed", async () => {
     const question: Content = { role: "user", parts: [{ text: `Weather in Lyon? (${model})` }] };
     const config = { tools: [WEATHER] };
