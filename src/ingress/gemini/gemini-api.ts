@@ -78,7 +78,8 @@ export class GeminiApi {
     const parts = new ResponseParts(thoughts);
     await readTurn(run, (part) => parts.add(part));
     const turn = await run.complete();
-    const whole = responseObject(identity, [...parts.shown, ...parts.closing(await this.signatureOf(run, caller.keyHash))], {
+    const signature = parts.hasCalls ? await this.signatureOf(run, caller.keyHash) : undefined;
+    const whole = responseObject(identity, [...parts.shown, ...parts.closing(signature)], {
       reason: finishReasonOf(turn.finishReason),
       usage: usageMetadata(turn.usage),
     });
@@ -116,8 +117,8 @@ export class GeminiApi {
   }
 
   /**
-   * The turn's thoughtSignature once it is stored: the envelope of its
-   * carriers, when it has any. One that cannot be sealed (the store holding
+   * The thoughtSignature of a turn that called tools, once it is stored:
+   * the envelope of its carriers, when it has any. One that cannot be sealed (the store holding
    * the envelope keys does not answer) is left out: the client's next
    * request finds the stored turn instead, as a stateless client's does.
    */

@@ -60,9 +60,10 @@ export class ResponseParts {
   }
 
   /**
-   * The turn's last parts: its function calls, the first with `signature`;
-   * without a call, an empty text part carries it (as Gemini signs a turn
-   * that ends in text), or nothing when there is no signature.
+   * The turn's last parts: its function calls, the first with `signature`.
+   * A turn that ends in text gets none: the upstreams that need a turn's
+   * reasoning back need it for its tool calls, and a text turn's comes from
+   * the store; sealing it would cost every answer an envelope.
    */
   closing(signature: string | undefined): JsonObject[] {
     const parts: JsonObject[] = [];
@@ -73,7 +74,6 @@ export class ResponseParts {
       if (signature && parts.length === 0) part.thoughtSignature = signature;
       parts.push(part);
     }
-    if (parts.length === 0 && signature) parts.push({ text: "", thoughtSignature: signature });
     return parts;
   }
 

@@ -47,7 +47,7 @@ export class GeminiStream implements TurnStreamWriter {
   }
 
   async finish(turn: AssistantTurn): Promise<void> {
-    const closing = this.parts.closing(await this.signature());
+    const closing = this.parts.closing(this.parts.hasCalls ? await this.signature() : undefined);
     const last = responseObject(this.identity, closing, { reason: finishReasonOf(turn.finishReason), usage: usageMetadata(turn.usage) });
     this.sse.data(JSON.stringify(last));
     this.sse.end();
