@@ -89,12 +89,15 @@ const NO_PARAMS: Record<string, string> = Object.freeze({});
 export class EndpointTable {
   private readonly exact = new Map<string, Endpoint[]>();
   private readonly patterns: Compiled[] = [];
+  /** Every header a row takes its key in besides Authorization: a path no row serves takes the key in any of them. */
+  readonly keyHeaders: readonly string[];
 
   constructor(
     readonly endpoints: readonly Endpoint[],
     /** How an error is spelled on a row that names no shape of its own and on a path no row serves: the composition root's choice. */
     readonly errorShape: ErrorShape,
   ) {
+    this.keyHeaders = [...new Set(endpoints.flatMap((endpoint) => (endpoint.keyHeader ? [endpoint.keyHeader] : [])))];
     for (const endpoint of endpoints) {
       if (!endpoint.path.includes("{")) {
         const rows = this.exact.get(endpoint.path) ?? [];

@@ -88,8 +88,8 @@ export class HttpServer {
       else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.served.errorShape ?? errorShape];
       if (applyCors(request, response, this.options.corsOrigins, errorShape) === "answered") return;
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, endpointCall(target, match.params));
-      // an unknown path needs the key too: without it, nobody learns which paths exist
-      if (match.kind === "none") caller = await this.authenticate(request, undefined, target);
+      // an unknown path needs the key too: without it, nobody learns which paths exist; it may come in any wire API's header
+      if (match.kind === "none") caller = await this.authenticate(request, { keyHeader: this.keyHeaderSent(request) }, target);
       else if (match.kind === "wrong-method")
         caller = await this.authenticate(request, { keyHeader: match.served.keyHeader, keyQuery: match.served.keyQuery }, target);
       else if (match.endpoint.auth) caller = await this.authenticate(request, match.endpoint, target);
@@ -132,6 +132,11 @@ export class HttpServer {
         // metrics must never break a response
       }
     }
+  }
+
+  /** The first header of the table's key headers the request sent (a Gemini client's x-goog-api-key on a path no row serves). */
+  private keyHeaderSent(request: IncomingMessage): string | undefined {
+    return this.endpoints.keyHeaders.find((name) => request.headers[name] !== undefined);
   }
 
   /** The request's key, valid and holding the endpoint's scope; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */

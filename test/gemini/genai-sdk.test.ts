@@ -179,6 +179,12 @@ describe("the door's edges", () => {
     expect(((await bad.json()) as { error: { status: string } }).error.status).toBe("INVALID_ARGUMENT");
   });
 
+  test("a path no row serves, asked with x-goog-api-key, is a 404, not a 401: the key was sent", async () => {
+    const answer = await fetch(`${gateway.url}/v1beta/models/deepseek-v4-pro:embedContent`, { method: "POST", headers: { "x-goog-api-key": gateway.key } });
+    expect(answer.status).toBe(404);
+    expect((await fetch(`${gateway.url}/v1beta/models/deepseek-v4-pro:embedContent`, { method: "POST" })).status).toBe(401);
+  });
+
   test("the SDK raises a refusal as its ApiError with Google's status", async () => {
     await expect(client.models.generateContent({ model: "no-such-model", contents: "hi" })).rejects.toMatchObject({ status: 404 });
   });
