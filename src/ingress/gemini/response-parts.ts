@@ -17,10 +17,8 @@ interface GatheredCall {
  * the first call of a turn.
  */
 export class ResponseParts {
-  /** Every thought and text part so far, in order (a whole answer lists them all). */
+  /** The thought and text parts not taken yet, in order: a whole answer's every one, a stream's since its last chunk. */
   readonly shown: JsonObject[] = [];
-  /** The parts not yet streamed. */
-  private fresh = 0;
   private readonly calls = new Map<number, GatheredCall>();
 
   constructor(private readonly includeThoughts: boolean) {}
@@ -48,11 +46,9 @@ export class ResponseParts {
     }
   }
 
-  /** The thought and text parts that arrived since the last call: what a stream sends now. */
+  /** The thought and text parts that arrived since the last call, let go of here: what a stream sends now. */
   takeFresh(): JsonObject[] {
-    const parts = this.shown.slice(this.fresh);
-    this.fresh = this.shown.length;
-    return parts;
+    return this.shown.splice(0);
   }
 
   get hasCalls(): boolean {
@@ -78,7 +74,7 @@ export class ResponseParts {
   }
 
   private text(text: string, thought: boolean): void {
-    const last = this.shown.length > this.fresh ? this.shown.at(-1) : undefined;
+    const last = this.shown.at(-1);
     if (last && (last.thought === true) === thought) {
       last.text = (last.text as string) + text;
       return;
