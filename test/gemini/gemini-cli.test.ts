@@ -167,24 +167,29 @@ test("README's Agent CLIs shows the settings this test writes, and the pinned ve
 });
 
 const PROMPT = "Read both notes files in this folder and tell me what they say.";
+const FOLLOW_UP = "Read them once more, in case they changed, and tell me again.";
 
 describe("Gemini CLI through carrierd's Gemini door", () => {
   test(
-    "a tool loop on a DeepSeek route: every upstream request accepted first time, the verbatim reasoning_content on each tool-call turn",
-    { timeout: TIME_LIMIT_MS + 15_000 },
+    "a tool loop on a DeepSeek route, then the session resumed by a new process: every upstream request accepted first time, the verbatim reasoning_content on each tool-call turn",
+    { timeout: 2 * TIME_LIMIT_MS + 15_000 },
     async ({ annotate }) => {
-      const run = await runGemini(["-p", PROMPT, "--approval-mode", "yolo"]);
+      const first = await runGemini(["-p", PROMPT, "--approval-mode", "yolo"]);
+      expect(first.code, first.stderr.slice(-3000)).toBe(0);
+      // the same session continued by a new process, which rebuilds the history from the CLI's own storage
+      const run = await runGemini(["-p", FOLLOW_UP, "--approval-mode", "yolo", "--resume", "latest"]);
       const why = `exit ${run.code}\nstdout: ${run.stdout.slice(-2000)}\nstderr: ${run.stderr.slice(-3000)}\nupstream: ${JSON.stringify(
         deepseek.exchanges.map((exchange) => [exchange.status, exchange.answer, exchange.reason]),
       )}\ncarrierd: ${stack.gateway.stdout().slice(-3000)}`;
       expect(run.code, why).toBe(0);
       expect(run.stdout, why).toContain(`The notes say ${stack.files.map((file) => file.marker).join(" and ")}.`);
       const loop = deepseek.exchanges.filter((exchange) => exchange.answer !== "plain");
+      expect(first.stdout, why).toContain(`The notes say ${stack.files.map((file) => file.marker).join(" and ")}.`);
       expect(
         loop.map((exchange) => exchange.answer),
         why,
-      ).toEqual([...stack.files.map(() => "tool_call"), "final"]);
-      expect(loop.at(-1)!.resentToolTurns, why).toBe(stack.files.length);
+      ).toEqual([1, 2].flatMap(() => [...stack.files.map(() => "tool_call"), "final"]));
+      expect(loop.at(-1)!.resentToolTurns, why).toBe(2 * stack.files.length);
       expect(
         deepseek.exchanges.every((exchange) => exchange.status === 200),
         why,
