@@ -23,12 +23,14 @@ import { clearVerdictsOnRouteEdit } from "../routing/verdicts/clear-on-route-edi
 import { ChatCompletionsApi } from "../ingress/chat-completions/chat-completions-api.js";
 import { ResponsesApi } from "../ingress/responses/responses-api.js";
 import { MessagesApi } from "../ingress/messages/messages-api.js";
+import { GeminiApi } from "../ingress/gemini/gemini-api.js";
 import { GatewayEndpoints } from "./endpoints.js";
 import { installCompaction } from "../turn/compaction/install.js";
 import {
   CHAT_COMPLETIONS_API,
   CHAT_SERVICE,
   MESSAGES_API,
+  GEMINI_API,
   RESPONSES_API,
   EVENT_BUS,
   HOSTED_TOOL_GATE,
@@ -88,6 +90,7 @@ export async function buildContainer(options: GatewayOptions, log: Logger): Prom
   container.registerSingleton(CHAT_COMPLETIONS_API, ChatCompletionsApi);
   container.registerSingleton(RESPONSES_API, ResponsesApi);
   container.registerSingleton(MESSAGES_API, MessagesApi);
+  container.registerSingleton(GEMINI_API, GeminiApi);
   installCompaction(container);
   // what the WebSocket hub serves: this gateway's bus, or the stream every instance shares
   container.register(EVENT_FEED, { useValue: options.events?.backend === "redis" ? await openRedisFeed(options.events, bus, log) : localFeed(bus) });

@@ -9,6 +9,7 @@ import {
   CHAT_COMPLETIONS_API,
   EVENT_FEED,
   EVENT_HUB,
+  GEMINI_API,
   KEY_RING,
   MESSAGES_API,
   METRICS,
@@ -36,6 +37,8 @@ import type { ResponsesApi } from "../ingress/responses/responses-api.js";
 import { responsesEndpoints } from "../ingress/responses/endpoints.js";
 import type { MessagesApi } from "../ingress/messages/messages-api.js";
 import { messagesEndpoints } from "../ingress/messages/endpoints.js";
+import type { GeminiApi } from "../ingress/gemini/gemini-api.js";
+import { geminiEndpoints } from "../ingress/gemini/endpoints.js";
 import type { PluginRegistry } from "../providers/plugin-registry.js";
 import type { RouteSource } from "../routing/routes/route-source.js";
 import type { Storage } from "../storage/storage.js";
@@ -64,6 +67,7 @@ export class GatewayEndpoints {
     @inject(CHAT_COMPLETIONS_API) private readonly chatCompletions: ChatCompletionsApi,
     @inject(RESPONSES_API) private readonly responses: ResponsesApi,
     @inject(MESSAGES_API) private readonly messages: MessagesApi,
+    @inject(GEMINI_API) private readonly gemini: GeminiApi,
     @inject(EVENT_HUB) private readonly hub: EventHub,
     @inject(EVENT_FEED) private readonly events: EventFeed,
     @inject(METRICS) private readonly metrics: GatewayMetrics,
@@ -111,6 +115,7 @@ export class GatewayEndpoints {
       },
       ...responsesEndpoints(this.responses),
       ...messagesEndpoints(this.messages),
+      ...geminiEndpoints(this.gemini),
 
       // session history: a key reads and deletes its own sessions, the owner key every key's (docs/api.md#session-history)
       {

@@ -20,13 +20,21 @@ function expectedDigest(expected: string): Buffer {
 
 /**
  * The key a request carries: `Authorization: Bearer`, else `keyHeader` when
- * the endpoint names one (the Anthropic Messages API's `x-api-key`).
+ * the endpoint names one (the Anthropic Messages API's `x-api-key`, the
+ * Gemini API's `x-goog-api-key`), else the query parameter `keyQuery`
+ * names (the Gemini API's `?key=`), read from the URL only then.
  */
-export function requestKey(headers: IncomingHttpHeaders, keyHeader: string | undefined): string | undefined {
+export function requestKey(
+  headers: IncomingHttpHeaders,
+  keyHeader: string | undefined,
+  query?: { readonly name: string; readonly url: () => URL },
+): string | undefined {
   const bearer = bearerToken(headers);
-  if (bearer !== undefined || keyHeader === undefined) return bearer;
-  const value = headers[keyHeader];
-  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+  if (bearer !== undefined) return bearer;
+  const value = keyHeader === undefined ? undefined : headers[keyHeader];
+  if (typeof value === "string" && value.trim() !== "") return value.trim();
+  const inQuery = query?.url().searchParams.get(query.name)?.trim();
+  return inQuery ? inQuery : undefined;
 }
 
 export function bearerToken(headers: IncomingHttpHeaders): string | undefined {

@@ -27,7 +27,12 @@ export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Bu
 export interface Endpoint {
   /** An HTTP method, or `*` for every method. */
   readonly method: string;
-  /** The path; a `{name}` segment matches any one non-empty segment and reaches the handler in `params`. */
+  /**
+   * The path; a `{name}` segment matches any one non-empty segment and
+   * reaches the handler in `params`. A `{name}:verb` segment matches a
+   * segment that ends in `:verb` after a non-empty name (Google's
+   * `models/{model}:generateContent`): the name is the part before it.
+   */
   readonly path: string;
   /** Whether the server checks the request's key (and `scope`) before the handler; a row that checks its own (the WebSocket) says false. */
   readonly auth: boolean;
@@ -49,8 +54,10 @@ export interface Endpoint {
    * the handler too: a refused key, a 405, a body over the limit.
    */
   readonly errorShape?: ErrorShape;
-  /** A request header the key may come in besides `Authorization: Bearer` (lower-case; Anthropic's `x-api-key`). */
+  /** A request header the key may come in besides `Authorization: Bearer` (lower-case; Anthropic's `x-api-key`, Google's `x-goog-api-key`). */
   readonly keyHeader?: string;
+  /** A query parameter the key may come in, after the headers (Google's `?key=`). */
+  readonly keyQuery?: string;
   /** When set, WebSocket upgrades on this path are handed here; upgrades anywhere else are refused. */
   readonly upgrade?: UpgradeHandler;
 }
@@ -62,8 +69,8 @@ export type Match =
   | { kind: "wrong-method"; path: string; allowed: readonly string[]; served: Endpoint }
   | { kind: "none" };
 
-/** A segment of a path with `{name}` segments: matched literally, or taken as the named parameter. */
-type Segment = { literal: string } | { param: string };
+/** A segment of a path with `{name}` segments: matched literally, or taken as the named parameter (before a literal `suffix`, when it has one). */
+type Segment = { literal: string } | { param: string; suffix: string };
 
 interface Compiled {
   readonly endpoint: Endpoint;
@@ -82,12 +89,15 @@ const NO_PARAMS: Record<string, string> = Object.freeze({});
 export class EndpointTable {
   private readonly exact = new Map<string, Endpoint[]>();
   private readonly patterns: Compiled[] = [];
+  /** Every header a row takes its key in besides Authorization: a path no row serves takes the key in any of them. */
+  readonly keyHeaders: readonly string[];
 
   constructor(
     readonly endpoints: readonly Endpoint[],
     /** How an error is spelled on a row that names no shape of its own and on a path no row serves: the composition root's choice. */
     readonly errorShape: ErrorShape,
   ) {
+    this.keyHeaders = [...new Set(endpoints.flatMap((endpoint) => (endpoint.keyHeader ? [endpoint.keyHeader] : [])))];
     for (const endpoint of endpoints) {
       if (!endpoint.path.includes("{")) {
         const rows = this.exact.get(endpoint.path) ?? [];
@@ -96,9 +106,7 @@ export class EndpointTable {
         continue;
       }
       if (endpoint.upgrade) throw new Error(`${endpoint.path}: a row that takes WebSocket upgrades needs a plain path`);
-      const segments = endpoint.path
-        .split("/")
-        .map((segment): Segment => (segment.startsWith("{") && segment.endsWith("}") ? { param: segment.slice(1, -1) } : { literal: segment }));
+      const segments = endpoint.path.split("/").map(compileSegment);
       this.patterns.push({ endpoint, segments });
     }
   }
@@ -136,6 +144,15 @@ function wrongMethod(served: Endpoint, allowed: readonly string[]): Match {
   return { kind: "wrong-method", path: served.path, allowed, served };
 }
 
+/** `{name}`, `{name}:verb` or a literal segment. */
+function compileSegment(segment: string): Segment {
+  const close = segment.indexOf("}");
+  if (!segment.startsWith("{") || close < 0) return { literal: segment };
+  const suffix = segment.slice(close + 1);
+  if (suffix !== "" && !suffix.startsWith(":")) throw new Error(`${segment}: a {name} segment may be followed only by a ':verb'`);
+  return { param: segment.slice(1, close), suffix };
+}
+
 /** The path's `{name}` segments, decoded; undefined when the path does not fit (a segment that decodes to a `/` does not). */
 function paramsOf(pattern: readonly Segment[], segments: string[]): Record<string, string> | undefined {
   if (pattern.length !== segments.length) return undefined;
@@ -147,9 +164,14 @@ function paramsOf(pattern: readonly Segment[], segments: string[]): Record<strin
       if (wanted.literal !== segment) return undefined;
       continue;
     }
+    let raw = segment;
+    if (wanted.suffix) {
+      if (raw.length <= wanted.suffix.length || !raw.endsWith(wanted.suffix)) return undefined;
+      raw = raw.slice(0, -wanted.suffix.length);
+    }
     let value: string;
     try {
-      value = decodeURIComponent(segment);
+      value = decodeURIComponent(raw);
     } catch {
       return undefined;
     }

@@ -89,10 +89,11 @@ export class HttpServer {
       else if (match.kind === "wrong-method") [route, errorShape] = [match.path, match.served.errorShape ?? errorShape];
       if (applyCors(request, response, this.options.corsOrigins, errorShape) === "answered") return;
       if (match.kind === "found" && match.endpoint.probe) return await match.endpoint.handler(request, response, endpointCall(target, match.params));
-      // an unknown path needs the key too: without it, nobody learns which paths exist
-      if (match.kind === "none") caller = await this.authenticate(request, undefined);
-      else if (match.kind === "wrong-method") caller = await this.authenticate(request, { keyHeader: match.served.keyHeader });
-      else if (match.endpoint.auth) caller = await this.authenticate(request, match.endpoint);
+      // an unknown path needs the key too: without it, nobody learns which paths exist; it may come in any wire API's header
+      if (match.kind === "none") caller = await this.authenticate(request, { keyHeader: this.keyHeaderSent(request) }, target);
+      else if (match.kind === "wrong-method")
+        caller = await this.authenticate(request, { keyHeader: match.served.keyHeader, keyQuery: match.served.keyQuery }, target);
+      else if (match.endpoint.auth) caller = await this.authenticate(request, match.endpoint, target);
       // a malformed X-Session-Id is a 400 on every route, whatever else names the session (docs/api.md#sessions-x-session-id)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
@@ -135,16 +136,26 @@ export class HttpServer {
     }
   }
 
+  /** The first header of the table's key headers the request sent (a Gemini client's x-goog-api-key on a path no row serves). */
+  private keyHeaderSent(request: IncomingMessage): string | undefined {
+    return this.endpoints.keyHeaders.find((name) => request.headers[name] !== undefined);
+  }
+
   /** The request's key, valid and holding the endpoint's scope; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */
-  private async authenticate(request: IncomingMessage, endpoint: Pick<Endpoint, "scope" | "keyHeader"> | undefined): Promise<Caller> {
+  private async authenticate(
+    request: IncomingMessage,
+    endpoint: Pick<Endpoint, "scope" | "keyHeader" | "keyQuery"> | undefined,
+    target: RequestTarget,
+  ): Promise<Caller> {
     const scope: KeyScope | undefined = endpoint?.scope;
-    const token = requestKey(request.headers, endpoint?.keyHeader);
+    const keyQuery = endpoint?.keyQuery;
+    const token = requestKey(request.headers, endpoint?.keyHeader, keyQuery ? { name: keyQuery, url: () => target.url } : undefined);
     let identified: Identification = this.keys.identify(token, Date.now(), request.socket);
     // a key this gateway does not hold yet (created a moment ago elsewhere) is looked up before it is refused
     if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token, Date.now(), request.socket);
     if (!identified.ok) {
       const message = REFUSED[identified.reason];
-      // where the key may also come in another header, the message names it first (Anthropic's clients send x-api-key)
+      // where the key may also come in another header, the message names it first (Anthropic's clients send x-api-key, Google's x-goog-api-key)
       throw new GatewayError(
         "invalid_api_key",
         identified.reason === "missing" && endpoint?.keyHeader ? message.replace("Send ", `Send ${endpoint.keyHeader}: <key> or `) : message,

@@ -46,6 +46,8 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
       responses_api: true,
       // the Anthropic Messages API (/v1/messages, docs/api.md#messages-api)
       messages_api: true,
+      // the Gemini API (/v1beta/models/{model}:generateContent, docs/api.md#gemini-api)
+      gemini_api: true,
       reasoning_replay: true,
       // stored sessions over HTTP, each turn with its replay decision (docs/api.md#session-history)
       session_history: true,
@@ -80,6 +82,9 @@ export function capabilitiesBody(table: RouteTable, store: StoreChoice = { kind:
       "/v1/responses/compact",
       "/v1/messages",
       "/v1/messages/count_tokens",
+      "/v1beta/models/{model}:generateContent",
+      "/v1beta/models/{model}:streamGenerateContent",
+      "/v1beta/models/{model}:countTokens",
       "/v1/models",
       "/v1/capabilities",
       "/v1/sessions",

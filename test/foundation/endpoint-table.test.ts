@@ -4,6 +4,7 @@ import { EndpointTable, type Endpoint } from "../../src/http/endpoint-table.js";
 import { gatewayEndpoints } from "../../src/gateway/endpoints.js";
 import { openAIErrorShape } from "../../src/ingress/chat-completions/errors.js";
 import { anthropicErrorShape } from "../../src/ingress/messages/errors.js";
+import { googleErrorShape } from "../../src/ingress/gemini/errors.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 const row = (method: string, path: string): Endpoint => ({ method, path, auth: true, handler: () => undefined });
@@ -48,6 +49,22 @@ describe("the endpoint table", () => {
     }
   });
 
+  test("a {name}:verb segment takes the name before the verb, and only with that verb", () => {
+    const generate = row("POST", "/v1beta/models/{model}:generateContent");
+    const count = row("POST", "/v1beta/models/{model}:countTokens");
+    const google = new EndpointTable([generate, count], openAIErrorShape);
+    expect(google.match("POST", "/v1beta/models/gemini-3.1-pro-preview:generateContent")).toEqual({
+      kind: "found",
+      endpoint: generate,
+      params: { model: "gemini-3.1-pro-preview" },
+    });
+    expect(google.match("POST", "/v1beta/models/a%3Ab:countTokens")).toEqual({ kind: "found", endpoint: count, params: { model: "a:b" } });
+    expect(google.match("GET", "/v1beta/models/m:countTokens")).toMatchObject({ kind: "wrong-method", allowed: ["POST"] });
+    for (const path of ["/v1beta/models/:generateContent", "/v1beta/models/m:embedContent", "/v1beta/models/m", "/v1beta/models/m:generateContentX"])
+      expect(google.match("POST", path), path).toEqual({ kind: "none" });
+    expect(() => new EndpointTable([row("POST", "/v1/{model}generate")], openAIErrorShape)).toThrow(/':verb'/);
+  });
+
   test("upgrades are found by a row's plain path only", () => {
     const upgrade = () => undefined;
     const withSocket = new EndpointTable([{ ...row("GET", "/v1/events"), upgrade }, row("GET", "/v1/models")], openAIErrorShape);
@@ -77,10 +94,14 @@ describe("the gateway serves its table and nothing else", () => {
       expect((await fetch(`${gateway.url}${concrete(path)}`, { method: "PATCH" })).status, path).toBe(401);
       const refused = await gateway.fetch(concrete(path), { method: "PATCH" });
       expect(refused.status, path).toBe(405);
-      // in the error shape of the path's wire API: OpenAI's, or Anthropic's on the Messages API's paths
-      const anthropic = rows.some((endpoint) => endpoint.path === path && endpoint.errorShape === anthropicErrorShape);
+      // in the error shape of the path's wire API: OpenAI's, Anthropic's on the Messages API's paths, Google's on the Gemini API's
+      const shape = rows.find((endpoint) => endpoint.path === path)!.errorShape;
       expect((await refused.json()) as object, path).toMatchObject(
-        anthropic ? { type: "error", error: { type: "invalid_request_error" } } : { error: { code: "method_not_allowed", type: "invalid_request_error" } },
+        shape === anthropicErrorShape
+          ? { type: "error", error: { type: "invalid_request_error" } }
+          : shape === googleErrorShape
+            ? { error: { code: 405, status: "UNIMPLEMENTED" } }
+            : { error: { code: "method_not_allowed", type: "invalid_request_error" } },
       );
       // a literal path can also be served by a {name} row (GET /v1/responses/compact is a response id)
       expect(refused.headers.get("allow")!.split(", "), path).toEqual(expect.arrayContaining(methods));

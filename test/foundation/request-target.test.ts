@@ -27,14 +27,31 @@ test("every target PLAIN_PATH accepts is its own pathname, as the URL parser rea
   expect(accepted).toBeGreaterThan(1000);
 });
 
-test.each(["/", "/v1/chat/completions", "/v1/responses/resp_abc-123/input_items", "/a/", "/a.b/c~d", "/-", "/~"])("%s is plain", (target) => {
-  expect(PLAIN_PATH.test(target)).toBe(true);
-  expect(targetOf(target)!.pathname).toBe(target);
-  expect(targetOf(target)!.url.href).toBe(`http://carrierd.local${target}`);
-});
+test.each(["/", "/v1/chat/completions", "/v1/responses/resp_abc-123/input_items", "/a/", "/a.b/c~d", "/-", "/~", "/v1beta/models/m-3.1:generateContent"])(
+  "%s is plain",
+  (target) => {
+    expect(PLAIN_PATH.test(target)).toBe(true);
+    expect(targetOf(target)!.pathname).toBe(target);
+    expect(targetOf(target)!.url.href).toBe(`http://carrierd.local${target}`);
+  },
+);
 
 test.each(["/a/..", "/a/.", "/.well-known", "/a//b", "//x", "/a?b=1", "/a#b", "/%2e", "/a b", "/é", "/a\\b", "", "a"])("%j is parsed", (target) => {
   expect(PLAIN_PATH.test(target)).toBe(false);
+  expect(targetOf(target)!.pathname).toBe(parsedPath(target));
+});
+
+test.each([
+  ["/v1beta/models/m:streamGenerateContent?alt=sse", "/v1beta/models/m:streamGenerateContent"],
+  ["/a?b=1&c=d", "/a"],
+  ["/a/?", "/a/"],
+])("%s: a plain path with a plain query is read without parsing, its URL parsed when asked", (target, pathname) => {
+  expect(targetOf(target)!.pathname).toBe(pathname);
+  expect(parsedPath(target)).toBe(pathname);
+  expect(targetOf(target)!.url.href).toBe(new URL(target, "http://carrierd.local").href);
+});
+
+test.each(["/a?b=%20", "/a?b#c", "/a?b c", "/a/..?b", "?a"])("%j, a query that is not plain, is parsed", (target) => {
   expect(targetOf(target)!.pathname).toBe(parsedPath(target));
 });
 

@@ -72,11 +72,12 @@ interface ChatBody {
 
 /**
  * How to read a file with each tool an agent CLI offers, by tool name, in
- * order of preference: a reading tool first (opencode's and pi's `read`),
- * then a shell (Codex's `exec_command`, opencode's and pi's `bash`).
+ * order of preference: a reading tool first (opencode's and pi's `read`,
+ * Gemini CLI's `read_file`), then a shell (Codex's `exec_command`, opencode's and pi's `bash`).
  */
 const READERS: readonly { name: string; args: (path: string, required: readonly string[]) => Record<string, unknown> }[] = [
   { name: "read", args: (path, required) => ({ [required[0] ?? "path"]: path }) },
+  { name: "read_file", args: (path, required) => ({ [required[0] ?? "file_path"]: path }) },
   { name: "exec_command", args: (path) => ({ cmd: `cat ${path}` }) },
   { name: "bash", args: (path) => ({ command: `cat ${path}`, description: "Print the notes file" }) },
   { name: "shell", args: (path) => ({ command: ["cat", path] }) },

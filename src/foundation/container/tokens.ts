@@ -21,6 +21,7 @@ export const PROVIDER_STATS = Symbol("ProviderStats");
 export const CHAT_COMPLETIONS_API = Symbol("ChatCompletionsApi");
 export const RESPONSES_API = Symbol("ResponsesApi");
 export const MESSAGES_API = Symbol("MessagesApi");
+export const GEMINI_API = Symbol("GeminiApi");
 export const COMPACTOR = Symbol("Compactor");
 /** The access keys in memory (src/http/keys/key-ring.ts). */
 export const KEY_RING = Symbol("KeyRing");
