@@ -28,6 +28,7 @@ afterAll(() => gateway?.stop());
 const rows = () => gatewayEndpoints(gateway.container);
 
 const ANTHROPIC_TYPES: Record<string, string> = { permission_error: "insufficient_scope", authentication_error: "invalid_api_key" };
+const GOOGLE_STATUSES: Record<string, string> = { PERMISSION_DENIED: "insufficient_scope", UNAUTHENTICATED: "invalid_api_key" };
 
 /** A request for a row: `{name}` segments filled in, a body where the method takes one. */
 async function ask(row: { method: string; path: string }, secret: string | undefined): Promise<{ status: number; code: string | null }> {
@@ -44,9 +45,11 @@ async function ask(row: { method: string; path: string }, secret: string | undef
   const text = await response.text();
   let code: string | null = null;
   try {
-    const body = JSON.parse(text) as { type?: string; error?: { code?: string; type?: string } };
-    // the Messages API's rows answer in Anthropic's shape, where the type says what OpenAI's code says
-    code = body.type === "error" ? (ANTHROPIC_TYPES[body.error?.type ?? ""] ?? null) : (body.error?.code ?? null);
+    const body = JSON.parse(text) as { type?: string; error?: { code?: string | number; type?: string; status?: string } };
+    // the Messages API's rows answer in Anthropic's shape, where the type says what OpenAI's code says; the Gemini API's in Google's, where the status does
+    if (body.type === "error") code = ANTHROPIC_TYPES[body.error?.type ?? ""] ?? null;
+    else if (typeof body.error?.code === "number") code = GOOGLE_STATUSES[body.error.status ?? ""] ?? null;
+    else code = body.error?.code ?? null;
   } catch {
     // a page or metrics text
   }
