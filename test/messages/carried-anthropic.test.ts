@@ -107,6 +107,24 @@ describe("Claude Code's requests on an Anthropic route: the upstream gets the cl
     }
   }
 
+  test("count_tokens with Claude Code's request: counted by Anthropic, sent byte for byte but the model", async () => {
+    const { headers, body } = capture("claude-code-2.1.337-unrecognized-model-system-role-req.json");
+    const { max_tokens: _max, stream: _stream, ...counted } = body;
+    const text = JSON.stringify(counted);
+    const family = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("anthropic-")));
+    const response = await fetch(`${gateway.url}/v1/messages/count_tokens`, {
+      method: "POST",
+      headers: { ...family, "content-type": "application/json", authorization: `Bearer ${gateway.key}` },
+      body: text,
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(anthropic.answers.at(-1));
+    const received = anthropic.received.at(-1)!;
+    expect(received.path).toBe("/v1/messages/count_tokens");
+    expect(received.raw.toString("utf8")).toBe(text.replace(`"model":"${body.model}"`, `"model":"${UPSTREAM[body.model]}"`));
+    expect(received.headers["anthropic-beta"]).toBe(headers["anthropic-beta"]);
+  });
+
   test("a continued session resent with carrierd's envelopes as signatures: those blocks are left out, the rest byte for byte", async () => {
     const { headers, body } = capture("claude-code-2.1.337-continue-toolresult-req.json");
     // up to the user's second prompt: the turns before it were answered on a route that is not Anthropic's
