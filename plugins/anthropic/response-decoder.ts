@@ -7,6 +7,7 @@ import {
   requireObject,
   type StreamPart,
   UnreadableChunkError,
+  UpstreamReportedError,
   type Usage,
 } from "../../src/providers/plugin-api.js";
 import type { LayoutBlock } from "./content-layout.js";
@@ -53,8 +54,9 @@ export class AnthropicDecoder {
       }
       case "error": {
         // a mid-stream error (overloaded_error…) ends the turn as a failure, never as a short answer
+        // reported as the upstream's own, so a carried stream's client gets its error event as Anthropic sent it, and nothing after
         const error = readObject(payload.error);
-        throw new Error(`Anthropic stream error: ${readString(error?.type) ?? "error"}: ${readString(error?.message) ?? ""}`);
+        throw new UpstreamReportedError(error ?? {}, `Anthropic stream error: ${readString(error?.type) ?? "error"}: ${readString(error?.message) ?? ""}`);
       }
       default:
         return []; // ping, message_stop, and whatever Anthropic adds next

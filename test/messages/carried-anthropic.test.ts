@@ -17,7 +17,7 @@ let anthropic: AnthropicEmulator;
 let gateway: TestGateway;
 let client: Anthropic;
 /** What the emulator answers next instead of its usual answer (a rate limit the account hit). */
-let refuseNext: { status: number; json: unknown; headers: Record<string, string> } | undefined;
+let refuseNext: { status: number; json: unknown; headers: Record<string, string> } | { status: number; sse: string } | undefined;
 
 beforeAll(async () => {
   anthropic = await startAnthropicEmulator({
@@ -107,6 +107,24 @@ describe("Claude Code's requests on an Anthropic route: the upstream gets the cl
     }
   }
 
+  test("count_tokens with Claude Code's request: counted by Anthropic, sent byte for byte but the model", async () => {
+    const { headers, body } = capture("claude-code-2.1.337-unrecognized-model-system-role-req.json");
+    const { max_tokens: _max, stream: _stream, ...counted } = body;
+    const text = JSON.stringify(counted);
+    const family = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("anthropic-")));
+    const response = await fetch(`${gateway.url}/v1/messages/count_tokens`, {
+      method: "POST",
+      headers: { ...family, "content-type": "application/json", authorization: `Bearer ${gateway.key}` },
+      body: text,
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(anthropic.answers.at(-1));
+    const received = anthropic.received.at(-1)!;
+    expect(received.path).toBe("/v1/messages/count_tokens");
+    expect(received.raw.toString("utf8")).toBe(text.replace(`"model":"${body.model}"`, `"model":"${UPSTREAM[body.model]}"`));
+    expect(received.headers["anthropic-beta"]).toBe(headers["anthropic-beta"]);
+  });
+
   test("a continued session resent with carrierd's envelopes as signatures: those blocks are left out, the rest byte for byte", async () => {
     const { headers, body } = capture("claude-code-2.1.337-continue-toolresult-req.json");
     // up to the user's second prompt: the turns before it were answered on a route that is not Anthropic's
@@ -183,6 +201,31 @@ describe("what Anthropic answers reaches the client as Anthropic sent it", () =>
     expect(response.headers.get("x-should-retry")).toBe("true");
     expect(response.headers.get("anthropic-ratelimit-tokens-remaining")).toBe("0");
     expect(response.headers.get("request-id")).toBe("req_011CRate");
+  });
+
+  test("an error Anthropic reports mid-stream reaches the client as its own event, and nothing after it", async () => {
+    const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const sse =
+      event("message_start", {
+        type: "message_start",
+        message: {
+          id: "msg_x",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 5, output_tokens: 1 },
+        },
+      }) +
+      event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+      event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } }) +
+      event("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+    refuseNext = { status: 200, sse };
+    const response = await post(Buffer.from(JSON.stringify(params(true))), { "anthropic-version": "2023-06-01" });
+    expect(response.status).toBe(200);
+    expect(response.text).toBe(sse);
   });
 
   test("a field carrierd has never heard of reaches Anthropic, and Anthropic's refusal of it reaches the client", async () => {

@@ -5,6 +5,7 @@ import type { ChatRequest } from "../../providers/contract.js";
 import type { ResolvedModel, RouteTable } from "../../routing/routes/route-table.js";
 import type { ReplaySource } from "../../storage/turns.js";
 import { Cancellation } from "../../providers/upstream/cancellation.js";
+import { openCarriedBody, spliceTopLevel } from "../../providers/carried/carried-top.js";
 
 /** How long an Anthropic route's count_tokens may take before the estimate is given instead. */
 const UPSTREAM_COUNT_TIMEOUT_MS = 30_000;
@@ -41,25 +42,31 @@ export async function estimateInputTokens(
 
 /**
  * An Anthropic route's own count (`POST /v1/messages/count_tokens` on the
- * provider's base URL, Anthropic or Microsoft Foundry): the client's body
- * with the upstream model name, its `anthropic-beta` passed on. The
- * upstream's answer, success or error, is returned as it came.
+ * provider's base URL, Anthropic or Microsoft Foundry), carried: the
+ * client's bytes with the upstream model name spliced in, its `anthropic-*`
+ * headers as it sent them (its betas joined with routes.yaml's), carrierd's
+ * credential. The upstream's answer, success or error, is returned as it came.
  */
 export async function upstreamCount(
   resolved: ResolvedModel,
-  body: Record<string, unknown>,
+  bytes: Buffer,
   apiKey: string | undefined,
-  beta: string | undefined,
+  clientHeaders: Readonly<Record<string, string>>,
 ): Promise<{ status: number; body: string }> {
   const base = (resolved.provider.baseUrl ?? "https://api.anthropic.com").replace(/\/+$/, "");
-  const headers: Record<string, string> = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
+  const headers: Record<string, string> = { "content-type": "application/json", "anthropic-version": "2023-06-01", ...clientHeaders };
   if (apiKey) headers["x-api-key"] = apiKey;
-  if (beta) headers["anthropic-beta"] = beta;
+  for (const [name, value] of Object.entries(resolved.provider.headers)) {
+    const lower = name.toLowerCase();
+    headers[lower] = lower === "anthropic-beta" && headers[lower] ? `${value},${headers[lower]}` : value;
+  }
+  const body = openCarriedBody(bytes);
+  spliceTopLevel(body, resolved.upstreamModel, undefined);
   try {
     const answer = await fetch(`${base}/v1/messages/count_tokens`, {
       method: "POST",
-      headers: { ...headers, ...resolved.provider.headers },
-      body: JSON.stringify({ ...body, model: resolved.upstreamModel }),
+      headers,
+      body: body.splices.apply(),
       signal: AbortSignal.timeout(UPSTREAM_COUNT_TIMEOUT_MS),
     });
     return { status: answer.status, body: await answer.text() };

@@ -133,17 +133,23 @@ export class MessagesApi {
    * it would go upstream, replayed reasoning included.
    */
   async countTokens(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
-    const parsed = parseJsonBody(await readBodyBytes(request, this.options.bodyLimit));
+    const bytes = await readBodyBytes(request, this.options.bodyLimit);
+    const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
+    // an Anthropic route counts the request as the client sent it: the provider judges it, as it judges the request itself
+    const carried = this.carriedRoute(parsed);
+    if (carried) {
+      const resolved = this.route(carried.model, response, caller);
+      if (countsUpstream(resolved)) {
+        const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;
+        const answer = await upstreamCount(resolved, bytes, apiKey, carriedRequest(request, bytes, "anthropic-").headers);
+        response.writeHead(answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(answer.body) });
+        response.end(answer.body);
+        return;
+      }
+    }
     const body = validateCountTokensRequest(parsed);
     const resolved = this.route(body.model, response, caller);
-    if (countsUpstream(resolved)) {
-      const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;
-      const answer = await upstreamCount(resolved, body, apiKey, headerOf(request, "anthropic-beta"));
-      response.writeHead(answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(answer.body) });
-      response.end(answer.body);
-      return;
-    }
     const chatRequest = toChatRequest(body, { anthropic: false });
     const context = { storage: this.storage, registry: this.plugins.registry, env: this.options.env, table: this.routes.current };
     const sealed = await openThinkingSignatures(this.envelopes, body.messages, chatRequest.messages, resolved, caller.keyHash, this.log);
