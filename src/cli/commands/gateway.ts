@@ -80,8 +80,8 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     process.on("SIGHUP", () => void gateway.reloadRoutes());
     // First signal: stop accepting, let open streams finish (SSE answers can run for minutes), then exit 0.
     // A second signal, or the grace period running out, exits at once: an operator's Ctrl-C twice is final.
-    // started by an npm script (`npm start`), the gateway is npm's child: a terminal's Ctrl-C reaches npm and the gateway
-    // both, and npm passes its own on; a service manager may signal every process of the unit, npm too
+    // Started by an npm script (`npm start`), the gateway is npm's child: a terminal's Ctrl-C reaches npm and the gateway
+    // both, and npm passes its own on; a service manager may signal every process of the unit, npm too.
     const npmChild = process.env.npm_lifecycle_event !== undefined;
     let stoppingSince: number | undefined;
     const stop = (signal: NodeJS.Signals, reason = "stopping") => {
@@ -102,7 +102,7 @@ export const gatewayCommand: CommandModule<object, OptionFlags> = {
     // (a signal's listener is called with its number too: not a reason)
     process.on("SIGINT", () => stop("SIGINT"));
     process.on("SIGTERM", () => stop("SIGTERM"));
-    // if npm is killed outright it passes no signal on, and the gateway would run on, orphaned, holding its port
+    // If npm is killed outright it passes no signal on, and the gateway would run on, orphaned, holding its port.
     if (npmChild) whenParentExits(() => stop("SIGTERM", "npm, which started carrierd, exited; stopping"));
     // the key's location first: whoever waits for the listening line has both by then, and
     // the signal handlers are in place (a supervisor that stops it at once gets a clean stop)
