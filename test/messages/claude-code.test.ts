@@ -144,6 +144,13 @@ describe.each(Object.entries(VERSIONS))("Claude Code %s", (version, binary) => {
       // Claude Code's environment notes, a system message after the first user message, went upstream in their place
       const roles = requests[0]!.messages.map((message) => message.role);
       expect(roles.indexOf("system", 1), JSON.stringify(roles)).toBeGreaterThan(roles.indexOf("user"));
+      // Claude Code's own session id (x-claude-code-session-id) names the session its turns are listed under
+      const listed = await fetch(`${gateway.url}/v1/sessions`, { headers: { authorization: `Bearer ${gateway.key}` } });
+      const sessions = ((await listed.json()) as { data: { id: string }[] }).data.map((session) => session.id);
+      expect(
+        sessions.filter((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)).length,
+        JSON.stringify(sessions),
+      ).toBeGreaterThan(0);
       // Claude Code's cache_control marks are Anthropic's: an OpenAI-style upstream never sees them
       expect(JSON.stringify(requests)).not.toContain("cache_control");
     },

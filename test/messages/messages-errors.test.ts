@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { addKey } from "../keys/keys-support.js";
+import { readFixture } from "../support/fixtures-dir.js";
 import { startStrictDeepSeek, strictRoutes, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
 
 let upstream: StrictDeepSeek;
@@ -121,6 +122,24 @@ describe("the handler's own errors", () => {
     expect(await message({ ...BODY, temperature: 2 })).toBe("temperature: Input should be less than or equal to 1");
     expect(await message({ ...BODY, max_tokens: "many" })).toBe("max_tokens: Input should be a valid integer");
     expect(await message({ ...BODY, messages: [{ role: "user", content: 7 }] })).toBe("messages.0.content: Input should be a valid string or a valid list");
+  });
+
+  test("Claude Code 2.1.337's request with a non-Claude model name, as captured, is accepted the first time and named by its session id", async () => {
+    const captured = JSON.parse(readFixture("clients/claude-code-2.1.337-unrecognized-model-system-role-req.json")) as {
+      headers: Record<string, string>;
+      body: { model: string; messages: { role: string }[] };
+    };
+    expect(captured.body.messages[1]!.role).toBe("system");
+    const sent = upstream.requests.length;
+    const headers = Object.fromEntries(
+      Object.entries(captured.headers).filter(([name]) => ["anthropic-beta", "anthropic-version", "x-claude-code-session-id", "x-app"].includes(name)),
+    );
+    const answer = await post({ ...captured.body, stream: false }, { ...headers, ...key() }); // whole, so this test reads it as JSON
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.headers.get("x-session-id")).toBe(captured.headers["x-claude-code-session-id"]);
+    const roles = upstream.requests.slice(sent)[0]!.messages.map((message) => message.role);
+    expect(roles).toEqual(["system", "user", "system"]);
+    expect(upstream.statuses.slice(sent)).toEqual([200]);
   });
 
   test("a system message inside messages is accepted on every route, kept in its place", async () => {

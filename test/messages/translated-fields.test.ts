@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { captureLog } from "../support/captured-log.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /**
@@ -16,6 +17,7 @@ let server: Server;
 let baseUrl: string;
 const received: Body[] = [];
 let gateway: TestGateway;
+const log = captureLog();
 
 beforeAll(async () => {
   server = createServer((request, response) => {
@@ -60,6 +62,7 @@ carriers:
   - match: {}
     fields: [reasoning_content]
 `,
+    log: log.logger,
   });
 });
 afterAll(async () => {
@@ -110,4 +113,14 @@ test("a tool result's is_error is folded into the tool message's text; a system 
   expect(sent.map((message) => message.role)).toEqual(["user", "assistant", "tool", "user", "system"]);
   expect(sent[2]).toMatchObject({ role: "tool", tool_call_id: "toolu_1", content: "Error: permission denied" });
   expect(sent[4]).toMatchObject({ role: "system", content: "Be brief." });
+});
+
+test("a field the route's target has no equivalent for is dropped, never refused, with one log line per route and field", async () => {
+  const extra = { top_k: 5, context_management: { edits: [] }, metadata: { user_id: "u-1" }, messages: [{ role: "user", content: "count" }] };
+  await messages(extra);
+  await messages(extra);
+  const sent = received.at(-1)! as Record<string, unknown>;
+  for (const key of ["top_k", "context_management", "metadata"]) expect(sent).not.toHaveProperty(key);
+  const said = log.lines.filter((line) => line.object.door === "messages" && line.object.route === "qwen3").map((line) => line.object.field);
+  expect(said.sort()).toEqual(["context_management", "metadata", "top_k"]);
 });

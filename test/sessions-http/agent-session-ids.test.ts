@@ -11,7 +11,7 @@ import { startOpenAIUpstream } from "../support/openai-upstream.js";
  * `x-claude-code-session-id`, Codex's `session-id`, under the key's scope as
  * X-Session-Id is. Its turns are found in that session, and the session list
  * shows them under that id. Header names as the clients send them
- * (test/fixtures/clients: claude-code-2.1.337-continue-toolresult-req.json,
+ * (test/fixtures/clients: claude-code-2.1.337-unrecognized-model-system-role-req.json,
  * codex-0.171.0-default-responses-req.json).
  */
 

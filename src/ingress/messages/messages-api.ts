@@ -27,7 +27,8 @@ import { anthropicUsage, messageObject, stopReasonOf, type MessageIdentity } fro
 import { MessageStream, PING, type BlockSigner, type BlockView, type SealedProducer } from "./stream.js";
 import { validateCountTokensRequest, validateMessagesRequest } from "./request.js";
 import { openThinkingSignatures, thinkingSignature } from "./thinking-signature.js";
-import { toChatRequest } from "./to-chat-request.js";
+import { droppedKeys, toChatRequest } from "./to-chat-request.js";
+import { DroppedFields } from "../dropped-fields.js";
 import { carriedView } from "./carried-view.js";
 import { CarriedStream, carriedErrorFrame, carriedRequest, sendCarriedRefusal, sendCarriedWhole } from "../carried/carried-answer.js";
 import type { JsonObject } from "../../providers/contract.js";
@@ -50,7 +51,12 @@ export class MessagesApi {
     @inject(PLUGIN_HOST) private readonly plugins: PluginHost,
     @inject(ENVELOPES) private readonly envelopes: Envelopes,
     @inject(LOGGER) private readonly log: Logger,
-  ) {}
+  ) {
+    this.dropped = new DroppedFields(log);
+  }
+
+  /** The fields an OpenAI-style route had no equivalent for, said once per route and field. */
+  private readonly dropped: DroppedFields;
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const bytes = await readBodyBytes(request, this.options.bodyLimit);
@@ -63,6 +69,7 @@ export class MessagesApi {
     const stream = body.stream === true;
     const anthropic = isAnthropicRoute(resolved);
     const chatRequest = toChatRequest(body, { anthropic, betas: headerOf(request, "anthropic-beta") });
+    if (!anthropic) this.dropped.note("messages", body.model, droppedKeys(body));
     // the carriers a client's thinking blocks bring back (an Anthropic route's own blocks, or carrierd's envelope) replace the store's for their messages
     const sealed = anthropic
       ? clientThinking(body.messages, chatRequest.messages, resolved)

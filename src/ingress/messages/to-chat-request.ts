@@ -20,6 +20,31 @@ const REFUSED_ELSEWHERE: Readonly<Record<string, string>> = {
   container: "code-execution containers run inside Anthropic's API",
 };
 
+/** The top-level keys an OpenAI-style route takes, as they are or mapped (toChatRequest); the rest it has no equivalent for. */
+const TRANSLATED_KEYS = new Set([
+  "model",
+  "max_tokens",
+  "messages",
+  "system",
+  "stream",
+  "stop_sequences",
+  "temperature",
+  "top_p",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "output_config",
+]);
+
+/**
+ * The top-level keys of a Messages request a route that is not Anthropic's
+ * drops: `top_k`, `metadata`, `context_management`, `service_tier`,
+ * `inference_geo`, and any key Anthropic adds next (docs/api.md#what-maps-to-what).
+ */
+export function droppedKeys(request: MessagesRequest): string[] {
+  return Object.keys(request).filter((key) => !TRANSLATED_KEYS.has(key) && request[key] !== undefined);
+}
+
 /**
  * A Messages request as the gateway's canonical turn request (OpenAI chat
  * completions): system and messages, tools, tool_choice, stop sequences and
