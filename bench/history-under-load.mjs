@@ -21,7 +21,8 @@ const sessions = Number(process.argv[3] ?? 5000);
 const turnsPerSession = Number(process.argv[4] ?? 2);
 const checkout = process.env.CHECKOUT ?? fileURLToPath(new URL("..", import.meta.url));
 const PARALLEL = Number(process.env.PARALLEL ?? 8);
-// FLOOD=1: the searching loops ignore Retry-After and ask again at once (a flood of requests, whatever they ask)
+// FLOOD=1: the searching loops ignore Retry-After and ask again at once (a flood of requests, whatever they ask);
+// ASK=/v1/models: the loops ask that instead of searching (what a flood of requests costs by itself, to compare)
 const FLOOD = process.env.FLOOD === "1";
 const CHATS = Number(process.env.CHATS ?? 300);
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
@@ -74,7 +75,8 @@ process.stdin.on("data", () => (running = false));
 const loop = async () => {
   while (running) {
     const started = performance.now();
-    const response = await fetch("http://127.0.0.1:" + process.env.PORT + "/v1/sessions?limit=20&q=zebra-nowhere-" + Math.random().toString(36).slice(2, 6), {
+    const path = process.env.ASK || "/v1/sessions?limit=20&q=zebra-nowhere-" + Math.random().toString(36).slice(2, 6);
+    const response = await fetch("http://127.0.0.1:" + process.env.PORT + path, {
       headers: { authorization: "Bearer " + process.env.KEY },
     });
     await response.arrayBuffer();
