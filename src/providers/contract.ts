@@ -170,7 +170,7 @@ export interface UpstreamCall {
 }
 
 /** The wire APIs carrierd's doors speak and a plugin's upstream may speak too (PluginDefinition.wire). */
-export type WireApi = "anthropic-messages" | "openai-responses" | "openai-chat";
+export type WireApi = "anthropic-messages" | "openai-responses" | "openai-chat" | "gemini";
 
 /** A client's request on a route whose upstream speaks the client's wire: carried as sent, but for what carrierd must change. */
 export interface CarriedRequest {
