@@ -65,8 +65,8 @@ interface ReadPart {
 /**
  * A model content's parts: each stored signature the client left out goes
  * back on the part it was issued with (a call by its id or its place among
- * the calls, text by its text, thoughts at the front when the client sent
- * none), and an envelope of carrierd's comes off.
+ * the calls, text by its text, signed thoughts at the front of a content
+ * with no signature of Gemini's), and an envelope of carrierd's comes off.
  */
 function spliceModelParts(body: CarriedBody, partsMember: MemberSpan, canonical: ChatMessage, strict: boolean): void {
   const { bytes, splices } = body;
@@ -75,7 +75,10 @@ function spliceModelParts(body: CarriedBody, partsMember: MemberSpan, canonical:
   const layout = readLayout(canonical.native_record) ?? [];
   const sent = new Set(signatures.map((signature) => signature?.value));
   const hasEnvelope = signatures.some((signature) => isCarrierEnvelope(signature?.value));
-  if (!hasEnvelope && layout.every((part) => part.thoughtSignature === undefined || sent.has(part.thoughtSignature))) return; // most requests: as sent
+  // a client that sends Gemini's signatures back keeps the ones that matter itself; the thought summaries it leaves out are its choice (Gemini CLI's)
+  const clientSigned = signatures.some((signature) => signature?.value !== undefined && !isCarrierEnvelope(signature.value));
+  const missing = (part: LayoutPart) => part.thoughtSignature !== undefined && !sent.has(part.thoughtSignature) && !(part.type === "thought" && clientSigned);
+  if (!hasEnvelope && !layout.some(missing)) return; // most requests: as sent
   if (elements.some((element) => bytes[element.start] !== 0x7b)) return; // a part that is not an object: Gemini judges the content as sent
 
   const parts = elements.map((element) => readPart(bytes, element));
@@ -86,15 +89,15 @@ function spliceModelParts(body: CarriedBody, partsMember: MemberSpan, canonical:
   let callOrdinal = 0;
   for (const entry of layout) {
     const position = entry.type === "function_call" ? callOrdinal++ : -1;
-    if (entry.thoughtSignature === undefined || sent.has(entry.thoughtSignature)) continue;
+    if (!missing(entry)) continue;
     if (entry.type === "function_call") {
       const part = entry.native_id ? calls.find((candidate) => candidate.call!.id === entry.id) : calls[position];
       // Gemini binds a signature to the call it signed: arguments the client reshaped take none
       if (part && unsigned(part) && !signed.has(part) && (entry.args === undefined || sameJson(part.call!.args, entry.args)))
-        signed.set(part, entry.thoughtSignature);
+        signed.set(part, entry.thoughtSignature!);
     } else if (entry.type === "text") {
       const part = parts.find((candidate) => !candidate.thought && candidate.text === entry.text && unsigned(candidate) && !signed.has(candidate));
-      if (part) signed.set(part, entry.thoughtSignature);
+      if (part) signed.set(part, entry.thoughtSignature!);
     } else thoughts.push(entry);
   }
   // a turn whose calls lost carrierd's envelope and got no signature back: Gemini 3 refuses unsigned calls
