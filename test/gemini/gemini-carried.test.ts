@@ -15,26 +15,33 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
  */
 let gemini: Emulator;
 let refusing: Emulator;
+let failing: Emulator;
 let gateway: TestGateway;
 let sdk: GoogleGenAI;
 let direct: GoogleGenAI;
 
 const UPSTREAM_MODEL = "gemini-3-pro-preview";
+const MID_STREAM =
+  `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text: "Hel" }] }, index: 0 }], modelVersion: "gemini-3-pro-preview" })}\r\n\r\n` +
+  `data: ${JSON.stringify({ error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" } })}\r\n\r\n`;
 const RETRY_BODY = JSON.stringify({ error: { code: 429, message: "Resource has been exhausted (e.g. check quota).", status: "RESOURCE_EXHAUSTED" } });
 
 beforeAll(async () => {
   gemini = await startGeminiEmulator({ apiKey: "gemini-route-key" });
   refusing = await startEmulator(() => ({ status: 429, json: JSON.parse(RETRY_BODY) as unknown, headers: { "retry-after": "17" } }));
+  failing = await startEmulator(() => ({ status: 200, sse: MID_STREAM }));
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
   gemini: { plugin: gemini, base_url: ${gemini.url}, api_key_env: GEMINI_API_KEY }
   busy: { plugin: gemini, base_url: ${refusing.url}, api_key_env: GEMINI_API_KEY }
+  failing: { plugin: gemini, base_url: ${failing.url}, api_key_env: GEMINI_API_KEY }
 models:
   - { name: gemini-3.5-flash-lite, provider: gemini, model: ${UPSTREAM_MODEL} }
   - { name: gemini-3.8-flash, provider: gemini, model: ${UPSTREAM_MODEL} }
   - { name: ${UPSTREAM_MODEL}, provider: gemini, model: ${UPSTREAM_MODEL} }
   - { name: busy-gemini, provider: busy, model: ${UPSTREAM_MODEL} }
+  - { name: failing-gemini, provider: failing, model: ${UPSTREAM_MODEL} }
 `,
     env: { GEMINI_API_KEY: "gemini-route-key" },
   });
@@ -45,6 +52,7 @@ afterAll(async () => {
   await gateway?.stop();
   await gemini?.close();
   await refusing?.close();
+  await failing?.close();
 });
 
 interface Recorded {
@@ -104,6 +112,13 @@ test("an upstream refusal keeps its status, body and retry headers", async () =>
     expect(answer.headers.get("retry-after")).toBe("17");
     expect(await answer.text()).toBe(RETRY_BODY);
   }
+});
+
+test("an error event inside the stream reaches the client as Gemini sent it, after what came before it", async () => {
+  const body = JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+  const answer = await post("/v1beta/models/failing-gemini:streamGenerateContent?alt=sse", body);
+  expect(answer.status).toBe(200);
+  expect(await answer.text()).toBe(MID_STREAM);
 });
 
 test("@google/genai: a streamed tool loop reaches Gemini as the SDK sends it, the answer's bytes as Gemini sent them", async () => {
