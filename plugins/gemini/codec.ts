@@ -52,7 +52,9 @@ function urlOf(call: UpstreamCall): string {
   const base = (call.provider.baseUrl ?? "https://generativelanguage.googleapis.com").replace(/\/+$/, "");
   const root = /\/v1(beta\d*|alpha)?$/.test(base) ? base : `${base}/v1beta`;
   const model = call.model.startsWith("models/") ? call.model.slice("models/".length) : call.model;
-  return `${root}/models/${encodeURIComponent(model)}:${call.stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
+  // a carried streamGenerateContent without alt=sse is asked as the client asked it: Google answers one JSON array
+  const verb = call.stream ? "streamGenerateContent?alt=sse" : call.carried?.verb === "streamGenerateContent" ? "streamGenerateContent" : "generateContent";
+  return `${root}/models/${encodeURIComponent(model)}:${verb}`;
 }
 
 function headersOf(call: UpstreamCall, client: Readonly<Record<string, string>>): Record<string, string> {

@@ -178,6 +178,12 @@ export interface CarriedRequest {
   readonly bytes: Buffer;
   /** The client's headers of the provider's family (`anthropic-*`, `openai-*`), lower-cased, as sent. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The path's `:verb` the client called, when the upstream's URL names one
+   * and it says more than `stream` does: Gemini's `streamGenerateContent`
+   * without `alt=sse`, answered as one JSON array of the stream's chunks.
+   */
+  readonly verb?: string;
   /** What routes.yaml sets for the route (`models[].params`, `request_extra`); the turn adds it. */
   readonly settings?: { readonly defaults: JsonObject | undefined; readonly overrides: JsonObject | undefined };
 }

@@ -152,6 +152,22 @@ test("@google/genai: a streamed tool loop reaches Gemini as the SDK sends it, th
   expect(second.candidates?.[0]?.finishReason).toBe("STOP");
 });
 
+test("streamGenerateContent without alt=sse is asked so of Gemini, and its JSON array reaches the client as sent", async () => {
+  const body = JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Say hello (array)." }] }] });
+  const answer = await post(`/v1beta/models/gemini-3.8-flash:streamGenerateContent`, body);
+  expect(answer.status).toBe(200);
+  const sent = gemini.received.at(-1)!;
+  expect(sent.path).toBe(`/v1beta/models/${UPSTREAM_MODEL}:streamGenerateContent`);
+  expect(sent.raw.toString()).toBe(body);
+  const chunks = (await answer.json()) as { candidates: { content: { parts: { text?: string }[] } }[]; modelVersion: string }[];
+  expect(Array.isArray(chunks)).toBe(true);
+  expect(chunks.flatMap((chunk) => chunk.candidates[0]!.content.parts.map((part) => part.text ?? "")).join("")).toBe("Hello.");
+  expect(chunks[0]!.modelVersion).toBe(UPSTREAM_MODEL);
+  // the turn read from the array is stored
+  const history = (await (await gateway.fetch(`/v1/sessions/${answer.headers.get("x-session-id")!}`)).json()) as { turns: unknown[] };
+  expect(history.turns).toHaveLength(1);
+});
+
 test("the SSE answer reaches the client as the upstream framed it", async () => {
   const body = JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Say hello (framing)." }] }] });
   const text = await (await post(`/v1beta/models/${UPSTREAM_MODEL}:streamGenerateContent?alt=sse`, body)).text();

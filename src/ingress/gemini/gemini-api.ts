@@ -57,9 +57,8 @@ export class GeminiApi {
     const resolved = this.route(model, response, caller);
     const bytes = await readBodyBytes(request, this.options.bodyLimit);
     const body = validateGenerateRequest(parseJsonBody(bytes));
-    // the JSON-array form is Google's to write from chunks: it is translated, as on any route
-    if (form !== "array" && this.plugins.registry.get(resolved.provider.plugin)?.definition.wire === "gemini")
-      return this.carry(request, response, caller, { model, bytes, body, resolved, stream: form === "sse" });
+    if (this.plugins.registry.get(resolved.provider.plugin)?.definition.wire === "gemini")
+      return this.carry(request, response, caller, { model, bytes, body, resolved, form });
     const stream = form === "sse";
     const chatRequest = toChatRequest(model, body, { gemini: isGeminiRoute(resolved) }, stream);
     // the carriers a function call's thoughtSignature brings back (carrierd's envelope) replace the store's for its model content
@@ -99,7 +98,8 @@ export class GeminiApi {
    * upstream's answer as it was sent.
    */
   private async carry(request: IncomingMessage, response: ServerResponse, caller: Caller, sent: CarriedGemini): Promise<void> {
-    const chatRequest = toChatRequest(sent.model, sent.body, { gemini: true, carried: true }, sent.stream);
+    const stream = sent.form === "sse";
+    const chatRequest = toChatRequest(sent.model, sent.body, { gemini: true, carried: true }, stream);
     const sealed = await openThoughtSignatures(this.envelopes, sent.body.contents, chatRequest.messages, sent.resolved, caller.keyHash, this.log);
     const failureFrame = carriedErrorFrame(geminiFailureFrame, false);
     let run: TurnRun;
@@ -108,9 +108,10 @@ export class GeminiApi {
         keyHash: caller.keyHash,
         explicitSession: explicitSessionOf(request, caller),
         sessionScope: sessionScopeOf(caller),
-        stream: sent.stream,
+        stream,
         sealed,
-        carried: carriedRequest(request, sent.bytes, "x-goog-"),
+        // the JSON-array form is asked of Gemini as the client asked it
+        carried: { ...carriedRequest(request, sent.bytes, "x-goog-"), ...(sent.form === "array" ? { verb: "streamGenerateContent" } : {}) },
         client: { options: this.options, failureFrame },
       });
     } catch (error) {
@@ -118,7 +119,7 @@ export class GeminiApi {
       throw error;
     }
     const headers = { "x-session-id": sessionName(run.sessionId) };
-    if (sent.stream) await streamTurn(run, response, new CarriedStream(response, run, headers, failureFrame), this.log);
+    if (stream) await streamTurn(run, response, new CarriedStream(response, run, headers, failureFrame), this.log);
     else await sendCarriedWhole(run, response, headers);
   }
 
@@ -176,7 +177,7 @@ interface CarriedGemini {
   readonly bytes: Buffer;
   readonly body: GenerateContentRequest;
   readonly resolved: ResolvedModel;
-  readonly stream: boolean;
+  readonly form: AnswerForm;
 }
 
 /** Whether the route speaks the Gemini API itself (the gemini plugin). */
