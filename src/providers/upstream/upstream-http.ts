@@ -18,6 +18,7 @@ import {
   partsOf,
 } from "../contract.js";
 import { parseObject } from "../json-readers.js";
+import { skipSpace } from "../carried/json-spans.js";
 import { BatchQueue, type Backpressure } from "./batch-queue.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
 import { DeadlineCuts } from "./deadline-cuts.js";
@@ -222,7 +223,7 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
       return;
     }
     // a carried answer that is a JSON array is a stream's chunks sent whole (Gemini's streamGenerateContent without alt=sse)
-    if (this.head && text.trimStart().startsWith("[")) {
+    if (this.head && bytes[skipSpace(bytes, 0)] === 0x5b) {
       this.settle({ ok: true, parts: decodeChunkArray(this.codec, this.call.provider, text, bytes), head: this.head });
       return;
     }
