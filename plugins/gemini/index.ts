@@ -14,6 +14,8 @@ export default definePlugin({
   apiVersion: 1,
   description: "Google Gemini API, native generateContent (thoughtSignature on parts, thought summaries)",
   native: { type: "gemini.native_assistant", schema },
+  // a Gemini API client on this plugin's routes is carried as it sent its request (docs/architecture.md#two-paths)
+  wire: "gemini",
   create(context) {
     const codec = createGeminiCodec((model, name) =>
       context.log.debug(

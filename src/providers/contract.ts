@@ -170,7 +170,7 @@ export interface UpstreamCall {
 }
 
 /** The wire APIs carrierd's doors speak and a plugin's upstream may speak too (PluginDefinition.wire). */
-export type WireApi = "anthropic-messages" | "openai-responses" | "openai-chat";
+export type WireApi = "anthropic-messages" | "openai-responses" | "openai-chat" | "gemini";
 
 /** A client's request on a route whose upstream speaks the client's wire: carried as sent, but for what carrierd must change. */
 export interface CarriedRequest {
@@ -178,6 +178,12 @@ export interface CarriedRequest {
   readonly bytes: Buffer;
   /** The client's headers of the provider's family (`anthropic-*`, `openai-*`), lower-cased, as sent. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The path's `:verb` the client called, when the upstream's URL names one
+   * and it says more than `stream` does: Gemini's `streamGenerateContent`
+   * without `alt=sse`, answered as one JSON array of the stream's chunks.
+   */
+  readonly verb?: string;
   /** What routes.yaml sets for the route (`models[].params`, `request_extra`); the turn adds it. */
   readonly settings?: { readonly defaults: JsonObject | undefined; readonly overrides: JsonObject | undefined };
 }

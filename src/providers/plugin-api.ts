@@ -8,6 +8,7 @@
 export * from "./contract.js";
 export { chatBodyBytes } from "./chat-json.js";
 export { openCarriedBody, spliceTopLevel, type CarriedBody } from "./carried/carried-top.js";
+export { isCarrierEnvelope } from "./carried/envelope-mark.js";
 export { arraySpan, memberOf, objectSpan, type ArraySpan, type ElementSpan, type MemberSpan, type ObjectSpan } from "./carried/json-spans.js";
 export { isJsonObject, parseObject, readArray, readNumber, readObject, readString, requireObject, requireObjects, UpstreamShapeError } from "./json-readers.js";
 export { textOf } from "./message-text.js";

@@ -124,7 +124,12 @@ export function sendCarriedRefusal(
   return true;
 }
 
-/** The stream's error event holding the upstream's own error body, as a provider streams an error (`event: error`). */
-export function carriedErrorFrame(fallback: FailureFrame): FailureFrame {
-  return (failure) => (failure.upstreamBody !== undefined ? `event: error\ndata: ${redactText(failure.upstreamBody)}\n\n` : fallback(failure));
+/**
+ * The stream's error event holding the upstream's own error body, as a
+ * provider streams an error: `event: error` (Anthropic's), or an unnamed
+ * `data:` event (`named` false: Google's).
+ */
+export function carriedErrorFrame(fallback: FailureFrame, named = true): FailureFrame {
+  const event = named ? "event: error\n" : "";
+  return (failure) => (failure.upstreamBody !== undefined ? `${event}data: ${redactText(failure.upstreamBody)}\n\n` : fallback(failure));
 }

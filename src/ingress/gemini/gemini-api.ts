@@ -20,6 +20,7 @@ import type { RouteSource } from "../../routing/routes/route-source.js";
 import type { Storage } from "../../storage/storage.js";
 import { estimateInputTokens } from "../messages/count-tokens.js";
 import { thinkingSignature } from "../messages/thinking-signature.js";
+import { CarriedStream, carriedErrorFrame, carriedRequest, sendCarriedRefusal, sendCarriedWhole } from "../carried/carried-answer.js";
 import { geminiFailureFrame } from "./errors.js";
 import { finishReasonOf, responseObject, usageMetadata, type ResponseIdentity } from "./final-object.js";
 import { countedRequest, validateGenerateRequest, type GenerateContentRequest } from "./request.js";
@@ -54,7 +55,10 @@ export class GeminiApi {
 
   async generate(request: IncomingMessage, response: ServerResponse, caller: Caller, model: string, form: AnswerForm): Promise<void> {
     const resolved = this.route(model, response, caller);
-    const body = validateGenerateRequest(parseJsonBody(await readBodyBytes(request, this.options.bodyLimit)));
+    const bytes = await readBodyBytes(request, this.options.bodyLimit);
+    const body = validateGenerateRequest(parseJsonBody(bytes));
+    if (this.plugins.registry.get(resolved.provider.plugin)?.definition.wire === "gemini")
+      return this.carry(request, response, caller, { model, bytes, body, resolved, form });
     const stream = form === "sse";
     const chatRequest = toChatRequest(model, body, { gemini: isGeminiRoute(resolved) }, stream);
     // the carriers a function call's thoughtSignature brings back (carrierd's envelope) replace the store's for its model content
@@ -84,6 +88,39 @@ export class GeminiApi {
       usage: usageMetadata(turn.usage),
     });
     sendJson(response, 200, form === "array" ? [whole] : whole, headers);
+  }
+
+  /**
+   * A request carried to a Gemini route (docs/architecture.md#two-paths):
+   * the turn reads what it needs of the body (its contents, for sessions and
+   * replay), the upstream gets the client's bytes with only the listed
+   * changes (docs/api.md#carried-requests), and the client gets the
+   * upstream's answer as it was sent.
+   */
+  private async carry(request: IncomingMessage, response: ServerResponse, caller: Caller, sent: CarriedGemini): Promise<void> {
+    const stream = sent.form === "sse";
+    const chatRequest = toChatRequest(sent.model, sent.body, { gemini: true, carried: true }, stream);
+    const sealed = await openThoughtSignatures(this.envelopes, sent.body.contents, chatRequest.messages, sent.resolved, caller.keyHash, this.log);
+    const failureFrame = carriedErrorFrame(geminiFailureFrame, false);
+    let run: TurnRun;
+    try {
+      run = await startTurn(this.chat, chatRequest, response, {
+        keyHash: caller.keyHash,
+        explicitSession: explicitSessionOf(request, caller),
+        sessionScope: sessionScopeOf(caller),
+        stream,
+        sealed,
+        // the JSON-array form is asked of Gemini as the client asked it
+        carried: { ...carriedRequest(request, sent.bytes, "x-goog-"), ...(sent.form === "array" ? { verb: "streamGenerateContent" } : {}) },
+        client: { options: this.options, failureFrame },
+      });
+    } catch (error) {
+      if (sendCarriedRefusal(response, error, failureFrame)) return;
+      throw error;
+    }
+    const headers = { "x-session-id": sessionName(run.sessionId) };
+    if (stream) await streamTurn(run, response, new CarriedStream(response, run, headers, failureFrame), this.log);
+    else await sendCarriedWhole(run, response, headers);
   }
 
   /**
@@ -132,6 +169,15 @@ export class GeminiApi {
       return undefined;
     }
   }
+}
+
+/** A Gemini-door request on a Gemini route, as the client sent it. */
+interface CarriedGemini {
+  readonly model: string;
+  readonly bytes: Buffer;
+  readonly body: GenerateContentRequest;
+  readonly resolved: ResolvedModel;
+  readonly form: AnswerForm;
 }
 
 /** Whether the route speaks the Gemini API itself (the gemini plugin). */

@@ -6,6 +6,13 @@ import type { FunctionDeclaration, GeminiContent, GeminiPart, GenerateContentReq
 export interface ConversionTarget {
   /** The route speaks the Gemini API itself (the gemini plugin): `generationConfig`, `toolConfig` and Google's own keys go on as sent. */
   readonly gemini: boolean;
+  /**
+   * The request is carried to the route as sent (docs/architecture.md#two-paths):
+   * the turn request is only what carrierd reads of it (its contents, for
+   * sessions and replay), so a part or tool it does not read is passed over,
+   * not refused; Gemini judges it.
+   */
+  readonly carried?: boolean;
 }
 
 /** Top-level keys only the Gemini API knows, passed on to a Gemini route (the gemini plugin sends them as they are). */
@@ -29,10 +36,11 @@ export function toChatRequest(model: string, request: GenerateContentRequest, ta
   const system = request.systemInstruction?.parts.map((part) => part.text ?? "").join("\n");
   if (system) messages.push({ role: "system", content: system });
   const calls = new CallIds();
-  request.contents.forEach((content, index) => messages.push(...convertContent(content, index, calls)));
+  const strict = target.carried !== true;
+  request.contents.forEach((content, index) => messages.push(...convertContent(content, index, calls, strict)));
   const chat: ChatRequest = { model, messages };
   if (stream) chat.stream = true;
-  const tools = convertTools(request.tools);
+  const tools = convertTools(request.tools, strict);
   if (tools) chat.tools = tools;
   const config = request.generationConfig ?? {};
   if (target.gemini) {
@@ -130,8 +138,8 @@ class CallIds {
   }
 }
 
-function convertContent(content: GeminiContent, index: number, calls: CallIds): ChatMessage[] {
-  return content.role === "model" ? [modelMessage(content.parts, index, calls)] : userMessages(content.parts, index, calls);
+function convertContent(content: GeminiContent, index: number, calls: CallIds, strict: boolean): ChatMessage[] {
+  return content.role === "model" ? [modelMessage(content.parts, index, calls, strict)] : userMessages(content.parts, index, calls, strict);
 }
 
 /**
@@ -140,7 +148,7 @@ function convertContent(content: GeminiContent, index: number, calls: CallIds): 
  * thoughtSignature (an envelope) or from the store, never from the text a
  * client sends back.
  */
-function modelMessage(parts: GeminiPart[], index: number, calls: CallIds): ChatMessage {
+function modelMessage(parts: GeminiPart[], index: number, calls: CallIds, strict: boolean): ChatMessage {
   let text = "";
   const toolCalls: ToolCall[] = [];
   parts.forEach((part, position) => {
@@ -150,7 +158,7 @@ function modelMessage(parts: GeminiPart[], index: number, calls: CallIds): ChatM
       const id = calls.called(call.id, call.name, `${index}_${position}`);
       toolCalls.push({ id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } });
     } else if (typeof part.text === "string") text += part.text;
-    else if (part.thoughtSignature === undefined)
+    else if (part.thoughtSignature === undefined && strict)
       throw refused(`contents[${index}].parts[${position}]`, "a model content's parts may hold text and function calls only on this route");
   });
   const message: ChatMessage = { role: "assistant", content: text || (toolCalls.length > 0 ? null : "") };
@@ -163,7 +171,7 @@ function modelMessage(parts: GeminiPart[], index: number, calls: CallIds): ChatM
  * message each (OpenAI wants them right after the calls), then the rest as
  * one user message.
  */
-function userMessages(parts: GeminiPart[], index: number, calls: CallIds): ChatMessage[] {
+function userMessages(parts: GeminiPart[], index: number, calls: CallIds, strict: boolean): ChatMessage[] {
   const out: ChatMessage[] = [];
   const rest: JsonObject[] = [];
   parts.forEach((part, position) => {
@@ -173,6 +181,8 @@ function userMessages(parts: GeminiPart[], index: number, calls: CallIds): ChatM
       out.push({ role: "tool", tool_call_id: calls.answered(answer.id, answer.name, `${index}_${position}`), content: responseText(answer.response) });
     } else if (typeof part.text === "string") {
       if (part.thought !== true) rest.push({ type: "text", text: part.text });
+    } else if (!strict) {
+      return; // carried: the turn reads text and function responses; the rest goes upstream in the client's bytes
     } else if (part.inlineData) {
       rest.push(dataPart(part.inlineData.mimeType, `data:${part.inlineData.mimeType};base64,${part.inlineData.data}`, at));
     } else if (part.fileData) {
@@ -205,12 +215,12 @@ function responseText(response: JsonObject | undefined): string {
 }
 
 /** Function declarations as OpenAI function tools; any other tool (Google Search, code execution) runs only inside Google's API. */
-function convertTools(tools: GenerateContentRequest["tools"]): JsonObject[] | undefined {
+function convertTools(tools: GenerateContentRequest["tools"], strict: boolean): JsonObject[] | undefined {
   if (!tools?.length) return undefined;
   const out: JsonObject[] = [];
   tools.forEach((tool, index) => {
     for (const key of Object.keys(tool))
-      if (key !== "functionDeclarations")
+      if (key !== "functionDeclarations" && strict)
         throw refused(`tools[${index}].${key}`, `tool '${key}' runs inside Google's API; carrierd serves function declarations`);
     for (const declaration of tool.functionDeclarations ?? []) out.push(functionTool(declaration));
   });

@@ -32,6 +32,11 @@ export class Splices {
     else this.appendMembers(object, [[key, json]], object.members.length > 0);
   }
 
+  /** `text` put in at `at`, before the byte there. */
+  insert(at: number, text: string): void {
+    this.list.push({ start: at, end: at, text });
+  }
+
   /** Members added at the end of an object; `afterOthers`: members remain before them, so a comma leads. */
   appendMembers(object: ObjectSpan, entries: readonly (readonly [string, string])[], afterOthers: boolean): void {
     if (entries.length === 0) return;

@@ -15,8 +15,10 @@ import {
   type UpstreamCall,
   type UpstreamDeadlines,
   type UpstreamResult,
+  partsOf,
 } from "../contract.js";
 import { parseObject } from "../json-readers.js";
+import { skipSpace } from "../carried/json-spans.js";
 import { BatchQueue, type Backpressure } from "./batch-queue.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
 import { DeadlineCuts } from "./deadline-cuts.js";
@@ -220,6 +222,11 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
       this.settle({ ok: false, status: this.status, body: text, headers: this.errorHeaders });
       return;
     }
+    // a carried answer that is a JSON array is a stream's chunks sent whole (Gemini's streamGenerateContent without alt=sse)
+    if (this.head && bytes[skipSpace(bytes, 0)] === 0x5b) {
+      this.settle({ ok: true, parts: decodeChunkArray(this.codec, this.call.provider, text, bytes), head: this.head });
+      return;
+    }
     // a body that is JSON but not an object (null, an array) is refused the same way: a codec reads an object
     const parsed = parseObject(text);
     if (!parsed) {
@@ -282,6 +289,21 @@ class Exchange implements Dispatcher.DispatchHandler, Watched {
 async function* decodeWhole(codec: HttpCodec, body: JsonObject, carried?: Buffer): AsyncIterable<readonly StreamPart[]> {
   const parts = codec.decodeResponse(body);
   yield carried ? [{ type: "answer-bytes", bytes: carried }, ...parts] : parts;
+}
+
+/** A stream's chunks sent as one JSON array, each read as the stream's event would be, in order, by one stream decoder. */
+async function* decodeChunkArray(codec: HttpCodec, provider: string, text: string, bytes: Buffer): AsyncIterable<readonly StreamPart[]> {
+  let chunks: unknown;
+  try {
+    chunks = JSON.parse(text);
+  } catch {
+    chunks = undefined;
+  }
+  if (!Array.isArray(chunks)) throw new GatewayError("upstream_error", `upstream ${provider} answered with a body that is not JSON`, null, { status: 502 });
+  const decode = codec.createStreamDecoder();
+  const parts: StreamPart[] = [{ type: "answer-bytes", bytes }];
+  for (const chunk of chunks) parts.push(...partsOf(decode({ data: JSON.stringify(chunk) })));
+  yield parts;
 }
 
 /** SSE bytes → events → canonical parts, one network read at a time: the parts of one read leave together. */

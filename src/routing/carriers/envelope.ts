@@ -4,6 +4,7 @@ import type { Json, JsonObject } from "../../providers/contract.js";
 import type { ReplaySource } from "../../storage/turns.js";
 import type { EnvelopeKeyRing } from "./envelope-keys.js";
 import type { EnvelopeKey } from "../../storage/envelope-keys.js";
+import { ENVELOPE_PREFIX, isCarrierEnvelope } from "../../providers/carried/envelope-mark.js";
 
 /**
  * A turn's carriers as an envelope holds them: exactly what replay reads of
@@ -24,7 +25,7 @@ export type OpenedEnvelope =
 export const ENVELOPE_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 
 /** Every envelope starts with this: the format's version, so a later format can be told apart. */
-export const ENVELOPE_PREFIX = "cd1.";
+export { ENVELOPE_PREFIX };
 
 const KEY_ID_BYTES = 8;
 const NONCE_BYTES = 12;
@@ -248,9 +249,7 @@ export function deflated(payload: Buffer): Buffer {
 }
 
 /** Whether a value is shaped like an envelope of ours (it may still not open): such a value is never forwarded upstream. */
-export function isEnvelope(value: unknown): value is string {
-  return typeof value === "string" && value.startsWith(ENVELOPE_PREFIX);
-}
+export const isEnvelope = isCarrierEnvelope;
 
 function associatedData(keyId: Buffer, keyHash: string): Buffer {
   return Buffer.concat([Buffer.from(ENVELOPE_PREFIX, "ascii"), keyId, Buffer.from(keyHash, "utf8")]);

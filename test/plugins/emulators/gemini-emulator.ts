@@ -40,7 +40,8 @@ function error(message: string, status = 400, code = "INVALID_ARGUMENT"): Reply 
 }
 
 function handle(request: Received, apiKey: string): Reply {
-  const route = /^\/v1beta\/models\/([^:]+):(generateContent|streamGenerateContent\?alt=sse)$/.exec(request.path);
+  // streamGenerateContent without alt=sse: the same chunks as one JSON array, as Google answers it
+  const route = /^\/v1beta\/models\/([^:]+):(generateContent|streamGenerateContent\?alt=sse|streamGenerateContent)$/.exec(request.path);
   if (request.method !== "POST" || !route) return error("Not found", 404, "NOT_FOUND");
   if (request.headers["x-goog-api-key"] !== apiKey) return error("API key not valid. Please pass a valid API key.");
   const body = request.body;
@@ -60,6 +61,7 @@ function handle(request: Received, apiKey: string): Reply {
     responseId: "resp-1",
   }));
   if (!stream) return { status: 200, json: responses[0] };
+  if (route[2] === "streamGenerateContent") return { status: 200, json: responses };
   return { status: 200, sse: responses.map((response) => `data: ${JSON.stringify(response)}\r\n\r\n`).join("") };
 }
 
