@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
+import { startPgCluster } from "../support/pg-cluster.js";
+import { announceSkipped, pgSkipReason } from "../support/postgres.js";
 import { ask, assistantsOf, carriersOf, type Message } from "../support/stateless-client.js";
 
 /**
@@ -15,7 +17,6 @@ const SERVED = "qwen3-32b";
 const MADE_UP = 300;
 
 let upstream: OpenAIUpstream;
-let gateway: TestGateway;
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({
     strict: {
@@ -34,8 +35,11 @@ beforeAll(async () => {
       },
     },
   });
-  gateway = await startTestGateway({
-    routes: `version: 1
+});
+afterAll(() => upstream.close());
+
+function routes(): string {
+  return `version: 1
 providers:
   picky: { plugin: openai-compatible, base_url: "${upstream.baseUrl("picky")}" }
 models:
@@ -43,13 +47,8 @@ models:
 carriers:
   - match: {}
     fields: [reasoning_content]
-`,
-  });
-});
-afterAll(async () => {
-  await gateway.stop();
-  await upstream.close();
-});
+`;
+}
 
 /** A history whose assistant message carries reasoning_content, as a client may send it. */
 function carrying(n: number): Message[] {
@@ -60,37 +59,62 @@ function carrying(n: number): Message[] {
   ];
 }
 
-test(`${MADE_UP} made-up model names refused for the field leave no verdict; the served model still gets its verdict and its retry`, async () => {
-  for (let n = 0; n < MADE_UP; n++) {
+function suite(backend: string, start: () => Promise<{ gateway: TestGateway; stop: () => Promise<void> }>): void {
+  let gateway: TestGateway;
+  let stop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ gateway, stop } = await start());
+  });
+  afterAll(() => stop?.());
+
+  test(`${backend}: ${MADE_UP} made-up model names refused for the field leave no verdict; the served model still gets its verdict and its retry`, async () => {
+    for (let n = 0; n < MADE_UP; n++) {
+      const before = upstream.requestsFor("picky").length;
+      const answer = await ask(gateway, { model: `picky/made-up-${n}`, messages: carrying(n) });
+      // refused for the field, retried without it, and the retry's 404 reaches the client
+      expect(answer.status).toBe(404);
+      expect(answer.error!.message).toBe(`The model \`made-up-${n}\` does not exist or you do not have access to it.`);
+      const [rejected, retried] = upstream.requestsFor("picky").slice(before);
+      expect([rejected!.status, retried!.status]).toEqual([400, 404]);
+      expect(carriersOf(assistantsOf(retried!.body)[0]!)).not.toContain("reasoning_content");
+    }
+    expect(await storageOf(gateway).verdicts.list()).toEqual([]);
+    // nor an empty session to keep the verdict's copy in
+    expect(await storageOf(gateway).sessions.list({ limit: 1000 })).toEqual([]);
+
+    // the model the upstream serves: refused, retried without the field, served, and the verdict recorded
     const before = upstream.requestsFor("picky").length;
-    const answer = await ask(gateway, { model: `picky/made-up-${n}`, messages: carrying(n) });
-    // refused for the field, retried without it, and the retry's 404 reaches the client
-    expect(answer.status).toBe(404);
-    expect(answer.error!.message).toBe(`The model \`made-up-${n}\` does not exist or you do not have access to it.`);
-    const [rejected, retried] = upstream.requestsFor("picky").slice(before);
-    expect([rejected!.status, retried!.status]).toEqual([400, 404]);
-    expect(carriersOf(assistantsOf(retried!.body)[0]!)).not.toContain("reasoning_content");
-  }
-  expect(await storageOf(gateway).verdicts.list()).toEqual([]);
+    const served = await ask(gateway, { model: `picky/${SERVED}`, messages: carrying(-1) });
+    expect(served.status, JSON.stringify(served.error)).toBe(200);
+    expect(
+      upstream
+        .requestsFor("picky")
+        .slice(before)
+        .map((request) => request.status),
+    ).toEqual([400, 200]);
+    expect((await storageOf(gateway).verdicts.list()).map(({ provider, host, model, field }) => ({ provider, host, model, field }))).toEqual([
+      { provider: "picky", host: "127.0.0.1", model: SERVED, field: "reasoning_content" },
+    ]);
 
-  // the model the upstream serves: refused, retried without the field, served, and the verdict recorded
-  const before = upstream.requestsFor("picky").length;
-  const served = await ask(gateway, { model: `picky/${SERVED}`, messages: carrying(-1) });
-  expect(served.status, JSON.stringify(served.error)).toBe(200);
-  expect(
-    upstream
-      .requestsFor("picky")
-      .slice(before)
-      .map((request) => request.status),
-  ).toEqual([400, 200]);
-  expect((await storageOf(gateway).verdicts.list()).map(({ provider, host, model, field }) => ({ provider, host, model, field }))).toEqual([
-    { provider: "picky", host: "127.0.0.1", model: SERVED, field: "reasoning_content" },
-  ]);
+    // in force from the next request: one upstream call, the field left out
+    const next = upstream.requestsFor("picky").length;
+    expect((await ask(gateway, { model: `picky/${SERVED}`, messages: carrying(-2) })).status).toBe(200);
+    const calls = upstream.requestsFor("picky").slice(next);
+    expect(calls.map((request) => request.status)).toEqual([200]);
+    expect(carriersOf(assistantsOf(calls[0]!.body)[0]!)).not.toContain("reasoning_content");
+  });
+}
 
-  // in force from the next request: one upstream call, the field left out
-  const next = upstream.requestsFor("picky").length;
-  expect((await ask(gateway, { model: `picky/${SERVED}`, messages: carrying(-2) })).status).toBe(200);
-  const calls = upstream.requestsFor("picky").slice(next);
-  expect(calls.map((request) => request.status)).toEqual([200]);
-  expect(carriersOf(assistantsOf(calls[0]!.body)[0]!)).not.toContain("reasoning_content");
-});
+describe("SQLite", () =>
+  suite("SQLite", async () => {
+    const gateway = await startTestGateway({ routes: routes() });
+    return { gateway, stop: () => gateway.stop() };
+  }));
+
+announceSkipped("test/fallback/verdict-bound.test.ts", 1);
+describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () =>
+  suite("PostgreSQL", async () => {
+    const cluster = await startPgCluster(1, { routes: routes() });
+    return { gateway: cluster.gateways[0]!, stop: () => cluster.stop() };
+  }),
+);
