@@ -39,8 +39,8 @@ export interface CallOutcome {
 
 /**
  * Sends the planned call; when the upstream rejects it for fields it does
- * not know (the plugin classifies the error), records the verdict and
- * retries exactly once without them (docs/sessions-and-replay.md#unknown-field-fallback-verdicts). The call is built at most
+ * not know (the plugin classifies the error), retries exactly once without
+ * them and, once the upstream served that retry, records the verdict (docs/sessions-and-replay.md#unknown-field-fallback-verdicts). The call is built at most
  * twice: the plan's first call, and the retry (TurnPlan.rebuild). What the
  * first call carried is kept, a few field names, so the classifier needs no
  * second build. A rejection that names no carrier
@@ -57,10 +57,15 @@ export async function callWithRetry(context: RetryContext, target: CallTarget): 
   const newlyRejected = fieldsToReject(named, carried, policy.mustEcho, plan.rejected);
   if (newlyRejected.length === 0) return { result, effective, sentAt, sent, rejectedNow: NONE };
   const { key, sessionId } = plan;
-  await recordRejection(
-    { storage: context.storage, bus: context.bus, log: context.log },
-    { ...key, sessionId, keyHash: target.keyHash, fields: newlyRejected, status: result.status, body: result.body, clientModel: target.clientModel },
-  );
+  const rejection = {
+    ...key,
+    sessionId,
+    keyHash: target.keyHash,
+    fields: newlyRejected,
+    status: result.status,
+    body: result.body,
+    clientModel: target.clientModel,
+  };
   effective = effective.filter((field) => !newlyRejected.includes(field));
   const retry = await plan.rebuild(effective);
   context.log.debug(
@@ -70,7 +75,24 @@ export async function callWithRetry(context: RetryContext, target: CallTarget): 
   sentAt = performance.now();
   traceUpstreamAttempt(cancellationOf(retry.call), key, { refusedStatus: result.status, dropped: newlyRejected });
   result = await plugin.invoke(retry.call);
+  // Recorded only once the upstream served the retry: a model name it never serves (a glob route takes any name) leaves
+  // no verdict, so one key cannot grow the table with made-up names (docs/sessions-and-replay.md#unknown-field-fallback-verdicts).
+  if (result.ok) await recordServed(context, rejection);
+  else
+    context.log.info(
+      { session_id: sessionId, provider: key.provider, model: key.model, status: result.status },
+      "no verdict: the retry without the rejected fields was not served",
+    );
   return { result, effective, sentAt, sent: retry.replayShape(), rejectedNow: newlyRejected };
+}
+
+/** A verdict that cannot be written is logged; the answer the upstream is already sending still reaches the client. */
+async function recordServed(context: RetryContext, rejection: Parameters<typeof recordRejection>[1]): Promise<void> {
+  try {
+    await recordRejection({ storage: context.storage, bus: context.bus, log: context.log }, rejection);
+  } catch (error) {
+    context.log.error({ err: error, provider: rejection.provider, model: rejection.model, fields: rejection.fields }, "verdict could not be recorded");
+  }
 }
 
 const NONE: readonly CarrierField[] = [];

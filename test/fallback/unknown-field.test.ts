@@ -131,5 +131,7 @@ describe("no verdict, no retry", () => {
     expect(requests).toBe(2);
     expect(second.status).toBe(422);
     expect(second.error!.message).toBe("context window exceeded for this deployment");
+    // the retry was not served: no verdict, so the next request meets the same rejection
+    expect((await verdicts().list()).filter((verdict) => verdict.provider === "double")).toEqual([]);
   });
 });

@@ -41,6 +41,8 @@ export interface StrictProfile {
   body(index: number, field: string): string;
   /** Answered to a request with history but none of `fields`: an upstream that keeps failing after the retry. */
   readonly thenError?: FixedError;
+  /** The model names it serves, checked after the fields (Groq's 404 `model_not_found` for any other); default: every name. */
+  readonly serves?: readonly string[];
 }
 
 /** A scripted error answered whatever the request holds (look-alike errors, outages). */
@@ -239,6 +241,17 @@ function validate(
       if (field) return { status: strict.status, body: strict.body(index, field) };
     }
     if (strict.thenError && messages.some((message) => message.role === "assistant")) return strict.thenError;
+    if (strict.serves && !strict.serves.includes(body.model))
+      return {
+        status: 404,
+        body: JSON.stringify({
+          error: {
+            message: `The model \`${body.model}\` does not exist or you do not have access to it.`,
+            type: "invalid_request_error",
+            code: "model_not_found",
+          },
+        }),
+      };
   }
   const schema = SCHEMAS[flavor];
   if (schema) {

@@ -27,7 +27,8 @@ export function rejectedIn(key: VerdictKey, verdictFields: readonly CarrierField
 }
 
 /**
- * Records an unknown-field rejection (docs/sessions-and-replay.md#unknown-field-fallback-verdicts, steps 1 and 2): one verdict per
+ * Records an unknown-field rejection whose retry the upstream served
+ * (docs/sessions-and-replay.md#unknown-field-fallback-verdicts, steps 2 and 3): one verdict per
  * field in SQLite, the same in the session's model config, one
  * `verdict.recorded` event and one log line.
  */
@@ -49,7 +50,7 @@ export async function recordRejection(
       upstream_message: message,
       session_id: rejection.sessionId,
     },
-    `verdict recorded: ${rejection.provider} (${rejection.host}) ${rejection.model} rejects ${rejection.fields.join(", ")}; retrying once without it`,
+    `verdict recorded: ${rejection.provider} (${rejection.host}) ${rejection.model} rejects ${rejection.fields.join(", ")}; the retry without it was served`,
   );
   services.bus.publish(
     withKey(
