@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
-import { watch, type FSWatcher } from "chokidar";
 import { parse } from "dotenv";
 
 /** A burst of events (an editor's save) is read once it has been quiet this long. */
@@ -57,10 +56,13 @@ export class EnvFiles {
 
   /**
    * Re-reads the files whenever one is saved, and calls `changed` with the
-   * names a save changed. Watches each file's folder (not its subfolders),
-   * as the routes watcher does: an editor that saves by rename replaces the
-   * file's inode, and a file that does not exist yet can still be created.
-   * Resolves once the watches are armed.
+   * names a save changed. Watches each file's folder (not its subfolders):
+   * an editor that saves by rename replaces the file's inode, and a file
+   * that does not exist yet can still be created. The folder may be
+   * $CARRIERD_HOME, where every SQLite write touches state.db-wal, so the
+   * folder's events are told apart by name alone, with no read of the
+   * folder: a watcher that lists the folder on each event costs every
+   * stored turn a readdir and an lstat per entry.
    */
   async watch(changed: (names: string[]) => void, failed: (error: unknown) => void): Promise<void> {
     const reread = () => {
@@ -79,13 +81,19 @@ export class EnvFiles {
     };
     for (const folder of new Set(this.paths.map((path) => dirname(path)))) {
       const names = new Set(this.paths.filter((path) => dirname(path) === folder).map((path) => basename(path)));
-      // the folder may be $CARRIERD_HOME, where every SQLite write touches state.db-wal: only the .env files count
-      const watcher = watch(folder, { ignoreInitial: true, atomic: 50, depth: 0, ignored: (path: string) => path !== folder && !names.has(basename(path)) });
-      this.watchers.push(watcher);
-      watcher.on("all", onEvent);
-      // without a listener chokidar's error would end the process; the files are read again on the next event anyway
+      let watcher: FSWatcher;
+      try {
+        watcher = watch(folder, { persistent: false }, (_event, name) => {
+          // an event without a name (some platforms) may be the file's: read again
+          if (name === null || names.has(name.toString())) onEvent();
+        });
+      } catch (error) {
+        failed(error);
+        continue;
+      }
+      // without a listener a watcher's error would end the process; the files are read again on the next event anyway
       watcher.on("error", failed);
-      await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+      this.watchers.push(watcher);
     }
   }
 
@@ -94,7 +102,7 @@ export class EnvFiles {
     clearTimeout(this.trailingTimer);
     const watchers = this.watchers;
     this.watchers = [];
-    await Promise.all(watchers.map((watcher) => watcher.close().catch(() => undefined)));
+    for (const watcher of watchers) watcher.close();
   }
 }
 
