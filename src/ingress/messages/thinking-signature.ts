@@ -10,23 +10,12 @@ import type { AnthropicMessage } from "./request.js";
  * The `signature` of the thinking blocks of a turn carrierd answered on a
  * route that is not Anthropic's: the sealed envelope of the turn's carriers
  * (src/routing/carriers/envelope.ts), for the access key's data scope: as stored
- * once the turn ends, or as far as they have arrived (sealsAsReasoningEnds).
+ * once the turn ends, or as far as they have arrived when a block ends.
  * Every signature carrierd writes comes from here; openThinkingSignatures
  * reads them back.
  */
 export function thinkingSignature(envelopes: Envelopes, turn: NewTurn | SealedCarriers, keyHash: string): Promise<string> {
   return envelopes.seal("keyHash" in turn ? carriersOf(turn) : turn, keyHash);
-}
-
-/**
- * Whether a route's carriers are whole once its reasoning has streamed: an
- * OpenAI-style route that reads reasoning text alone (no `reasoning_details`,
- * no native record of its plugin). Its thinking blocks are sealed as they
- * end and what follows streams live; any other route's wait for the turn's
- * end, when its last carriers have arrived.
- */
-export function sealsAsReasoningEnds(fields: readonly string[], pluginHasNative: boolean): boolean {
-  return !pluginHasNative && !fields.includes("reasoning_details");
 }
 
 /**
