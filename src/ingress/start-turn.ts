@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { ChatService, TurnRun } from "../turn/chat-service.js";
+import type { ChatService, DoorRoute, TurnRun } from "../turn/chat-service.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError, upstreamStreamError } from "../foundation/errors/gateway-error.js";
 import { Cancellation } from "../providers/upstream/cancellation.js";
@@ -51,6 +51,8 @@ export function startTurn(
     sealed?: ReadonlyMap<number, ReplaySource> | undefined;
     /** RequestContext.carried */
     carried?: CarriedRequest;
+    /** RequestContext.route */
+    route?: DoorRoute;
   },
 ): Promise<TurnRun> {
   requireHistory(request.messages);
@@ -83,6 +85,7 @@ export function startTurn(
     pace,
     sealed: context.sealed,
     carried: context.carried,
+    route: context.route,
   });
   if (!client) return started;
   const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000, client.keepaliveFrame);
