@@ -115,7 +115,8 @@ function spliceTurn(plan: InputPlan, bytes: Buffer, items: ReadItem[], layout: r
   const envelopes = items.filter((item) => item.type === "reasoning" && isCarrierEnvelope(item.blob));
   if (wanted.length === 0 && envelopes.length === 0) return; // most turns: as sent
   const present = new Set<ReasoningItem>();
-  const matchOf = (item: ReadItem) => wanted.find((entry) => (item.id !== undefined && entry.id === item.id) || (item.blob !== undefined && entry.encrypted_content === item.blob));
+  const matchOf = (item: ReadItem) =>
+    wanted.find((entry) => (item.id !== undefined && entry.id === item.id) || (item.blob !== undefined && entry.encrypted_content === item.blob));
   for (const item of items) {
     if (item.type !== "reasoning") continue;
     const match = matchOf(item);
@@ -144,7 +145,7 @@ function spliceTurn(plan: InputPlan, bytes: Buffer, items: ReadItem[], layout: r
       (item, position) => position >= cursor && item.type === entry.type && (entry.type !== "function_call" || item.callId === entry.call_id),
     );
     if (at < 0) continue;
-    for (const reasoning of pending) plan.insertBefore(others[at]!.index, JSON.stringify(reasoning));
+    for (const reasoning of pending) plan.insertBefore(others[at].index, JSON.stringify(reasoning));
     placed ||= pending.length > 0;
     matched = true;
     pending = [];

@@ -162,9 +162,15 @@ wire_api = "responses"
     expectCarried(await run(CODEX, ["exec", "--skip-git-repo-check", "What is the weather in Paris?"], 90_000));
   });
 
-  test(`pi ${pinnedVersion(PI)}, api openai-responses: a tool loop, every request byte for byte but the model, every one accepted`, { timeout: 120_000 }, async () => {
-    const providers = { carrierd: { baseUrl: `${proxyUrl}/v1`, api: "openai-responses", apiKey: KEY_VARIABLE, models: [{ id: CLIENT_MODEL, reasoning: true }] } };
-    writeHome(".pi/agent/models.json", `${JSON.stringify({ providers }, null, 2)}\n`);
-    expectCarried(await run(PI, ["-p", "--provider", "carrierd", "--model", CLIENT_MODEL, "What is the weather in Paris?"], 90_000));
-  });
+  test(
+    `pi ${pinnedVersion(PI)}, api openai-responses: a tool loop, every request byte for byte but the model, every one accepted`,
+    { timeout: 120_000 },
+    async () => {
+      const providers = {
+        carrierd: { baseUrl: `${proxyUrl}/v1`, api: "openai-responses", apiKey: KEY_VARIABLE, models: [{ id: CLIENT_MODEL, reasoning: true }] },
+      };
+      writeHome(".pi/agent/models.json", `${JSON.stringify({ providers }, null, 2)}\n`);
+      expectCarried(await run(PI, ["-p", "--provider", "carrierd", "--model", CLIENT_MODEL, "What is the weather in Paris?"], 90_000));
+    },
+  );
 });

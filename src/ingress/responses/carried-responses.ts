@@ -101,7 +101,7 @@ export function finalResponse(bytes: Buffer, streamed: boolean): JsonObject | un
   if (!streamed) return withId(parsed(text));
   const lines = text.split(/\r?\n/);
   for (let index = lines.length - 1; index >= 0; index--) {
-    const line = lines[index]!;
+    const line = lines[index];
     if (!line.startsWith("data:")) continue;
     const event = parsed(line.slice(5));
     if (event && typeof event.type === "string" && FINAL_EVENTS.has(event.type)) return withId(isJsonObject(event.response) ? event.response : undefined);

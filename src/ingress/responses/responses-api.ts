@@ -37,6 +37,7 @@ import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
 import { isRecord } from "../../foundation/util/json-readers.js";
+import { shown } from "../../foundation/util/shown.js";
 import { carriedErrorFrame, carriedRequest, sendCarriedRefusal, sendCarriedWhole } from "../carried/carried-answer.js";
 import { CarriedResponseStream, carriedView, finalResponse, outputItems, type ResponseKeeper } from "./carried-responses.js";
 import { NamespacedNames } from "./namespaced-names.js";
@@ -182,7 +183,7 @@ export class ResponsesApi {
         : (upstream, turn) =>
             this.store.save(
               {
-                id: String(upstream.id),
+                id: shown(upstream.id),
                 parentId: null,
                 sessionId: run.sessionId,
                 keyHash: caller.keyHash,

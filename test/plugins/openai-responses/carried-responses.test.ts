@@ -171,7 +171,8 @@ describe.each([false, true])("stream=%s", (stream) => {
     const base = { model: "gpt-5", store: false, include: ["reasoning.encrypted_content"], tools: [TOOL], stream };
     const answered = await post({ ...base, input: first }, { "x-session-id": `drops-${String(stream)}` });
     const output = stream
-      ? ((await readSse(answered)).events as { type: string; response?: { output: Item[] } }[]).find((event) => event.type === "response.completed")!.response!.output
+      ? ((await readSse(answered)).events as { type: string; response?: { output: Item[] } }[]).find((event) => event.type === "response.completed")!.response!
+          .output
       : ((await answered.json()) as { output: Item[] }).output;
     const reasoning = output.find((item) => item.type === "reasoning")!;
     expect(String(reasoning.encrypted_content)).toMatch(/^gAAAAA/);
