@@ -25,8 +25,9 @@ const CARRIERD_OWN = "model_options";
  * `encrypted_content` stays as it is; one the client left out, or sent
  * without its blob, goes back where the turn had it, before the item it led
  * to; carrierd's envelope (`cd1.…`, sealed on another route) never goes
- * upstream — its turn gets the stored items, or none, and then its function
- * calls lose the item ids carrierd gave them, which this upstream never issued.
+ * upstream — its turn gets the stored items, or none, and its function calls
+ * get the stored turn's item ids in place of carrierd's, or none: this
+ * upstream never issued carrierd's.
  */
 export function carriedResponsesBody(call: UpstreamCall, carried: CarriedRequest): Buffer {
   const body = openCarriedBody(carried.bytes);
@@ -158,14 +159,18 @@ function spliceTurn(plan: InputPlan, bytes: Buffer, items: ReadItem[], layout: r
     for (const reasoning of missing) plan.insertBefore(first.index, JSON.stringify(reasoning));
     placed = missing.length > 0;
   }
-  if (placed || present.size > 0 || envelopes.length === 0) return;
-  // carrierd answered this turn on another route: the ids of its function calls are carrierd's, and would name items this upstream never issued
+  if (envelopes.length === 0) return;
+  // carrierd answered this turn (another route, or a continued chain): its function calls carry carrierd's item ids;
+  // the upstream knows the stored turn's own, or none
   for (const item of others) {
     if (item.type !== "function_call" || item.id === undefined) continue;
+    const stored = placed || present.size > 0 ? layout.find((entry) => entry.type === "function_call" && entry.call_id === item.callId) : undefined;
+    const id = stored?.type === "function_call" ? stored.id : undefined;
+    if (id === item.id) continue;
     const parsed = parseObject(bytes.toString("utf8", item.element.start, item.element.end));
     if (!parsed) continue;
-    const { id: _id, ...withoutId } = parsed;
-    plan.replace(item.index, [{ json: JSON.stringify(withoutId) }]);
+    const { id: _carrierd, ...call } = parsed;
+    plan.replace(item.index, [{ json: JSON.stringify(id === undefined ? call : { ...call, id }) }]);
   }
 }
 

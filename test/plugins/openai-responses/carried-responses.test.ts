@@ -203,6 +203,31 @@ test("carrierd's envelope from a turn answered on another route never reaches th
   await response.text();
 });
 
+test("a turn carrierd answered with its envelope (a named conversation, translated) goes upstream carried as the stored turn: its blob, its call's own item id", async () => {
+  const ask = userMessage("Weather in Bergen?");
+  const answered = await post({
+    model: "gpt-5",
+    conversation: "carried-after-translated",
+    include: ["reasoning.encrypted_content"],
+    tools: [TOOL],
+    input: [ask],
+  });
+  const translated = (await answered.json()) as { output: Item[] };
+  const upstreamOutput = (JSON.parse(answers.at(-1)!) as { output: Item[] }).output;
+  // carrierd's own items: its envelope and its item ids
+  expect(String(translated.output.find((item) => item.type === "reasoning")!.encrypted_content)).toMatch(/^cd1\./);
+  const input = [ask, ...translated.output, ...toolOutputs(translated.output)];
+  const response = await post({ model: "gpt-5", store: false, include: ["reasoning.encrypted_content"], tools: [TOOL], input });
+  expect(response.status, await response.clone().text()).toBe(200);
+  const sent = upstream.received.at(-1)!.body as { input: Item[] };
+  const [reasoning, call] = [upstreamOutput.find((item) => item.type === "reasoning")!, upstreamOutput.find((item) => item.type === "function_call")!];
+  const { encrypted_content: _blob, ...stored } = reasoning;
+  expect(sent.input[1]).toMatchObject({ ...stored, encrypted_content: reasoning.encrypted_content });
+  expect(sent.input[2]).toMatchObject({ type: "function_call", call_id: call.call_id, id: call.id });
+  expect(sent.input).toHaveLength(4);
+  await response.text();
+});
+
 test("a kept Response is stored under the upstream's id: GET returns it, and previous_response_id with it continues, reasoning replayed", async () => {
   const answered = await post({ model: "gpt-5", include: ["reasoning.encrypted_content"], tools: [TOOL], input: "Weather in Oslo?" });
   const first = (await answered.json()) as { id: string; output: Item[] };
