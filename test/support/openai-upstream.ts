@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFixture } from "./fixtures-dir.js";
+import type { Hold } from "./hold.js";
 
 /**
  * A loopback emulator of the OpenAI-style providers carrierd routes to. The
@@ -18,6 +19,7 @@ import { readFixture } from "./fixtures-dir.js";
  * - fireworks: `additionalProperties: false` schema that lists `reasoning_content`.
  * - openrouter, novita: `reasoning_details` must come back exactly as issued.
  * - local (Ollama / vLLM style): lenient, ignores what it does not know.
+ * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp style).
  * - any flavour: a `native_record` key is a leak and answers 400.
  *
  * Custom strict flavours (`strict`) reject one field with a given phrasing.
@@ -31,7 +33,7 @@ import { readFixture } from "./fixtures-dir.js";
  * `startDeepSeek` is the same emulator seen as one DeepSeek endpoint.
  */
 
-export type Flavor = "deepseek" | "kimi" | "mimo" | "zai" | "mistral" | "groq" | "cerebras" | "fireworks" | "openrouter" | "novita" | "local";
+export type Flavor = "deepseek" | "kimi" | "mimo" | "zai" | "mistral" | "groq" | "cerebras" | "fireworks" | "openrouter" | "novita" | "local" | "compatible";
 
 export interface ChatMessage {
   role: string;
@@ -111,9 +113,12 @@ export interface FixtureFile {
  *   tool said; streamed in token-sized fragments with DeepSeek's cache usage.
  * - `tool-loop`: an agent's tool loop: it reads `files`, one per turn, with the
  *   reading tool (or shell) the client offers, then answers with their markers.
+ * - `numbered`: a chat turn, never a tool call: "Thinking n about <the last
+ *   message>." and "Answer n.", n counting the answers.
  */
 export type Answers =
   | { readonly kind: "scripted" }
+  | { readonly kind: "numbered" }
   | { readonly kind: "recorded" }
   | { readonly kind: "planned"; readonly plan?: ToolPlan }
   | { readonly kind: "tool-loop"; readonly files: readonly FixtureFile[] };
@@ -134,6 +139,8 @@ export interface UpstreamOptions {
   firstByteDelayMs?: number;
   /** Holds a stream this long before its finishing chunk. */
   finishDelayMs?: number;
+  /** While held, a stream waits after its reasoning, a whole answer before its first byte. */
+  hold?: Hold;
 }
 
 export interface OpenAIUpstream {
@@ -143,6 +150,8 @@ export interface OpenAIUpstream {
   requestsFor(flavor: string): ReceivedRequest[];
   /** The function a recorded tool-call answer calls; the first offered when unset. */
   callName: string | undefined;
+  /** Resolves once `count` requests in all have arrived. */
+  arrived(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -251,6 +260,7 @@ const SCHEMAS: Record<string, { keys: string[]; reject(violations: { index: numb
 /** Which field each flavour answers its reasoning in. */
 const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
   deepseek: { text: ["reasoning_content"], details: false },
+  compatible: { text: ["reasoning_content"], details: false },
   kimi: { text: ["reasoning_content"], details: false },
   mimo: { text: ["reasoning_content"], details: false },
   zai: { text: ["reasoning_content"], details: false },
@@ -273,6 +283,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
   const issued = new Map<string, Issued>(); // by tool-call id, or by content for text turns
   const answers = options.answers ?? { kind: "scripted" };
   const recordings = answers.kind === "recorded" ? loadRecordings() : undefined;
+  const waiting: { count: number; resolve: () => void }[] = [];
   let counter = 0;
 
   const handle = async (record: ReceivedRequest, response: ServerResponse): Promise<void> => {
@@ -293,18 +304,23 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     if (recordings) return replayRecording(record, response, recordings, upstream.callName);
     const n = ++counter;
     const reply =
-      answers.kind === "planned"
-        ? plannedReply(body, n, answers.plan ?? firstTool)
-        : answers.kind === "tool-loop"
-          ? toolLoopReply(body, n, answers.files)
-          : scriptReply(flavor, body, n, options.callId);
+      answers.kind === "numbered"
+        ? numberedReply(body, n)
+        : answers.kind === "planned"
+          ? plannedReply(body, n, answers.plan ?? firstTool)
+          : answers.kind === "tool-loop"
+            ? toolLoopReply(body, n, answers.files)
+            : scriptReply(flavor, body, n, options.callId);
     if (flavor === "copilot") reply.opaque = `opaque-${n}-Zm9v/+==`;
     if (flavor === "copilotbad") reply.opaque = n;
     remember(issued, reply);
     record.answer = reply.answer;
     if (reply.toolCalls[0]) record.tool = reply.toolCalls[0].name;
-    if (body.stream) await streamReply(response, flavor, body.model, reply, options.finishDelayMs);
-    else answer(200, JSON.stringify(wholeReply(flavor, body.model, reply)));
+    if (body.stream) await streamReply(response, flavor, body.model, reply, options);
+    else {
+      await options.hold?.passage();
+      answer(200, JSON.stringify(wholeReply(flavor, body.model, reply)));
+    }
   };
 
   const server = createServer((request, response) => {
@@ -324,6 +340,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       const resentToolTurns = (body.messages ?? []).filter((message) => message.role === "assistant" && message.tool_calls?.length).length;
       const record: ReceivedRequest = { flavor, body, raw, headers: request.headers, status: 200, resentToolTurns };
       received.push(record);
+      for (const waiter of waiting.filter((entry) => entry.count <= received.length)) waiter.resolve();
       void handle(record, response);
     });
   });
@@ -335,6 +352,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     received,
     requestsFor: (flavor) => received.filter((request) => request.flavor === flavor),
     callName: undefined,
+    arrived: (count) => (received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve }))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -525,6 +543,12 @@ function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: 
   return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details, answer: tools.length > 0 ? "final" : "plain", usage };
 }
 
+/** A chat turn numbered by the answers so far. */
+function numberedReply(body: ChatBody, n: number): Reply {
+  const reasoning = `Thinking ${n} about ${String(body.messages.at(-1)?.content)}.`;
+  return { reasoning, content: `Answer ${n}.`, toolCalls: [], details: undefined, answer: "plain", usage: SCRIPTED_USAGE };
+}
+
 const firstTool: ToolPlan = (tools) => ({ name: tools[0]!, arguments: { location: "Paris" } });
 
 function textOf(content: unknown): string {
@@ -641,7 +665,13 @@ function pieces(text: string, size: number | undefined, whole: number): string[]
 }
 
 /** Streams the reply the way the provider does: reasoning in fragments, details fragments merged by index downstream. */
-async function streamReply(response: ServerResponse, flavor: string, model: string, reply: Reply, finishDelayMs = 0): Promise<void> {
+async function streamReply(
+  response: ServerResponse,
+  flavor: string,
+  model: string,
+  reply: Reply,
+  { hold, finishDelayMs }: Pick<UpstreamOptions, "hold" | "finishDelayMs">,
+): Promise<void> {
   response.writeHead(200, { "content-type": "text/event-stream" });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: object) =>
     `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
@@ -651,6 +681,10 @@ async function streamReply(response: ServerResponse, flavor: string, model: stri
     if (flavor === "mistral") delta.content = [{ type: "thinking", thinking: [{ type: "text", text: piece }] }];
     for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) delta[field] = piece;
     out.push(chunk(delta));
+  }
+  if (hold) {
+    for (const piece of out.splice(0)) response.write(piece);
+    await hold.passage();
   }
   if (reply.details) {
     // text in two fragments, then the signature alone with no text (as OpenRouter streams Claude), then the encrypted item whole
