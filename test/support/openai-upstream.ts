@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFixture } from "./fixtures-dir.js";
+import { opaqueRefusal } from "../plugins/emulators/copilot-emulator.js";
 import type { Hold } from "./hold.js";
 
 /**
@@ -18,6 +19,8 @@ import type { Hold } from "./hold.js";
  * - groq, cerebras: 400 "property '…' is unsupported"; both read `reasoning`.
  * - fireworks: `additionalProperties: false` schema that lists `reasoning_content`.
  * - openrouter, novita: `reasoning_details` must come back exactly as issued.
+ * - copilot: a tool-call turn must come back with the `reasoning_opaque` issued
+ *   for it, else Copilot's 400 (test/plugins/emulators/copilot-emulator.ts).
  * - local (Ollama / vLLM style): lenient, ignores what it does not know.
  * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp style).
  * - any flavour: a `native_record` key is a leak and answers 400.
@@ -470,7 +473,7 @@ function validate(
       if (expected !== undefined && message.reasoning_opaque !== expected) {
         return {
           status: 400,
-          body: JSON.stringify({ error: { message: `messages[${index}]: reasoning_opaque is missing or was modified`, type: "invalid_request_error" } }),
+          body: JSON.stringify(opaqueRefusal(index)),
         };
       }
     }
