@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parse } from "yaml";
 import { readFixture } from "./fixtures-dir.js";
 import { opaqueRefusal } from "../plugins/emulators/copilot-emulator.js";
 import type { Hold } from "./hold.js";
@@ -116,6 +117,8 @@ export interface FixtureFile {
  *   tool said; streamed in token-sized fragments with DeepSeek's cache usage.
  * - `tool-loop`: an agent's tool loop: it reads `files`, one per turn, with the
  *   reading tool (or shell) the client offers, then answers with their markers.
+ * - `cassette`: the n-th request gets the n-th recorded response of a go-vcr
+ *   cassette (`loadCassette`), byte for byte, with its status and content type.
  * - `numbered`: a chat turn, never a tool call: "Thinking n about <the last
  *   message>." and "Answer n.", n counting the answers.
  */
@@ -123,6 +126,7 @@ export type Answers =
   | { readonly kind: "scripted" }
   | { readonly kind: "numbered" }
   | { readonly kind: "recorded" }
+  | { readonly kind: "cassette"; readonly interactions: readonly Interaction[] }
   | { readonly kind: "planned"; readonly plan?: ToolPlan }
   | { readonly kind: "tool-loop"; readonly files: readonly FixtureFile[] };
 
@@ -305,6 +309,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       return answer(problem.status, problem.body);
     }
     if (recordings) return replayRecording(record, response, recordings, upstream.callName);
+    if (answers.kind === "cassette") return replayInteraction(record, response, answers.interactions[received.indexOf(record)]);
     const n = ++counter;
     const reply =
       answers.kind === "numbered"
@@ -791,4 +796,25 @@ function edited(answer: Recording, edit: (text: string) => string): Recording {
 /** The recorded turn calling `name` instead of `weather`. */
 function renamed(answer: Recording, name: string): Recording {
   return edited(answer, (text) => text.replace(/"name":\s*"weather"/, `"name":${JSON.stringify(name)}`));
+}
+
+/** One exchange of recorded real traffic (charmbracelet/fantasy go-vcr cassettes under test/fixtures/cassettes, with their LICENSE and NOTICE). */
+export interface Interaction {
+  request: { url: string; body: string };
+  response: { body: string; code: number; headers: Record<string, string[]> };
+}
+
+export function loadCassette(name: string): Interaction[] {
+  return (parse(readFixture(`cassettes/${name}.yaml`)) as { interactions: Interaction[] }).interactions;
+}
+
+function replayInteraction(record: ReceivedRequest, response: ServerResponse, recorded: Interaction | undefined): void {
+  if (!recorded) {
+    record.status = 500;
+    response.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"cassette has no more interactions"}}');
+    return;
+  }
+  record.status = recorded.response.code;
+  const contentType = recorded.response.headers["Content-Type"]?.[0] ?? "application/json";
+  response.writeHead(recorded.response.code, { "content-type": contentType }).end(recorded.response.body);
 }
