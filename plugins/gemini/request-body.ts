@@ -145,6 +145,10 @@ function userParts(content: ChatMessage["content"]): JsonObject[] {
       if (typeof url !== "string") continue;
       const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
       parts.push(data ? { inlineData: { mimeType: data[1], data: data[2] } } : { fileData: { fileUri: url } });
+    } else if (part.type === "file") {
+      // a file sent inline (a base64 data URL, a PDF as OpenAI takes it) is inline data to Gemini
+      const data = /^data:([^;,]+);base64,(.*)$/s.exec(readString(readObject(part.file)?.file_data) ?? "");
+      if (data) parts.push({ inlineData: { mimeType: data[1], data: data[2] } });
     }
   }
   return parts;

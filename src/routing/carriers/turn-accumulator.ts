@@ -15,6 +15,10 @@ export interface AssistantTurn {
   /** The stop sequence that ended the answer, when the upstream named it. */
   stopSequence?: string;
   upstreamId: string | undefined;
+  /** How the upstream says it served the answer (`service_tier`), when it says. */
+  serviceTier?: string;
+  /** The upstream backend's `system_fingerprint`, when it gives one. */
+  systemFingerprint?: string;
 }
 
 /**
@@ -31,6 +35,8 @@ export class TurnAccumulator {
   private finishReason: string | undefined;
   private stopSequence: string | undefined;
   private upstreamId: string | undefined;
+  private serviceTier: string | undefined;
+  private systemFingerprint: string | undefined;
 
   constructor(private readonly mergeNative: (collected: JsonObject | undefined, fragment: JsonObject) => JsonObject = shallowMerge) {}
 
@@ -64,6 +70,8 @@ export class TurnAccumulator {
         break;
       case "response-metadata":
         this.upstreamId ??= part.id;
+        if (part.serviceTier !== undefined) this.serviceTier = part.serviceTier;
+        if (part.systemFingerprint !== undefined) this.systemFingerprint = part.systemFingerprint;
         break;
     }
   }
@@ -109,6 +117,8 @@ export class TurnAccumulator {
       finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       ...(this.stopSequence !== undefined && { stopSequence: this.stopSequence }),
       upstreamId: this.upstreamId,
+      ...(this.serviceTier !== undefined && { serviceTier: this.serviceTier }),
+      ...(this.systemFingerprint !== undefined && { systemFingerprint: this.systemFingerprint }),
     };
   }
 }
