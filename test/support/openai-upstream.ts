@@ -56,6 +56,8 @@ export interface UpstreamOptions {
   fixedErrors?: Record<string, FixedError>;
   /** The id of the n-th tool call a flavour issues; default `call_<flavor>_<n>`. */
   callId?: (flavor: string, n: number) => string;
+  /** How a host says it served each answer, as OpenAI does on every answer and chunk (`service_tier`, `system_fingerprint`); none by default. */
+  served?: { readonly service_tier?: string; readonly system_fingerprint?: string };
 }
 
 export interface OpenAIUpstream {
@@ -201,8 +203,8 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       if (flavor === "copilot") reply.opaque = `opaque-${counter}-Zm9v/+==`;
       if (flavor === "copilotbad") reply.opaque = counter;
       remember(issued, reply);
-      if (body.stream) streamReply(response, flavor, body.model, reply);
-      else answer(200, JSON.stringify(wholeReply(flavor, body.model, reply)));
+      if (body.stream) streamReply(response, flavor, body.model, reply, options.served);
+      else answer(200, JSON.stringify(wholeReply(flavor, body.model, reply, options.served)));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -375,22 +377,23 @@ function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
   return message;
 }
 
-function wholeReply(flavor: string, model: string, reply: Reply): object {
+function wholeReply(flavor: string, model: string, reply: Reply, served: UpstreamOptions["served"]): object {
   return {
     id: `chatcmpl-${flavor}`,
     object: "chat.completion",
     created: 1_700_000_000,
     model,
+    ...served,
     choices: [{ index: 0, message: messageOf(flavor, reply), finish_reason: reply.toolCalls.length > 0 ? "tool_calls" : "stop" }],
     usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } },
   };
 }
 
 /** Streams the reply the way the provider does: reasoning in fragments, details fragments merged by index downstream. */
-function streamReply(response: import("node:http").ServerResponse, flavor: string, model: string, reply: Reply): void {
+function streamReply(response: import("node:http").ServerResponse, flavor: string, model: string, reply: Reply, served: UpstreamOptions["served"]): void {
   response.writeHead(200, { "content-type": "text/event-stream" });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: object) =>
-    `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+    `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, ...served, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
   const out: string[] = [chunk({ role: "assistant", content: "" })];
   const half = Math.ceil(reply.reasoning.length / 2);
   for (const piece of [reply.reasoning.slice(0, half), reply.reasoning.slice(half)]) {
