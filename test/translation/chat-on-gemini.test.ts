@@ -94,6 +94,8 @@ const EVERY_FIELD = {
   store: false,
   safety_identifier: "safe-1",
   prompt_cache_key: "k-1",
+  prompt_cache_retention: "24h",
+  web_search_options: {},
   safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }],
 };
 
@@ -147,6 +149,8 @@ test("every chat field is passed, mapped or dropped as the table says; a mid-con
       "store",
       "safety_identifier",
       "prompt_cache_key",
+      "prompt_cache_retention",
+      "web_search_options",
     ].sort(),
   );
 });
