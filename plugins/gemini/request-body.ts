@@ -60,6 +60,11 @@ export function buildGenerateBody(call: UpstreamCall, log: { readonly skipped: (
     const schema = readObject(format.json_schema)?.schema;
     if (schema) generationConfig.responseJsonSchema = schema;
   }
+  // token log probabilities: the chosen tokens', and as many alternatives per token as top_logprobs asks
+  if (source.logprobs === true) {
+    generationConfig.responseLogprobs = true;
+    if (typeof source.top_logprobs === "number" && source.top_logprobs > 0) generationConfig.logprobs = source.top_logprobs;
+  }
   applyThinking(generationConfig, call);
   if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
   const toolConfig = isObject(source.toolConfig) ? source.toolConfig : convertToolChoice(source.tool_choice);

@@ -47,6 +47,8 @@ const TAKEN: Partial<Record<WireApi, ReadonlySet<string>>> = {
     "max_completion_tokens",
     "response_format",
     "reasoning_effort",
+    "logprobs",
+    "top_logprobs",
     "generationConfig",
     "toolConfig",
     "safetySettings",

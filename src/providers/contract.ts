@@ -210,6 +210,12 @@ export type StreamPart =
   /** A fragment of the plugin's private record; the plugin merges fragments itself via `mergeNative`. */
   | { type: "native-record"; record: JsonObject }
   | { type: "usage"; usage: Usage }
+  /**
+   * Log probabilities of the answer's tokens, when the client asked for them
+   * and the upstream gave them, in OpenAI's chat shape: entries of
+   * `choices[].logprobs.content` (`token`, `logprob`, `bytes`, `top_logprobs`).
+   */
+  | { type: "logprobs"; content: JsonObject[] }
   /** `stopSequence`: the stop sequence that ended the answer, when the upstream names it (Anthropic's `stop_sequence`, vLLM's `stop_reason`). */
   | { type: "finish"; reason: string; stopSequence?: string }
   /**

@@ -127,6 +127,8 @@ test("every chat field is passed, mapped or dropped as the table says; a mid-con
       stopSequences: ["</done>"],
       responseMimeType: "application/json",
       responseJsonSchema: { type: "object" },
+      responseLogprobs: true,
+      logprobs: 2,
       thinkingConfig: { thinkingLevel: "LOW", includeThoughts: true },
     },
     toolConfig: { functionCallingConfig: { mode: "ANY" } },
@@ -142,8 +144,6 @@ test("every chat field is passed, mapped or dropped as the table says; a mid-con
       "user",
       "service_tier",
       "logit_bias",
-      "logprobs",
-      "top_logprobs",
       "n",
       "metadata",
       "store",
@@ -167,4 +167,30 @@ test("the answer: thought summaries as reasoning_content, usage with reasoning t
   const streamed = await readSse(await chat({ messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } }));
   expect(streamed.done).toBe(true);
   expect(streamed.events.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 20, completion_tokens_details: { reasoning_tokens: 12 } } });
+});
+
+test("logprobs asked for come back in OpenAI's shape, whole and streamed", async () => {
+  const bytes = (token: string) => [...Buffer.from(token, "utf8")];
+  const expected = {
+    content: [
+      {
+        token: "Hello.",
+        logprob: -0.25,
+        bytes: bytes("Hello."),
+        top_logprobs: [
+          { token: "Hello.", logprob: -0.25, bytes: bytes("Hello.") },
+          { token: " else", logprob: -3.5, bytes: bytes(" else") },
+        ],
+      },
+    ],
+  };
+  const ask = { messages: [{ role: "user", content: "hi" }], logprobs: true, top_logprobs: 2 };
+  const whole = (await (await chat(ask)).json()) as { choices: { logprobs: unknown }[] };
+  expect(whole.choices[0]!.logprobs).toEqual(expected);
+  const streamed = await readSse(await chat({ ...ask, stream: true }));
+  const content = streamed.events.flatMap((event) => (event as { choices: { logprobs: { content: unknown[] } | null }[] }).choices[0]?.logprobs?.content ?? []);
+  expect(content).toEqual(expected.content);
+  // not asked, none: Gemini is not asked either
+  await chat({ messages: [{ role: "user", content: "hi" }] });
+  expect(gemini.received.at(-1)!.body).not.toHaveProperty("generationConfig.responseLogprobs");
 });

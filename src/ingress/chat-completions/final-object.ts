@@ -18,7 +18,7 @@ export function completionObject(turn: AssistantTurn, identity: CompletionIdenti
     created: identity.created,
     model: identity.model,
     ...servedAs(turn),
-    choices: [{ index: 0, message, logprobs: null, finish_reason: turn.finishReason, ...stopReasonOf(turn) }],
+    choices: [{ index: 0, message, logprobs: turn.logprobs ? { content: turn.logprobs } : null, finish_reason: turn.finishReason, ...stopReasonOf(turn) }],
     usage: turn.usage ?? null,
   };
 }

@@ -42,6 +42,9 @@ export class ChunkStream implements TurnStreamWriter {
     if (part.type === "reasoning-delta") this.sse.dataInFrame(this.reasoningDelta, JSON.stringify(part.text));
     else if (part.type === "text-delta") this.sse.dataInFrame(this.textDelta, JSON.stringify(part.text));
     else if (part.type === "tool-call-delta") this.sse.data(this.chunk(this.toolCallDelta(part)));
+    // the SDKs join each chunk's logprobs.content in order, whatever its delta holds
+    else if (part.type === "logprobs")
+      this.sse.data(`${this.head},"choices":[{"index":0,"delta":{},"logprobs":${JSON.stringify({ content: part.content })},"finish_reason":null}]}`);
   }
 
   answerRead(): void {

@@ -19,6 +19,8 @@ export interface AssistantTurn {
   serviceTier?: string;
   /** The upstream backend's `system_fingerprint`, when it gives one. */
   systemFingerprint?: string;
+  /** The answer's token log probabilities in OpenAI's chat shape, when the client asked and the upstream gave them; never stored. */
+  logprobs?: JsonObject[];
 }
 
 /**
@@ -37,6 +39,7 @@ export class TurnAccumulator {
   private upstreamId: string | undefined;
   private serviceTier: string | undefined;
   private systemFingerprint: string | undefined;
+  private logprobs: JsonObject[] | undefined;
 
   constructor(private readonly mergeNative: (collected: JsonObject | undefined, fragment: JsonObject) => JsonObject = shallowMerge) {}
 
@@ -67,6 +70,9 @@ export class TurnAccumulator {
       case "finish":
         this.finishReason = part.reason;
         if (part.stopSequence !== undefined) this.stopSequence = part.stopSequence;
+        break;
+      case "logprobs":
+        (this.logprobs ??= []).push(...part.content);
         break;
       case "response-metadata":
         this.upstreamId ??= part.id;
@@ -119,6 +125,7 @@ export class TurnAccumulator {
       upstreamId: this.upstreamId,
       ...(this.serviceTier !== undefined && { serviceTier: this.serviceTier }),
       ...(this.systemFingerprint !== undefined && { systemFingerprint: this.systemFingerprint }),
+      ...(this.logprobs !== undefined && { logprobs: this.logprobs }),
     };
   }
 }
