@@ -1,4 +1,4 @@
-import type { Json, JsonObject, UpstreamCall } from "../../src/providers/plugin-api.js";
+import { type Json, type JsonObject, readString, type UpstreamCall } from "../../src/providers/plugin-api.js";
 import { convertMessages } from "./messages.js";
 import { convertToolChoice, convertTools } from "./tools.js";
 
@@ -21,9 +21,17 @@ const ADAPTIVE_EFFORT: Readonly<Record<string, string>> = { minimal: "low", low:
  * an OpenAI parameter we translate is dropped: the Messages API answers
  * "Extra inputs are not permitted" to anything it does not know. `metadata`
  * and `service_tier` are not passed through: OpenAI clients send their own,
- * differently shaped, under the same names.
+ * differently shaped, under the same names (a chat `service_tier` is mapped,
+ * SERVICE_TIERS).
  */
 const NATIVE_KEYS = ["thinking", "top_k", "output_config", "context_management", "container", "mcp_servers", "inference_geo"];
+
+/**
+ * A chat `service_tier` Anthropic has a word for: `auto` (priority capacity
+ * when the organisation has it) and OpenAI's `default`, standard capacity
+ * only. `flex`, `scale` and `priority` have none: not sent.
+ */
+const SERVICE_TIERS: Readonly<Record<string, string>> = { auto: "auto", default: "standard_only" };
 
 /** The canonical request (OpenAI chat) as an Anthropic Messages body. */
 export function buildMessagesBody(call: UpstreamCall, note: (message: string) => void): JsonObject {
@@ -42,7 +50,11 @@ export function buildMessagesBody(call: UpstreamCall, note: (message: string) =>
   else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop.filter((sequence) => typeof sequence === "string"); // strings, as the request schema says
   if (typeof source.temperature === "number") body.temperature = source.temperature;
   if (typeof source.top_p === "number") body.top_p = source.top_p;
-  if (typeof source.user === "string") body.metadata = { user_id: source.user };
+  // OpenAI's `safety_identifier` names the end user as `user` did before it
+  const user = readString(source.user) ?? readString(source.safety_identifier);
+  if (user !== undefined) body.metadata = { user_id: user };
+  const tier = SERVICE_TIERS[readString(source.service_tier) ?? ""];
+  if (tier) body.service_tier = tier;
 
   const requested = numberOf(source.max_tokens) ?? numberOf(source.max_completion_tokens) ?? DEFAULT_MAX_TOKENS;
   body.max_tokens = requested;

@@ -35,7 +35,7 @@ export class AnthropicDecoder {
       case "message_start": {
         const message = readObject(payload.message);
         this.inputUsage = readObject(message?.usage) ?? {};
-        return [{ type: "response-metadata", id: readString(message?.id), model: readString(message?.model) }];
+        return [metadataOf(message ?? {}, this.inputUsage)];
       }
       case "content_block_start":
         return this.open(index, readObject(payload.content_block) ?? {});
@@ -65,7 +65,7 @@ export class AnthropicDecoder {
 
   /** A whole non-streaming Messages response. */
   response(body: JsonObject): StreamPart[] {
-    const parts: StreamPart[] = [{ type: "response-metadata", id: readString(body.id), model: readString(body.model) }];
+    const parts: StreamPart[] = [metadataOf(body, readObject(body.usage) ?? {})];
     readArray(body.content)?.forEach((entry, index) => {
       parts.push(...this.open(index, requireObject(entry, "a content block"), true));
       parts.push(...this.close(index));
@@ -166,13 +166,34 @@ type OpenBlock =
   | { kind: "text"; text: string }
   | { kind: "tool"; tool: number; id: string; sentArguments: boolean; startInput: string };
 
-/** Anthropic's usage in OpenAI's shape; prompt tokens include the cached ones, as OpenAI counts them. */
+/**
+ * Anthropic's usage in OpenAI's shape; prompt tokens include the cached ones,
+ * as OpenAI counts them: those read from the cache are `cached_tokens`,
+ * those written to it `cache_write_tokens` (OpenRouter's name for them).
+ */
 function toUsage(usage: JsonObject): Usage {
   const input = num(usage.input_tokens);
   const cacheRead = num(usage.cache_read_input_tokens);
-  const prompt = input + num(usage.cache_creation_input_tokens) + cacheRead;
+  const cacheWrite = num(usage.cache_creation_input_tokens);
+  const prompt = input + cacheWrite + cacheRead;
   const completion = num(usage.output_tokens);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cacheRead } };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cacheRead, cache_write_tokens: cacheWrite },
+  };
+}
+
+/** Anthropic's tiers in OpenAI's words: `standard` is OpenAI's `default`; `priority` and `batch` keep their names. */
+const SERVICE_TIERS: Readonly<Record<string, string>> = { standard: "default" };
+
+/** The message's id and model, and the tier its usage says it was served on. */
+function metadataOf(message: JsonObject, usage: JsonObject): StreamPart {
+  const tier = readString(usage.service_tier);
+  const part: StreamPart = { type: "response-metadata", id: readString(message.id), model: readString(message.model) };
+  if (tier !== undefined) part.serviceTier = SERVICE_TIERS[tier] ?? tier;
+  return part;
 }
 
 const FINISH: Readonly<Record<string, string>> = {

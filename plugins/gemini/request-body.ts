@@ -60,6 +60,11 @@ export function buildGenerateBody(call: UpstreamCall, log: { readonly skipped: (
     const schema = readObject(format.json_schema)?.schema;
     if (schema) generationConfig.responseJsonSchema = schema;
   }
+  // token log probabilities: the chosen tokens', and as many alternatives per token as top_logprobs asks
+  if (source.logprobs === true) {
+    generationConfig.responseLogprobs = true;
+    if (typeof source.top_logprobs === "number" && source.top_logprobs > 0) generationConfig.logprobs = source.top_logprobs;
+  }
   applyThinking(generationConfig, call);
   if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
   const toolConfig = isObject(source.toolConfig) ? source.toolConfig : convertToolChoice(source.tool_choice);
@@ -145,6 +150,10 @@ function userParts(content: ChatMessage["content"]): JsonObject[] {
       if (typeof url !== "string") continue;
       const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
       parts.push(data ? { inlineData: { mimeType: data[1], data: data[2] } } : { fileData: { fileUri: url } });
+    } else if (part.type === "file") {
+      // a file sent inline (a base64 data URL, a PDF as OpenAI takes it) is inline data to Gemini
+      const data = /^data:([^;,]+);base64,(.*)$/s.exec(readString(readObject(part.file)?.file_data) ?? "");
+      if (data) parts.push({ inlineData: { mimeType: data[1], data: data[2] } });
     }
   }
   return parts;

@@ -28,6 +28,8 @@ export class GeminiDecoder {
       changed = this.part(requireObject(part, "a content part"), parts) || changed;
     }
     if (changed) parts.push({ type: "native-record", record: { parts: this.layout.map((part) => ({ ...part })) } });
+    const logprobs = chatLogprobs(readObject(candidate?.logprobsResult));
+    if (logprobs) parts.push({ type: "logprobs", content: logprobs });
     const usage = readObject(body.usageMetadata);
     if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
     const reason = readString(candidate?.finishReason) ?? readString(readObject(body.promptFeedback)?.blockReason);
@@ -68,6 +70,26 @@ export class GeminiDecoder {
     if (["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"].includes(reason)) return "content_filter";
     return reason.toLowerCase();
   }
+}
+
+/**
+ * A candidate's `logprobsResult` in OpenAI's chat shape: each chosen token
+ * with its log probability and UTF-8 bytes, and the alternatives Gemini
+ * gave at that step (`topCandidates[i]`) as its `top_logprobs`.
+ */
+function chatLogprobs(result: JsonObject | undefined): JsonObject[] | undefined {
+  const chosen = readArray(result?.chosenCandidates);
+  if (!chosen || chosen.length === 0) return undefined;
+  const top = readArray(result?.topCandidates) ?? [];
+  return chosen.map((entry, step) => ({
+    ...tokenLogprob(readObject(entry)),
+    top_logprobs: (readArray(readObject(top[step])?.candidates) ?? []).map((alternative) => tokenLogprob(readObject(alternative))),
+  }));
+}
+
+function tokenLogprob(candidate: JsonObject | undefined): JsonObject {
+  const token = readString(candidate?.token) ?? "";
+  return { token, logprob: num(candidate?.logProbability), bytes: [...Buffer.from(token, "utf8")] };
 }
 
 /** `usageMetadata` in OpenAI's shape: thoughts count as completion tokens, as OpenAI counts reasoning. */

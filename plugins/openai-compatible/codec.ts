@@ -174,8 +174,14 @@ export function firstChoice(body: JsonObject): JsonObject | undefined {
   return choices === undefined ? undefined : readObject(choices[0]);
 }
 
+/** The answer's id and model, and how it was served (`service_tier`, `system_fingerprint`) when the upstream says: every chunk repeats them, the first is read. */
 function metadata(body: JsonObject): StreamPart {
-  return { type: "response-metadata", id: readString(body.id), model: readString(body.model) };
+  const part: StreamPart = { type: "response-metadata", id: readString(body.id), model: readString(body.model) };
+  const tier = readString(body.service_tier);
+  if (tier !== undefined) part.serviceTier = tier;
+  const fingerprint = readString(body.system_fingerprint);
+  if (fingerprint !== undefined) part.systemFingerprint = fingerprint;
+  return part;
 }
 
 /** What each list entry must be, as an upstream error names it. */

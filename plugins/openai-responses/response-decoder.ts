@@ -152,6 +152,9 @@ export class ResponsesDecoder {
 
   private finished(response: JsonObject): StreamPart[] {
     const parts: StreamPart[] = [];
+    // the tier that served the answer, known once it is finished (`response.created` may still say `auto`)
+    const tier = readString(response.service_tier);
+    if (tier !== undefined) parts.push({ type: "response-metadata", serviceTier: tier });
     const usage = readObject(response.usage);
     if (usage) parts.push({ type: "usage", usage: toUsage(usage) });
     parts.push({ type: "finish", reason: finishReason(response, this.sawCall) });

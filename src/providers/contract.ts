@@ -201,7 +201,8 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   completion_tokens_details?: { reasoning_tokens?: number };
-  prompt_tokens_details?: { cached_tokens?: number };
+  /** `cache_write_tokens`: prompt tokens written to the provider's cache (Anthropic's `cache_creation_input_tokens`, in OpenRouter's name). */
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
   [key: string]: unknown;
 }
 
@@ -216,10 +217,21 @@ export type StreamPart =
   /** A fragment of the plugin's private record; the plugin merges fragments itself via `mergeNative`. */
   | { type: "native-record"; record: JsonObject }
   | { type: "usage"; usage: Usage }
+  /**
+   * Log probabilities of the answer's tokens, when the client asked for them
+   * and the upstream gave them, in OpenAI's chat shape: entries of
+   * `choices[].logprobs.content` (`token`, `logprob`, `bytes`, `top_logprobs`).
+   */
+  | { type: "logprobs"; content: JsonObject[] }
   /** `stopSequence`: the stop sequence that ended the answer, when the upstream names it (Anthropic's `stop_sequence`, vLLM's `stop_reason`). */
   | { type: "finish"; reason: string; stopSequence?: string }
-  /** Upstream metadata worth keeping (its response id, its model). */
-  | { type: "response-metadata"; id?: string; model?: string }
+  /**
+   * Upstream metadata worth keeping (its response id, its model) and what a
+   * chat completions client is told of how it was served: the tier
+   * (`service_tier`, Anthropic's `usage.service_tier` in OpenAI's words) and
+   * the backend's `system_fingerprint`, when the upstream names them.
+   */
+  | { type: "response-metadata"; id?: string; model?: string; serviceTier?: string; systemFingerprint?: string }
   /**
    * The bytes of the answer of a carried call (UpstreamCall.carried), as the
    * upstream sent them, before the parts decoded from them: the core's

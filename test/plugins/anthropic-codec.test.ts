@@ -169,7 +169,8 @@ describe("request shape", () => {
           stream_options: { include_usage: true },
           stop: "END",
           metadata: { app: "x" },
-          service_tier: "default",
+          // a tier Anthropic has no word for (auto and default are mapped: test/translation/chat-on-anthropic.test.ts)
+          service_tier: "flex",
           user: "u1",
         },
       }),

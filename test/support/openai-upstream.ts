@@ -148,6 +148,8 @@ export interface UpstreamOptions {
   finishDelayMs?: number;
   /** While held, a stream waits after its reasoning, a whole answer before its first byte. */
   hold?: Hold;
+  /** How a host says it served each answer, as OpenAI does on every answer and chunk (`service_tier`, `system_fingerprint`); none by default. */
+  served?: { readonly service_tier?: string; readonly system_fingerprint?: string };
 }
 
 export interface OpenAIUpstream {
@@ -327,7 +329,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     if (body.stream) await streamReply(response, flavor, body.model, reply, options);
     else {
       await options.hold?.passage();
-      answer(200, JSON.stringify(wholeReply(flavor, body.model, reply)));
+      answer(200, JSON.stringify(wholeReply(flavor, body.model, reply, options.served)));
     }
   };
 
@@ -653,12 +655,13 @@ function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
   return message;
 }
 
-function wholeReply(flavor: string, model: string, reply: Reply): object {
+function wholeReply(flavor: string, model: string, reply: Reply, served: UpstreamOptions["served"]): object {
   return {
     id: `chatcmpl-${flavor}`,
     object: "chat.completion",
     created: 1_700_000_000,
     model,
+    ...served,
     choices: [{ index: 0, message: messageOf(flavor, reply), finish_reason: reply.toolCalls.length > 0 ? "tool_calls" : "stop" }],
     usage: reply.usage,
   };
@@ -678,11 +681,11 @@ async function streamReply(
   flavor: string,
   model: string,
   reply: Reply,
-  { hold, finishDelayMs }: Pick<UpstreamOptions, "hold" | "finishDelayMs">,
+  { hold, finishDelayMs, served }: Pick<UpstreamOptions, "hold" | "finishDelayMs" | "served">,
 ): Promise<void> {
   response.writeHead(200, { "content-type": "text/event-stream" });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: object) =>
-    `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+    `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, ...served, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
   const out: string[] = [chunk({ role: "assistant", content: "" })];
   for (const piece of pieces(reply.reasoning, reply.fragment, 2)) {
     const delta: Record<string, unknown> = {};

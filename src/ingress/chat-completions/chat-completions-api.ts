@@ -18,6 +18,8 @@ import { sortChatTools, type HostedToolGate } from "../hosted-tools.js";
 import { readTurn, streamTurn } from "../relay-turn.js";
 import { startTurn } from "../start-turn.js";
 import { noteListedMessages, requestStringsOf } from "../request-strings.js";
+import { DroppedFields } from "../dropped-fields.js";
+import { droppedOnTarget } from "../target-fields.js";
 import { chatFailureFrame } from "./errors.js";
 import { completionObject, type CompletionIdentity } from "./final-object.js";
 import { includesUsage, rereadOf, validateChatRequest } from "./request.js";
@@ -39,7 +41,12 @@ export class ChatCompletionsApi {
     @inject(ROUTE_SOURCE) private readonly routes: RouteSource,
     @inject(HOSTED_TOOL_GATE) private readonly gate: HostedToolGate,
     @inject(LOGGER) private readonly log: Logger,
-  ) {}
+  ) {
+    this.dropped = new DroppedFields(log);
+  }
+
+  /** The fields a route's target had no equivalent for, said once per route and field. */
+  private readonly dropped: DroppedFields;
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const bytes = await readBodyBytes(request, this.options.bodyLimit);
@@ -81,6 +88,7 @@ export class ChatCompletionsApi {
     const omitted = sortTools(body);
     const sortedFor = omitted.length > 0 ? route(body.model) : undefined;
     if (sortedFor) this.gate.announce(response, sortedFor, omitted);
+    this.noteDropped(body, route(body.model));
     const stream = body.stream === true;
     // X-Session-Id (checked by the server) or the agent's own session id; the session it names is the caller's of that name (session-scope.ts)
     const sessionHeader = clientSessionName(request);
@@ -94,5 +102,12 @@ export class ChatCompletionsApi {
       client: { options: this.options, failureFrame: chatFailureFrame },
     });
     return { started, stream, includeUsage: includesUsage(body) };
+  }
+
+  /** On a route whose upstream speaks another wire, the fields its request has no place for (docs/api.md#across-wires). */
+  private noteDropped(body: ChatRequest, resolved: ResolvedModel | undefined): void {
+    if (!resolved) return;
+    const wire = this.chat.plugins.registry.get(resolved.provider.plugin)?.definition.wire;
+    this.dropped.note("chat_completions", body.model, droppedOnTarget(body, wire));
   }
 }

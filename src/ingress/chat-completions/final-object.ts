@@ -17,7 +17,25 @@ export function completionObject(turn: AssistantTurn, identity: CompletionIdenti
     object: "chat.completion",
     created: identity.created,
     model: identity.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: turn.finishReason }],
+    ...servedAs(turn),
+    choices: [{ index: 0, message, logprobs: turn.logprobs ? { content: turn.logprobs } : null, finish_reason: turn.finishReason, ...stopReasonOf(turn) }],
     usage: turn.usage ?? null,
   };
+}
+
+/** How the upstream says it served the answer, in OpenAI's names: `service_tier`, `system_fingerprint` (docs/api.md#across-wires). */
+export function servedAs(turn: AssistantTurn): { service_tier?: string; system_fingerprint?: string } {
+  return {
+    ...(turn.serviceTier !== undefined && { service_tier: turn.serviceTier }),
+    ...(turn.systemFingerprint !== undefined && { system_fingerprint: turn.systemFingerprint }),
+  };
+}
+
+/**
+ * The stop sequence that ended the answer, when the upstream named it, as
+ * vLLM and SGLang report it on a choice (`stop_reason`): OpenAI's chat
+ * completions have no field for it.
+ */
+function stopReasonOf(turn: AssistantTurn): { stop_reason?: string } {
+  return turn.stopSequence === undefined ? {} : { stop_reason: turn.stopSequence };
 }

@@ -5,7 +5,7 @@ import type { StreamPart } from "../../providers/contract.js";
 import { dataFrame, SseWriter, type DataFrame } from "../sse.js";
 import type { TurnStreamWriter } from "../relay-turn.js";
 import { errorChunk } from "./errors.js";
-import type { CompletionIdentity } from "./final-object.js";
+import { servedAs, type CompletionIdentity } from "./final-object.js";
 
 const DONE = "data: [DONE]\n\n";
 
@@ -42,6 +42,9 @@ export class ChunkStream implements TurnStreamWriter {
     if (part.type === "reasoning-delta") this.sse.dataInFrame(this.reasoningDelta, JSON.stringify(part.text));
     else if (part.type === "text-delta") this.sse.dataInFrame(this.textDelta, JSON.stringify(part.text));
     else if (part.type === "tool-call-delta") this.sse.data(this.chunk(this.toolCallDelta(part)));
+    // the SDKs join each chunk's logprobs.content in order, whatever its delta holds
+    else if (part.type === "logprobs")
+      this.sse.data(`${this.head},"choices":[{"index":0,"delta":{},"logprobs":${JSON.stringify({ content: part.content })},"finish_reason":null}]}`);
   }
 
   answerRead(): void {
@@ -49,8 +52,12 @@ export class ChunkStream implements TurnStreamWriter {
   }
 
   finish(turn: AssistantTurn): void {
-    this.sse.data(this.chunk("{}", turn.finishReason));
-    if (this.includeUsage && turn.usage) this.sse.data(`${this.head},"choices":[],"usage":${JSON.stringify(turn.usage)}}`);
+    // what the upstream says of how it served the answer is known at its end: the last chunks say it (the SDKs keep a chunk's top-level fields)
+    const served = JSON.stringify(servedAs(turn)).slice(1, -1);
+    const head = served ? `${this.head},${served}` : this.head;
+    const stopReason = turn.stopSequence === undefined ? "" : `,"stop_reason":${JSON.stringify(turn.stopSequence)}`;
+    this.sse.data(`${head},"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(turn.finishReason)}${stopReason}}]}`);
+    if (this.includeUsage && turn.usage) this.sse.data(`${head},"choices":[],"usage":${JSON.stringify(turn.usage)}}`);
     this.sse.end(DONE);
   }
 
@@ -59,8 +66,8 @@ export class ChunkStream implements TurnStreamWriter {
     this.sse.end(DONE);
   }
 
-  private chunk(delta: string, finish: string | null = null): string {
-    return `${this.head},"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? "null" : JSON.stringify(finish)}}]}`;
+  private chunk(delta: string): string {
+    return `${this.head},"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]}`;
   }
 
   private toolCallDelta(part: Extract<StreamPart, { type: "tool-call-delta" }>): string {

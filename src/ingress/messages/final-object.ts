@@ -23,17 +23,21 @@ export function stopReasonOf(finishReason: string | undefined, matchedSequence?:
 /**
  * Canonical usage as Anthropic counts it: `input_tokens` without the cached
  * prompt tokens, which are `cache_read_input_tokens` (OpenAI's
- * `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`).
+ * `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`),
+ * and those written to the cache, `cache_creation_input_tokens`
+ * (`prompt_tokens_details.cache_write_tokens`, as OpenRouter says it).
  */
 export function anthropicUsage(usage: Usage | undefined): JsonObject {
   if (!usage) return { input_tokens: 0, output_tokens: 0 };
-  const details = usage.prompt_tokens_details as { cached_tokens?: unknown } | undefined;
+  const details = usage.prompt_tokens_details as { cached_tokens?: unknown; cache_write_tokens?: unknown } | undefined;
   const cachedValue = details?.cached_tokens ?? usage.prompt_cache_hit_tokens;
   const cached = typeof cachedValue === "number" && cachedValue > 0 ? Math.min(cachedValue, usage.prompt_tokens) : 0;
+  const writtenValue = details?.cache_write_tokens;
+  const written = typeof writtenValue === "number" && writtenValue > 0 ? Math.min(writtenValue, usage.prompt_tokens - cached) : 0;
   return {
-    input_tokens: usage.prompt_tokens - cached,
+    input_tokens: usage.prompt_tokens - cached - written,
     output_tokens: usage.completion_tokens,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
   };
 }

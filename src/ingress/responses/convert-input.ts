@@ -114,12 +114,15 @@ export function convertInput(
       }
       case "function_call_output": {
         flush();
+        const output = toolOutput(item.output, `${path}.output`);
+        // a chat tool message has no status: an output the client marks incomplete says so in its text, as the Messages door folds is_error
+        const incomplete = item.status === "incomplete";
         const message: ChatMessage = {
           role: "tool",
           tool_call_id: requireString(item.call_id, `${path}.call_id`),
-          content: toolOutput(item.output, `${path}.output`),
+          content: incomplete ? `Error: ${output}` : output,
         };
-        if (strings && item === raw) noteSent(strings, position, item, message, "content", "output");
+        if (strings && item === raw && !incomplete) noteSent(strings, position, item, message, "content", "output");
         messages.push(message);
         break;
       }

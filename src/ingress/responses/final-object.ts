@@ -25,6 +25,8 @@ export interface ResponseOutcome {
   readonly completedAt?: number | undefined;
   /** Why an incomplete response stopped (`max_output_tokens`, `content_filter`). */
   readonly incompleteReason?: string | undefined;
+  /** The tier the upstream says served the answer (its `service_tier`), when it says. */
+  readonly serviceTier?: string | undefined;
 }
 
 /**
@@ -57,7 +59,7 @@ export function responseObject(identity: ResponseIdentity, outcome: ResponseOutc
     prompt_cache_retention: null,
     reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
     safety_identifier: typeof request.safety_identifier === "string" ? request.safety_identifier : null,
-    service_tier: "default",
+    service_tier: outcome.serviceTier ?? "default",
     store: request.store !== false,
     // OpenAI's defaults, which chat upstreams share: what sampled the answer when the request set nothing
     temperature: request.temperature ?? 1,
@@ -114,7 +116,8 @@ function textSettings(text: ResponsesRequest["text"]): JsonObject {
 
 /** Chat usage → Responses usage (`input_tokens` / `output_tokens`, reasoning tokens in the details). */
 function responsesUsage(usage: Usage): JsonObject {
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  // DeepSeek counts the cached prompt tokens under its own name
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? (typeof usage.prompt_cache_hit_tokens === "number" ? usage.prompt_cache_hit_tokens : 0);
   return {
     input_tokens: usage.prompt_tokens ?? 0,
     input_tokens_details: { cached_tokens: cached },

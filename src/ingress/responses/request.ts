@@ -110,6 +110,44 @@ export function toChatRequest(
   return request;
 }
 
+/**
+ * The Responses request's members toChatRequest reads (into the chat
+ * request, or for carrierd itself: the store, the chain, what the answer
+ * includes); any other has no place in a chat request (docs/api.md#a-responses-client-on-a-chat-route).
+ */
+const READ_KEYS: ReadonlySet<string> = new Set([
+  "model",
+  "input",
+  "instructions",
+  "stream",
+  "stream_options",
+  "store",
+  "include",
+  "previous_response_id",
+  "conversation",
+  "metadata",
+  "background",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "temperature",
+  "top_p",
+  "presence_penalty",
+  "frequency_penalty",
+  "max_output_tokens",
+  "user",
+  "text",
+  "reasoning",
+  "model_options",
+]);
+
+/** The request's members a chat request has no place for: said once per route and field, never refused (DroppedFields). */
+export function droppedKeys(body: ResponsesRequest): string[] {
+  const dropped = Object.keys(body).filter((key) => !READ_KEYS.has(key) && body[key] !== undefined && body[key] !== null);
+  if (typeof body.text?.verbosity === "string") dropped.push("text.verbosity");
+  return dropped;
+}
+
 function responseFormat(format: JsonObject): JsonObject | undefined {
   switch (format.type) {
     case "text":

@@ -3,7 +3,7 @@ import { responseObject, type ResponseIdentity, type ResponseOutcome } from "./f
 import type { RecentEchoes } from "./recent-echoes.js";
 
 /** Members of the Response that its outcome decides; every other member echoes the request and stays the same through one response. */
-const OUTCOME_MEMBERS: ReadonlySet<string> = new Set(["completed_at", "status", "error", "incomplete_details", "output", "usage"]);
+const OUTCOME_MEMBERS: ReadonlySet<string> = new Set(["completed_at", "status", "error", "incomplete_details", "output", "service_tier", "usage"]);
 
 /** The Response's JSON text, in order: runs of echoed members serialised once (without braces), and the names of the outcome's members between them. */
 type Template = readonly (string | { readonly member: string })[];

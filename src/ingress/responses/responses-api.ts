@@ -20,7 +20,7 @@ import { noteRequestedModel } from "../../foundation/logging/access-log.js";
 import type { RouteSource } from "../../routing/routes/route-source.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { Logger } from "../../foundation/logging/logger.js";
-import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import type { ChatMessage, ChatRequest, JsonObject } from "../../providers/contract.js";
 import { convertInput } from "./convert-input.js";
 import { inputItemsOf, pageOf, referencedIds } from "./input-items.js";
 import { assistantMessage } from "./history-message.js";
@@ -28,7 +28,9 @@ import { windowItems } from "./window-items.js";
 import { carriersOf, NOTHING_SEALED, openEnvelopes, sealedByIndex, sealReasoningItems, wantsEncryptedContent } from "./sealed-reasoning.js";
 import { ResponseStream, type ResponseFinisher } from "./stream.js";
 import { OutputBuilder } from "./output-builder.js";
-import { toChatRequest, validateCompactRequest, validateResponsesRequest, type ResponsesRequest } from "./request.js";
+import { droppedKeys, toChatRequest, validateCompactRequest, validateResponsesRequest, type ResponsesRequest } from "./request.js";
+import { DroppedFields } from "../dropped-fields.js";
+import { droppedOnTarget } from "../target-fields.js";
 import { upstreamTools } from "./request-tools.js";
 import { incompleteReasonOf, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
 import { ResponseBody } from "./response-body.js";
@@ -81,7 +83,11 @@ export class ResponsesApi {
     @inject(ENVELOPES) private readonly envelopes: Envelopes,
   ) {
     this.store = storage.responses;
+    this.dropped = new DroppedFields(log);
   }
+
+  /** The fields a route's target had no equivalent for, said once per route and field. */
+  private readonly dropped: DroppedFields;
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const bytes = await readBodyBytes(request, this.options.bodyLimit);
@@ -109,6 +115,7 @@ export class ResponsesApi {
       history: continuation.history,
       build: (history) => toChatRequest(body, history, continuation.input, stream, tools, strings),
     });
+    this.noteDropped(body, chatRequest);
     const run = await startTurn(this.chat, chatRequest, response, {
       keyHash: caller.keyHash,
       explicitSession: continuation.sessionHeader,
@@ -129,6 +136,14 @@ export class ResponsesApi {
     const responseBody = new ResponseBody(identity, this.echoes);
     if (stream) await this.streamResponse(run, response, responseBody, continuation);
     else await this.respondWhole(run, response, responseBody, continuation);
+  }
+
+  /** What the request's chat form has no place for, and what the route's target then has none for either (docs/api.md#across-wires). */
+  private noteDropped(body: ResponsesRequest, chatRequest: ChatRequest): void {
+    const resolved = this.routes.current.resolveModel(body.model);
+    if (!resolved) return;
+    const wire = this.chat.plugins.registry.get(resolved.provider.plugin)?.definition.wire;
+    this.dropped.note("responses", body.model, [...droppedKeys(body), ...droppedOnTarget(chatRequest, wire)]);
   }
 
   /**
@@ -416,7 +431,14 @@ export class ResponsesApi {
   private async finish(turn: AssistantTurn, items: JsonObject[], run: TurnRun, body: ResponseBody, continuation: Continuation): Promise<ResponseOutcome> {
     const incompleteReason = incompleteReasonOf(turn.finishReason);
     const status = incompleteReason ? "incomplete" : "completed";
-    const outcome: ResponseOutcome = { status, output: items, usage: turn.usage, incompleteReason, completedAt: Math.floor(Date.now() / 1000) };
+    const outcome: ResponseOutcome = {
+      status,
+      output: items,
+      usage: turn.usage,
+      incompleteReason,
+      completedAt: Math.floor(Date.now() / 1000),
+      serviceTier: turn.serviceTier,
+    };
     const identity = body.identity;
     const retrievable = identity.request.store !== false;
     if (retrievable || identity.conversationId) {

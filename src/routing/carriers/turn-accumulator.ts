@@ -15,6 +15,12 @@ export interface AssistantTurn {
   /** The stop sequence that ended the answer, when the upstream named it. */
   stopSequence?: string;
   upstreamId: string | undefined;
+  /** How the upstream says it served the answer (`service_tier`), when it says. */
+  serviceTier?: string;
+  /** The upstream backend's `system_fingerprint`, when it gives one. */
+  systemFingerprint?: string;
+  /** The answer's token log probabilities in OpenAI's chat shape, when the client asked and the upstream gave them; never stored. */
+  logprobs?: JsonObject[];
 }
 
 /**
@@ -31,6 +37,9 @@ export class TurnAccumulator {
   private finishReason: string | undefined;
   private stopSequence: string | undefined;
   private upstreamId: string | undefined;
+  private serviceTier: string | undefined;
+  private systemFingerprint: string | undefined;
+  private logprobs: JsonObject[] | undefined;
 
   constructor(private readonly mergeNative: (collected: JsonObject | undefined, fragment: JsonObject) => JsonObject = shallowMerge) {}
 
@@ -62,8 +71,13 @@ export class TurnAccumulator {
         this.finishReason = part.reason;
         if (part.stopSequence !== undefined) this.stopSequence = part.stopSequence;
         break;
+      case "logprobs":
+        (this.logprobs ??= []).push(...part.content);
+        break;
       case "response-metadata":
         this.upstreamId ??= part.id;
+        if (part.serviceTier !== undefined) this.serviceTier = part.serviceTier;
+        if (part.systemFingerprint !== undefined) this.systemFingerprint = part.systemFingerprint;
         break;
     }
   }
@@ -109,6 +123,9 @@ export class TurnAccumulator {
       finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       ...(this.stopSequence !== undefined && { stopSequence: this.stopSequence }),
       upstreamId: this.upstreamId,
+      ...(this.serviceTier !== undefined && { serviceTier: this.serviceTier }),
+      ...(this.systemFingerprint !== undefined && { systemFingerprint: this.systemFingerprint }),
+      ...(this.logprobs !== undefined && { logprobs: this.logprobs }),
     };
   }
 }

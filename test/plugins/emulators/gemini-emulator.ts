@@ -16,7 +16,9 @@ import { startEmulator, type Emulator, type Received, type Reply } from "./http-
  * It answers a question with a thought summary and two parallel calls of the
  * first tool (only the first signed), and function responses with a thought
  * summary and text whose signature rides on a trailing empty text part when
- * streaming.
+ * streaming. Asked for `generationConfig.responseLogprobs`, each response's
+ * candidate has a `logprobsResult` for its answer text (a token per word,
+ * `logprobs` alternatives per token).
  */
 const SECRET = randomBytes(32);
 export const SKIP = "skip_thought_signature_validator";
@@ -54,8 +56,16 @@ function handle(request: Received, apiKey: string): Reply {
   const parts = answer(contents, (body.tools as { functionDeclarations: { name: string }[] }[] | undefined)?.[0]?.functionDeclarations ?? [], stream);
   const usageMetadata = { promptTokenCount: 20, candidatesTokenCount: 8, thoughtsTokenCount: 12, totalTokenCount: 40 };
   const chunks = stream ? parts.map((part) => [part]) : [parts];
+  const config = (body.generationConfig ?? {}) as { responseLogprobs?: boolean; logprobs?: number };
   const responses = chunks.map((chunk, index) => ({
-    candidates: [{ content: { role: "model", parts: chunk }, index: 0, ...(index === chunks.length - 1 ? { finishReason: "STOP" } : {}) }],
+    candidates: [
+      {
+        content: { role: "model", parts: chunk },
+        index: 0,
+        ...(config.responseLogprobs === true ? { logprobsResult: logprobsOf(chunk, config.logprobs ?? 0) } : {}),
+        ...(index === chunks.length - 1 ? { finishReason: "STOP" } : {}),
+      },
+    ],
     usageMetadata,
     modelVersion: route[1],
     responseId: "resp-1",
@@ -111,6 +121,18 @@ function answer(contents: Content[], tools: { name: string }[], stream: boolean)
     ];
   }
   return [signed({ text: "Hello." })];
+}
+
+/** Gemini's `logprobsResult` for the answer text of some parts: a token per word, the chosen one first among its `alternatives`. */
+function logprobsOf(parts: Part[], alternatives: number): Record<string, unknown> {
+  const tokens = parts.flatMap((part) => (part.thought || typeof part.text !== "string" ? [] : (part.text.match(/\s*\S+/g) ?? [])));
+  const chosen = tokens.map((token, index) => ({ token, tokenId: index, logProbability: -0.25 * (index + 1) }));
+  return {
+    topCandidates: chosen.map((candidate) => ({
+      candidates: [candidate, { token: " else", tokenId: 9999, logProbability: -3.5 }].slice(0, alternatives),
+    })),
+    chosenCandidates: chosen,
+  };
 }
 
 function signed(part: Part): Part {
