@@ -2,6 +2,7 @@ import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import type { ReplaySource } from "../../storage/turns.js";
 import { isEnvelope } from "../../routing/carriers/envelope.js";
+import { forThisRequestOnly } from "../../routing/carriers/replay.js";
 import type { AnthropicMessage, ContentBlock } from "./request.js";
 
 /**
@@ -39,15 +40,18 @@ export function clientThinking(
       else if (block.type === "tool_use") layout.push({ type: "tool_use", id: block.id ?? "" });
       if (isOwnReasoning(block) && block.type === "thinking" && typeof block.thinking === "string") reasoningText += block.thinking;
     }
-    (sources ??= new Map()).set(index, {
-      id: `client:${index}`,
-      sessionId: "",
-      plugin: resolved.provider.plugin,
-      upstreamModel: resolved.upstreamModel,
-      reasoningText,
-      reasoningDetails: undefined,
-      nativeRecord: { content: layout },
-    });
+    (sources ??= new Map()).set(
+      index,
+      forThisRequestOnly({
+        id: `client:${index}`,
+        sessionId: "",
+        plugin: resolved.provider.plugin,
+        upstreamModel: resolved.upstreamModel,
+        reasoningText,
+        reasoningDetails: undefined,
+        nativeRecord: { content: layout },
+      }),
+    );
   }
   return sources;
 }
