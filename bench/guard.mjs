@@ -48,8 +48,9 @@ const sha = git("rev-parse", "--verify", `${commit}^{commit}`);
 
 /**
  * The commit checked out and built under the cache (once per commit): a git
- * worktree whose node_modules is this tree's when its lock lists the same
- * packages the gateway runs on and is built with, else its own `npm ci`.
+ * worktree whose node_modules is this tree's when its lock pins the same
+ * packages the gateway runs on and is built with, else its own `npm ci`
+ * (one per lockfile).
  */
 function buildBeside(sha) {
   const cache = process.env.GUARD_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "carrierd-guard");
@@ -68,12 +69,16 @@ function buildBeside(sha) {
   return dir;
 }
 
-/** Whether two locks pin the same packages but for test and bench tools: those the gateway runs on, TypeScript and the types it is built with. */
+/**
+ * Whether two locks pin the same packages for the build: those the gateway
+ * runs on and TypeScript. Type-only packages are left out (they change no
+ * emitted line; a build they broke would stop here), and so are test and bench tools.
+ */
 function sameBuildPackages(lockA, lockB) {
   const forBuild = (lock) =>
     JSON.stringify(
       Object.entries(JSON.parse(lock).packages)
-        .filter(([path, entry]) => path !== "" && (!entry.dev || /^node_modules\/(typescript|@types\/[^/]+)$/.test(path)))
+        .filter(([path, entry]) => (!entry.dev || path === "node_modules/typescript") && !/^node_modules\/(@types\/|undici-types$)/.test(path) && path !== "")
         .map(([path, entry]) => [path, entry.version, entry.integrity]),
     );
   return forBuild(lockA) === forBuild(lockB);
@@ -156,13 +161,13 @@ function judge({ ratio, spread }, higherIsWorse) {
 function summarise(workload) {
   const rounds = workload.rounds;
   const per = (fn) => rounds.map(fn);
-  const cpu = ratioOf(per((r) => r.one.B.cpuUs / r.one.A.cpuUs));
+  const cpu = ratioOf(per((r) => r.together.B.cpuUs / r.together.A.cpuUs));
   const added = (r, side) => r.one[side].p50 - r.one.direct.p50;
   const p50 = ratioOf(per((r) => added(r, "B") / added(r, "A")));
   const rps = ratioOf(per((r) => r.many.B.rps / r.many.A.rps));
   const mean = (fn) => rounds.reduce((sum, r) => sum + fn(r), 0) / rounds.length;
   const ofRaw = (side) => ({
-    cpu: ratioOf(per((r) => r.one[side].cpuUs / r.one.raw.cpuUs)).ratio,
+    cpu: ratioOf(per((r) => r.together[side].cpuUs / r.together.raw.cpuUs)).ratio,
     p50: ratioOf(per((r) => added(r, side) / added(r, "raw"))).ratio,
     rps: ratioOf(per((r) => r.many[side].rps / r.many.raw.rps)).ratio,
   });
@@ -177,9 +182,9 @@ function summarise(workload) {
     rps,
     verdict,
     settled: [cpu, p50, rps].every((measure) => measure.spread < SPREAD),
-    A: { cpuUs: mean((r) => r.one.A.cpuUs), addedMs: mean((r) => added(r, "A")), rps: mean((r) => r.many.A.rps), ofRaw: ofRaw("A") },
-    B: { cpuUs: mean((r) => r.one.B.cpuUs), addedMs: mean((r) => added(r, "B")), rps: mean((r) => r.many.B.rps), ofRaw: ofRaw("B") },
-    raw: { cpuUs: mean((r) => r.one.raw.cpuUs), addedMs: mean((r) => added(r, "raw")), rps: mean((r) => r.many.raw.rps) },
+    A: { cpuUs: mean((r) => r.together.A.cpuUs), addedMs: mean((r) => added(r, "A")), rps: mean((r) => r.many.A.rps), ofRaw: ofRaw("A") },
+    B: { cpuUs: mean((r) => r.together.B.cpuUs), addedMs: mean((r) => added(r, "B")), rps: mean((r) => r.many.B.rps), ofRaw: ofRaw("B") },
+    raw: { cpuUs: mean((r) => r.together.raw.cpuUs), addedMs: mean((r) => added(r, "raw")), rps: mean((r) => r.many.raw.rps) },
   };
 }
 
@@ -240,6 +245,12 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), "carrierd-guard-"));
   const started = [];
   const begin = async (handle) => (started.push(handle), handle);
+  // stopped early (Ctrl-C): the gateways, proxies and upstreams go with it
+  for (const signal of ["SIGINT", "SIGTERM"])
+    process.once(signal, () => {
+      for (const handle of started) handle.child.kill("SIGTERM");
+      process.exit(130);
+    });
   try {
     const upstreams = {};
     const targets = {};
@@ -280,8 +291,10 @@ async function main() {
         const one = {};
         const many = {};
         for (const target of [direct, raw, ...builds]) one[target.name] = await measure(target, workload.bodyFile, 1);
+        // CPU per request from runs at the same moment, one client each: a busy spell of the host falls on all three alike
+        const together = Object.fromEntries(await Promise.all([raw, ...builds].map(async (target) => [target.name, await measure(target, workload.bodyFile, 1)])));
         for (const target of [raw, ...builds]) many[target.name] = await measure(target, workload.bodyFile, LOADED);
-        workload.rounds.push({ one, many });
+        workload.rounds.push({ one, together, many });
         if (workload.rounds.length >= 2) {
           const s = summarise(workload);
           console.log(`round ${round + 1} ${workload.name}: CPU B÷A ${pct(s.cpu)}, added p50 ${pct(s.p50)}, req/s ${pct(s.rps)}`);
