@@ -15,7 +15,8 @@ const times = [];
 let failed = 0;
 let firstFailure = "";
 const started = process.hrtime.bigint();
-const instance = autocannon({ url, connections, duration: seconds, method: "POST", headers, body: readFileSync(bodyFile) }, (error, result) => {
+// no timeout short of minutes: on a busy host a 500 KB request at 64 connections can wait seconds, and a run only ends when its time is up
+const instance = autocannon({ url, connections, duration: seconds, timeout: 300, method: "POST", headers, body: readFileSync(bodyFile) }, (error, result) => {
   if (error) throw error;
   const elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
   const sorted = Float64Array.from(times).sort();
