@@ -6,10 +6,10 @@ import { Cancellation } from "../providers/upstream/cancellation.js";
 import { IncompleteStreamError, UnreadableChunkError, UpstreamReportedError, type CarriedRequest, type ChatRequest } from "../providers/contract.js";
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
-import { noteModel, noteUpstream } from "../operations/logging/access-log.js";
+import { noteModel, noteUpstream } from "../foundation/logging/access-log.js";
 import type { ReplaySource } from "../storage/turns.js";
-import { sessionName } from "../turn/sessions/session-scope.js";
-import { traceTurn } from "../operations/tracing/trace-hooks.js";
+import { sessionName } from "../conversation/session-scope.js";
+import { traceTurn } from "../foundation/tracing/trace-hooks.js";
 import { errorMessage } from "../foundation/util/error-message.js";
 import { requireHistory } from "./input-rule.js";
 

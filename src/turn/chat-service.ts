@@ -1,11 +1,11 @@
 import { inject, injectable } from "tsyringe";
-import { sessionName } from "./sessions/session-scope.js";
+import { sessionName } from "../conversation/session-scope.js";
 import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../foundation/container/tokens.js";
 import { TurnAccumulator, type AssistantTurn } from "../routing/carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError, upstreamError } from "../foundation/errors/gateway-error.js";
-import { withKey, type EventBus } from "../events/bus/event-bus.js";
-import type { Logger } from "../operations/logging/logger.js";
+import { withKey, type EventBus } from "../foundation/event-bus/event-bus.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import {
   partsOf,
   type CarriedAnswerHead,
@@ -28,7 +28,7 @@ import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./re
 import { newId } from "./sessions/session-id.js";
 import { matchedMessages, replayDecision, TurnClock } from "./turn-audit.js";
 import type { ReplayDecision, TurnAudit } from "../storage/session-history.js";
-import { traceCommit, traceReplay } from "../operations/tracing/trace-hooks.js";
+import { traceCommit, traceReplay } from "../foundation/tracing/trace-hooks.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { UpstreamReportedError, type CarriedRequest, type StreamPart } from "../../providers/contract.js";
-import { redactText } from "../../operations/logging/redact.js";
-import { noteError } from "../../operations/logging/access-log.js";
+import { redactText } from "../../foundation/logging/redact.js";
+import { noteError } from "../../foundation/logging/access-log.js";
 import type { TurnRun } from "../../turn/chat-service.js";
 import type { FailureFrame } from "../first-byte-wait.js";
 import type { TurnStreamWriter } from "../relay-turn.js";

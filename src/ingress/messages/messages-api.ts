@@ -1,4 +1,4 @@
-import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { sessionName, sessionScopeOf, storedSessionId } from "../../conversation/session-scope.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
 import { requireProviderKey } from "../provider-keys.js";
@@ -13,8 +13,8 @@ import type { Envelopes } from "../../routing/carriers/envelope.js";
 import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { requireModel, type Caller } from "../../http/keys/caller.js";
-import { noteModel, noteRequestedModel } from "../../operations/logging/access-log.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import { noteModel, noteRequestedModel } from "../../foundation/logging/access-log.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { PluginHost } from "../../providers/plugin-host.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import type { Storage } from "../../storage/storage.js";

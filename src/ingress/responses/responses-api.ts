@@ -16,10 +16,10 @@ import { CHAT_SERVICE, COMPACTOR, ENVELOPES, HOSTED_TOOL_GATE, LOGGER, OPTIONS, 
 import type { HostedToolGate } from "../hosted-tools.js";
 import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
 import { requireProviderKey } from "../provider-keys.js";
-import { noteRequestedModel } from "../../operations/logging/access-log.js";
+import { noteRequestedModel } from "../../foundation/logging/access-log.js";
 import type { RouteSource } from "../../routing/routes/route-source.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import { convertInput } from "./convert-input.js";
 import { inputItemsOf, pageOf, referencedIds } from "./input-items.js";
@@ -37,7 +37,7 @@ import { RecentEchoes } from "./recent-echoes.js";
 import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
-import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { sessionName, sessionScopeOf, storedSessionId } from "../../conversation/session-scope.js";
 
 /** What one POST continues from and must store afterwards. */
 interface Continuation {
