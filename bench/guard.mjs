@@ -292,7 +292,9 @@ async function main() {
         const many = {};
         for (const target of [direct, raw, ...builds]) one[target.name] = await measure(target, workload.bodyFile, 1);
         // CPU per request from runs at the same moment, one client each: a busy spell of the host falls on all three alike
-        const together = Object.fromEntries(await Promise.all([raw, ...builds].map(async (target) => [target.name, await measure(target, workload.bodyFile, 1)])));
+        const together = Object.fromEntries(
+          await Promise.all([raw, ...builds].map(async (target) => [target.name, await measure(target, workload.bodyFile, 1)])),
+        );
         for (const target of [raw, ...builds]) many[target.name] = await measure(target, workload.bodyFile, LOADED);
         workload.rounds.push({ one, together, many });
         if (workload.rounds.length >= 2) {
