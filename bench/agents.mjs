@@ -15,7 +15,7 @@
 // bench/results/latest.md (in the suite). Per workload and size it prints: the parse floor (the raw proxy's CPU per
 // request plus bench/parse-floor.mjs, timed alone on the gateways' core),
 // CPU per request of carrierd and of the raw proxy (json), carrierd ÷
-// floor, added p50/p99 at each concurrency (over wrk straight to the
+// floor, added p50/p99 at each concurrency (over the load generator straight to the
 // upstream), CPU per relayed chunk streaming at c=16, and the time to the
 // first reasoning byte at c=16 on the paced upstream. Runs are interleaved
 // (direct, raw, carrierd, direct, …) so a slow spell of the shared host
@@ -29,7 +29,7 @@ import { promisify } from "node:util";
 import { WORKLOADS } from "./agent-workloads.mjs";
 import { KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 import { writeSummary } from "./summary.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
@@ -119,14 +119,14 @@ async function answersOk(url, bodyFile) {
   await response.arrayBuffer();
 }
 
-/** The targets' wrk runs at one concurrency, interleaved after a warm-up of each; per target the median p50, p99 and CPU per request. */
+/** The targets' load runs at one concurrency, interleaved after a warm-up of each; per target the median p50, p99 and CPU per request. */
 async function interleaved(targets, bodyFile, connections, runs, seconds) {
   const own = Object.fromEntries(targets.map((target) => [target.name, []]));
-  for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile, key: KEY, core: 1 });
+  for (const target of targets) await load({ url: target.url, connections, seconds: 1, bodyFile, key: KEY, core: 1 });
   for (let i = 0; i < runs; i++) {
     for (const target of targets) {
       const before = target.pid ? await cpuMsOf(target.pid) : 0;
-      const run = await wrk({ url: target.url, connections, seconds, bodyFile, key: KEY, core: 1 });
+      const run = await load({ url: target.url, connections, seconds, bodyFile, key: KEY, core: 1 });
       if (target.pid) run.cpuUs = (((await cpuMsOf(target.pid)) - before) * 1000) / (run.rps * seconds);
       own[target.name].push(run);
     }

@@ -5,13 +5,13 @@
 // interleaved so both see the same host conditions. CPU per request from /proc.
 //   BEFORE=/tmp/before npm run bench:carried
 //   MODES=stream CONNS=1 RUNS=7 BEFORE=/tmp/before npm run bench:carried
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KEY } from "./gateway.mjs";
+import { anthropicRoutesYaml, KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -23,26 +23,7 @@ const upstream = await startPinned(1, [here("./anthropic-upstream.mjs")]);
 const gateways = {};
 try {
   for (const [name, checkout] of Object.entries(checkouts)) {
-    const dir = join(work, name);
-    mkdirSync(join(dir, "home"), { recursive: true });
-    const routes = join(dir, "routes.yaml");
-    writeFileSync(
-      routes,
-      `version: 1
-providers:
-  anthropic: { plugin: anthropic, base_url: "http://127.0.0.1:${upstream.port}", api_key_env: BENCH_ANTHROPIC_KEY }
-models:
-  - { name: claude-sonnet-4-5, provider: anthropic, model: claude-sonnet-4-5-20250929 }
-carriers:
-  - match: {}
-    fields: [reasoning_content]
-`,
-    );
-    gateways[name] = await startPinned(0, [join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], {
-      CARRIERD_HOME: join(dir, "home"),
-      CARRIERD_API_KEY: KEY,
-      BENCH_ANTHROPIC_KEY: "sk-ant-bench",
-    });
+    gateways[name] = await startCarrierd(upstream.port, join(work, name), { checkout, routesOf: anthropicRoutesYaml });
   }
   const captured = JSON.parse(readFileSync(here("../test/fixtures/clients/claude-code-2.1.328-toolresult-req.json"), "utf8")).body;
   const rows = [];
@@ -51,12 +32,12 @@ carriers:
     writeFileSync(bodyFile, JSON.stringify({ ...captured, stream: mode === "stream" }));
     for (const connections of (process.env.CONNS ?? "1,16").split(",").map(Number)) {
       const url = (name) => `http://127.0.0.1:${gateways[name].port}/v1/messages`;
-      for (const name of Object.keys(gateways)) await wrk({ url: url(name), connections, seconds: 2, bodyFile, key: KEY, core: 1 }); // warm-up
+      for (const name of Object.keys(gateways)) await load({ url: url(name), connections, seconds: 2, bodyFile, key: KEY, core: 1 }); // warm-up
       const runs = Object.fromEntries(Object.keys(gateways).map((name) => [name, []]));
       for (let i = 0; i < RUNS; i++) {
         for (const name of Object.keys(gateways)) {
           const before = await cpuMsOf(gateways[name].pid);
-          const run = await wrk({ url: url(name), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
+          const run = await load({ url: url(name), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
           run.cpuUs = (((await cpuMsOf(gateways[name].pid)) - before) * 1000) / (run.rps * SECONDS);
           runs[name].push(run);
         }

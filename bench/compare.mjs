@@ -1,5 +1,5 @@
 // Two builds of carrierd against each other (not the suite): one gateway per
-// checkout, the same request, their wrk runs alternating (A B, B A, …) so a
+// checkout, the same request, their load runs alternating (A B, B A, …) so a
 // slow spell of the host falls on both. How each speed change was measured.
 //   git worktree add /tmp/base HEAD~1 && ln -s "$PWD/node_modules" /tmp/base/
 //   (cd /tmp/base && npx tsc -p .) && npx tsc -p .
@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { WORKLOADS } from "./agent-workloads.mjs";
 import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const [checkoutA, checkoutB, mode = "stream", roundsText = "6"] = process.argv.slice(2);
 if (!checkoutA || !checkoutB) {
@@ -64,11 +64,11 @@ try {
     sides.push({ name: "direct", bodyFile: sides[0].bodyFile, url: `http://127.0.0.1:${upstream.port}/v1/chat/completions`, runs: [] });
     sides.push({ name: "raw", gateway: raw, bodyFile: sides[0].bodyFile, url: `http://127.0.0.1:${raw.port}${path}`, runs: [] });
   }
-  for (const side of sides) await wrk({ url: side.url, connections: CONNECTIONS, seconds: 2, bodyFile: side.bodyFile, key: KEY, core: 1 }); // warm-up
+  for (const side of sides) await load({ url: side.url, connections: CONNECTIONS, seconds: 2, bodyFile: side.bodyFile, key: KEY, core: 1 }); // warm-up
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 ? [...sides].reverse() : sides) {
       const before = side.gateway ? await cpuMsOf(side.gateway.pid) : 0;
-      const run = await wrk({ url: side.url, connections: CONNECTIONS, seconds: SECONDS, bodyFile: side.bodyFile, key: KEY, core: 1 });
+      const run = await load({ url: side.url, connections: CONNECTIONS, seconds: SECONDS, bodyFile: side.bodyFile, key: KEY, core: 1 });
       run.cpuUs = side.gateway ? (((await cpuMsOf(side.gateway.pid)) - before) * 1000) / (run.rps * SECONDS) : 0;
       side.runs.push(run);
     }

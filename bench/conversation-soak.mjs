@@ -36,7 +36,7 @@ export async function conversationSoak(mode, work, upstreamPort) {
   if (store?.problem) throw new Error(store.problem);
   const dir = join(work, `conversations-${mode}`);
   const gateway = await startPrefilledCarrierd(upstreamPort, dir, { turns: prefill, env: store ? { CARRIERD_STORE: store.url } : {} });
-  // the clients share the upstream emulator's core, as wrk does in the other benchmarks; carrierd has core 0
+  // the clients share the upstream emulator's core, as the load generator does in the other benchmarks; carrierd has core 0
   execFileSync("taskset", ["-pc", "1", String(process.pid)], { stdio: "ignore" });
   const counts = { ok: 0, failed: 0, firstFailure: undefined };
   let running = true;

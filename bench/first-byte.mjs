@@ -1,5 +1,5 @@
 // Time to the first reasoning byte of streamed answers, at a fixed concurrency.
-// Run as its own process, pinned to the load generator's core like wrk, so
+// Run as its own process, pinned to the load generator's core, so
 // the client never competes with the server it measures; plain sockets rather
 // than an HTTP client library keep its own cost per byte small.
 //   node first-byte.mjs URL BODY_FILE KEY [TOTAL] [CONCURRENCY] [WARMUP]

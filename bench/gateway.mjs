@@ -36,20 +36,42 @@ carriers:
 }
 
 /**
+ * The carried route table: the instant Anthropic upstream (anthropic-upstream.mjs)
+ * behind an Anthropic route, so a Messages request goes upstream as sent.
+ */
+export function anthropicRoutesYaml(upstreamPort) {
+  return `version: 1
+providers:
+  anthropic: { plugin: anthropic, base_url: "http://127.0.0.1:${upstreamPort}", api_key_env: BENCH_ANTHROPIC_KEY }
+models:
+  - { name: claude-sonnet-4-5, provider: anthropic, model: claude-sonnet-4-5-20250929 }
+carriers:
+  - match: {}
+    fields: [reasoning_content]
+`;
+}
+
+/**
  * Starts `bin/carrierd gateway` from `checkout` (this one by default) on
  * `core` (0 by default), with its routes.yaml and $CARRIERD_HOME under `dir`. `nodeFlags`
  * go to node before the script; `env` is added to its environment (e.g.
- * CARRIERD_EVENTS for the Redis event bus).
+ * CARRIERD_EVENTS for the Redis event bus); `routesOf` writes its route table
+ * (routesYaml by default, anthropicRoutesYaml for the carried route).
  */
-export async function startCarrierd(upstreamPort, dir, { checkout = fileURLToPath(new URL("..", import.meta.url)), nodeFlags = [], env = {}, core = 0 } = {}) {
+export async function startCarrierd(
+  upstreamPort,
+  dir,
+  { checkout = fileURLToPath(new URL("..", import.meta.url)), nodeFlags = [], env = {}, core = 0, routesOf = routesYaml } = {},
+) {
   // the default layout: routes.yaml in the working directory, state.db under $CARRIERD_HOME
   const home = join(dir, "home");
   mkdirSync(home, { recursive: true });
   const routes = join(dir, "routes.yaml");
-  writeFileSync(routes, routesYaml(upstreamPort));
+  writeFileSync(routes, routesOf(upstreamPort));
   const handle = await startPinned(core, [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", "warn"], {
     CARRIERD_HOME: home,
     CARRIERD_API_KEY: KEY,
+    BENCH_ANTHROPIC_KEY: "sk-ant-bench",
     ...env,
   });
   return { ...handle, routes, home };

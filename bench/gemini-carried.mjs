@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KEY } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -52,12 +52,12 @@ carriers:
     for (const connections of (process.env.CONNS ?? "1,16").split(",").map(Number)) {
       const verb = mode === "stream" ? "streamGenerateContent?alt=sse" : "generateContent";
       const url = (name) => `http://127.0.0.1:${gateways[name].port}/v1beta/models/gemini-3.8-flash:${verb}`;
-      for (const name of Object.keys(gateways)) await wrk({ url: url(name), connections, seconds: 2, bodyFile, key: KEY, core: 1 }); // warm-up
+      for (const name of Object.keys(gateways)) await load({ url: url(name), connections, seconds: 2, bodyFile, key: KEY, core: 1 }); // warm-up
       const runs = Object.fromEntries(Object.keys(gateways).map((name) => [name, []]));
       for (let i = 0; i < RUNS; i++) {
         for (const name of Object.keys(gateways)) {
           const before = await cpuMsOf(gateways[name].pid);
-          const run = await wrk({ url: url(name), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
+          const run = await load({ url: url(name), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
           run.cpuUs = (((await cpuMsOf(gateways[name].pid)) - before) * 1000) / (run.rps * SECONDS);
           runs[name].push(run);
         }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -41,12 +41,12 @@ try {
       { name: "gemini", url: `http://127.0.0.1:${gateway.port}/v1beta/models/${gemini}`, bodyFile: bodies.gemini },
     ];
     for (const connections of (process.env.CONNS ?? "1,16").split(",").map(Number)) {
-      for (const target of targets) await wrk({ url: target.url, connections, seconds: 2, bodyFile: target.bodyFile, key: KEY, core: 1 }); // warm-up
+      for (const target of targets) await load({ url: target.url, connections, seconds: 2, bodyFile: target.bodyFile, key: KEY, core: 1 }); // warm-up
       const runs = { chat: [], gemini: [] };
       for (let i = 0; i < RUNS; i++) {
         for (const target of targets) {
           const before = await cpuMsOf(gateway.pid);
-          const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: target.bodyFile, key: KEY, core: 1 });
+          const run = await load({ url: target.url, connections, seconds: SECONDS, bodyFile: target.bodyFile, key: KEY, core: 1 });
           run.cpuUs = (((await cpuMsOf(gateway.pid)) - before) * 1000) / (run.rps * SECONDS);
           runs[target.name].push(run);
         }

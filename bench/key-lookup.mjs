@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -38,12 +38,12 @@ try {
     for (const name of Object.keys(keys)) {
       bodies[name] = join(work, `${mode}-${name}.json`);
       writeFileSync(bodies[name], JSON.stringify({ model: "bench", stream: mode === "stream", messages: histories[name] }));
-      await wrk({ url, connections: 1, seconds: 2, bodyFile: bodies[name], key: keys[name], core: 1 }); // warm-up
+      await load({ url, connections: 1, seconds: 2, bodyFile: bodies[name], key: keys[name], core: 1 }); // warm-up
     }
     const runs = { owner: [], access: [] };
     for (let i = 0; i < RUNS; i++)
       for (const name of Object.keys(keys))
-        runs[name].push(await wrk({ url, connections: 1, seconds: SECONDS, bodyFile: bodies[name], key: keys[name], core: 1 }));
+        runs[name].push(await load({ url, connections: 1, seconds: SECONDS, bodyFile: bodies[name], key: keys[name], core: 1 }));
     const p50 = (name) => median(runs[name].map((run) => run.p50));
     const rps = (name) => median(runs[name].map((run) => run.rps));
     console.log(

@@ -17,7 +17,7 @@ import pg from "pg";
 import { LOOKUP } from "../dist/src/storage/postgres/pg-request-lookup.js";
 import { openPostgresStorage } from "../dist/src/storage/postgres/postgres-storage.js";
 import { statementName } from "../dist/src/storage/postgres/run.js";
-import { median } from "./wrk.mjs";
+import { median } from "./load.mjs";
 
 const SERVER = process.env.CARRIERD_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REASONING_CHARS = Number(process.env.REASONING_CHARS ?? 500);

@@ -1,7 +1,7 @@
 // CPU per request on pre-filled stores (bench:quick with PREFILL): for each
 // size a fresh store (state.db, or with BENCH_STORE=postgres a database of
 // its own) pre-filled with that many turns (prefill.mjs), the usual 20-turn
-// history stored on it, then wrk at each of CONNS for each of MODES. With
+// history stored on it, then the load generator at each of CONNS for each of MODES. With
 // REQUEST=repeated the history's answers are all the same text and the
 // request names its session (X-Session-Id): its turns are placed by
 // position, the read whose cost once grew with the store.
@@ -12,7 +12,7 @@ import { buildHistory, KEY } from "./gateway.mjs";
 import { startPrefilledCarrierd } from "./prefill.mjs";
 import { backendCpuBetween, postgresForBench } from "./postgres-store.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -40,12 +40,12 @@ export async function measurePrefilled(work, { sizes, runs, seconds }) {
           writeFileSync(bodyFile, JSON.stringify({ model, stream: mode === "stream", messages }));
           for (const conns of connections) {
             const url = `http://127.0.0.1:${gateway.port}/v1/chat/completions`;
-            await wrk({ url, connections: conns, seconds: 2, bodyFile, key: KEY, core: 1, session }); // warm-up
+            await load({ url, connections: conns, seconds: 2, bodyFile, key: KEY, core: 1, session }); // warm-up
             const measured = [];
             for (let i = 0; i < runs; i++) {
               const before = await cpuMsOf(gateway.pid);
               const dbBefore = store ? await store.backendCpu() : undefined;
-              const run = await wrk({ url, connections: conns, seconds, bodyFile, key: KEY, core: 1, session });
+              const run = await load({ url, connections: conns, seconds, bodyFile, key: KEY, core: 1, session });
               const requests = run.rps * seconds;
               run.cpuUs = (((await cpuMsOf(gateway.pid)) - before) * 1000) / requests;
               if (dbBefore) run.dbCpuUs = (backendCpuBetween(dbBefore, await store.backendCpu()) * 1000) / requests;

@@ -15,7 +15,7 @@ export async function startPinned(core, args, env = {}) {
     child.stdout.on("data", onData);
     child.stderr.on("data", (data) => (output += data));
     child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited ${code}: ${output}`)));
-    setTimeout(() => reject(new Error(`${args.join(" ")} did not start: ${output}`)), 15_000).unref();
+    setTimeout(() => reject(new Error(`${args.join(" ")} did not start: ${output}`)), 60_000).unref();
   });
   child.stdout.removeAllListeners("data");
   child.stdout.resume();

@@ -1,15 +1,20 @@
 // Where a CPU profile's time goes (node --cpu-prof): self time summed per
 // file and per function, the top of each printed with its share of the
 // time the thread was busy.
-//   node bench/profile-summary.mjs PROFILE.cpuprofile [TOP]
+//   node bench/profile-summary.mjs PROFILE.cpuprofile [TOP] [SKIP_S]
+// SKIP_S leaves out the profile's first seconds (the start and the warm-up).
 import { readFileSync } from "node:fs";
 
-const [file, topText = "15"] = process.argv.slice(2);
+const [file, topText = "15", skipText = "0"] = process.argv.slice(2);
 const profile = JSON.parse(readFileSync(file, "utf8"));
 const top = Number(topText);
 const selfUs = new Map();
 // samples[i] was taken timeDeltas[i] µs after the one before
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+let elapsedUs = 0;
+profile.samples.forEach((id, i) => {
+  elapsedUs += profile.timeDeltas[i] ?? 0;
+  if (elapsedUs >= Number(skipText) * 1e6) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 // shares of the time the thread was busy: idle time (waiting on the event loop) is left out
 const IDLE = new Set(["(idle)", "(program)"]);
 const busy = (node) => !IDLE.has(node.callFrame.functionName);

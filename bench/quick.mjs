@@ -21,7 +21,7 @@ import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { measurePrefilled } from "./prefilled-runs.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
 import { startOtlpSink } from "./otlp-sink.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -50,12 +50,12 @@ try {
     writeFileSync(bodyFile, JSON.stringify({ model: "bench", stream: mode === "stream", messages }));
     for (const connections of (process.env.CONNS ?? "64").split(",").map(Number)) {
       const url = (target) => `http://127.0.0.1:${target.port}/v1/chat/completions`;
-      for (const target of targets) await wrk({ url: url(target), connections, seconds: 2, bodyFile, key: KEY, core: 1 }); // warm-up
+      for (const target of targets) await load({ url: url(target), connections, seconds: 2, bodyFile, key: KEY, core: 1 }); // warm-up
       const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
       for (let i = 0; i < RUNS; i++) {
         for (const target of targets) {
           const before = await cpuMsOf(target.pid);
-          const run = await wrk({ url: url(target), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
+          const run = await load({ url: url(target), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
           run.cpuUs = (((await cpuMsOf(target.pid)) - before) * 1000) / (run.rps * SECONDS);
           runs[target.name].push(run);
         }

@@ -1,6 +1,6 @@
 // The Redis event bus against local events (issue 25): the same carrierd
 // build twice, one with CARRIERD_EVENTS=local, one writing every event to a
-// Redis Stream, their wrk runs interleaved, no subscriber connected (with
+// Redis Stream, their load runs interleaved, no subscriber connected (with
 // local events and nobody listening per-token events are not even built;
 // with Redis every event is written, whoever listens). Also used by run.mjs.
 //   npm run build && node bench/redis-events.mjs
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -70,13 +70,13 @@ async function main() {
     }
     const messages = await buildHistory(local.port, Number(process.env.TURNS ?? 20));
     console.log(
-      `Redis event bus vs local events: ${RUNS} runs × ${SECONDS}s, medians; carrierd on core 0 (both), upstream and wrk on core 1, Redis at ${redis.url}; ${subscribers.length ? "one subscriber on each gateway" : "no subscriber"}`,
+      `Redis event bus vs local events: ${RUNS} runs × ${SECONDS}s, medians; carrierd on core 0 (both), upstream and load generator on core 1, Redis at ${redis.url}; ${subscribers.length ? "one subscriber on each gateway" : "no subscriber"}`,
     );
     for (const mode of (process.env.MODES ?? "stream,json").split(",")) {
       const bodyFile = join(work, `${mode}.json`);
       writeFileSync(bodyFile, JSON.stringify({ model: "bench", stream: mode === "stream", messages }));
       for (const connections of (process.env.CONNS ?? "1,64").split(",").map(Number)) {
-        for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile, key: KEY, core: 1 });
+        for (const target of targets) await load({ url: target.url, connections, seconds: 1, bodyFile, key: KEY, core: 1 });
         const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
         let redisCpuUs = [];
         for (let i = 0; i < RUNS; i++) {
@@ -84,7 +84,7 @@ async function main() {
             const before = target.pid ? await cpuMsOf(target.pid) : 0;
             const redisBefore = target.name === "redis" && redis.pid ? await cpuMsOf(redis.pid) : 0;
             const entriesBefore = target.name === "redis" ? streamEntries(redis, stream) : 0;
-            const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
+            const run = await load({ url: target.url, connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 });
             if (target.pid) run.cpuUs = (((await cpuMsOf(target.pid)) - before) * 1000) / (run.rps * SECONDS);
             if (target.name === "redis") {
               run.eventsPerRequest = (streamEntries(redis, stream) - entriesBefore) / (run.rps * SECONDS);

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildHistory, KEY } from "./gateway.mjs";
 import { cpuMsOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -58,12 +58,12 @@ try {
       writeFileSync(bodyFiles[model], JSON.stringify({ model, stream: mode === "stream", messages: histories[model] }));
     }
     for (const connections of (process.env.CONNS ?? "1,64").split(",").map(Number)) {
-      for (const model of models) await wrk({ url, connections, seconds: 2, bodyFile: bodyFiles[model], key: KEY, core: 1 }); // warm-up
+      for (const model of models) await load({ url, connections, seconds: 2, bodyFile: bodyFiles[model], key: KEY, core: 1 }); // warm-up
       const runs = { bench: [], "bench-responses": [] };
       for (let i = 0; i < RUNS; i++) {
         for (const model of models) {
           const before = await cpuMsOf(gateway.pid);
-          const run = await wrk({ url, connections, seconds: SECONDS, bodyFile: bodyFiles[model], key: KEY, core: 1 });
+          const run = await load({ url, connections, seconds: SECONDS, bodyFile: bodyFiles[model], key: KEY, core: 1 });
           run.cpuUs = (((await cpuMsOf(gateway.pid)) - before) * 1000) / (run.rps * SECONDS);
           runs[model].push(run);
         }

@@ -6,7 +6,7 @@
 // turns (bench/prefill.mjs).
 //
 // Cores: every server under test (raw proxy, carrierd) runs on core 0; the
-// upstream emulator and wrk share core 1 — the same for every target.
+// upstream emulator and the load generator share core 1 — the same for every target.
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,7 @@ import { Pool } from "undici";
 import { buildHistory, KEY, routesYaml, startCarrierd } from "./gateway.mjs";
 import { startPrefilledCarrierd } from "./prefill.mjs";
 import { cpuMsOf, memoryOf, startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 import { redisForBench, streamEntries } from "./redis-events.mjs";
 import { backendCpuBetween, postgresForBench } from "./postgres-store.mjs";
 import { agentTable, measureAgentTraffic } from "./agents.mjs";
@@ -44,12 +44,12 @@ async function latencyRows(targets, bodies) {
       const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
       // a gateway on another store replays the history it stored itself: its own request bodies
       const bodyOf = (target) => target.bodies?.[mode] ?? bodies[mode];
-      for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile: bodyOf(target), key: KEY, core: 1 });
+      for (const target of targets) await load({ url: target.url, connections, seconds: 1, bodyFile: bodyOf(target), key: KEY, core: 1 });
       for (let i = 0; i < RUNS; i++) {
         for (const target of targets) {
           const cpuBefore = target.pid ? await cpuMsOf(target.pid) : 0;
           const dbBefore = target.store ? await target.store.backendCpu() : undefined;
-          const run = await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyOf(target), key: KEY, core: 1 });
+          const run = await load({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyOf(target), key: KEY, core: 1 });
           // CPU per request is steadier than req/s on a shared VM: it does not move with the time slices the host grants
           if (target.pid) run.cpuUs = (((await cpuMsOf(target.pid)) - cpuBefore) * 1000) / (run.rps * SECONDS);
           if (dbBefore) run.dbCpuUs = (backendCpuBetween(dbBefore, await target.store.backendCpu()) * 1000) / (run.rps * SECONDS);
@@ -94,8 +94,8 @@ async function latencyRows(targets, bodies) {
 
 /**
  * Time from sending a streaming request to its first reasoning byte, at
- * concurrency 16: bench/first-byte.mjs, pinned to the load generator's core
- * like wrk, after a warm-up. RUNS runs per target, interleaved like the
+ * concurrency 16: bench/first-byte.mjs, pinned to the load generator's core,
+ * after a warm-up. RUNS runs per target, interleaved like the
  * latency runs; per target the median of their p50s and p99s. Measured
  * twice: against the instant upstream, where 16 connections keep the
  * gateway saturated and the figure is its queue (throughput, by Little's
@@ -178,10 +178,10 @@ async function hotReload(gateway, upstreamPort, times = 5) {
 
 /**
  * Two gateways on one PostgreSQL serving one load, against one: the same
- * stored history, wrk at `connections` against the one instance, then two
- * wrk at half of it each, one per instance, at the same time (what a load
+ * stored history, the load generator at `connections` against the one instance, then
+ * two load generators at half of it each, one per instance, at the same time (what a load
  * balancer in front of two instances sees). One instance is on core 0; the
- * second takes core 1, beside wrk and the upstream emulator, so the figure
+ * second takes core 1, beside the load generator and the upstream emulator, so the figure
  * is how throughput scales on this machine, not on two free machines.
  * Runs interleave; per setup the median of the summed req/s and of the
  * database backends' CPU per request.
@@ -191,8 +191,8 @@ async function scaleOut(upstreamPort, store, bodyFile, connections = 16) {
   const two = await startCarrierd(upstreamPort, join(work, "pg-b"), { env: { CARRIERD_STORE: store.url }, core: 1 });
   const url = (gateway) => `http://127.0.0.1:${gateway.port}/v1/chat/completions`;
   const setups = {
-    oneInstance: () => [wrk({ url: url(one), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 })],
-    twoInstances: () => [one, two].map((gateway) => wrk({ url: url(gateway), connections: connections / 2, seconds: SECONDS, bodyFile, key: KEY, core: 1 })),
+    oneInstance: () => [load({ url: url(one), connections, seconds: SECONDS, bodyFile, key: KEY, core: 1 })],
+    twoInstances: () => [one, two].map((gateway) => load({ url: url(gateway), connections: connections / 2, seconds: SECONDS, bodyFile, key: KEY, core: 1 })),
   };
   try {
     for (const start of Object.values(setups)) await Promise.all(start());
@@ -276,12 +276,9 @@ function otherFigures({ firstReasoningByte, firstReasoningBytePaced, hotReload, 
   return ["## Other figures", "", "| measure | result |", "|---|---|", ...rows.map(([measure, result]) => `| ${measure} | ${result} |`)].join("\n");
 }
 
-/** wrk and taskset must be on PATH; say how to get them rather than fail half-way. */
+/** taskset must be on PATH (the load generator is a devDependency); say how to get it rather than fail half-way. */
 async function checkTools() {
-  for (const [tool, pkg] of [
-    ["wrk", "wrk"],
-    ["taskset", "util-linux"],
-  ]) {
+  for (const [tool, pkg] of [["taskset", "util-linux"]]) {
     try {
       execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
     } catch {

@@ -7,7 +7,7 @@
 //   SOAK_MODE=long npm run soak                    the same with half the answers distinct, 30 minutes
 //   BENCH_STORE=postgres, PREFILL_TURNS=N          either on PostgreSQL, from a pre-filled store
 //                                                  (see conversation-soak.mjs)
-// Soak: wrk streams requests at CONNS connections for SOAK_SECONDS while the
+// Soak: the load generator streams requests at CONNS connections for SOAK_SECONDS while the
 // gateway's RSS, open fds, WAL size and /health latency are sampled every
 // SAMPLE_SECONDS. Durability: KILL_CLIENTS clients each stream turns into a
 // session of their own; after KILL_AFTER_MS the gateway gets SIGKILL, is
@@ -22,7 +22,7 @@ import Database from "better-sqlite3";
 import { conversationSoak } from "./conversation-soak.mjs";
 import { KEY, startCarrierd } from "./gateway.mjs";
 import { memoryOf, startPinned, stop } from "./processes.mjs";
-import { wrk } from "./wrk.mjs";
+import { load } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
@@ -58,7 +58,7 @@ async function soak() {
     const first = await sample(gateway);
     let run;
     try {
-      run = await wrk({ url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, connections: CONNS, seconds: SOAK_SECONDS, bodyFile, key: KEY, core: 1 });
+      run = await load({ url: `http://127.0.0.1:${gateway.port}/v1/chat/completions`, connections: CONNS, seconds: SOAK_SECONDS, bodyFile, key: KEY, core: 1 });
     } finally {
       clearInterval(sampler);
     }

@@ -5,7 +5,7 @@
 // local one with trust auth); makes and drops a database of its own.
 // Run with `npm run bench:store`.
 //
-// Cores: both gateways on core 0, the upstream emulator and wrk on core 1;
+// Cores: both gateways on core 0, the upstream emulator and the load generator on core 1;
 // PostgreSQL runs where the system puts it (its CPU is not on core 0 alone).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { buildHistory, KEY, startCarrierd } from "./gateway.mjs";
 import { startPinned, stop } from "./processes.mjs";
-import { median, wrk } from "./wrk.mjs";
+import { load, median } from "./load.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -67,10 +67,10 @@ try {
   for (const mode of MODES) {
     for (const connections of CONNECTIONS) {
       const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
-      for (const target of targets) await wrk({ url: target.url, connections, seconds: 1, bodyFile: bodyFor(target, mode), key: KEY, core: 1 });
+      for (const target of targets) await load({ url: target.url, connections, seconds: 1, bodyFile: bodyFor(target, mode), key: KEY, core: 1 });
       for (let i = 0; i < RUNS; i++) {
         for (const target of targets)
-          runs[target.name].push(await wrk({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyFor(target, mode), key: KEY, core: 1 }));
+          runs[target.name].push(await load({ url: target.url, connections, seconds: SECONDS, bodyFile: bodyFor(target, mode), key: KEY, core: 1 }));
       }
       const row = { mode, connections };
       for (const target of targets)

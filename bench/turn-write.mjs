@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { WORKLOADS } from "./agent-workloads.mjs";
-import { median } from "./wrk.mjs";
+import { median } from "./load.mjs";
 
 const self = fileURLToPath(import.meta.url);
 const WARM_UP = 300;

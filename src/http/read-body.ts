@@ -1,9 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
+import { isUtf8 } from "node:buffer";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
 import { errorMessage } from "../foundation/util/error-message.js";
 import { isRecord } from "../foundation/util/json-readers.js";
+import { arraySpan, objectSpan, skipSpace } from "../providers/carried/json-spans.js";
 
 const MAX_DEPTH = 64;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -27,6 +29,11 @@ export async function readBodyBytes(request: IncomingMessage, limit: number): Pr
 /** A body's bytes as JSON: strict UTF-8, nesting at most 64 levels; a 400 otherwise. */
 export function parseJsonBody(bytes: Buffer): unknown {
   if (bytes.length === 0) throw new GatewayError("invalid_json", "request body is empty; expected a JSON object");
+  const inPieces = bytes.length >= PIECES_FROM ? parsedInPieces(bytes) : undefined;
+  if (inPieces !== undefined) {
+    if (deeperThan(inPieces, MAX_DEPTH)) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
+    return inPieces;
+  }
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -42,6 +49,43 @@ export function parseJsonBody(bytes: Buffer): unknown {
   }
   if (deeperThan(value, MAX_DEPTH)) throw new GatewayError("invalid_json", `JSON nested deeper than ${MAX_DEPTH} levels`);
   return value;
+}
+
+/**
+ * From this size a body is parsed member by member (see parsedInPieces):
+ * V8 puts a string over 128 KiB in its large-object space, fresh pages each
+ * time, and making one of a 556 KB body cost 2.1 ms where parsing it cost 0.6 ms.
+ */
+const PIECES_FROM = 128 * 1024;
+
+/**
+ * A large body that is a JSON object, parsed a top-level member at a time
+ * and `messages` or `input` an element at a time, each from a string of its
+ * own bytes: the same value as JSON.parse of the whole text (later members
+ * of a repeated key win, in the first one's place), without one string of
+ * the whole body (1.0 ms instead of 2.9 for Claude Code's 100-turn request).
+ * Undefined for anything else, invalid or not (no object, a byte order mark,
+ * text after the object, bytes that are not UTF-8 or not JSON): the caller
+ * parses the whole text then, and its errors are the ones a client sees.
+ */
+function parsedInPieces(bytes: Buffer): Record<string, unknown> | undefined {
+  if (!isUtf8(bytes)) return undefined;
+  try {
+    const top = objectSpan(bytes, skipSpace(bytes, 0));
+    if (skipSpace(bytes, top.close + 1) !== bytes.length) return undefined;
+    const value: Record<string, unknown> = {};
+    for (const member of top.members) {
+      const listed = (member.key === "messages" || member.key === "input") && bytes[member.valueStart] === 0x5b;
+      const parsed: unknown = listed
+        ? arraySpan(bytes, member.valueStart).elements.map((element): unknown => JSON.parse(bytes.toString("utf8", element.start, element.end)))
+        : JSON.parse(bytes.toString("utf8", member.valueStart, member.valueEnd));
+      // an own property, as JSON.parse makes it, even for "__proto__"
+      Object.defineProperty(value, member.key, { value: parsed, enumerable: true, writable: true, configurable: true });
+    }
+    return value;
+  } catch {
+    return undefined;
+  }
 }
 
 function decodeStream(request: IncomingMessage): Readable {

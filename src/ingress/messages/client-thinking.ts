@@ -2,6 +2,7 @@ import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import type { ReplaySource } from "../../storage/turns.js";
 import { isEnvelope } from "../../routing/carriers/envelope.js";
+import { FOR_ONE_REQUEST, type OneRequestSource } from "../../routing/carriers/replay.js";
 import type { AnthropicMessage, ContentBlock } from "./request.js";
 
 /**
@@ -39,7 +40,7 @@ export function clientThinking(
       else if (block.type === "tool_use") layout.push({ type: "tool_use", id: block.id ?? "" });
       if (isOwnReasoning(block) && block.type === "thinking" && typeof block.thinking === "string") reasoningText += block.thinking;
     }
-    (sources ??= new Map()).set(index, {
+    const source: OneRequestSource = {
       id: `client:${index}`,
       sessionId: "",
       plugin: resolved.provider.plugin,
@@ -47,7 +48,9 @@ export function clientThinking(
       reasoningText,
       reasoningDetails: undefined,
       nativeRecord: { content: layout },
-    });
+      [FOR_ONE_REQUEST]: true,
+    };
+    (sources ??= new Map()).set(index, source);
   }
   return sources;
 }

@@ -332,7 +332,7 @@ export class ResponsesApi {
     const envelopes = new Map<ChatMessage, string>();
     const input = convertInput(body.input, (id) => referenced.get(id), names, envelopes, strings);
     // listed only where they are kept: the store files them with a retrievable response's body, and Codex sends store: false
-    // (docs/performance.md#input-items-only-when-kept)
+    // (docs/performance.md#response-echo-serialised-once)
     const inputItems = body.store !== false ? inputItemsOf(body.input, (id) => referenced.get(id)) : undefined;
     const sealed = envelopes.size > 0 ? await openEnvelopes(this.envelopes, envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
     // what every continuation carries; where it continues from is what differs

@@ -54,7 +54,7 @@ export function attachStoredCarriers(
     const reuse = memo && memo.target === targetKey && sameJson(memo.client, message) ? memo : undefined;
     const { message: wire, fields } = reuse ?? attachTo(message, source, target);
     if (source) reusePrompt(out, promptStart, index, reuse);
-    if (source && !reuse && charsWithin(message, MEMO_MAX_CHARS) >= 0) {
+    if (source && !reuse && !(FOR_ONE_REQUEST in source) && charsWithin(message, MEMO_MAX_CHARS) >= 0) {
       // a prompt too large to keep (a pasted document, an image as a data URL) is serialised anew each time
       const prompt = charsWithin(out.slice(promptStart, index), MEMO_MAX_CHARS) >= 0 ? out.slice(promptStart, index) : [];
       prompt.forEach(markRecurring);
@@ -67,6 +67,19 @@ export function attachStoredCarriers(
   });
   return { messages: out, attached };
 }
+
+/**
+ * Marks carriers read from the request they replay into (a client's own
+ * thinking blocks on an Anthropic route): a new object on every request, so
+ * a memo entry keyed by one would never be found again, and none is made.
+ * Measuring and marking a 100-turn history's messages for such entries cost
+ * a carried Messages request a few percent of its CPU. A property, not a
+ * WeakSet: adding to a weak collection costs more than the memo's lookups.
+ */
+export const FOR_ONE_REQUEST: unique symbol = Symbol("carriers for one request");
+
+/** A source made from the request being served (see FOR_ONE_REQUEST). */
+export type OneRequestSource = ReplaySource & { readonly [FOR_ONE_REQUEST]: true };
 
 /**
  * What one memo entry may hold, in characters of its client message and
