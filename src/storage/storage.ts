@@ -1,10 +1,10 @@
 import type { JsonObject } from "../providers/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
-import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
+import type { TurnLookup, TurnLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
 import type { KeyChange, KeyUse, NewKey, StoredKey } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
-import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "./turns.js";
+import type { NewTurn } from "./turns.js";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "./sessions.js";
 import type { Rejection, Verdict, VerdictField } from "./verdicts.js";
 
@@ -28,8 +28,6 @@ export interface Storage {
   readonly checkpoints: CheckpointStorage;
   readonly keys: KeyStorage;
   readonly envelopeKeys: EnvelopeKeyStorage;
-  /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
-  committed(): Promise<void>;
   /**
    * Whether the store answers now, for /health. A backend in this process
    * (SQLite) leaves it out: it is as available as the process. A backend
@@ -46,22 +44,15 @@ export const TURNS_PER_DEPTH = 8;
 /** The turns replay reads and the chat path writes. */
 export interface TurnStorage {
   /**
-   * What a chat request reads before its first upstream call, as one answer:
-   * the stored turns its keys match (fingerprints and call keys, see
-   * TurnKeys, under one API key's hash, most recent first), the route's
-   * verdict fields, the sessions' model config and the newest matches'
-   * carriers. A backend over the network answers it in one round trip.
+   * What the turn pipeline reads of the stored turns, as one answer of the
+   * parts the query asks for (TurnLookup): the request's read before its
+   * first upstream call (the turns its keys match, the route's verdict
+   * fields, the sessions' model config, the newest matches' carriers),
+   * position matching's turns at depths of a session, and the carriers of
+   * turns chosen that the request's read did not carry. A backend over the
+   * network answers the request's read in one round trip.
    */
-  lookup(query: RequestLookup): Promise<RequestLookupAnswer>;
-  /** The carriers of these turns, under the caller's keys (a request's message indexes); turns not found are absent. */
-  replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>>;
-  /**
-   * The session's turns at these depths in their conversations (1-based,
-   * NewTurn.depth) filed under this key's hash, per depth newest first and
-   * at most TURNS_PER_DEPTH, each saying whether its stored prompt is the
-   * one asked with: what position matching chooses from.
-   */
-  turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>>;
+  lookup(query: TurnLookup): Promise<TurnLookupAnswer>;
   /**
    * Writes the completed turn (and its session when new); resolves once it
    * is durable. The caller ends its answer after that. How and when the

@@ -56,15 +56,19 @@ export class SqliteStorage implements Storage {
     this.turns = {
       lookup: async (query) => {
         const answer = lookupInProcess({ reads, verdicts: this.verdicts, configs: this.configs }, query);
-        writes.goingUpstream(); // the request's upstream call follows its lookup
+        if (query.request) writes.goingUpstream(); // the request's upstream call follows its read
         return answer;
       },
-      replaySources: async (turnIds) => reads.replaySources(turnIds),
-      turnsAtDepths: async (keyHash, sessionId, asked) => reads.turnsAtDepths(keyHash, sessionId, asked),
       save: (turn) => writes.save(turn),
     };
   }
 
+  /**
+   * Resolves once every turn made durable so far is where another process
+   * reads it: a turn that completed alone is durable in the journal before
+   * it is committed. Not a port operation (PostgreSQL commits every write
+   * before it resolves): the backend's own tests and benches wait on it.
+   */
   committed(): Promise<void> {
     return this.writes.committed();
   }
