@@ -2,7 +2,7 @@ import type { JsonObject } from "../providers/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
 import type { TurnLookup, TurnLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
-import type { KeyChange, KeyUse, NewKey, StoredKey } from "./keys.js";
+import type { KeyChange, KeyList, KeyQuery, KeyUse } from "./keys.js";
 import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
 import type { NewTurn } from "./turns.js";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "./sessions.js";
@@ -157,26 +157,25 @@ export interface CheckpointStorage {
 
 /**
  * Access keys (docs/operators.md, "Access keys"). Every gateway on the
- * state keeps them in memory and polls `revision` to learn of a create,
- * revoke or rotate made anywhere (a CLI command, another instance).
+ * state keeps them in memory and polls the revision through `list` to
+ * learn of a create, revoke or rotate made anywhere (a CLI command,
+ * another instance).
  */
 export interface KeyStorage {
-  /** Changes whenever a key is created, revoked or rotated; not on usage. Cheap: polled several times a second. */
-  revision(): Promise<number>;
   /**
-   * Every key, revoked and expired ones included, oldest first; given
-   * secret hashes, only the keys of those hashes (one indexed read: hashes
-   * of no key are absent, and none asked is none answered).
+   * The revision and the keys, read together: every key, or only those of
+   * some secret hashes; none while the revision is the one the caller holds
+   * (`unchangedSince`). Cheap when nothing changed: polled several times a
+   * second.
    */
-  list(secretHashes?: readonly string[]): Promise<StoredKey[]>;
-  /** Throws KeyExistsError when a key of that name exists, revoked or not. */
-  create(key: NewKey): Promise<StoredKey>;
+  list(query?: KeyQuery): Promise<KeyList>;
   /**
-   * Revokes the live key of that name, or replaces its secret's hash (a
-   * rotation, keeping name, scopes and data scope); false when no live key
-   * has that name.
+   * Creates, revokes or rotates a key and moves the revision, as one write.
+   * A create throws KeyExistsError when a key of that name exists, revoked
+   * or not; a revocation or rotation answers false when no live key has
+   * that name.
    */
-  update(name: string, change: KeyChange): Promise<boolean>;
+  update(change: KeyChange): Promise<boolean>;
   /** Adds request counts and moves last-used times forward; does not change the revision. */
   recordUse(uses: readonly KeyUse[]): Promise<void>;
 }
