@@ -3,7 +3,7 @@ import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints
 import type { TurnLookup, TurnLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
 import type { KeyChange, KeyList, KeyQuery, KeyUse } from "./keys.js";
-import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
+import type { ResponseAnswer, ResponseQuery, ResponseRecord } from "./responses.js";
 import type { NewTurn } from "./turns.js";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "./sessions.js";
 import type { Rejection, Verdict, VerdictField } from "./verdicts.js";
@@ -123,29 +123,23 @@ export interface ResponseStorage {
   /** Stores a response, its output items (when retrievable) and a named conversation's new end, as one durable write. */
   save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void>;
   /**
-   * A retrievable response; undefined when none of this id is (deleted,
-   * stored with `store: false`, or never). `also` asks, in the same read,
-   * for its input items (GET …/input_items) or its history (what a request
-   * continuing it builds on: one round trip, not two).
+   * What the Responses API reads of what it stored, the parts a query asks
+   * for in one call: a retrievable response (with its input items, or with
+   * its history and the checkpoint in force on it), a named conversation
+   * (with its history and checkpoint), the output items a request's input
+   * references (each with the session of the response that produced it).
    */
-  get(id: string, also?: "inputItems" | "history"): Promise<StoredResponse | undefined>;
+  get(query: ResponseQuery): Promise<ResponseAnswer>;
   /** Makes a response unretrievable (links later responses need are kept); false when it was not retrievable. */
   delete(id: string): Promise<boolean>;
-  /** An output item by id, with the session of the response that produced it. */
-  item(id: string): Promise<StoredItem | undefined>;
-  /** A named conversation; `also` asks, in the same read, for its history up to its last response (retrievable or not). */
-  conversation(id: string, also?: "history"): Promise<StoredConversation | undefined>;
 }
 
-/** Compaction's checkpoints and the turns they archive (a session's are read with SessionStorage.show). */
+/**
+ * Compaction's checkpoints and the turns they archive. A session's are read
+ * with SessionStorage.show; the one in force on a response chain comes with
+ * the chain's history (ResponseStorage.get).
+ */
 export interface CheckpointStorage {
-  /**
-   * The checkpoint in force for a request of `sessionId` continuing response
-   * `parentId`: of those anchored on the chain ending there, the one
-   * anchored deepest, newest on a tie. Most sessions have none, and then the
-   * chain is not walked.
-   */
-  inForce(sessionId: string, parentId: string): Promise<Checkpoint | undefined>;
   /**
    * Stores a checkpoint, deletes the one it supersedes and marks the
    * summarised turns inactive, as one write; turns keep every carrier byte.

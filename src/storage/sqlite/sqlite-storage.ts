@@ -46,7 +46,7 @@ export class SqliteStorage implements Storage {
     const settle = () => this.writes.settle();
     this.reads = new ReplayReads(db, this.cache, settle);
     this.configs = new SessionConfigSql(db, settle);
-    this.responses = new ResponseStore(db);
+    this.responses = new ResponseStore(db, (sessionId, parentId) => this.checkpoints.inForce(sessionId, parentId));
     this.checkpoints = new CheckpointStore(db, settle, (id) => this.responses.ancestry(id));
     this.sessions = new SessionStore(db, this.checkpoints, settle, (id) => this.configs.forget(id));
     this.verdicts = new VerdictStore(db, this.configs);
