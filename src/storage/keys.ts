@@ -37,10 +37,7 @@ export type NewKey = Omit<StoredKey, "revokedAt" | "rotatedAt" | "lastUsedAt" | 
  * revocation of a live one, or a new secret for a live one (a rotation,
  * keeping name, scopes and data scope). Each moves the revision.
  */
-export type KeyChange =
-  | { readonly create: NewKey }
-  | { readonly revoke: string }
-  | { readonly rotate: string; readonly secretHash: string };
+export type KeyChange = { readonly create: NewKey } | { readonly revoke: string } | { readonly rotate: string; readonly secretHash: string };
 
 /** Which keys KeyStorage.list reads. */
 export interface KeyQuery {

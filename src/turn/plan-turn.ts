@@ -82,8 +82,10 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   // field verdicts could leave would replay them: the fields that remain are a subset of these.
   const wanted = policy.fields.filter((field) => !optOut.includes(field));
   // the store read, traced as its own span when tracing is on
-  const reading = lookupOnFirstAsk(storage.turns, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) }, (read) =>
-    traceStoreRead(options.cancellation, read),
+  const reading = lookupOnFirstAsk(
+    storage.turns,
+    { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) },
+    (read) => traceStoreRead(options.cancellation, read),
   );
   const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit, options.compacted !== true);
   const read = await reading.answer(options.keyHash);

@@ -103,12 +103,12 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
         withCarriers: true,
       };
       const id = turn("sess_asked", 1).id;
-      const first = (await storage.turns.lookup(query)).sources.get(id);
+      const first = (await storage.turns.lookup({ request: query })).sources.get(id);
       expect(first?.reasoningText).toBe("thinking");
-      expect((await storage.turns.lookup(query)).sources.get(id)).toBe(first);
-      expect((await storage.turns.replaySources(new Map([[0, id]]))).get(0)).toBe(first);
+      expect((await storage.turns.lookup({ request: query })).sources.get(id)).toBe(first);
+      expect((await storage.turns.lookup({ carriersOf: [id] })).sources.get(id)).toBe(first);
       expect(await other.sessions.remove("sess_asked")).toBe(true);
-      const after = await storage.turns.lookup(query);
+      const after = await storage.turns.lookup({ request: query });
       expect([after.matches.size, after.sources.size]).toEqual([0, 0]);
     } finally {
       await other.close();

@@ -118,7 +118,8 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
         handler: (flags) =>
           withState(flags, async (storage) => {
             const secret = newSecret();
-            if (!(await storage.keys.update({ rotate: flags.target ?? "", secretHash: secretHash(secret) }))) return fail(`no active key named "${flags.target}"`);
+            if (!(await storage.keys.update({ rotate: flags.target ?? "", secretHash: secretHash(secret) })))
+              return fail(`no active key named "${flags.target}"`);
             printSecret(flags.target ?? "", secret, flags.json);
           }),
       })

@@ -51,7 +51,8 @@ export class KeyStore implements KeyStorage {
   async update(change: KeyChange): Promise<boolean> {
     if ("create" in change) return this.create(change.create);
     const now = Date.now();
-    const write = "revoke" in change ? () => this.statements.revoke.run(now, change.revoke) : () => this.statements.rotate.run(change.secretHash, now, change.rotate);
+    const write =
+      "revoke" in change ? () => this.statements.revoke.run(now, change.revoke) : () => this.statements.rotate.run(change.secretHash, now, change.rotate);
     return this.changing(() => write().changes > 0);
   }
 
