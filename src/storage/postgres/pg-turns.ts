@@ -3,7 +3,7 @@ import type { DepthLookup, TurnLookup, TurnLookupAnswer } from "../request-looku
 import { TURN_COLUMNS, turnJsonColumns, turnValues, type ReplayRow } from "../rows.js";
 import { storedPromptSql } from "../prompt-heads.js";
 import { TURNS_PER_DEPTH, type TurnStorage } from "../storage.js";
-import type { DepthMatch, NewTurn, ReplaySource } from "../turns.js";
+import type { DepthMatch, FingerprintMatch, NewTurn, ReplaySource, SessionModelConfig } from "../turns.js";
 import type { Sql } from "./connection.js";
 import { lookupRequest } from "./pg-request-lookup.js";
 import { run } from "./run.js";
@@ -77,11 +77,11 @@ export class PgTurns implements TurnStorage {
     ]);
     const sources = answer && carried ? new Map([...answer.sources, ...carried]) : (answer?.sources ?? carried ?? new Map<string, ReplaySource>());
     return {
-      matches: answer?.matches ?? new Map(),
+      matches: answer?.matches ?? new Map<string, FingerprintMatch[]>(),
       verdictFields: answer?.verdictFields ?? [],
-      modelConfigs: answer?.modelConfigs ?? new Map(),
+      modelConfigs: answer?.modelConfigs ?? new Map<string, SessionModelConfig>(),
       sources,
-      atDepths: atDepths ?? new Map(),
+      atDepths: atDepths ?? new Map<number, DepthMatch[]>(),
     };
   }
 
