@@ -127,9 +127,9 @@ function suite(backend: string, start: () => Promise<Setup>): void {
         const statuses = await Promise.all(wrong.flatMap((secret) => [modelsStatus(gateway, secret), modelsStatus(gateway, secret)]));
         expect(new Set(statuses)).toEqual(new Set([401]));
       }
-      // the key ring's own refresh lists every key (no hashes): only reads by hash count here
-      const byHash = lookups.mock.calls.filter(([hashes]) => hashes !== undefined);
-      const asked = byHash.flatMap(([hashes]) => hashes ?? []);
+      // the key ring's own poll lists every key (no hashes): only reads by hash count here
+      const byHash = lookups.mock.calls.filter(([query]) => query?.secretHashes !== undefined);
+      const asked = byHash.flatMap(([query]) => query?.secretHashes ?? []);
       // 240 refused requests: each distinct hash asked for once, in reads that never overlap
       expect(asked.length).toBe(40);
       expect(new Set(asked).size).toBe(40);
