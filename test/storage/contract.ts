@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
 import type { Json, JsonObject, ToolCall } from "../../src/providers/contract.js";
-import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { callKeyOf, fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { KeyExistsError, type KeyQuery, type NewKey, type StoredKey } from "../../src/storage/keys.js";
 import type { Checkpoint } from "../../src/storage/checkpoints.js";
 import type { ResponseQuery, ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../../src/storage/responses.js";

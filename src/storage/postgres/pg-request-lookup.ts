@@ -1,4 +1,4 @@
-import { CALL_KEY_PREFIX } from "../../turn/sessions/fingerprint.js";
+import { CALL_KEY_PREFIX } from "../../conversation/fingerprint.js";
 import type { CarrierField } from "../../providers/contract.js";
 import type { RequestLookup, TurnLookupAnswer } from "../request-lookup.js";
 import type { DepthMatch, FingerprintMatch, ReplaySource, SessionModelConfig } from "../turns.js";
