@@ -63,15 +63,17 @@ const storage = openSqliteStorage({ home: work, file: ":memory:" });
 let secret = "";
 for (let i = 0; i < 100; i++) {
   secret = newSecret();
-  await storage.keys.create({
-    name: `k${i}`,
-    secretHash: secretHash(secret),
-    dataScope: newDataScope(),
-    scopes: ["chat"],
-    models: [],
-    eventsOf: [],
-    createdAt: Date.now(),
-    expiresAt: null,
+  await storage.keys.update({
+    create: {
+      name: `k${i}`,
+      secretHash: secretHash(secret),
+      dataScope: newDataScope(),
+      scopes: ["chat"],
+      models: [],
+      eventsOf: [],
+      createdAt: Date.now(),
+      expiresAt: null,
+    },
   });
 }
 const quiet = { warn() {}, info() {}, debug() {}, error() {} };

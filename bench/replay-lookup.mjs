@@ -59,13 +59,15 @@ for (let n = 1; n <= TURNS; n++) {
 // what findSession reads: the matches of the request's lookup, and the turns at depths
 const reads = {
   matchesFor: async (hash, keys) =>
-    (await storage.turns.lookup({ keyHash: hash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false })).matches,
-  turnsAtDepths: (hash, sessionId, asked) => storage.turns.turnsAtDepths(hash, sessionId, asked),
+    (await storage.turns.lookup({ request: { keyHash: hash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false } }))
+      .matches,
+  turnsAtDepths: async (hash, sessionId, asked) => (await storage.turns.lookup({ depths: { keyHash: hash, sessionId, asked } })).atDepths,
 };
 
 async function request(messages) {
   const match = await findSession(reads, keyHash, messages, undefined);
-  const sources = await storage.turns.replaySources(match.turnIds);
+  const read = (await storage.turns.lookup({ carriersOf: [...match.turnIds.values()] })).sources;
+  const sources = new Map([...match.turnIds].flatMap(([index, id]) => (read.has(id) ? [[index, read.get(id)]] : [])));
   const { messages: attached } = attachStoredCarriers(messages, sources, target);
   return { match, wire: shapeMessages(attached, policy) };
 }

@@ -32,8 +32,28 @@ export interface StoredKey {
 
 export type NewKey = Omit<StoredKey, "revokedAt" | "rotatedAt" | "lastUsedAt" | "requests">;
 
-/** What KeyStorage.update does to a live key: revokes it, or gives it a new secret (a rotation). */
-export type KeyChange = "revoke" | { readonly secretHash: string };
+/**
+ * An operator's change to the keys (KeyStorage.update): a new key, the
+ * revocation of a live one, or a new secret for a live one (a rotation,
+ * keeping name, scopes and data scope). Each moves the revision.
+ */
+export type KeyChange = { readonly create: NewKey } | { readonly revoke: string } | { readonly rotate: string; readonly secretHash: string };
+
+/** Which keys KeyStorage.list reads. */
+export interface KeyQuery {
+  /** The revision the caller holds: while it is still the store's, no key is read. */
+  readonly unchangedSince?: number;
+  /** Only the keys of these secret hashes (one indexed read: hashes of no key are absent, and none asked is none answered). */
+  readonly secretHashes?: readonly string[];
+}
+
+/** KeyStorage.list's answer. */
+export interface KeyList {
+  /** Changes whenever a key is created, revoked or rotated; not on usage. */
+  readonly revision: number;
+  /** Every key (or those of the hashes asked), revoked and expired ones included, oldest first; undefined when the revision is `unchangedSince`. */
+  readonly keys: StoredKey[] | undefined;
+}
 
 /** Requests one gateway saw of one key since its last flush. */
 export interface KeyUse {

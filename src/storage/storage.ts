@@ -1,10 +1,10 @@
 import type { JsonObject } from "../providers/contract.js";
 import type { Checkpoint, CheckpointArchive, NewCheckpoint } from "./checkpoints.js";
-import type { RequestLookup, RequestLookupAnswer } from "./request-lookup.js";
+import type { TurnLookup, TurnLookupAnswer } from "./request-lookup.js";
 import type { EnvelopeKey } from "./envelope-keys.js";
-import type { KeyChange, KeyUse, NewKey, StoredKey } from "./keys.js";
-import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "./responses.js";
-import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "./turns.js";
+import type { KeyChange, KeyList, KeyQuery, KeyUse } from "./keys.js";
+import type { ResponseAnswer, ResponseQuery, ResponseRecord } from "./responses.js";
+import type { NewTurn } from "./turns.js";
 import type { BranchResult, SessionDetail, SessionQuery, SessionSummary } from "./sessions.js";
 import type { Rejection, Verdict, VerdictField } from "./verdicts.js";
 
@@ -28,8 +28,6 @@ export interface Storage {
   readonly checkpoints: CheckpointStorage;
   readonly keys: KeyStorage;
   readonly envelopeKeys: EnvelopeKeyStorage;
-  /** Resolves once every turn made durable so far is where another process (a CLI command) reads it. */
-  committed(): Promise<void>;
   /**
    * Whether the store answers now, for /health. A backend in this process
    * (SQLite) leaves it out: it is as available as the process. A backend
@@ -46,22 +44,15 @@ export const TURNS_PER_DEPTH = 8;
 /** The turns replay reads and the chat path writes. */
 export interface TurnStorage {
   /**
-   * What a chat request reads before its first upstream call, as one answer:
-   * the stored turns its keys match (fingerprints and call keys, see
-   * TurnKeys, under one API key's hash, most recent first), the route's
-   * verdict fields, the sessions' model config and the newest matches'
-   * carriers. A backend over the network answers it in one round trip.
+   * What the turn pipeline reads of the stored turns, as one answer of the
+   * parts the query asks for (TurnLookup): the request's read before its
+   * first upstream call (the turns its keys match, the route's verdict
+   * fields, the sessions' model config, the newest matches' carriers),
+   * position matching's turns at depths of a session, and the carriers of
+   * turns chosen that the request's read did not carry. A backend over the
+   * network answers the request's read in one round trip.
    */
-  lookup(query: RequestLookup): Promise<RequestLookupAnswer>;
-  /** The carriers of these turns, under the caller's keys (a request's message indexes); turns not found are absent. */
-  replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>>;
-  /**
-   * The session's turns at these depths in their conversations (1-based,
-   * NewTurn.depth) filed under this key's hash, per depth newest first and
-   * at most TURNS_PER_DEPTH, each saying whether its stored prompt is the
-   * one asked with: what position matching chooses from.
-   */
-  turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>>;
+  lookup(query: TurnLookup): Promise<TurnLookupAnswer>;
   /**
    * Writes the completed turn (and its session when new); resolves once it
    * is durable. The caller ends its answer after that. How and when the
@@ -132,29 +123,23 @@ export interface ResponseStorage {
   /** Stores a response, its output items (when retrievable) and a named conversation's new end, as one durable write. */
   save(record: ResponseRecord, items: readonly JsonObject[]): Promise<void>;
   /**
-   * A retrievable response; undefined when none of this id is (deleted,
-   * stored with `store: false`, or never). `also` asks, in the same read,
-   * for its input items (GET …/input_items) or its history (what a request
-   * continuing it builds on: one round trip, not two).
+   * What the Responses API reads of what it stored, the parts a query asks
+   * for in one call: a retrievable response (with its input items, or with
+   * its history and the checkpoint in force on it), a named conversation
+   * (with its history and checkpoint), the output items a request's input
+   * references (each with the session of the response that produced it).
    */
-  get(id: string, also?: "inputItems" | "history"): Promise<StoredResponse | undefined>;
+  get(query: ResponseQuery): Promise<ResponseAnswer>;
   /** Makes a response unretrievable (links later responses need are kept); false when it was not retrievable. */
   delete(id: string): Promise<boolean>;
-  /** An output item by id, with the session of the response that produced it. */
-  item(id: string): Promise<StoredItem | undefined>;
-  /** A named conversation; `also` asks, in the same read, for its history up to its last response (retrievable or not). */
-  conversation(id: string, also?: "history"): Promise<StoredConversation | undefined>;
 }
 
-/** Compaction's checkpoints and the turns they archive (a session's are read with SessionStorage.show). */
+/**
+ * Compaction's checkpoints and the turns they archive. A session's are read
+ * with SessionStorage.show; the one in force on a response chain comes with
+ * the chain's history (ResponseStorage.get).
+ */
 export interface CheckpointStorage {
-  /**
-   * The checkpoint in force for a request of `sessionId` continuing response
-   * `parentId`: of those anchored on the chain ending there, the one
-   * anchored deepest, newest on a tie. Most sessions have none, and then the
-   * chain is not walked.
-   */
-  inForce(sessionId: string, parentId: string): Promise<Checkpoint | undefined>;
   /**
    * Stores a checkpoint, deletes the one it supersedes and marks the
    * summarised turns inactive, as one write; turns keep every carrier byte.
@@ -166,26 +151,25 @@ export interface CheckpointStorage {
 
 /**
  * Access keys (docs/operators.md, "Access keys"). Every gateway on the
- * state keeps them in memory and polls `revision` to learn of a create,
- * revoke or rotate made anywhere (a CLI command, another instance).
+ * state keeps them in memory and polls the revision through `list` to
+ * learn of a create, revoke or rotate made anywhere (a CLI command,
+ * another instance).
  */
 export interface KeyStorage {
-  /** Changes whenever a key is created, revoked or rotated; not on usage. Cheap: polled several times a second. */
-  revision(): Promise<number>;
   /**
-   * Every key, revoked and expired ones included, oldest first; given
-   * secret hashes, only the keys of those hashes (one indexed read: hashes
-   * of no key are absent, and none asked is none answered).
+   * The revision and the keys, read together: every key, or only those of
+   * some secret hashes; none while the revision is the one the caller holds
+   * (`unchangedSince`). Cheap when nothing changed: polled several times a
+   * second.
    */
-  list(secretHashes?: readonly string[]): Promise<StoredKey[]>;
-  /** Throws KeyExistsError when a key of that name exists, revoked or not. */
-  create(key: NewKey): Promise<StoredKey>;
+  list(query?: KeyQuery): Promise<KeyList>;
   /**
-   * Revokes the live key of that name, or replaces its secret's hash (a
-   * rotation, keeping name, scopes and data scope); false when no live key
-   * has that name.
+   * Creates, revokes or rotates a key and moves the revision, as one write.
+   * A create throws KeyExistsError when a key of that name exists, revoked
+   * or not; a revocation or rotation answers false when no live key has
+   * that name.
    */
-  update(name: string, change: KeyChange): Promise<boolean>;
+  update(change: KeyChange): Promise<boolean>;
   /** Adds request counts and moves last-used times forward; does not change the revision. */
   recordUse(uses: readonly KeyUse[]): Promise<void>;
 }

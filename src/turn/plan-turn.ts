@@ -5,7 +5,7 @@ import type { ResolvedModel } from "../routing/routes/route-table.js";
 import { findSession, type SessionMatch } from "./sessions/session-finder.js";
 import { storedSessionId } from "../conversation/session-scope.js";
 import { lookupOnFirstAsk } from "../storage/lookup-on-first-ask.js";
-import type { Storage, TurnStorage } from "../storage/storage.js";
+import type { Storage } from "../storage/storage.js";
 import type { ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../providers/upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../routing/verdicts/record-rejection.js";
@@ -82,11 +82,11 @@ export async function planTurn(context: PlanningContext, request: ChatRequest, r
   // field verdicts could leave would replay them: the fields that remain are a subset of these.
   const wanted = policy.fields.filter((field) => !optOut.includes(field));
   // the store read, traced as its own span when tracing is on
-  const traced: Pick<TurnStorage, "lookup" | "turnsAtDepths"> = {
-    lookup: (query) => traceStoreRead(options.cancellation, storage.turns.lookup(query)),
-    turnsAtDepths: (keyHash, sessionId, asked) => storage.turns.turnsAtDepths(keyHash, sessionId, asked),
-  };
-  const reading = lookupOnFirstAsk(traced, { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) });
+  const reading = lookupOnFirstAsk(
+    storage.turns,
+    { ...key, explicit: options.explicit, withCarriers: wantsStoredCarriers(registry, resolved, policy, wanted) },
+    (read) => traceStoreRead(options.cancellation, read),
+  );
   const match = await findSession(reading.turns, options.keyHash, request.messages, options.explicit, options.compacted !== true);
   const read = await reading.answer(options.keyHash);
   const sessionId = match.sessionId ?? storedSessionId(newId("sess_"), options.sessionScope);
@@ -149,8 +149,20 @@ async function withRead(
     if (source) sources.set(index, source);
     else (missing ??= new Map()).set(index, id);
   }
-  if (missing) for (const [index, source] of await context.storage.turns.replaySources(missing)) sources.set(index, source);
+  if (missing) for (const [index, source] of await carriersByIndex(context.storage, missing)) sources.set(index, source);
   return sources;
+}
+
+/** The carriers of stored turns by message index, in one read of the store; turns not found are absent. */
+async function carriersByIndex(storage: Pick<Storage, "turns">, turnIds: ReadonlyMap<number, string>): Promise<Map<number, ReplaySource>> {
+  const found = new Map<number, ReplaySource>();
+  if (turnIds.size === 0) return found;
+  const { sources } = await storage.turns.lookup({ carriersOf: [...turnIds.values()] });
+  for (const [index, id] of turnIds) {
+    const source = sources.get(id);
+    if (source) found.set(index, source);
+  }
+  return found;
 }
 
 /** Carriers opened from the client's envelopes, in place of the store's for their messages: no lookup decides those. */
@@ -168,7 +180,7 @@ function storedCarriers(
 ): (effective: readonly CarrierField[]) => Promise<ReadonlyMap<number, ReplaySource>> {
   return async (effective) => {
     if (!wantsStoredCarriers(context.registry, route.resolved, route.policy, effective)) return NO_SOURCES;
-    const stored = await context.storage.turns.replaySources(match.turnIds);
+    const stored = await carriersByIndex(context.storage, match.turnIds);
     return sealed ? withSealed(new Map(stored), sealed) : stored;
   };
 }

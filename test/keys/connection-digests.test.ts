@@ -33,15 +33,17 @@ afterAll(async () => {
 async function addKey(name: string): Promise<string> {
   const secret = newSecret();
   const at = Date.now();
-  await storage.keys.create({
-    name,
-    secretHash: secretHash(secret),
-    dataScope: newDataScope(),
-    scopes: ["chat"],
-    models: [],
-    eventsOf: [],
-    createdAt: at,
-    expiresAt: null,
+  await storage.keys.update({
+    create: {
+      name,
+      secretHash: secretHash(secret),
+      dataScope: newDataScope(),
+      scopes: ["chat"],
+      models: [],
+      eventsOf: [],
+      createdAt: at,
+      expiresAt: null,
+    },
   });
   await ring.refresh();
   return secret;
@@ -67,8 +69,8 @@ test("a key revoked or rotated between two requests of one connection is refused
   const other = {};
   expect(nameOf(ring.identify(revoked, Date.now(), connection))).toBe("revoked-between");
   expect(nameOf(ring.identify(rotated, Date.now(), other))).toBe("rotated-between");
-  await storage.keys.update("revoked-between", "revoke");
-  await storage.keys.update("rotated-between", { secretHash: secretHash(newSecret()) });
+  await storage.keys.update({ revoke: "revoked-between" });
+  await storage.keys.update({ rotate: "rotated-between", secretHash: secretHash(newSecret()) });
   await ring.refresh();
   expect(nameOf(ring.identify(revoked, Date.now(), connection))).toBe("revoked");
   expect(nameOf(ring.identify(rotated, Date.now(), other))).toBe("unknown");

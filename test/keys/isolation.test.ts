@@ -71,7 +71,7 @@ describe("responses and conversations", () => {
     // answered as for a name that exists nowhere: 200, the name it sent
     expect([intruder.status, intruder.headers.get("x-session-id")]).toEqual([200, "owned-name"]);
     await afterGatewayCommits(gateway);
-    const scopeOfA = (await storageOf(gateway).keys.list()).find((key) => key.name === "frontend-a")!.dataScope;
+    const scopeOfA = (await storageOf(gateway).keys.list()).keys!.find((key) => key.name === "frontend-a")!.dataScope;
     const ofA = await storageOf(gateway).sessions.show(`owned-name~${scopeOfA}`);
     expect(ofA?.turns).toBe(1);
   });

@@ -16,22 +16,24 @@ export async function addKey(
   options: { scopes?: KeyScope[]; models?: string[]; eventsOf?: string[]; expiresAt?: number | null } = {},
 ): Promise<string> {
   const secret = newSecret();
-  await storageOf(gateway).keys.create({
-    name,
-    secretHash: secretHash(secret),
-    dataScope: newDataScope(),
-    scopes: options.scopes ?? ["chat"],
-    models: options.models ?? [],
-    eventsOf: options.eventsOf ?? [],
-    createdAt: Date.now(),
-    expiresAt: options.expiresAt ?? null,
+  await storageOf(gateway).keys.update({
+    create: {
+      name,
+      secretHash: secretHash(secret),
+      dataScope: newDataScope(),
+      scopes: options.scopes ?? ["chat"],
+      models: options.models ?? [],
+      eventsOf: options.eventsOf ?? [],
+      createdAt: Date.now(),
+      expiresAt: options.expiresAt ?? null,
+    },
   });
   await keyRingOf(gateway).refresh();
   return secret;
 }
 
 export async function revokeKey(gateway: Gateway, name: string): Promise<void> {
-  await storageOf(gateway).keys.update(name, "revoke");
+  await storageOf(gateway).keys.update({ revoke: name });
   await keyRingOf(gateway).refresh();
 }
 

@@ -95,7 +95,7 @@ describe("two gateways on one state", () => {
       const on = (url: string) => fetch(`${url}/v1/models`, { headers: bearer(secret) }).then((response) => response.status);
       const createdAt = performance.now();
       while ((await on(second.url)) !== 200) expect(performance.now() - createdAt).toBeLessThan(1000);
-      await storageOf(gateway).keys.update("two-instances", "revoke"); // no refresh: each instance learns of it by its own poll
+      await storageOf(gateway).keys.update({ revoke: "two-instances" }); // no refresh: each instance learns of it by its own poll
       const revokedAt = performance.now();
       const refused = await Promise.all(
         [gateway.url, second.url].map(async (url) => {
@@ -151,6 +151,6 @@ describe("keys commands against a running gateway", () => {
     expect(Date.parse(counted.last_used_at!)).toBeLessThanOrEqual(before);
     const plain = await cli("list");
     expect(plain.stdout).toMatch(/^counted \[chat,events\] active, created .*, last used .*, 3 request\(s\)$/m);
-    expect((await storageOf(gateway).keys.list()).find((entry) => entry.name === "counted")!.requests).toBe(3);
+    expect((await storageOf(gateway).keys.list()).keys!.find((entry) => entry.name === "counted")!.requests).toBe(3);
   });
 });

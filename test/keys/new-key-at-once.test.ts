@@ -59,15 +59,17 @@ async function postgresSetup(): Promise<Setup> {
 /** Creates a key as `carrierd keys create` does, in the store opened apart from the gateways; nothing tells the gateways. */
 async function createKey(storage: Storage, name: string): Promise<string> {
   const secret = newSecret();
-  await storage.keys.create({
-    name,
-    secretHash: secretHash(secret),
-    dataScope: newDataScope(),
-    scopes: ["chat", "events"],
-    models: [],
-    eventsOf: [],
-    createdAt: Date.now(),
-    expiresAt: null,
+  await storage.keys.update({
+    create: {
+      name,
+      secretHash: secretHash(secret),
+      dataScope: newDataScope(),
+      scopes: ["chat", "events"],
+      models: [],
+      eventsOf: [],
+      createdAt: Date.now(),
+      expiresAt: null,
+    },
   });
   return secret;
 }
@@ -125,9 +127,9 @@ function suite(backend: string, start: () => Promise<Setup>): void {
         const statuses = await Promise.all(wrong.flatMap((secret) => [modelsStatus(gateway, secret), modelsStatus(gateway, secret)]));
         expect(new Set(statuses)).toEqual(new Set([401]));
       }
-      // the key ring's own refresh lists every key (no hashes): only reads by hash count here
-      const byHash = lookups.mock.calls.filter(([hashes]) => hashes !== undefined);
-      const asked = byHash.flatMap(([hashes]) => hashes ?? []);
+      // the key ring's own poll lists every key (no hashes): only reads by hash count here
+      const byHash = lookups.mock.calls.filter(([query]) => query?.secretHashes !== undefined);
+      const asked = byHash.flatMap(([query]) => query?.secretHashes ?? []);
       // 240 refused requests: each distinct hash asked for once, in reads that never overlap
       expect(asked.length).toBe(40);
       expect(new Set(asked).size).toBe(40);
@@ -147,7 +149,7 @@ function suite(backend: string, start: () => Promise<Setup>): void {
   test(`${backend}: a revocation is in force on every instance within one second; a revoked key is not brought back by a lookup`, async () => {
     const secret = await createKey(setup.cli, "to-revoke");
     for (const gateway of setup.gateways) expect(await modelsStatus(gateway, secret)).toBe(200);
-    await setup.cli.keys.update("to-revoke", "revoke"); // nothing tells the gateways: each learns of it by its own poll
+    await setup.cli.keys.update({ revoke: "to-revoke" }); // nothing tells the gateways: each learns of it by its own poll
     const revokedAt = performance.now();
     await Promise.all(
       setup.gateways.map(async (gateway) => {
@@ -156,7 +158,7 @@ function suite(backend: string, start: () => Promise<Setup>): void {
     );
     // created and revoked before any gateway saw it: the lookup finds it revoked, and it is refused
     const stillborn = await createKey(setup.cli, "stillborn");
-    await setup.cli.keys.update("stillborn", "revoke");
+    await setup.cli.keys.update({ revoke: "stillborn" });
     for (const gateway of setup.gateways) expect(await modelsStatus(gateway, stillborn)).toBe(401);
   });
 }

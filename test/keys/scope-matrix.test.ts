@@ -17,7 +17,7 @@ beforeAll(async () => {
   gateway = await startTestGateway({ routes: DEMO_ROUTES });
   for (const scope of KEY_SCOPES) secrets.set(scope, await addKey(gateway, `only-${scope}`, { scopes: [scope] }));
   secrets.set("revoked", await addKey(gateway, "revoked", { scopes: [...KEY_SCOPES] }));
-  await storageOf(gateway).keys.update("revoked", "revoke");
+  await storageOf(gateway).keys.update({ revoke: "revoked" });
   // `keys create` refuses a past date; the store takes one, as if the date had passed since
   secrets.set("expired", await addKey(gateway, "expired", { scopes: [...KEY_SCOPES], expiresAt: Date.now() - 1000 }));
   await keyRingOf(gateway).refresh();

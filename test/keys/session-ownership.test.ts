@@ -72,7 +72,7 @@ describe.each(Object.keys(BACKENDS))("sessions are owned: %s", (backendName) => 
   const rerendered = (content: string): Message => ({ role: "assistant", content: `**${content}**` });
   const reasoningSent = (sent: Record<string, unknown>[]) =>
     sent.filter((message) => message.role === "assistant").map((message) => message.reasoning_content ?? null);
-  const scopeOf = async (name: string) => (await storageOf(backend.gateway).keys.list()).find((key) => key.name === name)!.dataScope;
+  const scopeOf = async (name: string) => (await storageOf(backend.gateway).keys.list()).keys!.find((key) => key.name === name)!.dataScope;
 
   test.skipIf(skip)(
     "key B's X-Session-Id of key A's session: a session of B's own, answered as for a name that exists nowhere; A's re-rendered turns keep their reasoning",

@@ -29,7 +29,7 @@ beforeAll(async () => {
     { ...base, name: "wall", secretHash: secretHash(secrets.wall), dataScope: newDataScope(), scopes: ["events"], eventsOf: ["frontend"] },
   ];
   for (const gateway of [a, b]) {
-    for (const key of keys) await storageOf(gateway).keys.create(key);
+    for (const key of keys) await storageOf(gateway).keys.update({ create: key });
     await keyRingOf(gateway).refresh();
   }
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import { newDataScope, newSecret, secretHash } from "../../src/http/keys/secret.js";
 import { StoredKeyLookup } from "../../src/http/keys/stored-key-lookup.js";
 import { openStorage } from "../../src/storage/open/open-storage.js";
+import type { KeyQuery } from "../../src/storage/keys.js";
 import type { Storage } from "../../src/storage/storage.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -60,27 +61,29 @@ test("a remembered unknown hash is asked for again once its time is up", async (
 
 test("reads never overlap: hashes asked for meanwhile go in the next read, in batches; past the queue a key is refused unread", async () => {
   const secret = newSecret();
-  await storage.keys.create({
-    name: "present",
-    secretHash: secretHash(secret),
-    dataScope: newDataScope(),
-    scopes: ["chat"],
-    models: [],
-    eventsOf: [],
-    createdAt: Date.now(),
-    expiresAt: null,
+  await storage.keys.update({
+    create: {
+      name: "present",
+      secretHash: secretHash(secret),
+      dataScope: newDataScope(),
+      scopes: ["chat"],
+      models: [],
+      eventsOf: [],
+      createdAt: Date.now(),
+      expiresAt: null,
+    },
   });
   let running = 0;
   let most = 0;
   const batches: number[] = [];
   const slowStore = {
-    async list(hashes?: readonly string[]) {
+    async list(query?: KeyQuery) {
       running++;
       most = Math.max(most, running);
-      batches.push(hashes?.length ?? 0);
+      batches.push(query?.secretHashes?.length ?? 0);
       await new Promise((resolve) => setTimeout(resolve, 10));
       running--;
-      return storage.keys.list(hashes);
+      return storage.keys.list(query);
     },
   };
   const lookup = new StoredKeyLookup(slowStore, (error) => expect.fail(String(error)), { batch: 50, queue: 100 });
@@ -97,22 +100,24 @@ test("a store that does not answer: the key is refused, not remembered, and aske
   let fail = true;
   const errors: unknown[] = [];
   const flaky = {
-    list: (hashes?: readonly string[]) => (fail ? Promise.reject(new Error("store down")) : storage.keys.list(hashes)),
+    list: (query?: KeyQuery) => (fail ? Promise.reject(new Error("store down")) : storage.keys.list(query)),
   };
   const lookup = new StoredKeyLookup(flaky, (error) => errors.push(error));
   const secret = newSecret();
   expect(await lookup.find(secretHash(secret))).toBeUndefined();
   expect(errors).toHaveLength(1);
   expect(lookup.remembered).toBe(0);
-  await storage.keys.create({
-    name: "after-outage",
-    secretHash: secretHash(secret),
-    dataScope: newDataScope(),
-    scopes: ["chat"],
-    models: [],
-    eventsOf: [],
-    createdAt: Date.now(),
-    expiresAt: null,
+  await storage.keys.update({
+    create: {
+      name: "after-outage",
+      secretHash: secretHash(secret),
+      dataScope: newDataScope(),
+      scopes: ["chat"],
+      models: [],
+      eventsOf: [],
+      createdAt: Date.now(),
+      expiresAt: null,
+    },
   });
   fail = false;
   expect((await lookup.find(secretHash(secret)))?.name).toBe("after-outage");

@@ -109,18 +109,12 @@ describe.skipIf(pgSkipReason() !== undefined)("state shared by three gateways on
       for (let index = 0; index < 1000; index++) {
         const turn = raceTurn(index);
         await writer.turns.save(turn);
-        const sources = await reader.turns.replaySources(new Map([[0, turn.id]]));
+        const sources = (await reader.turns.lookup({ carriersOf: [turn.id] })).sources;
         // the request path's one-statement read: its matches and carriers are as fresh as the separate read
         const read = await reader.turns.lookup({
-          keyHash: turn.keyHash,
-          keys: [turn.fingerprint],
-          provider: "p",
-          host: "h",
-          model: "m",
-          explicit: undefined,
-          withCarriers: true,
+          request: { keyHash: turn.keyHash, keys: [turn.fingerprint], provider: "p", host: "h", model: "m", explicit: undefined, withCarriers: true },
         });
-        if (sources.get(0)?.reasoningText !== turn.reasoningText) stale++;
+        if (sources.get(turn.id)?.reasoningText !== turn.reasoningText) stale++;
         if (read.matches.get(turn.fingerprint)?.[0]?.id !== turn.id || read.sources.get(turn.id)?.reasoningText !== turn.reasoningText) stale++;
       }
       expect(stale).toBe(0);

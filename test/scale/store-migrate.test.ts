@@ -118,15 +118,17 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
       },
       { turnIds: ["turn_migrate_sess_a_1"], supersedes: undefined, owner: { keyHash: "key-m", model: "m" } },
     );
-    await sqlite.keys.create({
-      name: "frontend",
-      secretHash: "f".repeat(64),
-      dataScope: "k",
-      scopes: ["chat", "events"],
-      models: ["gpt-*"],
-      eventsOf: [],
-      createdAt: 1_700_000_000_000,
-      expiresAt: null,
+    await sqlite.keys.update({
+      create: {
+        name: "frontend",
+        secretHash: "f".repeat(64),
+        dataScope: "k",
+        scopes: ["chat", "events"],
+        models: ["gpt-*"],
+        eventsOf: [],
+        createdAt: 1_700_000_000_000,
+        expiresAt: null,
+      },
     });
     await sqlite.keys.recordUse([{ name: "frontend", requests: 7, lastUsedAt: 1_700_000_001_000 }]);
     await sqlite.envelopeKeys.ensure({ generation: 1, id: "0011223344556677", secret: Buffer.alloc(32, 9), createdAt: 1_700_000_000_000 });
@@ -178,28 +180,33 @@ describe.skipIf(pgSkipReason() !== undefined)("carrierd store migrate", () => {
     try {
       const last = turn("sess_a", 3);
       const matchesFor = async (keys: string[]) =>
-        (await store.turns.lookup({ keyHash: "key-m", keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false })).matches;
+        (
+          await store.turns.lookup({
+            request: { keyHash: "key-m", keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false },
+          })
+        ).matches;
       expect((await matchesFor([last.fingerprint])).get(last.fingerprint)?.[0]?.id).toBe(last.id);
       const callKey = callKeyOf(
         turn("sess_b", 1, [{ id: "call_9f3Kq2LmX7vB1nRt", type: "function", function: { name: "weather", arguments: "{}" } }]).toolCalls,
       )!;
       expect((await matchesFor([callKey])).get(callKey)?.[0]?.id).toBe("turn_migrate_sess_b_1");
-      const source = (await store.turns.replaySources(new Map([[0, last.id]]))).get(0)!;
+      const source = (await store.turns.lookup({ carriersOf: [last.id] })).sources.get(last.id)!;
       expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(DETAILS));
       expect(JSON.stringify(source.nativeRecord)).toBe(JSON.stringify(NATIVE));
       expect((await store.sessions.show("sess_a"))!.modelConfig).toEqual({
         rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning"]]],
       });
       // resp_2 (not retrievable) ends conv_1: its history is read with the conversation
-      expect((await store.responses.conversation("conv_1", "history"))?.history).toEqual([
+      const conversation = (await store.responses.get({ conversation: "conv_1", also: "history" })).conversation;
+      expect(conversation?.history).toEqual([
         { role: "user", content: "a" },
         { role: "user", content: "b" },
       ]);
-      expect(await store.responses.conversation("conv_1")).toMatchObject({ lastResponseId: "resp_2" });
-      expect((await store.checkpoints.inForce("sess_a", "resp_2"))?.id).toBe("ckpt_1");
+      expect(conversation).toMatchObject({ lastResponseId: "resp_2" });
+      expect(conversation?.checkpoint?.id).toBe("ckpt_1");
       expect((await store.sessions.show("sess_a"))!.compaction.archived).toEqual(new Set([1]));
-      expect(await store.responses.get("resp_1")).toMatchObject({ keyHash: "k" });
-      expect(await store.keys.list()).toEqual([
+      expect((await store.responses.get({ response: "resp_1" })).response).toMatchObject({ keyHash: "k" });
+      expect((await store.keys.list()).keys).toEqual([
         expect.objectContaining({ name: "frontend", dataScope: "k", scopes: ["chat", "events"], requests: 7, lastUsedAt: 1_700_000_001_000 }),
       ]);
       // the next turn continues the session's positions and is the newest match

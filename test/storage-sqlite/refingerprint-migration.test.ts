@@ -14,6 +14,7 @@ import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.
 import { PROMPT_HEAD_MIGRATIONS } from "../../src/storage/sqlite/prompt-head-migrations.js";
 import { SESSION_HISTORY_MIGRATIONS } from "../../src/storage/sqlite/history-migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
+import type { DepthAsked } from "../../src/storage/turns.js";
 
 // Migration 4: turns stored with the fingerprint of the release before it are found by what frontends send now.
 const home = mkdtempSync(join(tmpdir(), "carrierd-migration-4-"));
@@ -73,7 +74,7 @@ test("old fingerprints are recomputed: a tool-call turn and an answer stored bef
   ];
   const reads = {
     matchesFor: async (keyHash: string, keys: readonly string[]) => store.reads.matchesFor(keyHash, keys),
-    turnsAtDepths: store.turns.turnsAtDepths,
+    turnsAtDepths: async (keyHash: string, sessionId: string, asked: readonly DepthAsked[]) => store.reads.turnsAtDepths(keyHash, sessionId, asked),
   };
   const found = await findSession(reads, "k", resent, undefined);
   expect(found.sessionId).toBe("sess_old");

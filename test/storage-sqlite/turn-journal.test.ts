@@ -42,7 +42,7 @@ function saveBeside({ store, upstream }: { store: SqliteStorage; upstream: OpenE
 
 /** What a chat request reads right before its upstream call. */
 const lookUp = (store: SqliteStorage) =>
-  store.turns.lookup({ keyHash: "key", keys: [], provider: "p", host: "h", model: "m", explicit: undefined, withCarriers: false });
+  store.turns.lookup({ request: { keyHash: "key", keys: [], provider: "p", host: "h", model: "m", explicit: undefined, withCarriers: false } });
 
 function newHome(): string {
   const home = mkdtempSync(join(tmpdir(), "carrierd-journal-"));

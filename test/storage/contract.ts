@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, test } from "vitest";
 import type { Json, JsonObject, ToolCall } from "../../src/providers/contract.js";
 import { callKeyOf, fingerprintOf } from "../../src/conversation/fingerprint.js";
-import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
-import type { ResponseRecord } from "../../src/storage/responses.js";
+import { KeyExistsError, type KeyQuery, type NewKey, type StoredKey } from "../../src/storage/keys.js";
+import type { Checkpoint } from "../../src/storage/checkpoints.js";
+import type { ResponseQuery, ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../../src/storage/responses.js";
 import type { TurnAudit } from "../../src/storage/session-history.js";
 import { ListDeadlineError, type SessionQuery } from "../../src/storage/sessions.js";
 import { TURNS_PER_DEPTH, type Storage } from "../../src/storage/storage.js";
-import type { FingerprintMatch, NewTurn, SessionModelConfig } from "../../src/storage/turns.js";
+import type { DepthAsked, DepthMatch, FingerprintMatch, NewTurn, ReplaySource, SessionModelConfig } from "../../src/storage/turns.js";
 import type { Rejection } from "../../src/storage/verdicts.js";
 import { nextMillisecond } from "../support/wait-for.js";
 
@@ -20,6 +21,13 @@ export type StorageRole = "gateway" | "cli";
 /** One empty state (a database, a home) on which storages are opened. */
 export interface StorageState {
   open(role: StorageRole): Promise<Storage>;
+  /**
+   * Resolves once what `storage` made durable is where another storage
+   * opened on the state reads it (SQLite: the turns its journal holds
+   * committed; a backend whose writes commit before they resolve has
+   * nothing to wait for).
+   */
+  committed(storage: Storage): Promise<void>;
   /** Removes the state; every storage opened on it is closed by then. */
   dispose(): Promise<void>;
 }
@@ -45,26 +53,61 @@ const REASONING = 'Let me think.\n\n  Indented — and a trailing space \nand "q
 
 /** The stored turns `keys` match under `keyHash`: the `matches` of the request's lookup. */
 export async function matchesFor(store: Storage, keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>> {
-  return (await store.turns.lookup({ keyHash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false })).matches;
+  return (await store.turns.lookup({ request: { keyHash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false } }))
+    .matches;
+}
+
+/** The carriers of these turns, by id: the `sources` of a lookup asking `carriersOf`. */
+export async function carriersOf(store: Storage, turnIds: readonly string[]): Promise<ReadonlyMap<string, ReplaySource>> {
+  return (await store.turns.lookup({ carriersOf: turnIds })).sources;
+}
+
+/** A session's turns at depths under `keyHash`: the `atDepths` of a lookup asking `depths`. */
+export async function turnsAtDepths(
+  store: Storage,
+  keyHash: string,
+  sessionId: string,
+  asked: readonly DepthAsked[],
+): Promise<ReadonlyMap<number, DepthMatch[]>> {
+  return (await store.turns.lookup({ depths: { keyHash, sessionId, asked } })).atDepths;
 }
 
 /** The verdict table's fields for a (provider, host, model): the `verdictFields` of the request's lookup. */
 async function fieldsFor(store: Storage, provider: string, host: string, model: string): Promise<readonly string[]> {
-  return (await store.turns.lookup({ keyHash: "none", keys: [], provider, host, model, explicit: undefined, withCarriers: false })).verdictFields;
+  return (await store.turns.lookup({ request: { keyHash: "none", keys: [], provider, host, model, explicit: undefined, withCarriers: false } })).verdictFields;
 }
 
 /** A session's model config: what the request's lookup answers for its explicit session. */
 async function modelConfigOf(store: Storage, sessionId: string): Promise<Readonly<SessionModelConfig>> {
   const answer = await store.turns.lookup({
-    keyHash: "none",
-    keys: [],
-    provider: "none",
-    host: "none",
-    model: "none",
-    explicit: sessionId,
-    withCarriers: false,
+    request: { keyHash: "none", keys: [], provider: "none", host: "none", model: "none", explicit: sessionId, withCarriers: false },
   });
   return answer.modelConfigs.get(sessionId) ?? {};
+}
+
+/** The keys `list` answers (every one, or those of the hashes asked). */
+async function keysOf(store: Storage, query: KeyQuery = {}): Promise<StoredKey[]> {
+  return (await store.keys.list(query)).keys!;
+}
+
+/** A retrievable response: the `response` of a get asking for it. */
+async function responseOf(store: Storage, id: string, also?: ResponseQuery["also"]): Promise<StoredResponse | undefined> {
+  return (await store.responses.get({ response: id, also })).response;
+}
+
+/** A named conversation: the `conversation` of a get asking for it. */
+async function conversationOf(store: Storage, id: string, also?: "history"): Promise<StoredConversation | undefined> {
+  return (await store.responses.get({ conversation: id, also })).conversation;
+}
+
+/** An output item: from the `items` of a get asking for it. */
+async function itemOf(store: Storage, id: string): Promise<StoredItem | undefined> {
+  return (await store.responses.get({ items: [id] })).items.get(id);
+}
+
+/** The checkpoint in force on the chain ending at a response: read with its history. */
+async function inForce(store: Storage, responseId: string): Promise<Checkpoint | undefined> {
+  return (await responseOf(store, responseId, "history"))?.checkpoint;
 }
 
 /** A rejection of `fields` by (p, h, m), met by `sessionId` under key-a. */
@@ -143,6 +186,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
     const states: StorageState[] = [];
     afterEach(async () => {
       for (const storage of opened.splice(0)) await storage.close();
+      stateOf.clear();
       for (const state of states.splice(0)) await state.dispose();
     });
     const fresh = async () => {
@@ -150,11 +194,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
       states.push(state);
       return state;
     };
+    const stateOf = new Map<Storage, StorageState>();
     const open = async (state: StorageState, role: StorageRole = "gateway") => {
       const storage = await state.open(role);
       opened.push(storage);
+      stateOf.set(storage, state);
       return storage;
     };
+    const committed = (storage: Storage) => stateOf.get(storage)!.committed(storage);
     const storage = async () => open(await fresh());
 
     describe("turns", () => {
@@ -162,8 +209,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         const turn = newTurn("sess_carriers", "The answer is 4.");
         await store.turns.save(turn);
-        const sources = await store.turns.replaySources(new Map([[7, turn.id]]));
-        const source = sources.get(7)!;
+        const source = (await carriersOf(store, [turn.id])).get(turn.id)!;
         expect(source).toMatchObject({ id: turn.id, sessionId: "sess_carriers", plugin: "openai-compatible", upstreamModel: "upstream-model" });
         expect(source.reasoningText).toBe(REASONING);
         expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
@@ -201,7 +247,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
           model: "client\u0000model",
         });
         await store.turns.save(turn);
-        const source = (await store.turns.replaySources(new Map([[0, turn.id]]))).get(0)!;
+        const source = (await carriersOf(store, [turn.id])).get(turn.id)!;
         expect(source.sessionId).toBe("sess_nul\u0000");
         expect(source.reasoningText).toBe("\u0001think\u0000ing\u0001");
         expect(JSON.stringify(source.reasoningDetails)).toBe(JSON.stringify(details));
@@ -228,15 +274,10 @@ export function storageContract(name: string, factory: StorageFactory): void {
           upstreamId: undefined,
         });
         await store.turns.save(bare);
-        const sources = await store.turns.replaySources(
-          new Map([
-            ["a", bare.id],
-            ["b", "turn_never_stored"],
-          ]),
-        );
-        expect([...sources.keys()]).toEqual(["a"]);
-        expect(sources.get("a")).toMatchObject({ reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined });
-        expect((await store.turns.replaySources(new Map())).size).toBe(0);
+        const sources = await carriersOf(store, [bare.id, "turn_never_stored"]);
+        expect([...sources.keys()]).toEqual([bare.id]);
+        expect(sources.get(bare.id)).toMatchObject({ reasoningText: "", reasoningDetails: undefined, nativeRecord: undefined });
+        expect((await carriersOf(store, [])).size).toBe(0);
       });
 
       test("fingerprints are scoped to the key hash, matched newest first, and absent when nothing matched", async () => {
@@ -305,7 +346,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
           explicit: "sess_explicit",
           withCarriers: true,
         };
-        const answer = await store.turns.lookup(query);
+        const answer = await store.turns.lookup({ request: query });
         expect(answer.matches).toEqual(await matchesFor(store, "key-a", keys));
         expect(ids(answer.matches.get(older.fingerprint))).toEqual([newer.id, older.id]);
         expect(answer.verdictFields).toEqual(["reasoning_details"]);
@@ -314,40 +355,49 @@ export function storageContract(name: string, factory: StorageFactory): void {
           rejected_carriers: [["prov", "upstream.example", "upstream-model", ["reasoning_details"]]],
         });
         expect(answer.modelConfigs.get("sess_lookup_b") ?? {}).toEqual({});
-        // the newest match of each key carries its carriers; the older one is left to replaySources
+        // the newest match of each key carries its carriers; the older one is left to a lookup of carriersOf
         expect([...answer.sources.keys()].sort()).toEqual([newer.id, other.id].sort());
-        const expected = await store.turns.replaySources(
-          new Map([
-            [newer.id, newer.id],
-            [other.id, other.id],
-          ]),
-        );
+        expect(answer.atDepths.size).toBe(0);
+        const expected = await carriersOf(store, [newer.id, other.id]);
         for (const [id, source] of expected) expect(JSON.stringify(answer.sources.get(id))).toBe(JSON.stringify(source));
-        expect((await store.turns.lookup({ ...query, withCarriers: false })).sources.size).toBe(0);
-        const empty = await store.turns.lookup({ ...query, keys: [], explicit: undefined, host: "nowhere" });
+        expect((await store.turns.lookup({ request: { ...query, withCarriers: false } })).sources.size).toBe(0);
+        const empty = await store.turns.lookup({ request: { ...query, keys: [], explicit: undefined, host: "nowhere" } });
         expect([empty.matches.size, empty.verdictFields.length, empty.modelConfigs.size, empty.sources.size]).toEqual([0, 0, 0, 0]);
+        // the parts asked together answer what each answers asked alone
+        const asked = [{ depth: 1, prompt: "[]" }];
+        const together = await store.turns.lookup({ request: query, depths: { keyHash: "key-a", sessionId: "sess_lookup_a", asked }, carriersOf: [older.id] });
+        expect(together.matches).toEqual(answer.matches);
+        expect(together.verdictFields).toEqual(answer.verdictFields);
+        expect(together.modelConfigs).toEqual(answer.modelConfigs);
+        expect([...together.sources.keys()].sort()).toEqual([newer.id, other.id, older.id].sort());
+        expect(JSON.stringify(together.sources.get(older.id))).toBe(JSON.stringify((await carriersOf(store, [older.id])).get(older.id)));
+        expect(together.atDepths).toEqual(await turnsAtDepths(store, "key-a", "sess_lookup_a", asked));
+        expect(ids(together.atDepths.get(1))).toEqual([older.id]);
+        // a lookup of depths or carriers alone answers no request part
+        const alone = await store.turns.lookup({ carriersOf: [older.id] });
+        expect([alone.matches.size, alone.verdictFields.length, alone.modelConfigs.size, alone.atDepths.size, alone.sources.size]).toEqual([0, 0, 0, 0, 1]);
       });
 
-      test("turnsAtDepths answers the turns at the depths asked for, newest first per depth, and whether each was asked with the same prompt", async () => {
+      test("a lookup of depths answers the turns at the depths asked for, newest first per depth, and whether each was asked with the same prompt", async () => {
         const store = await storage();
         const turns = [newTurn("sess_pos", "one"), newTurn("sess_pos", "two"), newTurn("sess_pos", "three")];
         for (const turn of turns) await store.turns.save(turn);
         const asked = (depths: number[], prompt = "[]") => depths.map((depth) => ({ depth, prompt }));
         // a turn saved without a depth has its position as its depth
-        const found = await store.turns.turnsAtDepths("key-a", "sess_pos", asked([1, 3, 9]));
+        const found = await turnsAtDepths(store, "key-a", "sess_pos", asked([1, 3, 9]));
         expect([...found.keys()].sort()).toEqual([1, 3]);
         expect(found.get(3)).toEqual([{ id: turns[2]!.id, session_id: "sess_pos", parent_turn_id: null, samePrompt: false }]);
-        const third = await store.turns.turnsAtDepths("key-a", "sess_pos", [{ depth: 3, prompt: JSON.stringify(turns[2]!.prompt) }]);
+        const third = await turnsAtDepths(store, "key-a", "sess_pos", [{ depth: 3, prompt: JSON.stringify(turns[2]!.prompt) }]);
         expect(third.get(3)?.[0]?.samePrompt).toBe(true);
-        expect((await store.turns.turnsAtDepths("key-a", "sess_elsewhere", asked([1]))).size).toBe(0);
+        expect((await turnsAtDepths(store, "key-a", "sess_elsewhere", asked([1]))).size).toBe(0);
         // turns of another key filed in the session are not its turns
-        expect((await store.turns.turnsAtDepths("key-b", "sess_pos", asked([1, 3]))).size).toBe(0);
+        expect((await turnsAtDepths(store, "key-b", "sess_pos", asked([1, 3]))).size).toBe(0);
         // a second conversation in the session: its opener is at depth 1 beside the first one's, at position 4
         const opener = newTurn("sess_pos", "another opener", { depth: 1 });
         const reply = newTurn("sess_pos", "its reply", { depth: 2, parentTurnId: opener.id });
         await store.turns.save(opener);
         await store.turns.save(reply);
-        const both = await store.turns.turnsAtDepths("key-a", "sess_pos", [
+        const both = await turnsAtDepths(store, "key-a", "sess_pos", [
           { depth: 1, prompt: JSON.stringify(turns[0]!.prompt) },
           { depth: 2, prompt: JSON.stringify(reply.prompt) },
         ]);
@@ -361,11 +411,11 @@ export function storageContract(name: string, factory: StorageFactory): void {
         ]);
       });
 
-      test("turnsAtDepths gives at most TURNS_PER_DEPTH turns of a depth, the newest", async () => {
+      test("a lookup of depths gives at most TURNS_PER_DEPTH turns of a depth, the newest", async () => {
         const store = await storage();
         const openers = Array.from({ length: TURNS_PER_DEPTH + 3 }, (_, index) => newTurn("sess_busy", `opener ${index}`, { depth: 1 }));
         for (const turn of openers) await store.turns.save(turn);
-        const found = await store.turns.turnsAtDepths("key-a", "sess_busy", [{ depth: 1, prompt: "[]" }]);
+        const found = await turnsAtDepths(store, "key-a", "sess_busy", [{ depth: 1, prompt: "[]" }]);
         expect(ids(found.get(1))).toEqual(
           openers
             .slice(-TURNS_PER_DEPTH)
@@ -403,7 +453,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         await store.turns.save(newTurn("sess_a", "a1"));
         await store.turns.save(newTurn("sess_b", "b1"));
-        await store.committed(); // a turn's activity may be stamped when it is committed, not when it was answered
+        await committed(store); // a turn's activity may be stamped when it is committed, not when it was answered
         await nextMillisecond(); // timestamps have millisecond resolution
         const last = newTurn("sess_a", "a2", { model: "newer-model" });
         await store.turns.save(last);
@@ -433,10 +483,10 @@ export function storageContract(name: string, factory: StorageFactory): void {
         };
         const fjords = [{ role: "user" as const, content: "Tell me about FJORDS" }];
         await store.turns.save(newTurn("sess_l1", "Paris is lovely", { provider: "prov-a" }));
-        await store.committed(); // a turn's activity may be stamped when it is committed
+        await committed(store); // a turn's activity may be stamped when it is committed
         await nextMillisecond();
         await store.turns.save(newTurn("sess_l2", "Rome too", { keyHash: "key-b", model: "other-model", depth: 4, audit }));
-        await store.committed();
+        await committed(store);
         await nextMillisecond();
         await store.turns.save(newTurn("sess_l3", "and Oslo", { prompt: fjords }));
         const listed = async (query: Partial<SessionQuery>) => (await store.sessions.list({ limit: 10, ...query })).map((session) => session.id);
@@ -467,7 +517,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
       test("a list past its deadline is stopped with ListDeadlineError; one within it answers", async () => {
         const store = await storage();
         await store.turns.save(newTurn("sess_dl", "an answer to search"));
-        await store.committed();
+        await committed(store);
         await expect(store.sessions.list({ limit: 10, text: "search", deadline: Date.now() - 1 })).rejects.toBeInstanceOf(ListDeadlineError);
         expect((await store.sessions.list({ limit: 10, text: "search", deadline: Date.now() + 5000 })).map((session) => session.id)).toEqual(["sess_dl"]);
       });
@@ -515,14 +565,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
         expect(await store.sessions.remove("sess_doomed")).toBe(false);
         expect(await store.sessions.show("sess_doomed")).toBeUndefined();
         expect((await matchesFor(store, "key-a", [turn.fingerprint])).size).toBe(0);
-        expect((await store.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(0);
+        expect((await carriersOf(store, [turn.id])).size).toBe(0);
       });
 
       test("a session removed right after its turn completed stays removed", async () => {
         const store = await storage();
         await store.turns.save(newTurn("sess_scratch", "summary text"));
         expect(await store.sessions.remove("sess_scratch")).toBe(true);
-        await store.committed();
+        await committed(store);
         expect(await store.sessions.show("sess_scratch")).toBeUndefined();
       });
     });
@@ -584,22 +634,22 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         await store.responses.save(record("resp_1", null, "a"), [{ id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] }]);
         await store.responses.save(record("resp_2", "resp_1", "b"), []);
-        expect(await store.responses.get("resp_2")).toEqual({
+        expect(await responseOf(store, "resp_2")).toEqual({
           id: "resp_2",
           sessionId: "sess_resp",
           keyHash: "key-a",
           body: { id: "resp_2", object: "response", output_text: "re: b" },
         });
-        expect(await store.responses.get("resp_none")).toBeUndefined();
-        expect((await store.responses.get("resp_1", "inputItems"))?.inputItems).toEqual([{ type: "message", role: "user", content: "a" }]);
-        expect((await store.responses.get("resp_2", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
-        expect(await store.responses.get("resp_none", "history")).toBeUndefined();
-        expect(await store.responses.item("msg_1")).toEqual({
+        expect(await responseOf(store, "resp_none")).toBeUndefined();
+        expect((await responseOf(store, "resp_1", "inputItems"))?.inputItems).toEqual([{ type: "message", role: "user", content: "a" }]);
+        expect((await responseOf(store, "resp_2", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await responseOf(store, "resp_none", "history")).toBeUndefined();
+        expect(await itemOf(store, "msg_1")).toEqual({
           item: { id: "msg_1", type: "message", content: [{ type: "output_text", text: "re: a" }] },
           sessionId: "sess_resp",
           keyHash: "key-a",
         });
-        expect(await store.responses.item("msg_none")).toBeUndefined();
+        expect(await itemOf(store, "msg_none")).toBeUndefined();
       });
 
       test("delete makes a response unretrievable but keeps the link a later response continues from", async () => {
@@ -608,25 +658,40 @@ export function storageContract(name: string, factory: StorageFactory): void {
         await store.responses.save(record("resp_2", "resp_1", "b"), []);
         expect(await store.responses.delete("resp_1")).toBe(true);
         expect(await store.responses.delete("resp_1")).toBe(false);
-        expect(await store.responses.get("resp_1")).toBeUndefined();
-        expect(await store.responses.get("resp_1", "inputItems")).toBeUndefined();
-        expect(await store.responses.get("resp_1", "history")).toBeUndefined();
-        expect((await store.responses.get("resp_2", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await responseOf(store, "resp_1")).toBeUndefined();
+        expect(await responseOf(store, "resp_1", "inputItems")).toBeUndefined();
+        expect(await responseOf(store, "resp_1", "history")).toBeUndefined();
+        expect((await responseOf(store, "resp_2", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
       });
 
       test("a named conversation's end moves with each response; one stored with store: false is a link only", async () => {
         const store = await storage();
         await store.responses.save(record("resp_1", null, "a", { conversationId: "conv_x" }), []);
-        expect(await store.responses.conversation("conv_x")).toEqual({ id: "conv_x", sessionId: "sess_resp", keyHash: "key-a", lastResponseId: "resp_1" });
+        expect(await conversationOf(store, "conv_x")).toEqual({ id: "conv_x", sessionId: "sess_resp", keyHash: "key-a", lastResponseId: "resp_1" });
         await store.responses.save(record("resp_2", "resp_1", "b", { conversationId: "conv_x", body: null }), [{ id: "msg_hidden" }]);
-        expect(await store.responses.conversation("conv_x")).toMatchObject({ lastResponseId: "resp_2" });
-        expect(await store.responses.get("resp_2")).toBeUndefined();
-        expect(await store.responses.item("msg_hidden")).toBeUndefined();
+        expect(await conversationOf(store, "conv_x")).toMatchObject({ lastResponseId: "resp_2" });
+        expect(await responseOf(store, "resp_2")).toBeUndefined();
+        expect(await itemOf(store, "msg_hidden")).toBeUndefined();
         // the conversation's end is not retrievable, and its history is read with the conversation
-        expect((await store.responses.conversation("conv_x", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
-        expect(await store.responses.conversation("conv_x", "history")).toMatchObject({ id: "conv_x", sessionId: "sess_resp", lastResponseId: "resp_2" });
-        expect(await store.responses.conversation("conv_none")).toBeUndefined();
-        expect(await store.responses.conversation("conv_none", "history")).toBeUndefined();
+        expect((await conversationOf(store, "conv_x", "history"))?.history?.map((message) => message.content)).toEqual(["a", "re: a", "b", "re: b"]);
+        expect(await conversationOf(store, "conv_x", "history")).toMatchObject({ id: "conv_x", sessionId: "sess_resp", lastResponseId: "resp_2" });
+        expect(await conversationOf(store, "conv_none")).toBeUndefined();
+        expect(await conversationOf(store, "conv_none", "history")).toBeUndefined();
+      });
+
+      test("one get answers a response, a conversation and items together, each as it answers asked alone", async () => {
+        const store = await storage();
+        await store.responses.save(record("resp_1", null, "a", { conversationId: "conv_y" }), [
+          { id: "msg_1", type: "message" },
+          { id: "msg_2", type: "message" },
+        ]);
+        await store.responses.save(record("resp_2", "resp_1", "b", { conversationId: "conv_y" }), []);
+        const together = await store.responses.get({ response: "resp_1", conversation: "conv_y", items: ["msg_2", "msg_none", "msg_1"], also: "history" });
+        expect(together.response).toEqual(await responseOf(store, "resp_1", "history"));
+        expect(together.conversation).toEqual(await conversationOf(store, "conv_y", "history"));
+        expect([...together.items.keys()].sort()).toEqual(["msg_1", "msg_2"]);
+        expect(together.items.get("msg_2")).toEqual(await itemOf(store, "msg_2"));
+        expect(await store.responses.get({})).toEqual({ response: undefined, conversation: undefined, items: new Map() });
       });
     });
 
@@ -645,57 +710,75 @@ export function storageContract(name: string, factory: StorageFactory): void {
 
       test("create, list (oldest first, everything kept but a secret), a second key of one name refused", async () => {
         const store = await storage();
-        const before = await store.keys.revision();
-        const created = await store.keys.create(newKey("frontend", { scopes: ["chat", "events"], eventsOf: ["wall"], expiresAt: 9_000 }));
-        await store.keys.create(newKey("wall", { createdAt: 2_000, scopes: ["events"], models: [] }));
-        expect(created).toEqual({
+        const before = (await store.keys.list()).revision;
+        expect(await store.keys.update({ create: newKey("frontend", { scopes: ["chat", "events"], eventsOf: ["wall"], expiresAt: 9_000 }) })).toBe(true);
+        await store.keys.update({ create: newKey("wall", { createdAt: 2_000, scopes: ["events"], models: [] }) });
+        const { revision, keys: listed } = await store.keys.list();
+        expect(revision).not.toBe(before);
+        expect(listed!.map((key) => key.name)).toEqual(["frontend", "wall"]);
+        expect(listed![0]).toEqual({
           ...newKey("frontend", { scopes: ["chat", "events"], eventsOf: ["wall"], expiresAt: 9_000 }),
           revokedAt: null,
           rotatedAt: null,
           lastUsedAt: null,
           requests: 0,
         });
-        expect(await store.keys.revision()).not.toBe(before);
-        const listed = await store.keys.list();
-        expect(listed.map((key) => key.name)).toEqual(["frontend", "wall"]);
-        expect(listed[0]).toEqual(created);
-        await expect(store.keys.create(newKey("frontend", { secretHash: "another" }))).rejects.toBeInstanceOf(KeyExistsError);
+        await expect(store.keys.update({ create: newKey("frontend", { secretHash: "another" }) })).rejects.toBeInstanceOf(KeyExistsError);
       });
 
       test("list by secret hashes: only the keys of those hashes; hashes of no key, or none asked, answer nothing", async () => {
         const store = await storage();
-        await store.keys.create(newKey("frontend"));
-        await store.keys.create(newKey("wall", { createdAt: 2_000 }));
-        expect((await store.keys.list(["hash-of-wall", "hash-of-nobody"])).map((key) => key.name)).toEqual(["wall"]);
-        expect(await store.keys.list(["hash-of-frontend"])).toEqual([(await store.keys.list())[0]]);
-        expect(await store.keys.list([])).toEqual([]);
+        await store.keys.update({ create: newKey("frontend") });
+        await store.keys.update({ create: newKey("wall", { createdAt: 2_000 }) });
+        expect((await keysOf(store, { secretHashes: ["hash-of-wall", "hash-of-nobody"] })).map((key) => key.name)).toEqual(["wall"]);
+        expect(await keysOf(store, { secretHashes: ["hash-of-frontend"] })).toEqual([(await keysOf(store))[0]]);
+        expect(await keysOf(store, { secretHashes: [] })).toEqual([]);
+      });
+
+      test("list with the revision the caller holds reads no key until the revision moves; then every key, or those of the hashes asked", async () => {
+        const store = await storage();
+        const empty = await store.keys.list();
+        expect(empty.keys).toEqual([]);
+        expect(await store.keys.list({ unchangedSince: empty.revision })).toEqual({ revision: empty.revision, keys: undefined });
+        await store.keys.update({ create: newKey("frontend") });
+        const moved = await store.keys.list({ unchangedSince: empty.revision });
+        expect(moved.revision).not.toBe(empty.revision);
+        expect(moved.keys!.map((key) => key.name)).toEqual(["frontend"]);
+        expect(await store.keys.list({ unchangedSince: moved.revision })).toEqual({ revision: moved.revision, keys: undefined });
+        expect(await store.keys.list({ unchangedSince: moved.revision, secretHashes: ["hash-of-frontend"] })).toEqual({
+          revision: moved.revision,
+          keys: undefined,
+        });
+        expect((await store.keys.list({ unchangedSince: empty.revision, secretHashes: ["hash-of-frontend"] })).keys!.map((key) => key.name)).toEqual([
+          "frontend",
+        ]);
       });
 
       test("revoke and rotate move the revision; a revoked key keeps its name and cannot be rotated", async () => {
         const store = await storage();
-        await store.keys.create(newKey("cli"));
-        const created = await store.keys.revision();
-        expect(await store.keys.update("cli", { secretHash: "new-hash" })).toBe(true);
-        const rotated = await store.keys.revision();
+        await store.keys.update({ create: newKey("cli") });
+        const created = (await store.keys.list()).revision;
+        expect(await store.keys.update({ rotate: "cli", secretHash: "new-hash" })).toBe(true);
+        const rotated = (await store.keys.list()).revision;
         expect(rotated).not.toBe(created);
-        expect((await store.keys.list())[0]).toMatchObject({ secretHash: "new-hash", dataScope: "scope-of-cli" });
-        expect((await store.keys.list())[0]!.rotatedAt).toEqual(expect.any(Number));
-        expect(await store.keys.update("cli", "revoke")).toBe(true);
-        expect(await store.keys.revision()).not.toBe(rotated);
-        const revoked = await store.keys.revision();
-        expect(await store.keys.update("cli", "revoke")).toBe(false);
-        expect(await store.keys.update("cli", { secretHash: "again" })).toBe(false);
-        expect(await store.keys.update("nobody", "revoke")).toBe(false);
-        expect(await store.keys.revision()).toBe(revoked);
-        expect((await store.keys.list())[0]!.revokedAt).toEqual(expect.any(Number));
-        await expect(store.keys.create(newKey("cli", { secretHash: "fresh" }))).rejects.toBeInstanceOf(KeyExistsError);
+        expect((await keysOf(store))[0]).toMatchObject({ secretHash: "new-hash", dataScope: "scope-of-cli" });
+        expect((await keysOf(store))[0]!.rotatedAt).toEqual(expect.any(Number));
+        expect(await store.keys.update({ revoke: "cli" })).toBe(true);
+        expect((await store.keys.list()).revision).not.toBe(rotated);
+        const revoked = (await store.keys.list()).revision;
+        expect(await store.keys.update({ revoke: "cli" })).toBe(false);
+        expect(await store.keys.update({ rotate: "cli", secretHash: "again" })).toBe(false);
+        expect(await store.keys.update({ revoke: "nobody" })).toBe(false);
+        expect((await store.keys.list()).revision).toBe(revoked);
+        expect((await keysOf(store))[0]!.revokedAt).toEqual(expect.any(Number));
+        await expect(store.keys.update({ create: newKey("cli", { secretHash: "fresh" }) })).rejects.toBeInstanceOf(KeyExistsError);
       });
 
       test("usage adds up and moves last-used forward only, without moving the revision", async () => {
         const store = await storage();
-        await store.keys.create(newKey("a"));
-        await store.keys.create(newKey("b"));
-        const revision = await store.keys.revision();
+        await store.keys.update({ create: newKey("a") });
+        await store.keys.update({ create: newKey("b") });
+        const revision = (await store.keys.list()).revision;
         await store.keys.recordUse([{ name: "a", requests: 3, lastUsedAt: 5_000 }]);
         await store.keys.recordUse([
           { name: "a", requests: 2, lastUsedAt: 4_000 },
@@ -703,22 +786,23 @@ export function storageContract(name: string, factory: StorageFactory): void {
           { name: "gone", requests: 1, lastUsedAt: 1 },
         ]);
         await store.keys.recordUse([]);
-        const [a, b] = await store.keys.list();
+        const [a, b] = await keysOf(store);
         expect(a).toMatchObject({ requests: 5, lastUsedAt: 5_000 });
         expect(b).toMatchObject({ requests: 1, lastUsedAt: 6_000 });
-        expect(await store.keys.revision()).toBe(revision);
+        expect((await store.keys.list()).revision).toBe(revision);
       });
 
       test("a key created or revoked by another process is seen by the gateway's storage", async () => {
         const state = await fresh();
         const gateway = await open(state, "gateway");
         const cli = await open(state, "cli");
-        const seen = await gateway.keys.revision();
-        await cli.keys.create(newKey("remote"));
-        expect(await gateway.keys.revision()).not.toBe(seen);
-        expect((await gateway.keys.list()).map((key) => key.name)).toEqual(["remote"]);
-        await cli.keys.update("remote", "revoke");
-        expect((await gateway.keys.list())[0]!.revokedAt).not.toBeNull();
+        const seen = (await gateway.keys.list()).revision;
+        await cli.keys.update({ create: newKey("remote") });
+        const after = await gateway.keys.list({ unchangedSince: seen });
+        expect(after.revision).not.toBe(seen);
+        expect(after.keys!.map((key) => key.name)).toEqual(["remote"]);
+        await cli.keys.update({ revoke: "remote" });
+        expect((await keysOf(gateway))[0]!.revokedAt).not.toBeNull();
       });
     });
 
@@ -728,11 +812,12 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const store = await storage();
         const turns = [newTurn("sess_ck", "one"), newTurn("sess_ck", "two"), newTurn("sess_ck", "three")];
         for (const turn of turns) await store.turns.save(turn);
-        await store.responses.save(record("resp_1", null, "a"), []);
-        await store.responses.save(record("resp_2", "resp_1", "b"), []);
-        await store.responses.save(record("resp_3", "resp_2", "c"), []);
-        await store.responses.save(record("resp_9", null, "z"), []);
-        expect(await store.checkpoints.inForce("sess_ck", "resp_3")).toBeUndefined();
+        const chain = { sessionId: "sess_ck" };
+        await store.responses.save(record("resp_1", null, "a", chain), []);
+        await store.responses.save(record("resp_2", "resp_1", "b", chain), []);
+        await store.responses.save(record("resp_3", "resp_2", "c", { ...chain, conversationId: "conv_ck" }), []);
+        await store.responses.save(record("resp_9", null, "z", chain), []);
+        expect(await inForce(store, "resp_3")).toBeUndefined();
         const base = {
           sessionId: "sess_ck",
           headCount: 1,
@@ -748,7 +833,7 @@ export function storageContract(name: string, factory: StorageFactory): void {
           { turnIds: [turns[0]!.id], supersedes: undefined, owner },
         );
         expect(first).toMatchObject({ id: "ckpt_1", archivedTurns: 1, archivedThrough: 1 });
-        expect((await store.checkpoints.inForce("sess_ck", "resp_3"))?.id).toBe("ckpt_1");
+        expect((await inForce(store, "resp_3"))?.id).toBe("ckpt_1");
         expect((await store.sessions.show("sess_ck"))!.compaction.archived).toEqual(new Set([1]));
         const second = await store.checkpoints.save(
           { ...base, id: "ckpt_2", anchorResponseId: "resp_2", summary: "they said one and two" },
@@ -756,10 +841,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
         );
         expect(second).toMatchObject({ archivedTurns: 2, archivedThrough: 2 });
         expect((await store.sessions.show("sess_ck"))!.compaction.checkpoints.map((checkpoint) => checkpoint.id)).toEqual(["ckpt_2"]);
-        expect((await store.checkpoints.inForce("sess_ck", "resp_3"))?.id).toBe("ckpt_2");
-        expect((await store.checkpoints.inForce("sess_ck", "resp_1"))?.id).toBeUndefined(); // resp_2's checkpoint is not on resp_1's chain
-        expect(await store.checkpoints.inForce("sess_ck", "resp_9")).toBeUndefined();
-        expect(await store.checkpoints.inForce("sess_ck", "resp_none")).toBeUndefined();
+        expect((await inForce(store, "resp_3"))?.id).toBe("ckpt_2");
+        // a conversation's history comes with the checkpoint in force on its chain; asked without its history, with none
+        expect((await conversationOf(store, "conv_ck", "history"))?.checkpoint?.id).toBe("ckpt_2");
+        expect((await conversationOf(store, "conv_ck"))?.checkpoint).toBeUndefined();
+        expect((await responseOf(store, "resp_3"))?.checkpoint).toBeUndefined();
+        expect((await inForce(store, "resp_1"))?.id).toBeUndefined(); // resp_2's checkpoint is not on resp_1's chain
+        expect(await inForce(store, "resp_9")).toBeUndefined();
+        expect(await inForce(store, "resp_none")).toBeUndefined();
         // archived turns keep every carrier byte
         const archived = (await store.sessions.show("sess_ck"))!.turnList[0]!;
         expect(JSON.stringify(archived.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
@@ -838,13 +927,13 @@ export function storageContract(name: string, factory: StorageFactory): void {
           },
           [],
         );
-        await gateway.committed();
+        await committed(gateway);
         const cli = await open(state, "cli");
         const shown = (await cli.sessions.show("sess_durable"))!;
         expect(JSON.stringify(shown.turnList[0]!.reasoningDetails)).toBe(JSON.stringify(SIGNED_DETAILS));
         expect(ids((await matchesFor(cli, "key-a", [turn.fingerprint])).get(turn.fingerprint))).toEqual([turn.id]);
         expect(await fieldsFor(cli, "p", "h", "m")).toEqual(["reasoning"]);
-        expect(await cli.responses.get("resp_d")).toMatchObject({ sessionId: "sess_durable" });
+        expect(await responseOf(cli, "resp_d")).toMatchObject({ sessionId: "sess_durable" });
       });
 
       test("what a write resolved survives the writer closing at once and is found by the next one", async () => {
@@ -865,14 +954,14 @@ export function storageContract(name: string, factory: StorageFactory): void {
         const turn = newTurn("sess_shared", "Shared answer.");
         await gateway.turns.save(turn);
         await gateway.verdicts.record(rejection(["reasoning"]));
-        expect((await gateway.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(1); // held in memory, if the backend does
+        expect((await carriersOf(gateway, [turn.id])).size).toBe(1); // held in memory, if the backend does
         expect(await fieldsFor(gateway, "p", "h", "m")).toEqual(["reasoning"]);
-        await gateway.committed();
+        await committed(gateway);
         expect(await cli.sessions.remove("sess_shared")).toBe(true);
         await cli.verdicts.clear(() => true);
         await new Promise((resolve) => setImmediate(resolve)); // the gateway's next request
         expect((await matchesFor(gateway, "key-a", [turn.fingerprint])).size).toBe(0);
-        expect((await gateway.turns.replaySources(new Map([[0, turn.id]]))).size).toBe(0);
+        expect((await carriersOf(gateway, [turn.id])).size).toBe(0);
         expect(await fieldsFor(gateway, "p", "h", "m")).toEqual([]);
       });
     });

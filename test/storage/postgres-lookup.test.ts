@@ -78,13 +78,15 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
     }
     // the same answer through the storage port
     const answer = await storage.turns.lookup({
-      keyHash: "key-a",
-      keys: fingerprints,
-      provider: "prov",
-      host: "upstream.example",
-      model: "upstream-model",
-      explicit: "sess_other_14",
-      withCarriers: true,
+      request: {
+        keyHash: "key-a",
+        keys: fingerprints,
+        provider: "prov",
+        host: "upstream.example",
+        model: "upstream-model",
+        explicit: "sess_other_14",
+        withCarriers: true,
+      },
     });
     expect([answer.matches.size, answer.sources.size]).toEqual([3, 3]);
     expect(answer.modelConfigs.get("sess_other_14")).toEqual({ note: 1 });
@@ -103,12 +105,12 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
         withCarriers: true,
       };
       const id = turn("sess_asked", 1).id;
-      const first = (await storage.turns.lookup(query)).sources.get(id);
+      const first = (await storage.turns.lookup({ request: query })).sources.get(id);
       expect(first?.reasoningText).toBe("thinking");
-      expect((await storage.turns.lookup(query)).sources.get(id)).toBe(first);
-      expect((await storage.turns.replaySources(new Map([[0, id]]))).get(0)).toBe(first);
+      expect((await storage.turns.lookup({ request: query })).sources.get(id)).toBe(first);
+      expect((await storage.turns.lookup({ carriersOf: [id] })).sources.get(id)).toBe(first);
       expect(await other.sessions.remove("sess_asked")).toBe(true);
-      const after = await storage.turns.lookup(query);
+      const after = await storage.turns.lookup({ request: query });
       expect([after.matches.size, after.sources.size]).toEqual([0, 0]);
     } finally {
       await other.close();
@@ -129,7 +131,7 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
         explicit: undefined,
         withCarriers: true,
       };
-      const first = (await storage.turns.lookup(query)).sources.get("turn_held");
+      const first = (await storage.turns.lookup({ request: query })).sources.get("turn_held");
       expect(first?.reasoningText).toBe("held thinking");
       // the statement itself: told the turn is held, it answers the match without the carriers
       const values = [held.keyHash, [held.fingerprint], [], null, "prov", "upstream.example", "upstream-model", true];
@@ -139,10 +141,10 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup", (
           .sort()
           .join("");
       expect([await kinds([]), await kinds(["turn_held"])]).toEqual(["mr", "m"]);
-      expect((await storage.turns.lookup(query)).sources.get("turn_held")).toBe(first);
+      expect((await storage.turns.lookup({ request: query })).sources.get("turn_held")).toBe(first);
       // the same reply stored later in another session, through another instance: the newest match, read with its carriers
       await other.turns.save(newTurn("sess_newer", "the same reply", { id: "turn_newer", keyHash: held.keyHash, reasoningText: "newer thinking" }));
-      const answer = await storage.turns.lookup(query);
+      const answer = await storage.turns.lookup({ request: query });
       expect(answer.matches.get(held.fingerprint)?.map((match) => match.id)).toEqual(["turn_newer", "turn_held"]);
       expect([...answer.sources.keys()]).toEqual(["turn_newer"]);
       expect(answer.sources.get("turn_newer")?.reasoningText).toBe("newer thinking");
@@ -178,7 +180,7 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup on 
       withCarriers: true,
     };
     // past the first five runs PostgreSQL may settle on its generic plan, made with the tables empty
-    for (let run = 0; run < 8; run++) expect((await storage.turns.lookup(query)).matches.size).toBe(0);
+    for (let run = 0; run < 8; run++) expect((await storage.turns.lookup({ request: query })).matches.size).toBe(0);
     for (const position of HISTORY) await storage.turns.save(turn("sess_asked", position));
     await storage.sql.query(
       `INSERT INTO sessions (id, key_hash, model, model_config, last_position, created_at, updated_at)
@@ -194,7 +196,7 @@ describe.skipIf(pgSkipReason() !== undefined)("the PostgreSQL request lookup on 
     const plan = (await storage.sql.query(`EXPLAIN ${call}`)).rows.map((row: Record<string, string>) => row["QUERY PLAN"]).join("\n");
     expect(plan).toMatch(/Index Scan using turns_fingerprint/);
     expect(plan).not.toMatch(/Seq Scan on (sessions|turns)/);
-    const answer = await storage.turns.lookup(query);
+    const answer = await storage.turns.lookup({ request: query });
     expect([answer.matches.size, answer.sources.size]).toEqual([HISTORY.length, HISTORY.length]);
   });
 });

@@ -12,6 +12,7 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL", () => {
     const schema = await freshSchema();
     return {
       open: async () => openPostgresStorage({ url: schema.url, poolSize: 2 }),
+      committed: async () => {}, // every write is committed when it resolves
       dispose: schema.drop,
     };
   };

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import type { ChatMessage } from "../../src/providers/contract.js";
 import { PROMPT_HEAD_MIN_CHARS } from "../../src/storage/prompt-heads.js";
 import type { Storage } from "../../src/storage/storage.js";
-import { newTurn, type StorageFactory, type StorageState } from "./contract.js";
+import { newTurn, turnsAtDepths, type StorageFactory, type StorageState } from "./contract.js";
 
 // an agent's instructions: long enough to be stored apart, with text JSON escapes (quotes, a line separator, a NUL)
 const INSTRUCTIONS: ChatMessage[] = [
@@ -50,9 +50,9 @@ export function promptHeadContract(name: string, factory: StorageFactory): void 
         expect(shown.firstPrompt).toBe(JSON.stringify(turn.prompt));
         const listed = (await store.sessions.list({ limit: 100 })).find((session) => session.id === turn.sessionId);
         expect(listed?.firstPrompt).toBe(JSON.stringify(turn.prompt));
-        const same = await store.turns.turnsAtDepths("key-a", turn.sessionId, [{ depth: 1, prompt: JSON.stringify(turn.prompt) }]);
+        const same = await turnsAtDepths(store, "key-a", turn.sessionId, [{ depth: 1, prompt: JSON.stringify(turn.prompt) }]);
         expect(same.get(1)?.[0]?.samePrompt).toBe(true);
-        const other = await store.turns.turnsAtDepths("key-a", turn.sessionId, [
+        const other = await turnsAtDepths(store, "key-a", turn.sessionId, [
           { depth: 1, prompt: JSON.stringify([...turn.prompt, { role: "user", content: "x" }]) },
         ]);
         expect(other.get(1)?.[0]?.samePrompt).toBe(false);

@@ -75,44 +75,48 @@ export const postgresRows = (count: number) => ({ with: "", from: `generate_seri
  * session config, the turn's insert into an existing and a new session,
  * the Responses API's reads and write, and compaction's. Session `sess_105`
  * is key_5's: its turns are i = 105 + 10,000 k. What it writes is named
- * with `tag`, so it runs again on the same store.
+ * with `tag`, so it runs again on the same store. `committed` waits for
+ * the turns written to be committed (SqliteStorage.committed).
  */
-export async function exerciseRequestPath(store: Storage, tag: string): Promise<void> {
+export async function exerciseRequestPath(store: Storage, tag: string, committed: () => Promise<void> = async () => {}): Promise<void> {
   const key = "key_5";
   const session = "sess_105";
   await store.turns.lookup({
-    keyHash: key,
-    keys: ["fp_common_5", "fp_10105", "ids:10101", fingerprintOf("never stored", [])],
-    provider: "prov",
-    host: "h",
-    model: "m",
-    explicit: session,
-    withCarriers: true,
+    request: {
+      keyHash: key,
+      keys: ["fp_common_5", "fp_10105", "ids:10101", fingerprintOf("never stored", [])],
+      provider: "prov",
+      host: "h",
+      model: "m",
+      explicit: session,
+      withCarriers: true,
+    },
   });
-  await store.turns.replaySources(
-    new Map([
-      [0, "turn_105"],
-      [1, "turn_20105"],
-    ]),
-  );
-  await store.turns.turnsAtDepths(key, session, [
-    { depth: 1, prompt: "[]" },
-    { depth: 2, prompt: '[{"role":"user","content":"go on"}]' },
-    { depth: 3, prompt: "[]" },
-  ]);
+  await store.turns.lookup({ carriersOf: ["turn_105", "turn_20105"] });
+  await store.turns.lookup({
+    depths: {
+      keyHash: key,
+      sessionId: session,
+      asked: [
+        { depth: 1, prompt: "[]" },
+        { depth: 2, prompt: '[{"role":"user","content":"go on"}]' },
+        { depth: 3, prompt: "[]" },
+      ],
+    },
+  });
   const rejection = { provider: "prov", host: "h", model: "m", fields: ["reasoning"], status: 400, message: "no", keyHash: key, clientModel: "m" };
   await store.verdicts.record({ ...rejection, sessionId: session });
   await store.verdicts.record({ ...rejection, sessionId: `sess_new_1_${tag}` });
   await store.turns.save(newTurn(session, "a new answer", { id: `turn_path_1_${tag}`, keyHash: key, depth: 21 }));
   await store.turns.save(newTurn(`sess_fresh_${tag}`, "a first answer", { id: `turn_path_2_${tag}`, keyHash: key, depth: 1 }));
-  await store.committed();
+  await committed();
 
-  await store.responses.get("resp_105");
-  await store.responses.get("resp_105", "inputItems");
-  await store.responses.get("resp_9905", "history");
-  await store.responses.item("item_105");
-  await store.responses.conversation("conv_100");
-  await store.responses.conversation("conv_9900", "history");
+  await store.responses.get({ response: "resp_105" });
+  await store.responses.get({ response: "resp_105", also: "inputItems" });
+  await store.responses.get({ response: "resp_9905", also: "history" }); // a session without checkpoints: the chain is not walked
+  await store.responses.get({ items: ["item_105"] });
+  await store.responses.get({ conversation: "conv_100" });
+  await store.responses.get({ conversation: "conv_9900", also: "history" });
   await store.responses.save(
     {
       id: `resp_path_1_${tag}`,
@@ -130,9 +134,8 @@ export async function exerciseRequestPath(store: Storage, tag: string): Promise<
   );
 
   const anchored = "sess_1050";
-  const current = await store.checkpoints.inForce(anchored, "resp_1050");
+  const current = (await store.responses.get({ response: "resp_1050", also: "history" })).response?.checkpoint;
   await store.sessions.show(anchored); // sessions show: its turns and compaction
-  await store.checkpoints.inForce("sess_105", "resp_9905"); // a session without checkpoints: the chain is not walked
   if (current) {
     await store.checkpoints.save(
       {

@@ -108,7 +108,7 @@ describe(`SQLite plans on a store of ${FILL.turns} turns, ${FILL.sessions} sessi
     const ran = await statementsRun(async () => {
       // opened without openDatabase's PRAGMA optimize: the statistics stay as set
       store = new SqliteStorage(new Database(file), undefined);
-      await exerciseRequestPath(store, String(++runs));
+      await exerciseRequestPath(store, String(++runs), () => store!.committed());
     });
     const statements = distinct(ran);
     const problems = statements.flatMap((statement) => planProblems(store!.db, statement));

@@ -8,6 +8,7 @@ import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
 import { silentLogger, type Logger } from "../../src/foundation/logging/logger.js";
 import { STORAGE } from "../../src/foundation/container/tokens.js";
 import type { Storage } from "../../src/storage/storage.js";
+import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";
 import type { SpecWatch } from "./open-responses.js";
 
 export const TEST_KEY = "test-key-0123456789abcdef";
@@ -116,8 +117,9 @@ export async function readSse(response: Response): Promise<{ events: unknown[]; 
  * turn is durable in the journal first, see DurableTurns.save). Resolves on
  * the gateway's own signal that the journal holds no uncommitted turn.
  */
-export function afterGatewayCommits(gateway: Gateway): Promise<void> {
-  return storageOf(gateway).committed();
+export async function afterGatewayCommits(gateway: Gateway): Promise<void> {
+  const storage = storageOf(gateway);
+  if (storage instanceof SqliteStorage) await storage.committed(); // PostgreSQL commits every write before it resolves
 }
 
 /** The gateway's Storage port, as its components reach it. */

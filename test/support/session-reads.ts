@@ -5,7 +5,8 @@ import type { SessionReads } from "../../src/turn/sessions/session-finder.js";
 export function sessionReads(store: Storage): SessionReads {
   return {
     matchesFor: async (keyHash, keys) =>
-      (await store.turns.lookup({ keyHash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false })).matches,
-    turnsAtDepths: (keyHash, sessionId, asked) => store.turns.turnsAtDepths(keyHash, sessionId, asked),
+      (await store.turns.lookup({ request: { keyHash, keys, provider: "none", host: "none", model: "none", explicit: undefined, withCarriers: false } }))
+        .matches,
+    turnsAtDepths: async (keyHash, sessionId, asked) => (await store.turns.lookup({ depths: { keyHash, sessionId, asked } })).atDepths,
   };
 }

@@ -138,7 +138,7 @@ function resumePoint(home: string, id: string): Promise<ResumePoint> {
     // chat speaks with the owner key, whose sessions are its own by their bare names (docs/sessions-and-replay.md)
     if (scopeOfStored(id) !== undefined)
       throw new Error(`session ${id} belongs to an access key; carrierd chat continues the owner key's sessions (branch it with that key's client)`);
-    const owned = await storage.responses.conversation(id);
+    const owned = (await storage.responses.get({ conversation: id })).conversation;
     if (owned && owned.sessionId !== id) throw new Error(`conversation ${id} belongs to session ${owned.sessionId}; resume that session`);
     const { compaction } = session;
     const checkpoint = compaction.checkpoints.at(-1);

@@ -75,7 +75,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
             if ("problem" in spec) return fail(spec.problem);
             const secret = newSecret();
             try {
-              await storage.keys.create({ ...spec, secretHash: secretHash(secret), dataScope: newDataScope(), createdAt: Date.now() });
+              await storage.keys.update({ create: { ...spec, secretHash: secretHash(secret), dataScope: newDataScope(), createdAt: Date.now() } });
             } catch (error) {
               if (error instanceof KeyExistsError) return fail(error.message);
               throw error;
@@ -90,7 +90,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
         handler: (flags) =>
           withState(flags, async (storage) => {
             const now = Date.now();
-            const keys = (await storage.keys.list()).map((key) => keyJson(key, now));
+            const keys = ((await storage.keys.list()).keys ?? []).map((key) => keyJson(key, now));
             if (flags.json) return console.log(JSON.stringify(keys, null, 2));
             if (keys.length === 0) return console.log("no access keys (the owner key in api_key or CARRIERD_API_KEY is the only one)");
             for (const key of keys) {
@@ -107,7 +107,7 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
         builder: (y) => y.positional("target", { type: "string", describe: "the key's name" }),
         handler: (flags) =>
           withState(flags, async (storage) => {
-            if (!(await storage.keys.update(flags.target ?? "", "revoke"))) return fail(`no active key named "${flags.target}"`);
+            if (!(await storage.keys.update({ revoke: flags.target ?? "" }))) return fail(`no active key named "${flags.target}"`);
             console.log(`revoked key "${flags.target}"`);
           }),
       })
@@ -118,7 +118,8 @@ export const keysCommand: CommandModule<object, KeysFlags> = {
         handler: (flags) =>
           withState(flags, async (storage) => {
             const secret = newSecret();
-            if (!(await storage.keys.update(flags.target ?? "", { secretHash: secretHash(secret) }))) return fail(`no active key named "${flags.target}"`);
+            if (!(await storage.keys.update({ rotate: flags.target ?? "", secretHash: secretHash(secret) })))
+              return fail(`no active key named "${flags.target}"`);
             printSecret(flags.target ?? "", secret, flags.json);
           }),
       })

@@ -167,11 +167,9 @@ export class KeyRing {
 
   /** Reads the keys again when their revision moved; resolves once they are in force here. */
   async refresh(): Promise<void> {
-    const revision = await this.keys.revision();
-    if (revision === this.revision) return;
-    const keys = await this.keys.list();
+    const { revision, keys } = await this.keys.list({ unchangedSince: this.revision });
     // two reads may overlap (the poll and a new key's lookup): an older revision never replaces a newer one
-    if (this.revision !== undefined && revision < this.revision) return;
+    if (!keys || (this.revision !== undefined && revision < this.revision)) return;
     this.revision = revision;
     this.load(keys);
   }

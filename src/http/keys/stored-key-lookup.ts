@@ -114,7 +114,7 @@ export class StoredKeyLookup {
       this.running = batch;
       let found: StoredKey[] | undefined;
       try {
-        found = await this.keys.list([...batch.keys()]);
+        found = (await this.keys.list({ secretHashes: [...batch.keys()] })).keys;
       } catch (error) {
         // the store is down: these keys are refused now, and not remembered, so they are asked for again once it answers
         this.onError(error);

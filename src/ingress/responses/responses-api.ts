@@ -35,6 +35,7 @@ import { upstreamTools } from "./request-tools.js";
 import { incompleteReasonOf, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
 import { ResponseBody } from "./response-body.js";
 import { RecentEchoes } from "./recent-echoes.js";
+import type { Checkpoint } from "../../storage/checkpoints.js";
 import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
@@ -50,6 +51,8 @@ interface Continuation {
   /** The response this one continues, whose history comes first. */
   readonly parentId: string | null;
   readonly history: ChatMessage[];
+  /** The compaction checkpoint in force on that history, read with it. */
+  readonly checkpoint: Checkpoint | undefined;
   readonly input: ChatMessage[];
   /** The request's input as input_items lists it; only a retrievable response keeps them (undefined for `store: false`). */
   readonly inputItems: JsonObject[] | undefined;
@@ -113,6 +116,7 @@ export class ResponsesApi {
       sessionId: continuation.sessionHeader,
       parentId: continuation.parentId,
       history: continuation.history,
+      checkpoint: continuation.checkpoint,
       build: (history) => toChatRequest(body, history, continuation.input, stream, tools, strings),
     });
     this.noteDropped(body, chatRequest);
@@ -241,6 +245,7 @@ export class ResponsesApi {
       sessionId: previous.sessionId,
       parentId: previous.id,
       history: previous.history ?? [],
+      checkpoint: previous.checkpoint,
       force: true,
       build: (history) => toChatRequest({ model: body.model, input: [], instructions: body.instructions ?? null }, history, [], false),
     });
@@ -301,7 +306,7 @@ export class ResponsesApi {
    */
   /** A stored response, when it is the caller's: another key's is answered as absent (404, so ids do not leak). */
   private async owned(id: string, caller: Caller, also?: "inputItems" | "history"): Promise<StoredResponse | undefined> {
-    const stored = await this.store.get(id, also);
+    const stored = (await this.store.get({ response: id, also })).response;
     return stored && owns(caller, stored.keyHash) ? stored : undefined;
   }
 
@@ -322,9 +327,11 @@ export class ResponsesApi {
     }
     let referencedSession: string | undefined;
     const referenced = new Map<string, JsonObject>();
-    // the items the input references, read first: the conversion that checks and resolves them is synchronous
-    for (const id of referencedIds(body.input)) {
-      const found = await this.store.item(id);
+    // the items the input references, read first (in one read): the conversion that checks and resolves them is synchronous
+    const ids = [...referencedIds(body.input)];
+    const items = ids.length > 0 ? (await this.store.get({ items: ids })).items : undefined;
+    for (const id of ids) {
+      const found = items?.get(id);
       if (!found || !owns(caller, found.keyHash)) continue;
       referencedSession = found.sessionId;
       referenced.set(id, found.item);
@@ -340,13 +347,20 @@ export class ResponsesApi {
     if (body.previous_response_id) {
       const previous = await this.owned(body.previous_response_id, caller, "history");
       if (!previous) throw new GatewayError("not_found", `Previous response with id '${body.previous_response_id}' not found.`, "previous_response_id");
-      return { ...request, parentId: previous.id, history: previous.history ?? [], sessionHeader: previous.sessionId, conversationId: null };
+      return {
+        ...request,
+        parentId: previous.id,
+        history: previous.history ?? [],
+        checkpoint: previous.checkpoint,
+        sessionHeader: previous.sessionId,
+        conversationId: null,
+      };
     }
     if (body.conversation) {
       const id = typeof body.conversation === "string" ? body.conversation : body.conversation.id;
       if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new GatewayError("invalid_request", "conversation ids must match [A-Za-z0-9._:-]{1,128}", "conversation");
       const stored = storedSessionId(id, scope);
-      const conversation = await this.store.conversation(stored, "history");
+      const { conversation } = await this.store.get({ conversation: stored, also: "history" });
       // the owner key's bare names: a conversation from before access keys (null) or its own
       if (conversation && !owns(caller, conversation.keyHash)) throw new GatewayError("not_found", `Conversation with id '${id}' not found.`, "conversation");
       const parentId = conversation?.lastResponseId ?? null;
@@ -354,11 +368,12 @@ export class ResponsesApi {
         ...request,
         parentId,
         history: conversation?.history ?? [],
+        checkpoint: conversation?.checkpoint,
         sessionHeader: conversation?.sessionId ?? explicit ?? referencedSession,
         conversationId: stored,
       };
     }
-    return { ...request, parentId: null, history: [], sessionHeader: explicit ?? referencedSession, conversationId: null };
+    return { ...request, parentId: null, history: [], checkpoint: undefined, sessionHeader: explicit ?? referencedSession, conversationId: null };
   }
 
   private async respondWhole(run: TurnRun, response: ServerResponse, body: ResponseBody, continuation: Continuation): Promise<void> {

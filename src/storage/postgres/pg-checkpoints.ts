@@ -23,17 +23,22 @@ const ANCESTRY = `
   SELECT id FROM chain ORDER BY depth DESC`;
 const INSERT = `INSERT INTO compaction_checkpoints (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
 
+/**
+ * The checkpoint in force for a request of `sessionId` continuing response
+ * `parentId`: of those anchored on the chain ending there, the one anchored
+ * deepest, newest on a tie. Most sessions have none, and then the chain is
+ * not walked. Answered with a chain's history (PgResponses.get).
+ */
+export async function checkpointInForce(sql: Sql, sessionId: string, parentId: string): Promise<Checkpoint | undefined> {
+  if ((await run(sql, HAS, [sessionId])).length === 0) return undefined;
+  const chain = (await run<{ id: string }>(sql, ANCESTRY, [parentId])).map((row) => row.id);
+  if (chain.length === 0) return undefined;
+  return deepestOnChain(await run<CheckpointRow>(sql, FOR_ANCHORS, [chain]), chain);
+}
+
 /** Compaction's checkpoints and the active flag of turns, in PostgreSQL. */
 export class PgCheckpoints implements CheckpointStorage {
   constructor(private readonly sql: Sql) {}
-
-  async inForce(sessionId: string, parentId: string): Promise<Checkpoint | undefined> {
-    // most sessions have no checkpoint: then the chain is not walked
-    if ((await run(this.sql, HAS, [sessionId])).length === 0) return undefined;
-    const chain = (await run<{ id: string }>(this.sql, ANCESTRY, [parentId])).map((row) => row.id);
-    if (chain.length === 0) return undefined;
-    return deepestOnChain(await run<CheckpointRow>(this.sql, FOR_ANCHORS, [chain]), chain);
-  }
 
   async save(checkpoint: NewCheckpoint, archive: CheckpointArchive): Promise<Checkpoint> {
     return transaction(this.sql, async (tx) => {

@@ -1,7 +1,7 @@
 import { CALL_KEY_PREFIX } from "../../conversation/fingerprint.js";
 import type { CarrierField } from "../../providers/contract.js";
-import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
-import type { FingerprintMatch, ReplaySource, SessionModelConfig } from "../turns.js";
+import type { RequestLookup, TurnLookupAnswer } from "../request-lookup.js";
+import type { DepthMatch, FingerprintMatch, ReplaySource, SessionModelConfig } from "../turns.js";
 import type { Sql } from "./connection.js";
 import { parseJson } from "../rows.js";
 import type { SourceCache } from "./source-cache.js";
@@ -61,9 +61,10 @@ interface SequencedMatch extends FingerprintMatch {
 }
 
 const NOTHING_HELD: ReadonlyMap<string, ReplaySource> = new Map();
+const NO_DEPTHS: ReadonlyMap<number, DepthMatch[]> = new Map();
 
-/** Storage.lookup in one round trip (see LOOKUP). */
-export async function lookupRequest(sql: Sql, sources: SourceCache, query: RequestLookup): Promise<RequestLookupAnswer> {
+/** TurnStorage.lookup of a request's read, in one round trip (see LOOKUP). */
+export async function lookupRequest(sql: Sql, sources: SourceCache, query: RequestLookup): Promise<TurnLookupAnswer> {
   const unique = [...new Set(query.keys)];
   const fingerprints = unique.filter((key) => !key.startsWith(CALL_KEY_PREFIX));
   const callKeys = fingerprints.length === unique.length ? [] : unique.filter((key) => key.startsWith(CALL_KEY_PREFIX));
@@ -123,5 +124,5 @@ export async function lookupRequest(sql: Sql, sources: SourceCache, query: Reque
     if (source) carriers.set(newest, source);
     sources.matchedNewest(key, newest);
   }
-  return { matches, verdictFields, modelConfigs, sources: carriers };
+  return { matches, verdictFields, modelConfigs, sources: carriers, atDepths: NO_DEPTHS };
 }

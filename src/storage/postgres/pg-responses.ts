@@ -1,8 +1,9 @@
 import type { JsonObject } from "../../providers/contract.js";
-import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
+import type { ResponseAnswer, ResponseQuery, ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
 import { conversationWithHistory, inputItemsOf, storedConversation, storedResponse, withHistory, type ConversationRow, type ResponseRow } from "../rows.js";
 import type { ResponseStorage } from "../storage.js";
 import type { Sql } from "./connection.js";
+import { checkpointInForce } from "./pg-checkpoints.js";
 import { run, transaction } from "./run.js";
 
 const INSERT = `INSERT INTO responses (id, parent_id, session_id, model, created_at, conversation_id, messages, body, input_items, key_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
@@ -28,7 +29,7 @@ const UNNEEDED = `
      AND NOT EXISTS (SELECT 1 FROM responses c WHERE c.parent_id = r.id)
      AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`;
 const REMOVE = `DELETE FROM responses WHERE id = $1`;
-const ITEM = `SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = $1`;
+const ITEMS = `SELECT i.id, i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ANY($1::text[])`;
 const CONVERSATION = `SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = $1`;
 // one row per response of the chain ending at the conversation's last response, oldest first (one row, messages NULL, when it has none)
 const CONVERSATION_WITH_HISTORY = `
@@ -39,6 +40,8 @@ const CONVERSATION_WITH_HISTORY = `
   )
   SELECT v.id, v.session_id, v.key_hash, v.last_response_id, chain.messages
   FROM response_conversations v LEFT JOIN chain ON true WHERE v.id = $1 ORDER BY chain.depth DESC`;
+
+const NO_ITEMS: ReadonlyMap<string, StoredItem> = new Map();
 
 /**
  * The Responses API's chained responses and conversations in PostgreSQL.
@@ -76,14 +79,43 @@ export class PgResponses implements ResponseStorage {
     });
   }
 
-  async get(id: string, also?: "inputItems" | "history"): Promise<StoredResponse | undefined> {
-    if (also === "history") return withHistory(await run<ResponseRow>(this.sql, GET_WITH_HISTORY, [id]));
+  /** The parts asked for are sent together; a history's checkpoint is read once the chain's session is known. */
+  async get(query: ResponseQuery): Promise<ResponseAnswer> {
+    const [response, conversation, items] = await Promise.all([
+      query.response === undefined ? undefined : this.response(query.response, query.also),
+      query.conversation === undefined ? undefined : this.conversation(query.conversation, query.also === "history"),
+      query.items && query.items.length > 0 ? this.items(query.items) : NO_ITEMS,
+    ]);
+    return { response, conversation, items };
+  }
+
+  private async response(id: string, also: ResponseQuery["also"]): Promise<StoredResponse | undefined> {
+    if (also === "history") {
+      const stored = withHistory(await run<ResponseRow>(this.sql, GET_WITH_HISTORY, [id]));
+      const checkpoint = stored && (await checkpointInForce(this.sql, stored.sessionId, stored.id));
+      return checkpoint ? { ...stored, checkpoint } : stored;
+    }
     if (also === "inputItems") {
       const [row] = await run<ResponseRow>(this.sql, GET_WITH_INPUT_ITEMS, [id]);
       return row && { ...storedResponse(row), inputItems: inputItemsOf(row) };
     }
     const [row] = await run<ResponseRow>(this.sql, GET, [id]);
     return row && storedResponse(row);
+  }
+
+  private async conversation(id: string, history: boolean): Promise<StoredConversation | undefined> {
+    if (history) {
+      const stored = conversationWithHistory(await run<ConversationRow>(this.sql, CONVERSATION_WITH_HISTORY, [id]));
+      const checkpoint = stored && (await checkpointInForce(this.sql, stored.sessionId, stored.lastResponseId));
+      return checkpoint ? { ...stored, checkpoint } : stored;
+    }
+    const [row] = await run<ConversationRow>(this.sql, CONVERSATION, [id]);
+    return row && storedConversation(row);
+  }
+
+  private async items(ids: readonly string[]): Promise<Map<string, StoredItem>> {
+    const rows = await run<{ id: string; item: string; session_id: string; key_hash: string | null }>(this.sql, ITEMS, [ids]);
+    return new Map(rows.map((row) => [row.id, { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash }]));
   }
 
   async delete(id: string): Promise<boolean> {
@@ -99,16 +131,5 @@ export class PgResponses implements ResponseStorage {
       }
       return true;
     });
-  }
-
-  async item(id: string): Promise<StoredItem | undefined> {
-    const [row] = await run<{ item: string; session_id: string; key_hash: string | null }>(this.sql, ITEM, [id]);
-    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
-  }
-
-  async conversation(id: string, also?: "history"): Promise<StoredConversation | undefined> {
-    if (also === "history") return conversationWithHistory(await run<ConversationRow>(this.sql, CONVERSATION_WITH_HISTORY, [id]));
-    const [row] = await run<ConversationRow>(this.sql, CONVERSATION, [id]);
-    return row && storedConversation(row);
   }
 }

@@ -1,9 +1,9 @@
 import { callKeyOf } from "../../conversation/fingerprint.js";
-import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
+import type { DepthLookup, TurnLookup, TurnLookupAnswer } from "../request-lookup.js";
 import { TURN_COLUMNS, turnJsonColumns, turnValues, type ReplayRow } from "../rows.js";
 import { storedPromptSql } from "../prompt-heads.js";
 import { TURNS_PER_DEPTH, type TurnStorage } from "../storage.js";
-import type { DepthAsked, DepthMatch, NewTurn, ReplaySource } from "../turns.js";
+import type { DepthMatch, FingerprintMatch, NewTurn, ReplaySource, SessionModelConfig } from "../turns.js";
 import type { Sql } from "./connection.js";
 import { lookupRequest } from "./pg-request-lookup.js";
 import { run } from "./run.js";
@@ -58,24 +58,40 @@ export class PgTurns implements TurnStorage {
     private readonly sources: SourceCache,
   ) {}
 
-  /** One statement, one round trip, one snapshot (see pg-request-lookup.ts). */
-  lookup(query: RequestLookup): Promise<RequestLookupAnswer> {
-    return lookupRequest(this.sql, this.sources, query);
+  /**
+   * The request's read is one statement, one round trip, one snapshot (see
+   * pg-request-lookup.ts); the depths and the carriers asked for are one
+   * statement each, sent together with it when asked with it.
+   */
+  lookup(query: TurnLookup): Promise<TurnLookupAnswer> {
+    const { request, depths, carriersOf } = query;
+    if (request && !depths && !carriersOf) return lookupRequest(this.sql, this.sources, request);
+    return this.lookupParts(query);
   }
 
-  async replaySources<K>(turnIds: ReadonlyMap<K, string>): Promise<Map<K, ReplaySource>> {
-    const found = new Map<K, ReplaySource>();
-    if (turnIds.size === 0) return found;
-    const rows = await run<ReplayRow>(this.sql, REPLAY_SOURCES, [[...new Set(turnIds.values())]]);
-    const byId = new Map(rows.map((row) => [row.id, this.sources.fromRow(row)]));
-    for (const [key, id] of turnIds) {
-      const source = byId.get(id);
-      if (source) found.set(key, source);
-    }
-    return found;
+  private async lookupParts({ request, depths, carriersOf }: TurnLookup): Promise<TurnLookupAnswer> {
+    const [answer, atDepths, carried] = await Promise.all([
+      request && lookupRequest(this.sql, this.sources, request),
+      depths && this.turnsAtDepths(depths),
+      carriersOf && this.carriersOf(carriersOf),
+    ]);
+    const sources = answer && carried ? new Map([...answer.sources, ...carried]) : (answer?.sources ?? carried ?? new Map<string, ReplaySource>());
+    return {
+      matches: answer?.matches ?? new Map<string, FingerprintMatch[]>(),
+      verdictFields: answer?.verdictFields ?? [],
+      modelConfigs: answer?.modelConfigs ?? new Map<string, SessionModelConfig>(),
+      sources,
+      atDepths: atDepths ?? new Map<number, DepthMatch[]>(),
+    };
   }
 
-  async turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<Map<number, DepthMatch[]>> {
+  private async carriersOf(turnIds: readonly string[]): Promise<Map<string, ReplaySource>> {
+    if (turnIds.length === 0) return new Map();
+    const rows = await run<ReplayRow>(this.sql, REPLAY_SOURCES, [[...new Set(turnIds)]]);
+    return new Map(rows.map((row) => [row.id, this.sources.fromRow(row)]));
+  }
+
+  private async turnsAtDepths({ keyHash, sessionId, asked }: DepthLookup): Promise<Map<number, DepthMatch[]>> {
     const found = new Map<number, DepthMatch[]>();
     if (asked.length === 0) return found;
     const rows = await run<{ depth: number; id: string; session_id: string; parent_turn_id: string | null; same_prompt: boolean }>(this.sql, TURNS_AT_DEPTHS, [

@@ -9,7 +9,7 @@ import type { Db } from "./database.js";
  * Checkpoints and the active flag of turns (migration 200). `settle` first
  * commits turns made durable but not committed yet: a checkpoint archives
  * turns by id. `ancestry` is the response chain ending at a response
- * (ResponseStore.ancestry).
+ * (ResponseStore.ancestry), what the checkpoint in force is found on.
  */
 export class CheckpointStore implements CheckpointStorage {
   /** Prepared once: every `sessions show` and GET /v1/sessions/{id} reads a session's checkpoints. */
@@ -28,7 +28,13 @@ export class CheckpointStore implements CheckpointStorage {
     return `ckpt_${randomBytes(12).toString("hex")}`;
   }
 
-  async inForce(sessionId: string, parentId: string): Promise<Checkpoint | undefined> {
+  /**
+   * The checkpoint in force for a request of `sessionId` continuing response
+   * `parentId`: of those anchored on the chain ending there, the one
+   * anchored deepest, newest on a tie. Most sessions have none, and then the
+   * chain is not walked. Answered with a chain's history (ResponseStore.get).
+   */
+  inForce(sessionId: string, parentId: string): Checkpoint | undefined {
     // most sessions have no checkpoint: then the chain is not walked
     if (this.db.prepare("SELECT 1 FROM compaction_checkpoints WHERE session_id = ? LIMIT 1").get(sessionId) === undefined) return undefined;
     const chain = this.ancestry(parentId);

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import { KeyExistsError, type KeyChange, type KeyUse, type NewKey, type StoredKey } from "../keys.js";
+import { KeyExistsError, type KeyChange, type KeyList, type KeyQuery, type KeyUse, type NewKey } from "../keys.js";
 import { toStoredKey, type KeyRow } from "../rows.js";
 import type { KeyStorage } from "../storage.js";
 import type { Db } from "./database.js";
@@ -38,17 +38,29 @@ export class KeyStore implements KeyStorage {
     });
   }
 
-  async revision(): Promise<number> {
-    return (this.statements.revision.get() as { revision: number }).revision;
+  /** One snapshot: better-sqlite3 reads synchronously, nothing is written between the revision and the keys. */
+  async list(query: KeyQuery = {}): Promise<KeyList> {
+    const { revision } = this.statements.revision.get() as { revision: number };
+    if (revision === query.unchangedSince) return { revision, keys: undefined };
+    const hashes = query.secretHashes;
+    if (hashes === undefined) return { revision, keys: (this.statements.all.all() as KeyRow[]).map(toStoredKey) };
+    if (hashes.length === 0) return { revision, keys: [] };
+    return { revision, keys: (this.statements.bySecretHashes.all(JSON.stringify(hashes)) as KeyRow[]).map(toStoredKey) };
   }
 
-  async list(secretHashes?: readonly string[]): Promise<StoredKey[]> {
-    if (secretHashes === undefined) return (this.statements.all.all() as KeyRow[]).map(toStoredKey);
-    if (secretHashes.length === 0) return [];
-    return (this.statements.bySecretHashes.all(JSON.stringify(secretHashes)) as KeyRow[]).map(toStoredKey);
+  async update(change: KeyChange): Promise<boolean> {
+    if ("create" in change) return this.create(change.create);
+    const now = Date.now();
+    const write =
+      "revoke" in change ? () => this.statements.revoke.run(now, change.revoke) : () => this.statements.rotate.run(change.secretHash, now, change.rotate);
+    return this.changing(() => write().changes > 0);
   }
 
-  async create(key: NewKey): Promise<StoredKey> {
+  async recordUse(uses: readonly KeyUse[]): Promise<void> {
+    if (uses.length > 0) this.recordMany(uses);
+  }
+
+  private create(key: NewKey): boolean {
     return this.db.transaction(() => {
       try {
         this.statements.insert.run({ ...key, scopes: JSON.stringify(key.scopes), models: JSON.stringify(key.models), eventsOf: JSON.stringify(key.eventsOf) });
@@ -57,18 +69,8 @@ export class KeyStore implements KeyStorage {
         throw error;
       }
       this.statements.bump.run();
-      return { ...key, revokedAt: null, rotatedAt: null, lastUsedAt: null, requests: 0 };
+      return true;
     })();
-  }
-
-  async update(name: string, change: KeyChange): Promise<boolean> {
-    const write =
-      change === "revoke" ? () => this.statements.revoke.run(Date.now(), name) : () => this.statements.rotate.run(change.secretHash, Date.now(), name);
-    return this.changing(() => write().changes > 0);
-  }
-
-  async recordUse(uses: readonly KeyUse[]): Promise<void> {
-    if (uses.length > 0) this.recordMany(uses);
   }
 
   /** A write that bumps the revision when it changed a row, in one transaction. */

@@ -1,5 +1,6 @@
 import type { JsonObject } from "../../providers/contract.js";
-import type { ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
+import type { Checkpoint } from "../checkpoints.js";
+import type { ResponseAnswer, ResponseQuery, ResponseRecord, StoredConversation, StoredItem, StoredResponse } from "../responses.js";
 import { conversationWithHistory, inputItemsOf, storedConversation, storedResponse, withHistory, type ConversationRow, type ResponseRow } from "../rows.js";
 import type { ResponseStorage } from "../storage.js";
 import type { Db } from "./database.js";
@@ -11,13 +12,22 @@ interface PendingResponse {
   readonly items: readonly JsonObject[];
 }
 
-/** SQLite persistence of the Responses API (tables from migrations.ts). */
+const NO_ITEMS: ReadonlyMap<string, StoredItem> = new Map();
+
+/**
+ * SQLite persistence of the Responses API (tables from migrations.ts).
+ * `inForce` is the checkpoint in force on a chain of a session
+ * (CheckpointStore.inForce), answered with the chain's history.
+ */
 export class ResponseStore implements ResponseStorage {
   private readonly statements;
   /** One transaction for a batch; built once (better-sqlite3 builds a wrapper per `transaction()` call). */
   private readonly writeMany: (responses: readonly PendingResponse[]) => void[];
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly inForce: (sessionId: string, parentId: string) => Checkpoint | undefined,
+  ) {
     this.statements = {
       insert: db.prepare(
         "INSERT INTO responses (id, parent_id, session_id, key_hash, model, created_at, conversation_id, messages, body, input_items) VALUES (@id, @parentId, @sessionId, @keyHash, @model, @createdAt, @conversationId, @messages, @body, @inputItems)",
@@ -49,7 +59,9 @@ export class ResponseStore implements ResponseStorage {
            AND NOT EXISTS (SELECT 1 FROM response_conversations v WHERE v.last_response_id = r.id)`,
       ),
       remove: db.prepare("DELETE FROM responses WHERE id = ?"),
-      item: db.prepare("SELECT i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ?"),
+      items: db.prepare(
+        "SELECT i.id, i.item, r.session_id, r.key_hash FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id IN (SELECT value FROM json_each(?))",
+      ),
       conversation: db.prepare("SELECT id, session_id, key_hash, last_response_id FROM response_conversations WHERE id = ?"),
       // one row per message batch of the chain ending at the conversation's last response, oldest first (one row, messages null, when it has none)
       conversationWithHistory: db.prepare(`
@@ -104,14 +116,41 @@ export class ResponseStore implements ResponseStorage {
       });
   }
 
-  async get(id: string, also?: "inputItems" | "history"): Promise<StoredResponse | undefined> {
-    if (also === "history") return withHistory(this.statements.getWithHistory.all(id) as ResponseRow[]);
+  async get(query: ResponseQuery): Promise<ResponseAnswer> {
+    return {
+      response: query.response === undefined ? undefined : this.response(query.response, query.also),
+      conversation: query.conversation === undefined ? undefined : this.conversation(query.conversation, query.also === "history"),
+      items: query.items && query.items.length > 0 ? this.items(query.items) : NO_ITEMS,
+    };
+  }
+
+  private response(id: string, also: ResponseQuery["also"]): StoredResponse | undefined {
+    if (also === "history") {
+      const stored = withHistory(this.statements.getWithHistory.all(id) as ResponseRow[]);
+      const checkpoint = stored && this.inForce(stored.sessionId, stored.id);
+      return checkpoint ? { ...stored, checkpoint } : stored;
+    }
     if (also === "inputItems") {
       const row = this.statements.getWithInputItems.get(id) as ResponseRow | undefined;
       return row && { ...storedResponse(row), inputItems: inputItemsOf(row) };
     }
     const row = this.statements.get.get(id) as ResponseRow | undefined;
     return row && storedResponse(row);
+  }
+
+  private conversation(id: string, history: boolean): StoredConversation | undefined {
+    if (history) {
+      const stored = conversationWithHistory(this.statements.conversationWithHistory.all({ id }) as ConversationRow[]);
+      const checkpoint = stored && this.inForce(stored.sessionId, stored.lastResponseId);
+      return checkpoint ? { ...stored, checkpoint } : stored;
+    }
+    const row = this.statements.conversation.get(id) as ConversationRow | undefined;
+    return row && storedConversation(row);
+  }
+
+  private items(ids: readonly string[]): Map<string, StoredItem> {
+    const rows = this.statements.items.all(JSON.stringify(ids)) as { id: string; item: string; session_id: string; key_hash: string | null }[];
+    return new Map(rows.map((row) => [row.id, { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash }]));
   }
 
   /** Ids of the chain ending at response `id`, oldest first: compaction finds the checkpoint in force by them. */
@@ -138,16 +177,5 @@ export class ResponseStore implements ResponseStorage {
       }
       return true;
     })();
-  }
-
-  async item(id: string): Promise<StoredItem | undefined> {
-    const row = this.statements.item.get(id) as { item: string; session_id: string; key_hash: string | null } | undefined;
-    return row ? { item: JSON.parse(row.item) as JsonObject, sessionId: row.session_id, keyHash: row.key_hash } : undefined;
-  }
-
-  async conversation(id: string, also?: "history"): Promise<StoredConversation | undefined> {
-    if (also === "history") return conversationWithHistory(this.statements.conversationWithHistory.all({ id }) as ConversationRow[]);
-    const row = this.statements.conversation.get(id) as ConversationRow | undefined;
-    return row && storedConversation(row);
   }
 }

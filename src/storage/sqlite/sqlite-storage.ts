@@ -46,7 +46,7 @@ export class SqliteStorage implements Storage {
     const settle = () => this.writes.settle();
     this.reads = new ReplayReads(db, this.cache, settle);
     this.configs = new SessionConfigSql(db, settle);
-    this.responses = new ResponseStore(db);
+    this.responses = new ResponseStore(db, (sessionId, parentId) => this.checkpoints.inForce(sessionId, parentId));
     this.checkpoints = new CheckpointStore(db, settle, (id) => this.responses.ancestry(id));
     this.sessions = new SessionStore(db, this.checkpoints, settle, (id) => this.configs.forget(id));
     this.verdicts = new VerdictStore(db, this.configs);
@@ -56,15 +56,19 @@ export class SqliteStorage implements Storage {
     this.turns = {
       lookup: async (query) => {
         const answer = lookupInProcess({ reads, verdicts: this.verdicts, configs: this.configs }, query);
-        writes.goingUpstream(); // the request's upstream call follows its lookup
+        if (query.request) writes.goingUpstream(); // the request's upstream call follows its read
         return answer;
       },
-      replaySources: async (turnIds) => reads.replaySources(turnIds),
-      turnsAtDepths: async (keyHash, sessionId, asked) => reads.turnsAtDepths(keyHash, sessionId, asked),
       save: (turn) => writes.save(turn),
     };
   }
 
+  /**
+   * Resolves once every turn made durable so far is where another process
+   * reads it: a turn that completed alone is durable in the journal before
+   * it is committed. Not a port operation (PostgreSQL commits every write
+   * before it resolves): the backend's own tests and benches wait on it.
+   */
   committed(): Promise<void> {
     return this.writes.committed();
   }

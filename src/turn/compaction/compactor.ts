@@ -33,6 +33,8 @@ export interface CompactionRequest {
   readonly parentId: string | null;
   /** The chain's full stored history, oldest first. */
   readonly history: ChatMessage[];
+  /** The checkpoint in force on that chain, read with its history (ResponseStorage.get). */
+  readonly checkpoint: Checkpoint | undefined;
   /** The whole chat request for a given history (instructions, then history, then the new input). */
   build(history: ChatMessage[]): ChatRequest;
   /**
@@ -67,7 +69,7 @@ export class Compactor {
   async prepare(request: CompactionRequest): Promise<ChatRequest> {
     const { sessionId, parentId } = request;
     if (sessionId === undefined || parentId === null || request.history.length === 0) return request.build(request.history);
-    const current = await this.storage.checkpoints.inForce(sessionId, parentId);
+    const current = request.checkpoint;
     const view = applyCheckpoint(request.history, current);
     const built = buildFrom(request, view);
     const table = this.routes.current;

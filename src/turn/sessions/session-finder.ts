@@ -1,7 +1,6 @@
 import type { ChatMessage } from "../../providers/contract.js";
-import type { DepthAsked, FingerprintMatch } from "../../storage/turns.js";
+import type { DepthAsked, DepthMatch, FingerprintMatch } from "../../storage/turns.js";
 import type { MatchKey } from "../../storage/session-history.js";
-import type { TurnStorage } from "../../storage/storage.js";
 import { keysOf, type TurnKeys } from "../../conversation/fingerprint.js";
 import { chooseSession, chooseTurn } from "./conversation-order.js";
 import { placeByDepth } from "./depth-placement.js";
@@ -34,7 +33,8 @@ export interface SessionMatch {
 /** What finding a session reads: the stored turns a request's keys match (TurnStorage.lookup's `matches`) and the turns at depths. */
 export interface SessionReads {
   matchesFor(keyHash: string, keys: readonly string[]): Promise<Map<string, FingerprintMatch[]>>;
-  turnsAtDepths: TurnStorage["turnsAtDepths"];
+  /** The explicit session's turns at these depths (TurnStorage.lookup's `depths`). */
+  turnsAtDepths(keyHash: string, sessionId: string, asked: readonly DepthAsked[]): Promise<ReadonlyMap<number, readonly DepthMatch[]>>;
 }
 
 /**

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { readFixture } from "../../support/fixtures-dir.js";
-import { readSse, startTestGateway, storageOf, type TestGateway } from "../../support/gateway.js";
+import { afterGatewayCommits, readSse, startTestGateway, type TestGateway } from "../../support/gateway.js";
 import { RATE_LIMIT_ERROR, startOpenAIResponsesUpstream, type ResponsesUpstream } from "../../support/openai-responses-upstream.js";
 import { kept, toolOutputs, userMessage, type Item } from "../../support/codex-client.js";
 
@@ -234,7 +234,7 @@ test("a kept Response is stored under the upstream's id: GET returns it, and pre
   expect(JSON.stringify(first)).toBe(answers.at(-1));
   const stored = await fetch(`${gateway.url}/v1/responses/${first.id}`, { headers: { authorization: `Bearer ${gateway.key}` } });
   expect(await stored.json()).toEqual(first);
-  await storageOf(gateway).committed();
+  await afterGatewayCommits(gateway);
   const next = await post({ model: "gpt-5", previous_response_id: first.id, tools: [TOOL], input: toolOutputs(first.output) });
   expect(next.status, await next.clone().text()).toBe(200);
   // carrierd holds the chain, the upstream does not: the stored turn goes upstream, its blob before its call
