@@ -25,6 +25,10 @@ export interface EmulatedUpstream {
   readonly baseUrl: string;
   /** Every request body received, parsed, in order. */
   readonly requests: Record<string, unknown>[];
+  /** Every request as it arrived: its bytes and headers. */
+  readonly received: { raw: string; headers: Record<string, string | string[] | undefined> }[];
+  /** Every answer's body as it was sent. */
+  readonly answers: string[];
   close(): Promise<void>;
 }
 
@@ -34,19 +38,32 @@ export interface EmulatedUpstream {
  * tools (and the last message is not a tool result), the plain reasoning one
  * otherwise. A user message containing FAIL_MID_STREAM gets half the stream
  * and a dropped connection; FAIL_400 gets DeepSeek's own 400; FINISH_LENGTH
- * gets the answer with finish_reason "length".
+ * gets the answer with finish_reason "length". As OpenAI's API does, a
+ * request with `logprobs: true` gets each content token's log probability
+ * (`choices[].logprobs.content`), and one naming a `service_tier` gets the
+ * tier that served it (`default` for `auto`) on the answer and every chunk.
  */
 export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
   const reasoning = fixture("deepseek/deepseek-reasoning");
   const toolCall = fixture("deepseek/deepseek-tool-call");
   const others = Object.fromEntries(Object.entries(OTHER_RECORDINGS).map(([model, name]) => [model, fixture(name)]));
   const requests: Record<string, unknown>[] = [];
+  const received: EmulatedUpstream["received"][number][] = [];
+  const answers: string[] = [];
   const server: Server = createServer((request, response) => {
     let text = "";
     request.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
     request.on("end", () => {
-      const body = JSON.parse(text) as { model: string; stream?: boolean; tools?: unknown[]; messages: { role: string; content?: unknown }[] };
+      const body = JSON.parse(text) as {
+        model: string;
+        stream?: boolean;
+        tools?: unknown[];
+        logprobs?: boolean;
+        service_tier?: string;
+        messages: { role: string; content?: unknown }[];
+      };
       requests.push(body);
+      received.push({ raw: text, headers: request.headers });
       const last = body.messages[body.messages.length - 1];
       const lastText = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
       if (lastText.includes("FAIL_400")) {
@@ -69,13 +86,16 @@ export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
         const cut = (text: string) => text.replace(/"finish_reason":\s*"stop"/, '"finish_reason":"length"');
         recording = { chunks: recording.chunks.map(cut), whole: cut(recording.whole) };
       }
+      if (body.logprobs === true || body.service_tier !== undefined) recording = withServing(recording, body.logprobs === true, body.service_tier);
       if (!body.stream) {
+        answers.push(recording.whole);
         response.writeHead(200, { "content-type": "application/json" });
         response.end(recording.whole);
         return;
       }
       response.writeHead(200, { "content-type": "text/event-stream" });
       const chunks = lastText.includes("FAIL_MID_STREAM") ? recording.chunks.slice(0, 20) : recording.chunks;
+      answers.push(chunks.map((chunk) => `data: ${chunk}\n\n`).join("") + (lastText.includes("FAIL_MID_STREAM") ? "" : "data: [DONE]\n\n"));
       for (const chunk of chunks) response.write(`data: ${chunk}\n\n`);
       if (lastText.includes("FAIL_MID_STREAM")) {
         // let the first half reach the gateway, then drop the connection as a crashing upstream would
@@ -90,12 +110,30 @@ export async function startDeepSeekEmulator(): Promise<EmulatedUpstream> {
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    received,
+    answers,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** A recording as served to a request that asked for log probabilities or named a service tier. */
+function withServing(recording: { chunks: string[]; whole: string }, logprobs: boolean, tier: string | undefined): { chunks: string[]; whole: string } {
+  const serve = (json: string, content: (choice: Record<string, unknown>) => unknown): string => {
+    const object = JSON.parse(json) as Record<string, unknown> & { choices: Record<string, unknown>[] };
+    for (const choice of object.choices) {
+      const text = content(choice);
+      if (logprobs && typeof text === "string" && text !== "")
+        choice.logprobs = { content: [{ token: text, logprob: -0.0125, bytes: [...Buffer.from(text)], top_logprobs: [] }], refusal: null };
+    }
+    if (tier !== undefined) object.service_tier = tier === "auto" ? "default" : tier;
+    return JSON.stringify(object);
+  };
+  const field = (key: string) => (choice: Record<string, unknown>) => (choice[key] as { content?: unknown } | undefined)?.content;
+  return { chunks: recording.chunks.map((chunk) => serve(chunk, field("delta"))), whole: serve(recording.whole, field("message")) };
 }
 
 /** routes.yaml serving `demo` (in-process) and the emulator's recordings (`deepseek-reasoner` and three other dialects), with DeepSeek's real carrier route. */

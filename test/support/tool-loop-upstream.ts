@@ -33,6 +33,8 @@ export interface FixtureFile {
 
 export interface UpstreamExchange {
   readonly body: ChatBody;
+  /** The body's bytes as they arrived. */
+  readonly raw: string;
   readonly status: number;
   /** What the emulator answered: a tool call (with the tool's name), a final answer, or a plain answer to a request without tools. */
   readonly answer: "tool_call" | "final" | "plain" | "rejected";
@@ -177,12 +179,13 @@ export async function startToolLoopUpstream(files: readonly FixtureFile[]): Prom
   const issued = new Map<string, string>();
   let turns = 0;
 
-  const handle = (body: ChatBody, response: ServerResponse): void => {
+  const handle = (raw: string, response: ServerResponse): void => {
+    const body = JSON.parse(raw) as ChatBody;
     const turn = ++turns;
     const refusal = missingReasoning(body.messages, issued);
     const resentToolTurns = body.messages.filter((message) => message.role === "assistant" && message.tool_calls?.length).length;
     if (refusal) {
-      exchanges.push({ body, status: 400, answer: "rejected", reason: refusal, resentToolTurns });
+      exchanges.push({ body, raw, status: 400, answer: "rejected", reason: refusal, resentToolTurns });
       response.writeHead(400, { "content-type": "application/json" });
       response.end(JSON.stringify(DEEPSEEK_MISSING_REASONING));
       return;
@@ -195,7 +198,7 @@ export async function startToolLoopUpstream(files: readonly FixtureFile[]): Prom
     const reader = READERS.find((candidate) => offered.has(candidate.name));
     if (!reader) {
       // a request without tools (a title, a summary): DeepSeek answers it with reasoning and text
-      exchanges.push({ body, status: 200, answer: "plain", resentToolTurns });
+      exchanges.push({ body, raw, status: 200, answer: "plain", resentToolTurns });
       answer(response, body, `Turn ${turn}: a short reply is all this needs.`, "Reading the notes");
       return;
     }
@@ -209,20 +212,20 @@ export async function startToolLoopUpstream(files: readonly FixtureFile[]): Prom
       // every turn reasons differently, with characters a careless re-encoding would alter
       const reasoning = `Turn ${turn} — I should read ${next.path} with \`${reader.name}\` before I answer; naïve guesses won't do. ${randomUUID()}`;
       issued.set(call.id, reasoning);
-      exchanges.push({ body, status: 200, answer: "tool_call", tool: reader.name, resentToolTurns });
+      exchanges.push({ body, raw, status: 200, answer: "tool_call", tool: reader.name, resentToolTurns });
       answer(response, body, reasoning, "", call);
       return;
     }
     const seen = files.filter((file) => results.some((result) => textOf(result.content).includes(file.marker)));
     const text =
       seen.length === files.length ? `The notes say ${files.map((file) => file.marker).join(" and ")}.` : "The tool results did not contain the notes.";
-    exchanges.push({ body, status: 200, answer: "final", resentToolTurns });
+    exchanges.push({ body, raw, status: 200, answer: "final", resentToolTurns });
     answer(response, body, `Turn ${turn}: the tool results are in; I can answer now.`, text);
   };
 
   const server: Server = createServer((request, response) => {
     readBody(request)
-      .then((text) => handle(JSON.parse(text) as ChatBody, response))
+      .then((text) => handle(text, response))
       .catch((error: unknown) => {
         response.writeHead(400, { "content-type": "application/json" });
         response.end(JSON.stringify({ error: { message: String(error), type: "invalid_request_error", param: null, code: "invalid_request_error" } }));
