@@ -25,7 +25,17 @@ const MESSAGE_CARRIERS = ["reasoning_content", "reasoning", "reasoning_details"]
  * `model_options`, the reasoning controls and token limit a dialect spells,
  * and the tools `hosted_tools` leaves out.
  */
-const OWNED_KEYS = ["model_options", "reasoning_effort", "reasoning", "thinking", "enable_thinking", "max_tokens", "max_completion_tokens", "tools", "tool_choice"];
+const OWNED_KEYS = [
+  "model_options",
+  "reasoning_effort",
+  "reasoning",
+  "thinking",
+  "enable_thinking",
+  "max_tokens",
+  "max_completion_tokens",
+  "tools",
+  "tool_choice",
+];
 
 /**
  * A chat completions client's request on an OpenAI-compatible route, carried:

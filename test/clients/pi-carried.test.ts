@@ -31,12 +31,20 @@ beforeEach(async () => {
     request.on("end", () => {
       const body = Buffer.concat(chunks);
       if (request.url?.endsWith("/chat/completions")) sent.push(body.toString("utf8"));
-      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== "host" && name !== "content-length")) as Record<string, string>;
-      void fetch(`${target.origin}${request.url}`, { method: request.method, headers, body: request.method === "POST" ? body : undefined }).then(async (answer) => {
-        response.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => name !== "content-length" && name !== "content-encoding")));
-        for await (const chunk of answer.body ?? []) response.write(chunk);
-        response.end();
-      });
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== "host" && name !== "content-length")) as Record<
+        string,
+        string
+      >;
+      void fetch(`${target.origin}${request.url}`, { method: request.method, headers, body: request.method === "POST" ? body : undefined }).then(
+        async (answer) => {
+          response.writeHead(
+            answer.status,
+            Object.fromEntries([...answer.headers].filter(([name]) => name !== "content-length" && name !== "content-encoding")),
+          );
+          for await (const chunk of answer.body ?? []) response.write(chunk);
+          response.end();
+        },
+      );
     });
   });
   await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));

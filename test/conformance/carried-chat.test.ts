@@ -75,7 +75,7 @@ describe("the upstream gets the client's bytes", () => {
     model: "local",
     messages: [
       { role: "system", content: "You are terse.", cache_control: { type: "ephemeral" } },
-      { role: "user", content: [{ type: "text", text: "Say \"hi\" — ünïcode \\ and \u2028 too." }], name: "ada" },
+      { role: "user", content: [{ type: "text", text: 'Say "hi" — ünïcode \\ and \u2028 too.' }], name: "ada" },
     ],
     temperature: 0.7,
     logit_bias: { "50256": -100 },
@@ -205,7 +205,12 @@ describe("the answer reaches the client as the upstream sent it", () => {
     expect(response.status).toBe(400);
     expect(response.text).toContain("The `reasoning_content` in the thinking mode must be passed back to the API.");
     expect(JSON.parse(response.text)).toEqual({
-      error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" },
+      error: {
+        message: "The `reasoning_content` in the thinking mode must be passed back to the API.",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_request_error",
+      },
     });
   });
 });

@@ -17,7 +17,11 @@ import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upst
  */
 const tool = {
   type: "function",
-  function: { name: "weather", description: "Weather in a city", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } },
+  function: {
+    name: "weather",
+    description: "Weather in a city",
+    parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+  },
 };
 
 let openai: OpenAIUpstream;

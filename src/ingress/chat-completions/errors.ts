@@ -25,4 +25,6 @@ export const chatFailureFrame: FailureFrame = (failure) => `data: ${errorChunk(f
  * `[DONE]`; any other failure is carrierd's error chunk.
  */
 export const carriedChatFailureFrame: FailureFrame = (failure) =>
-  failure.upstreamBody === undefined ? chatFailureFrame(failure) : `data: ${redactText(failure.upstreamBody).replace(/\r?\n/g, "\ndata: ")}\n\ndata: [DONE]\n\n`;
+  failure.upstreamBody === undefined
+    ? chatFailureFrame(failure)
+    : `data: ${redactText(failure.upstreamBody).replace(/\r?\n/g, "\ndata: ")}\n\ndata: [DONE]\n\n`;
