@@ -22,9 +22,11 @@ export const chatFailureFrame: FailureFrame = (failure) => `data: ${errorChunk(f
  * A carried stream that failed (docs/api.md#carried-chat-completions): an
  * upstream refusal after the stream opened for keepalives is its own error
  * body as a `data:` event (each of its lines one `data:` line), then
- * `[DONE]`; any other failure is carrierd's error chunk.
+ * `[DONE]`; any other failure is carrierd's error chunk. It opens with a
+ * blank line: the upstream's bytes before it may end mid-line (an upstream
+ * cut off by a deadline), and the event must not join that line.
  */
 export const carriedChatFailureFrame: FailureFrame = (failure) =>
   failure.upstreamBody === undefined
-    ? chatFailureFrame(failure)
-    : `data: ${redactText(failure.upstreamBody).replace(/\r?\n/g, "\ndata: ")}\n\ndata: [DONE]\n\n`;
+    ? `\n\n${chatFailureFrame(failure)}`
+    : `\n\ndata: ${redactText(failure.upstreamBody).replace(/\r?\n/g, "\ndata: ")}\n\ndata: [DONE]\n\n`;
