@@ -9,6 +9,7 @@
 // workload and size give the same bytes on every run.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { BLOB } from "./responses-upstream.mjs";
 
 const capture = (name) => JSON.parse(readFileSync(fileURLToPath(new URL(`../test/fixtures/clients/${name}`, import.meta.url)), "utf8")).body;
 
@@ -61,6 +62,18 @@ export const WORKLOADS = {
         );
       }
       return { ...captured, model, stream, input };
+    },
+    assistantTurns: (body) => body.input.filter((item) => item.type === "function_call"),
+  },
+  // Codex on a same-wire route: the same request to an openai-responses route (carried), each reasoning item with
+  // the upstream's own blob, as Codex keeps it from an OpenAI answer
+  "codex-same-wire": {
+    path: "/v1/responses",
+    upstreamPath: "/v1/responses",
+    models: { bench: "bench-responses", "bench-paced": "bench-responses-paced" },
+    body(turns, options) {
+      const body = WORKLOADS.codex.body(turns, options);
+      return { ...body, input: body.input.map((item) => (item.type === "reasoning" ? { ...item, encrypted_content: BLOB } : item)) };
     },
     assistantTurns: (body) => body.input.filter((item) => item.type === "function_call"),
   },

@@ -1,7 +1,9 @@
 // Agent traffic (issue 37): carrierd against the raw proxy and the parse
 // floor on request bodies built from real clients' requests — a Codex
-// Responses request, an opencode chat request, a Claude Code Messages
-// request (bench/agent-workloads.mjs) — at several sizes of history.
+// Responses request (to a chat route, and, as `codex-same-wire`, to an
+// openai-responses route, where it is carried), an opencode chat request, a
+// Claude Code Messages request (bench/agent-workloads.mjs) — at several
+// sizes of history.
 // Part of `npm run bench` (its last section); alone:
 //   npm run bench:agents
 //   WORKLOADS=opencode TURNS=0,100 CONNS=1 RUNS=3 SECONDS_PER_RUN=3 npm run bench:agents
@@ -51,6 +53,7 @@ export async function measureAgentTraffic({
   const checkout = process.env.CHECKOUT ? { checkout: resolve(process.env.CHECKOUT) } : {};
   const gateway = await startCarrierd(upstream.port, work, { ...checkout, nodeFlags: profile ? ["--cpu-prof", "--cpu-prof-dir", profile] : [] });
   const raw = await startPinned(0, [here("./raw-proxy.mjs")], { UPSTREAM: `http://127.0.0.1:${upstream.port}` });
+  let sameWireRaw;
   const rows = [];
   try {
     for (const name of workloads) {
@@ -63,11 +66,18 @@ export async function measureAgentTraffic({
           ["paced", "bench-paced", true],
         ]) {
           files[mode] = join(work, `${name}-${turns}-${mode}.json`);
-          writeFileSync(files[mode], JSON.stringify(workload.body(turns, { model, stream })));
+          writeFileSync(files[mode], JSON.stringify(workload.body(turns, { model: workload.models?.[model] ?? model, stream })));
         }
+        // a same-wire workload's raw proxy forwards to the upstream's endpoint of that wire
+        const rawProxy = workload.upstreamPath
+          ? (sameWireRaw ??= await startPinned(0, [here("./raw-proxy.mjs")], {
+              UPSTREAM: `http://127.0.0.1:${upstream.port}`,
+              UPSTREAM_PATH: workload.upstreamPath,
+            }))
+          : raw;
         const targets = [
-          { name: "direct", url: `http://127.0.0.1:${upstream.port}/v1/chat/completions` },
-          { name: "raw", url: `http://127.0.0.1:${raw.port}${workload.path}`, pid: raw.pid },
+          { name: "direct", url: `http://127.0.0.1:${upstream.port}${workload.upstreamPath ?? "/v1/chat/completions"}` },
+          { name: "raw", url: `http://127.0.0.1:${rawProxy.port}${workload.path}`, pid: rawProxy.pid },
           { name: "carrierd", url: `http://127.0.0.1:${gateway.port}${workload.path}`, pid: gateway.pid },
         ];
         await answersOk(targets[2].url, files.json);
@@ -90,6 +100,7 @@ export async function measureAgentTraffic({
   } finally {
     await stop(gateway);
     await stop(raw);
+    if (sameWireRaw) await stop(sameWireRaw);
     await stop(upstream);
     rmSync(work, { recursive: true, force: true });
   }

@@ -12,16 +12,21 @@ export const KEY = "bench-key-0123456789";
  * The route table: the bench upstream behind a must_echo route, the most
  * demanding replay. `bench-paced` is the same upstream thinking for a while
  * before the rest of its answer, `bench-repeat` the same answer every turn
- * (see upstream.mjs).
+ * (see upstream.mjs). `bench-responses` is the same upstream's Responses
+ * API behind an `openai-responses` route: a Responses client there is
+ * carried (the `codex-same-wire` workload of agents.mjs).
  */
 export function routesYaml(upstreamPort, extraModel = "") {
   return `version: 1
 providers:
   bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
+  bench-responses: { plugin: openai-responses, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
 models:
   - { name: bench, provider: bench, model: bench-reasoner }
   - { name: bench-paced, provider: bench, model: bench-reasoner-paced }
-  - { name: bench-repeat, provider: bench, model: bench-reasoner-repeat }${extraModel}
+  - { name: bench-repeat, provider: bench, model: bench-reasoner-repeat }
+  - { name: bench-responses, provider: bench-responses, model: bench-reasoner }
+  - { name: bench-responses-paced, provider: bench-responses, model: bench-reasoner-paced }${extraModel}
 carriers:
   # must_echo with reasoning_content: the most demanding replay route
   - match: { provider: bench }

@@ -5,7 +5,7 @@
 //   npx tsc -p tsconfig.json && node bench/provider-stats.mjs
 //   TURNS=500000 ROUNDS=5 node bench/provider-stats.mjs
 import "reflect-metadata";
-import { EventBus } from "../dist/src/events/bus/event-bus.js";
+import { EventBus } from "../dist/src/foundation/event-bus/event-bus.js";
 import { ProviderStats } from "../dist/src/operations/provider-stats/provider-stats.js";
 
 const TURNS = Number(process.env.TURNS ?? 200_000);

@@ -5,6 +5,8 @@ import { createServer } from "node:http";
 import { Pool } from "undici";
 
 const upstream = process.env.UPSTREAM;
+// the upstream's endpoint every request goes to: chat completions, or the Responses API for a same-wire workload
+const path = process.env.UPSTREAM_PATH ?? "/v1/chat/completions";
 const pool = new Pool(upstream, { connections: 128, keepAliveTimeout: 60_000 });
 
 const server = createServer((request, response) => {
@@ -13,7 +15,7 @@ const server = createServer((request, response) => {
   request.on("end", async () => {
     try {
       const answer = await pool.request({
-        path: "/v1/chat/completions",
+        path,
         method: "POST",
         headers: { "content-type": "application/json" },
         body: Buffer.concat(parts),

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { attachStoredCarriers } from "../dist/src/routing/carriers/replay.js";
 import { shapeMessages } from "../dist/src/routing/carriers/shape-messages.js";
-import { fingerprintOf } from "../dist/src/turn/sessions/fingerprint.js";
+import { fingerprintOf } from "../dist/src/conversation/fingerprint.js";
 import { findSession } from "../dist/src/turn/sessions/session-finder.js";
 import { openSqliteStorage } from "../dist/src/storage/sqlite/open-sqlite-storage.js";
 

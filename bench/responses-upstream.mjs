@@ -7,7 +7,7 @@
 // reasoning item with its blob) and answers 400 otherwise, so a benchmark
 // can never measure a request the real API would refuse.
 const blobBytes = Number(process.env.BLOB_BYTES ?? 2048);
-const BLOB = `gAAAAA${Buffer.alloc(Math.ceil((blobBytes * 3) / 4), 7).toString("base64")}`.slice(0, blobBytes);
+export const BLOB = `gAAAAA${Buffer.alloc(Math.ceil((blobBytes * 3) / 4), 7).toString("base64")}`.slice(0, blobBytes);
 
 /** Answers one Responses request on `response`. */
 export function answerResponses(body, response, { reasoningChunks, contentChunks }) {

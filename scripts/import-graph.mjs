@@ -1,7 +1,9 @@
-// The folder graph of carrierd's imports: which folder of src/ (or plugin of
-// plugins/) imports from which. Imports must run one way, downward; a cycle
-// between folders means some file imports from a folder that depends on it.
-//   node scripts/import-graph.mjs      print the floors, top to ground, and any cycle
+// The folder graph of carrierd's imports at two levels: which layer (a
+// top-level folder of src/, or plugins/) imports from which, and which folder
+// below them (or plugin) imports from which. Imports must run one way, down
+// the floors docs/architecture.md lists; a cycle between folders means some
+// file imports from a folder that depends on it.
+//   node scripts/import-graph.mjs      print both graphs, top to ground, and every arrow running back up
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +22,11 @@ export function folderOf(path) {
   const parts = path.split(sep).join("/").split("/");
   if (!scannedTrees.includes(parts[0]) || parts.length < 3) return undefined;
   return parts[0] === "src" ? parts.slice(0, -1).join("/") : `${parts[0]}/${parts[1]}`;
+}
+
+/** The layer a folder belongs to: `src/<top-level folder>`, or `plugins` for every plugin. */
+export function layerOf(folder) {
+  return folder.startsWith("plugins/") ? "plugins" : folder.split("/").slice(0, 2).join("/");
 }
 
 /** Every source file of src/ and plugins/, tests and declarations left out, as repository paths. */
@@ -72,6 +79,53 @@ export function folderGraph(root = defaultRoot) {
   return { folders: [...folders].sort(), edges };
 }
 
+/** The same imports seen from the layers: the ones that cross from one top-level folder into another. */
+export function layerGraph(root = defaultRoot) {
+  const { folders, edges } = folderGraph(root);
+  const layers = [...new Set(folders.map(layerOf))].sort();
+  const crossing = edges
+    .map((edge) => ({ ...edge, fromFolder: layerOf(edge.fromFolder), toFolder: layerOf(edge.toFolder) }))
+    .filter((edge) => edge.fromFolder !== edge.toFolder);
+  return { folders: layers, edges: crossing };
+}
+
+/** The folders docs/architecture.md lists under "## Floors", top to ground; `plugins/*` stands for every plugin folder. */
+export function documentedFloors(root = defaultRoot) {
+  const text = readFileSync(join(root, "docs/architecture.md"), "utf8");
+  const section = text.split(/^## /m).find((part) => part.startsWith("Floors"));
+  if (!section) throw new Error('docs/architecture.md has no "## Floors" section');
+  return [...section.matchAll(/^\d+\.\s+`((?:src|plugins)\/[^`]+?)\/?`/gm)].map((match) => match[1]);
+}
+
+/**
+ * The layers in the order the floors list them, top to ground, and the layers
+ * whose floors it does not list together (a layer's floors are one run of the list).
+ */
+export function documentedLayers(floors) {
+  const runs = floors.map((floor) => layerOf(floor === "plugins/*" ? "plugins/" : floor)).filter((layer, at, all) => layer !== all[at - 1]);
+  const layers = [...new Set(runs)];
+  return { layers, split: layers.filter((layer) => runs.indexOf(layer) !== runs.lastIndexOf(layer)) };
+}
+
+/** Where a folder (or layer) stands in a documented order; -1 if it is not listed. */
+export function floorOf(folder, floors) {
+  return floors.indexOf(folder.startsWith("plugins/") ? "plugins/*" : folder);
+}
+
+/** The imports that run from a lower floor to a higher one; a folder the order does not list is judged apart (`unlisted`). */
+export function upward(edges, floors) {
+  return edges.filter((edge) => {
+    const from = floorOf(edge.fromFolder, floors);
+    const to = floorOf(edge.toFolder, floors);
+    return from >= 0 && to >= 0 && to < from;
+  });
+}
+
+/** The folders (or layers) of a graph that a documented order does not list. */
+export function unlisted(folders, floors) {
+  return folders.filter((folder) => floorOf(folder, floors) < 0);
+}
+
 /** Strongly connected components (Tarjan), each a sorted list of folders; ground floors come first. */
 export function components(folders, edges) {
   const next = new Map(folders.map((folder) => [folder, new Set()]));
@@ -108,9 +162,9 @@ export function components(folders, edges) {
   return found;
 }
 
-/** Each cycle between folders, with every import that runs inside it. */
-export function cycles(root = defaultRoot) {
-  const { folders, edges } = folderGraph(root);
+/** Each cycle between folders (or, given the layer graph, between layers), with every import that runs inside it. */
+export function cycles(root = defaultRoot, graph = folderGraph(root)) {
+  const { folders, edges } = graph;
   return components(folders, edges)
     .filter((component) => component.length > 1)
     .map((component) => ({
@@ -124,15 +178,36 @@ export function describe(edge) {
   return `${edge.from}:${edge.line} → ${edge.toFolder} (${edge.specifier})`;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { folders, edges } = folderGraph();
-  const floors = components(folders, edges).reverse();
-  console.log("floors, top to ground:");
-  for (const floor of floors) console.log(`  ${floor.join(" ⇄ ")}`);
-  const found = cycles();
-  for (const cycle of found) {
-    console.log(`\ncycle: ${cycle.folders.join(", ")}`);
-    for (const edge of cycle.imports) console.log(`  ${describe(edge)}`);
+/** The lines printing one level: its floors top to ground, each with the floors it imports, then every cycle and every arrow running back up. */
+function report(title, graph, documented) {
+  const lines = [`${title}, top to ground:`];
+  const targets = (floor) => [...new Set(graph.edges.filter((edge) => floor.includes(edge.fromFolder)).map((edge) => edge.toFolder))];
+  const place = (floor) => Math.min(...floor.map((folder) => floorOf(folder, documented)).map((at) => (at < 0 ? Infinity : at)));
+  // in the documented order; a floor the docs do not list comes last, in the order its imports allow
+  const floors = components(graph.folders, graph.edges).reverse();
+  for (const floor of floors.sort((a, b) => place(a) - place(b))) {
+    const below = targets(floor).filter((target) => !floor.includes(target));
+    lines.push(`  ${floor.join(" ⇄ ")}${below.length > 0 ? ` → ${below.sort((a, b) => floorOf(a, documented) - floorOf(b, documented)).join(", ")}` : ""}`);
   }
-  process.exitCode = found.length === 0 ? 0 : 1;
+  const found = cycles(undefined, graph);
+  for (const cycle of found) {
+    lines.push(`cycle: ${cycle.folders.join(", ")}`);
+    for (const edge of cycle.imports) lines.push(`  ${describe(edge)}`);
+  }
+  const missing = unlisted(graph.folders, documented);
+  if (missing.length > 0) lines.push(`not listed in docs/architecture.md: ${missing.join(", ")}`);
+  const up = upward(graph.edges, documented);
+  if (up.length > 0) lines.push(`running back up the floors of docs/architecture.md (${up.length}):`);
+  for (const edge of up) lines.push(`  ${describe(edge)}`);
+  return { lines, faults: found.length + missing.length + up.length };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const floors = documentedFloors();
+  const { layers, split } = documentedLayers(floors);
+  const byLayer = report("layers (top-level folders)", layerGraph(), layers);
+  const byFolder = report("floors (every folder)", folderGraph(), floors);
+  for (const layer of split) byLayer.lines.push(`docs/architecture.md lists the floors of ${layer} apart`);
+  console.log([...byLayer.lines, "", ...byFolder.lines].join("\n"));
+  process.exitCode = byLayer.faults + split.length + byFolder.faults === 0 ? 0 : 1;
 }

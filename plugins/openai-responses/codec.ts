@@ -1,4 +1,5 @@
 import type { HttpCodec, UpstreamCall } from "../../src/providers/plugin-api.js";
+import { carriedResponsesBody } from "./carried-body.js";
 import { buildResponsesBody } from "./request-body.js";
 import { ResponsesDecoder } from "./response-decoder.js";
 
@@ -15,20 +16,25 @@ import { ResponsesDecoder } from "./response-decoder.js";
  *   and the path goes before it (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/responses).
  *   A provider's `auth: api-key` says so for a host that is not Azure's own
  *   (a proxy, a private endpoint), `auth: bearer` the other way round.
- * Headers from routes.yaml go on top.
+ * Headers from routes.yaml go on top. A Responses API client's request is
+ * carried (docs/api.md#carried-requests): its own bytes, its `openai-*`
+ * headers, the route's credential.
  */
 export function responsesCodec(call: UpstreamCall): HttpCodec {
   return {
     buildRequest() {
-      const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json" };
-      if (call.apiKey) {
-        if ((call.provider.auth ?? (isAzure(call.provider.host) ? "api-key" : "bearer")) === "api-key") headers["api-key"] = call.apiKey;
-        else headers.authorization = `Bearer ${call.apiKey}`;
-      }
       return {
         url: responsesUrl(call.provider.baseUrl ?? "https://api.openai.com/v1"),
-        headers: { ...headers, ...call.provider.headers },
+        headers: { ...headersOf(call, {}), ...call.provider.headers },
         body: buildResponsesBody(call),
+      };
+    },
+    buildCarriedRequest(_call, carried) {
+      // the client's openai-* headers as it sent them, then the route's credential, then routes.yaml's headers
+      return {
+        url: responsesUrl(call.provider.baseUrl ?? "https://api.openai.com/v1"),
+        headers: { ...headersOf(call, carried.headers), ...call.provider.headers },
+        body: carriedResponsesBody(call, carried),
       };
     },
     decodeResponse: (body) => new ResponsesDecoder(call.model).response(body),
@@ -37,6 +43,15 @@ export function responsesCodec(call: UpstreamCall): HttpCodec {
       return ({ data }) => decoder.event(data);
     },
   };
+}
+
+function headersOf(call: UpstreamCall, client: Readonly<Record<string, string>>): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...client };
+  if (call.apiKey) {
+    if ((call.provider.auth ?? (isAzure(call.provider.host) ? "api-key" : "bearer")) === "api-key") headers["api-key"] = call.apiKey;
+    else headers.authorization = `Bearer ${call.apiKey}`;
+  }
+  return headers;
 }
 
 /** `{base}/responses`, with a query the base URL carries (Azure's `api-version`) kept after the path. */

@@ -12,6 +12,7 @@ import { mergeOutput } from "./output-record.js";
 export default definePlugin({
   name: "openai-responses",
   apiVersion: 1,
+  wire: "openai-responses",
   description: "OpenAI Responses API, stateless (encrypted reasoning items replayed to their own model; Azure OpenAI and xAI by base_url)",
   native: { type: "openai_responses.output_items", schema },
   create(context) {

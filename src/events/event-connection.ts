@@ -1,10 +1,10 @@
 import type { Duplex } from "node:stream";
 import type { RawData, WebSocket } from "ws";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import { seesEventsOf, type Caller } from "../http/keys/caller.js";
 import type { Identification } from "../http/keys/key-ring.js";
 import { EventFilter } from "./event-filter.js";
-import { keyOf } from "./bus/event-bus.js";
+import { keyOf } from "../foundation/event-bus/event-bus.js";
 import { compareEventIds, CONTROL, EVENT_ID, type HubEvent } from "./event-feed.js";
 import type { HubLimits } from "./hub-limits.js";
 import { isRecord } from "../foundation/util/json-readers.js";

@@ -1,4 +1,4 @@
-import type { EventBus } from "./bus/event-bus.js";
+import type { EventBus } from "../foundation/event-bus/event-bus.js";
 
 /**
  * The JSON text of an event that arrived from a shared stream, id included,

@@ -1,4 +1,4 @@
-import { EVENT_TYPES } from "./bus/event-bus.js";
+import { EVENT_TYPES } from "../foundation/event-bus/event-bus.js";
 
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
 /** What a session id may look like (docs/api.md#sessions-x-session-id). */

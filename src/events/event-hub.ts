@@ -7,7 +7,7 @@ import { GatewayError, toOpenAIError } from "../foundation/errors/gateway-error.
 import { bearerToken } from "../http/auth.js";
 import type { Identification, KeyRing } from "../http/keys/key-ring.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import { EventConnection } from "./event-connection.js";
 import { CONTROL, WIRE_TEXT, type EventFeed, type GapNotice, type HubEvent } from "./event-feed.js";
 import { hubLimitsFromEnv, type HubLimits } from "./hub-limits.js";

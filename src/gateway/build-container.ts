@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
 import { ChatService } from "../turn/chat-service.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
-import { EventBus } from "../events/bus/event-bus.js";
+import { EventBus } from "../foundation/event-bus/event-bus.js";
 import { EventHub } from "../events/event-hub.js";
 import { localFeed } from "../events/event-feed.js";
 import { openRedisFeed } from "../events/redis/redis-event-feed.js";
@@ -12,7 +12,7 @@ import { ENVELOPES, EVENT_FEED, EVENT_HUB, KEY_RING, METRICS, PROVIDER_STATS } f
 import { Envelopes } from "../routing/carriers/envelope.js";
 import { EnvelopeKeyRing } from "../routing/carriers/envelope-keys.js";
 import { KeyRing } from "../http/keys/key-ring.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import { PluginHost } from "../providers/plugin-host.js";
 import { PluginRegistry } from "../providers/plugin-registry.js";
 import { formatProblem, loadRoutesFile } from "../routing/routes/load-routes.js";

@@ -1,7 +1,7 @@
 import type { DependencyContainer } from "tsyringe";
 import { EndpointTable } from "../http/endpoint-table.js";
 import { HttpServer } from "../http/http-server.js";
-import type { EventBus } from "../events/bus/event-bus.js";
+import type { EventBus } from "../foundation/event-bus/event-bus.js";
 import { buildContainer } from "./build-container.js";
 import { gatewayEndpoints } from "./endpoints.js";
 import {
@@ -21,20 +21,20 @@ import { openAIErrorShape } from "../ingress/chat-completions/errors.js";
 import type { ProviderStats } from "../operations/provider-stats/provider-stats.js";
 import type { KeyRing } from "../http/keys/key-ring.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import type { RouteSource } from "../routing/routes/route-source.js";
 import type { UpstreamHttp } from "../providers/upstream/upstream-http.js";
 import type { Storage } from "../storage/storage.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { GatewayMetrics } from "../operations/metrics/gateway-metrics.js";
 import type { EventFeed } from "../events/event-feed.js";
-import { registerSecret } from "../operations/logging/redact.js";
+import { registerSecret } from "../foundation/logging/redact.js";
 import type { EnvFiles } from "../foundation/config/env-files.js";
 import { unsetKeyWarnings } from "../ingress/provider-keys.js";
 import type { PluginRegistry } from "../providers/plugin-registry.js";
 import type { ProviderConfig } from "../providers/contract.js";
 import type { RouteTable } from "../routing/routes/route-table.js";
-import { startTracing } from "../operations/tracing/start-tracing.js";
+import { startTracing } from "../foundation/tracing/start-tracing.js";
 
 /** A running gateway. */
 export interface Gateway {

@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { EventBus } from "../events/bus/event-bus.js";
+import type { EventBus } from "../foundation/event-bus/event-bus.js";
 import { checkSessionId } from "../turn/sessions/session-id.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
-import { AccessLog } from "../operations/logging/access-log.js";
+import { AccessLog } from "../foundation/logging/access-log.js";
 import { noteModelOfUnreadBody } from "./refused-body.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import type { Caller } from "./keys/caller.js";
 import type { Identification, KeyRing } from "./keys/key-ring.js";
 import type { KeyScope } from "../storage/keys.js";
@@ -15,7 +15,7 @@ import { applyCors } from "./cors.js";
 import type { Endpoint, EndpointCall, EndpointTable } from "./endpoint-table.js";
 import { requestTarget, type RequestTarget } from "./request-target.js";
 import { sendError, type ErrorShape } from "./respond.js";
-import { traceResponded, type RequestTracer } from "../operations/tracing/trace-hooks.js";
+import { traceResponded, type RequestTracer } from "../foundation/tracing/trace-hooks.js";
 
 /**
  * One finished request, as metrics see it: `route` is the matched

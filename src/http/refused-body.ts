@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { noteRequestedModel } from "../operations/logging/access-log.js";
+import { noteRequestedModel } from "../foundation/logging/access-log.js";
 
 /** A refused request's unread body is read for its model only up to this size; a larger one is discarded unread. */
 const MAX_PEEK_BYTES = 64 * 1024;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
-import { noteError } from "../operations/logging/access-log.js";
+import { noteError } from "../foundation/logging/access-log.js";
 
 export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   // encoded once: its length comes from the bytes, not from another pass over the string

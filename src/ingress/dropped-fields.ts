@@ -1,4 +1,4 @@
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 
 /** How many (route, field) pairs are remembered as said: clients may send any key, so the memory is bounded. */
 const REMEMBERED = 1024;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { GatewayError } from "../foundation/errors/gateway-error.js";
-import { noteError } from "../operations/logging/access-log.js";
+import { noteError } from "../foundation/logging/access-log.js";
 import { watchForKeepalive, type KeepaliveTarget } from "./keepalive.js";
 import { openEventStream } from "./sse.js";
 

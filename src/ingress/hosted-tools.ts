@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import type { ChatRequest, JsonObject } from "../providers/contract.js";
 import type { ResolvedModel } from "../routing/routes/route-table.js";
 import { shown } from "../foundation/util/shown.js";

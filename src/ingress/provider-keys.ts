@@ -1,6 +1,6 @@
 import { GatewayError } from "../foundation/errors/gateway-error.js";
 import type { PluginDefinition, ProviderConfig } from "../providers/contract.js";
-import type { RouteTable } from "../routing/routes/route-table.js";
+import type { ResolvedModel, RouteTable } from "../routing/routes/route-table.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -40,7 +40,11 @@ export function missingCredentials(provider: ProviderConfig, env: Env, plugins: 
  */
 export function requireProviderKey(table: RouteTable, model: string, env: Env, plugins: PluginLookup): void {
   const resolved = table.resolveModel(model);
-  if (!resolved) return;
+  if (resolved) requireProviderKeyOf(resolved, model, env, plugins);
+}
+
+/** requireProviderKey for a route the door has already looked up. */
+export function requireProviderKeyOf(resolved: ResolvedModel, model: string, env: Env, plugins: PluginLookup): void {
   const missing = missingCredentials(resolved.provider, env, plugins);
   if (!missing) return;
   throw new GatewayError(

@@ -3,8 +3,8 @@ import type { AssistantTurn } from "../routing/carriers/turn-accumulator.js";
 import type { TurnRun } from "../turn/chat-service.js";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
 import type { StreamPart } from "../providers/contract.js";
-import { noteError } from "../operations/logging/access-log.js";
-import type { Logger } from "../operations/logging/logger.js";
+import { noteError } from "../foundation/logging/access-log.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import { asUpstreamFailure } from "./start-turn.js";
 
 /** How one wire API writes a turn as its stream (each adapter's `stream.ts`). */

@@ -1,15 +1,15 @@
 import type { ServerResponse } from "node:http";
-import type { ChatService, TurnRun } from "../turn/chat-service.js";
+import type { ChatService, DoorRoute, TurnRun } from "../turn/chat-service.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError, upstreamStreamError } from "../foundation/errors/gateway-error.js";
 import { Cancellation } from "../providers/upstream/cancellation.js";
 import { IncompleteStreamError, UnreadableChunkError, UpstreamReportedError, type CarriedRequest, type ChatRequest } from "../providers/contract.js";
 import { clientPace } from "./client-pace.js";
 import { FirstByteWait, type FailureFrame } from "./first-byte-wait.js";
-import { noteModel, noteUpstream } from "../operations/logging/access-log.js";
+import { noteModel, noteUpstream } from "../foundation/logging/access-log.js";
 import type { ReplaySource } from "../storage/turns.js";
-import { sessionName } from "../turn/sessions/session-scope.js";
-import { traceTurn } from "../operations/tracing/trace-hooks.js";
+import { sessionName } from "../conversation/session-scope.js";
+import { traceTurn } from "../foundation/tracing/trace-hooks.js";
 import { errorMessage } from "../foundation/util/error-message.js";
 import { requireHistory } from "./input-rule.js";
 
@@ -51,6 +51,8 @@ export function startTurn(
     sealed?: ReadonlyMap<number, ReplaySource> | undefined;
     /** RequestContext.carried */
     carried?: CarriedRequest;
+    /** RequestContext.route */
+    route?: DoorRoute;
   },
 ): Promise<TurnRun> {
   requireHistory(request.messages);
@@ -83,6 +85,7 @@ export function startTurn(
     pace,
     sealed: context.sealed,
     carried: context.carried,
+    route: context.route,
   });
   if (!client) return started;
   const wait = new FirstByteWait(response, client.options.keepaliveSeconds * 1000, client.keepaliveFrame);

@@ -184,6 +184,13 @@ export interface CarriedRequest {
    * without `alt=sse`, answered as one JSON array of the stream's chunks.
    */
   readonly verb?: string;
+  /**
+   * Where each assistant message of the turn's view came from in the body, in
+   * order, when the door's wire keeps a turn in several elements of one
+   * array (the Responses API's `input` items): the element indices of each.
+   * The codec finds the client's items of a turn by them, not by counting.
+   */
+  readonly assistantItems?: readonly (readonly number[])[];
   /** What routes.yaml sets for the route (`models[].params`, `request_extra`); the turn adds it. */
   readonly settings?: { readonly defaults: JsonObject | undefined; readonly overrides: JsonObject | undefined };
 }

@@ -1,4 +1,4 @@
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import type { PluginContext, ProviderPlugin } from "./contract.js";
 import type { PluginRegistry } from "./plugin-registry.js";
 

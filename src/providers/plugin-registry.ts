@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import { CARRIER_FIELDS, isCarrierField, PLUGIN_API_VERSION, type PluginDefinition } from "./contract.js";
 import { errorMessage } from "../foundation/util/error-message.js";
 import { isRecord } from "../foundation/util/json-readers.js";

@@ -1,12 +1,12 @@
-import type { EventBus } from "../events/bus/event-bus.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { EventBus } from "../foundation/event-bus/event-bus.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import type { CarrierField, CarrierPolicy, ProviderPlugin, UpstreamResult } from "../providers/contract.js";
 import type { Storage } from "../storage/storage.js";
 import { recordRejection } from "../routing/verdicts/record-rejection.js";
 import { fieldsToReject } from "../routing/verdicts/unknown-field.js";
 import type { TurnPlan } from "./plan-turn.js";
 import type { SentReplay } from "./upstream-request.js";
-import { traceUpstreamAttempt } from "../operations/tracing/trace-hooks.js";
+import { traceUpstreamAttempt } from "../foundation/tracing/trace-hooks.js";
 import { cancellationOf } from "../providers/upstream/cancellation.js";
 
 /** What a rejected call's verdict is recorded with. */

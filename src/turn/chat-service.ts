@@ -1,11 +1,11 @@
 import { inject, injectable } from "tsyringe";
-import { sessionName } from "./sessions/session-scope.js";
+import { sessionName } from "../conversation/session-scope.js";
 import { EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../foundation/container/tokens.js";
 import { TurnAccumulator, type AssistantTurn } from "../routing/carriers/turn-accumulator.js";
 import type { GatewayOptions } from "../foundation/config/options.js";
 import { GatewayError, upstreamError } from "../foundation/errors/gateway-error.js";
-import { withKey, type EventBus } from "../events/bus/event-bus.js";
-import type { Logger } from "../operations/logging/logger.js";
+import { withKey, type EventBus } from "../foundation/event-bus/event-bus.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import {
   partsOf,
   type CarriedAnswerHead,
@@ -18,7 +18,7 @@ import {
 } from "../providers/contract.js";
 import type { PluginHost } from "../providers/plugin-host.js";
 import type { RouteSource } from "../routing/routes/route-source.js";
-import { routeMatchOf, routeNumber } from "../routing/routes/route-table.js";
+import { routeMatchOf, routeNumber, type ResolvedModel, type RouteTable } from "../routing/routes/route-table.js";
 import type { Storage } from "../storage/storage.js";
 import type { NewTurn, ReplaySource } from "../storage/turns.js";
 import type { Cancellation } from "../providers/upstream/cancellation.js";
@@ -28,7 +28,7 @@ import { checkedNativeRecord, promptOf, turnRecord, type TurnOrigin } from "./re
 import { newId } from "./sessions/session-id.js";
 import { matchedMessages, replayDecision, TurnClock } from "./turn-audit.js";
 import type { ReplayDecision, TurnAudit } from "../storage/session-history.js";
-import { traceCommit, traceReplay } from "../operations/tracing/trace-hooks.js";
+import { traceCommit, traceReplay } from "../foundation/tracing/trace-hooks.js";
 
 /** Who is asking, and how. */
 export interface RequestContext {
@@ -78,6 +78,18 @@ export interface RequestContext {
    * prompt are found from.
    */
   readonly carried?: CarriedRequest;
+  /**
+   * The request's route as its door looked it up, with the table it read it
+   * from: the turn keeps that table to its end instead of looking the model
+   * up again. Without it the turn looks it up in the table in force.
+   */
+  readonly route?: DoorRoute;
+}
+
+/** A route a door has looked up: the table in force when it did, and the model's route in it. */
+export interface DoorRoute {
+  readonly table: RouteTable;
+  readonly resolved: ResolvedModel;
 }
 
 /**
@@ -141,12 +153,13 @@ export class ChatService {
 
   /** Everything before the first upstream call: route, then the plan (session, verdicts, replay, the call itself). */
   private async prepare(request: ChatRequest, context: RequestContext): Promise<PreparedTurn> {
-    const table = this.routes.current; // this request keeps this table to its end
-    const resolved = table.resolveModel(request.model);
+    const table = context.route?.table ?? this.routes.current; // this request keeps this table to its end
+    const resolved = context.route?.resolved ?? table.resolveModel(request.model);
     if (!resolved) throw new GatewayError("model_not_found", `The model '${request.model}' does not exist in routes.yaml`, "model");
     const plugin = this.plugins.instance(resolved.provider.plugin);
     if (!plugin) throw new GatewayError("provider_not_configured", `plugin "${resolved.provider.plugin}" is not loaded`);
     const policy = table.policyFor(resolved.provider, resolved.upstreamModel);
+    const routeMatch = routeMatchOf(table, policy);
     const plan = await planTurn(
       this.planning,
       request,
@@ -186,7 +199,7 @@ export class ChatService {
       plugin,
       pluginName: resolved.provider.plugin,
       policy,
-      routeMatch: routeMatchOf(table, policy),
+      routeMatch,
       key,
       sessionId,
       parentTurnId: match.parentTurnId,

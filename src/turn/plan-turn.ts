@@ -3,7 +3,7 @@ import type { CarriedRequest, CarrierField, CarrierPolicy, ChatRequest } from ".
 import type { PluginRegistry } from "../providers/plugin-registry.js";
 import type { ResolvedModel } from "../routing/routes/route-table.js";
 import { findSession, type SessionMatch } from "./sessions/session-finder.js";
-import { storedSessionId } from "./sessions/session-scope.js";
+import { storedSessionId } from "../conversation/session-scope.js";
 import { lookupOnFirstAsk } from "../storage/lookup-on-first-ask.js";
 import type { Storage, TurnStorage } from "../storage/storage.js";
 import type { ReplaySource } from "../storage/turns.js";
@@ -11,7 +11,7 @@ import type { Cancellation } from "../providers/upstream/cancellation.js";
 import { rejectedIn, type VerdictKey } from "../routing/verdicts/record-rejection.js";
 import { newId } from "./sessions/session-id.js";
 import { UpstreamRequestBuilder, wantsStoredCarriers, type BuiltCall } from "./upstream-request.js";
-import { traceStoreRead } from "../operations/tracing/trace-hooks.js";
+import { traceStoreRead } from "../foundation/tracing/trace-hooks.js";
 
 /** What planning reads: the storage's turns and verdicts, the plugins' definitions, the gateway's environment. */
 export interface PlanningContext {

@@ -1,8 +1,8 @@
 import type { AssistantTurn } from "../routing/carriers/turn-accumulator.js";
-import type { Logger } from "../operations/logging/logger.js";
+import type { Logger } from "../foundation/logging/logger.js";
 import type { ChatMessage, JsonObject } from "../providers/contract.js";
 import type { PluginRegistry } from "../providers/plugin-registry.js";
-import { fingerprintOf } from "./sessions/fingerprint.js";
+import { fingerprintOf } from "../conversation/fingerprint.js";
 import type { NewTurn } from "../storage/turns.js";
 import type { TurnAudit } from "../storage/session-history.js";
 

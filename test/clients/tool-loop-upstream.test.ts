@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { readSse } from "../support/gateway.js";
-import { DEEPSEEK_MISSING_REASONING, startToolLoopUpstream, type ToolLoopUpstream } from "../support/tool-loop-upstream.js";
+import { DEEPSEEK_MISSING_REASONING, startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 
 /**
  * The emulator the agent CLI tests run against, asked directly: it drives a
@@ -17,9 +17,9 @@ const READ_TOOL = {
 };
 const USER = { role: "user", content: "Read both notes files." };
 
-let upstream: ToolLoopUpstream;
+let upstream: DeepSeekUpstream;
 beforeAll(async () => {
-  upstream = await startToolLoopUpstream(FILES);
+  upstream = await startDeepSeek({ answers: { kind: "tool-loop", files: FILES }, echo: "own-calls" });
 });
 afterAll(() => upstream.close());
 

@@ -5,7 +5,7 @@ import type { ChatService } from "../../src/turn/chat-service.js";
 import { runChat } from "../../src/cli/commands/chat.js";
 import { SUMMARY_PREFIX } from "../../src/turn/compaction/view.js";
 import { CHAT_SERVICE } from "../../src/foundation/container/tokens.js";
-import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
+import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import type { ChatMessage, ChatRequest } from "../../src/providers/contract.js";
 import { afterGatewayCommits, startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
 import { collectCompactions, sessionsCli, showSession } from "./support/harness.js";

@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
+import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { SUMMARY_PREFIX } from "../../src/turn/compaction/view.js";
 import { startTestGateway, DEMO_ROUTES, type TestGateway } from "../support/gateway.js";
 import { SpecWatch } from "../support/open-responses.js";

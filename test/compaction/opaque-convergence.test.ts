@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
 import { SpecWatch } from "../support/open-responses.js";
 import { SUMMARY_PREFIX } from "../../src/turn/compaction/view.js";
-import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
+import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { loadEventValidators, schemaProblems } from "../events/event-schemas.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { captureLog, collectCompactions, respond, showSession, sessionsCli, type CapturedLog } from "./support/harness.js";

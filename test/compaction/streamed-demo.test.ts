@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
 import { SpecWatch } from "../support/open-responses.js";
-import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
+import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { collectCompactions } from "./support/harness.js";
 

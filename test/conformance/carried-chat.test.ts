@@ -2,8 +2,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startFaultUpstream, type FaultUpstream } from "../faults/fault-upstream.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
-import { startDeepSeekEmulator, WEATHER_TOOL, type EmulatedUpstream } from "./deepseek-emulator.js";
+import { startDeepSeek, startOpenAIUpstream, type DeepSeekUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
+import { WEATHER_TOOL } from "./harness.js";
 
 /**
  * The carried path on the chat completions door (docs/api.md#carried-chat-completions):
@@ -14,14 +14,14 @@ import { startDeepSeekEmulator, WEATHER_TOOL, type EmulatedUpstream } from "./de
  */
 
 const KEY = "sk-emulated";
-let deepseek: EmulatedUpstream;
+let deepseek: DeepSeekUpstream;
 let flavours: OpenAIUpstream;
 let faults: FaultUpstream;
 let gateway: TestGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
-  [deepseek, flavours, faults] = await Promise.all([startDeepSeekEmulator(), startOpenAIUpstream(), startFaultUpstream()]);
+  [deepseek, flavours, faults] = await Promise.all([startDeepSeek({ answers: { kind: "recorded" } }), startOpenAIUpstream(), startFaultUpstream()]);
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
@@ -157,7 +157,7 @@ describe("the answer reaches the client as the upstream sent it", () => {
     const response = await post(JSON.stringify({ ...ask, stream: true }));
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/event-stream");
-    expect(response.text).toBe(deepseek.answers.at(-1));
+    expect(response.text).toBe(deepseek.exchanges.at(-1)!.answered);
     const chunks = response.text
       .split("\n\n")
       .filter((frame) => frame.startsWith("data: {"))
@@ -178,12 +178,12 @@ describe("the answer reaches the client as the upstream sent it", () => {
   test("whole: DeepSeek's body byte for byte, logprobs, system_fingerprint and service_tier with it", async () => {
     const response = await post(JSON.stringify(ask));
     expect(response.status).toBe(200);
-    expect(response.text).toBe(deepseek.answers.at(-1));
+    expect(response.text).toBe(deepseek.exchanges.at(-1)!.answered);
     const completion = await client.chat.completions.create(ask as never);
     expect(completion.system_fingerprint).toBeTruthy();
     expect(completion.service_tier).toBe("default");
     expect(completion.choices[0]!.logprobs!.content![0]!.logprob).toBe(-0.0125);
-    expect(completion.id).toBe(JSON.parse(deepseek.answers.at(-1)!).id);
+    expect(completion.id).toBe(JSON.parse(deepseek.exchanges.at(-1)!.answered!).id);
   });
 
   test("an upstream refusal: its status, body, retry-after and rate-limit headers unchanged, streamed or not", async () => {

@@ -5,7 +5,7 @@ import { readFixture } from "../support/fixtures-dir.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { SpecWatch } from "../support/open-responses.js";
 import { checkResponseStream, parseEvents } from "./responses-order.js";
-import { startToolCallingDeepSeek, type ToolCallingUpstream } from "./tool-calling-deepseek.js";
+import { startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 
 /**
  * Codex CLI 0.171.0's real requests (test/fixtures/clients/) through a real
@@ -23,13 +23,13 @@ const codexResume = JSON.parse(readFixture("clients/codex-0.171.0-resume-turn-re
 
 const NAMESPACE_FUNCTIONS = ["close_agent", "resume_agent", "send_input", "spawn_agent", "wait_agent"];
 
-let upstream: ToolCallingUpstream;
+let upstream: DeepSeekUpstream;
 let gateway: TestGateway;
 let log: CapturedLog;
 const spec = new SpecWatch();
 
 beforeAll(async () => {
-  upstream = await startToolCallingDeepSeek();
+  upstream = await startDeepSeek({ answers: { kind: "recorded" } });
   log = captureLog();
   gateway = await startTestGateway({
     routes: `version: 1
@@ -66,7 +66,7 @@ function codexPost(capture: Capture, overrides: Record<string, unknown> = {}): P
   return gateway.post("/v1/responses", { ...capture.body, model: "deepseek-reasoner", ...overrides }, headers);
 }
 
-function lastUpstream(): ToolCallingUpstream["requests"][number] {
+function lastUpstream(): DeepSeekUpstream["requests"][number] {
   return upstream.requests[upstream.requests.length - 1]!;
 }
 

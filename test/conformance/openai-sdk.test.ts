@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterEach, afterAll, beforeAll, describe, expect, test } from "vitest";
 import { readSse } from "../support/gateway.js";
-import { WEATHER_TOOL } from "./deepseek-emulator.js";
+import { WEATHER_TOOL } from "./harness.js";
 import { MODELS, startConformance, type ConformanceSetup } from "./harness.js";
 
 let setup: ConformanceSetup;

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { writeFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from "vitest";
-import { EventBus, type GatewayEvent } from "../../src/events/bus/event-bus.js";
+import { EventBus, type GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { EVENT_BUS } from "../../src/foundation/container/tokens.js";
 import { ProviderStats } from "../../src/operations/provider-stats/provider-stats.js";
 import type { WindowSnapshot } from "../../src/operations/provider-stats/stats-snapshot.js";

@@ -1,5 +1,5 @@
 import { parseEventsSetting } from "../../src/foundation/config/events-setting.js";
-import type { Logger } from "../../src/operations/logging/logger.js";
+import type { Logger } from "../../src/foundation/logging/logger.js";
 import { DEMO_ROUTES, readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /** An in-process gateway whose events go through the Redis stream `stream` at `url`. */

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { EVENT_BUS, EVENT_HUB } from "../../src/foundation/container/tokens.js";
-import type { EventBus } from "../../src/events/bus/event-bus.js";
+import type { EventBus } from "../../src/foundation/event-bus/event-bus.js";
 import type { EventHub } from "../../src/events/event-hub.js";
 import { DEMO_ROUTES, readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { openEvents, until } from "./ws-client.js";

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { EVENT_BUS } from "../../src/foundation/container/tokens.js";
-import { EventBus, type GatewayEvent } from "../../src/events/bus/event-bus.js";
+import { EventBus, type GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import type { EventHub } from "../../src/events/event-hub.js";
 import { GatewayMetrics } from "../../src/operations/metrics/gateway-metrics.js";
 import { DEMO_ROUTES, readSse, startTestGateway, type TestGateway } from "../support/gateway.js";

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { afterEach, expect, test } from "vitest";
-import { EventBus, withKey } from "../../src/events/bus/event-bus.js";
+import { EventBus, withKey } from "../../src/foundation/event-bus/event-bus.js";
 import type { EventHub } from "../../src/events/event-hub.js";
 import type { KeyRing } from "../../src/http/keys/key-ring.js";
 import { GatewayMetrics } from "../../src/operations/metrics/gateway-metrics.js";

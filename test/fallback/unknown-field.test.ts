@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { EVENT_BUS } from "../../src/foundation/container/tokens.js";
-import type { EventBus, GatewayEvent } from "../../src/events/bus/event-bus.js";
+import type { EventBus, GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import type { VerdictStorage } from "../../src/storage/storage.js";
 import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { GatewayEvent } from "../../src/events/bus/event-bus.js";
+import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { MAX_ROUTES_BYTES } from "../../src/routing/routes/read-routes-file.js";
 import { nextEvent } from "../foundation/bus-events.js";
 import { DEMO_ROUTES, startTestGateway, type TestGateway } from "../support/gateway.js";

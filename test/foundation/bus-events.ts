@@ -1,5 +1,5 @@
 import { EVENT_BUS } from "../../src/foundation/container/tokens.js";
-import type { EventBus, GatewayEvent, GatewayEventType } from "../../src/events/bus/event-bus.js";
+import type { EventBus, GatewayEvent, GatewayEventType } from "../../src/foundation/event-bus/event-bus.js";
 import type { TestGateway } from "../support/gateway.js";
 
 /**

@@ -133,7 +133,7 @@ test("an edited model_family decides the next request's replay of a signed recor
   await save(routes("model_family: { strip: [] }\n"));
   const withheld = await ask(gateway, { model: snapshot, messages: history, tools: [WEATHER_TOOL] });
   expect(withheld.status).toBe(400);
-  expect(withheld.error!.message).toMatch(/reasoning_opaque is missing/);
+  expect(withheld.error!.message).toMatch(/invalid reasoning_opaque/);
 
   await save(routes('model_family: { strip: ["-\\\\d{4}-\\\\d{2}-\\\\d{2}$"] }\n'));
   expect((await ask(gateway, { model: snapshot, messages: history, tools: [WEATHER_TOOL] })).status).toBe(200);

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { expect, test } from "vitest";
-import { createLogger } from "../../src/operations/logging/logger.js";
-import { CENSOR, redact } from "../../src/operations/logging/redact.js";
+import { createLogger } from "../../src/foundation/logging/logger.js";
+import { CENSOR, redact } from "../../src/foundation/logging/redact.js";
 
 test("secret keys are censored at any depth, and bearer tokens inside strings", () => {
   const scrubbed = redact({

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, expect, test } from "vitest";
-import { EventBus } from "../../src/events/bus/event-bus.js";
+import { EventBus } from "../../src/foundation/event-bus/event-bus.js";
 import { loadRoutesFile } from "../../src/routing/routes/load-routes.js";
 import { RouteSource } from "../../src/routing/routes/route-source.js";
 

@@ -8,7 +8,7 @@ import { SKIP, startGeminiEmulator } from "../plugins/emulators/gemini-emulator.
 import type { Emulator } from "../plugins/emulators/http-emulator.js";
 import { agentCli, pinnedVersion } from "../support/agent-clients.js";
 import { killGroup, RUN_MARKER_VARIABLE, spawnTracked } from "../support/child-processes.js";
-import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "../support/tool-loop-upstream.js";
+import { startDeepSeek, type DeepSeekUpstream, type FixtureFile } from "../support/openai-upstream.js";
 
 /**
  * The real Gemini CLI (`@google/gemini-cli` 0.61.0, offline) pointed at a
@@ -36,7 +36,7 @@ interface Stack {
 }
 
 let bin: string;
-let deepseek: ToolLoopUpstream;
+let deepseek: DeepSeekUpstream;
 let gemini: Emulator;
 let stack: Stack;
 
@@ -60,7 +60,7 @@ beforeAll(async () => {
   };
   writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ ...README_SETTINGS, ...offline }));
   writeFileSync(join(home, ".gemini", "trustedFolders.json"), JSON.stringify({ [work]: "TRUST_FOLDER" }));
-  deepseek = await startToolLoopUpstream(files);
+  deepseek = await startDeepSeek({ answers: { kind: "tool-loop", files }, echo: "own-calls" });
   gemini = await startGeminiEmulator({ apiKey: "gemini-test-key" });
   const routes = join(root, "routes.yaml");
   // Gemini CLI names its own models: every gemini-* name goes where the test says (docs/routes.md, "Models")

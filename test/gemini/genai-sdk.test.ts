@@ -2,7 +2,7 @@ import { GoogleGenAI, type Content, type GenerateContentResponse, type Part } fr
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SKIP, startGeminiEmulator } from "../plugins/emulators/gemini-emulator.js";
 import type { Emulator } from "../plugins/emulators/http-emulator.js";
-import { startStrictDeepSeek, type StrictDeepSeek } from "../messages/strict-deepseek-emulator.js";
+import { startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
 
 /**
@@ -13,13 +13,13 @@ import { startTestGateway, storageOf, type TestGateway } from "../support/gatewa
  * signatures reaching it byte for byte both ways). Both upstreams refuse
  * a tool-call turn resent without what they issued with it.
  */
-let deepseek: StrictDeepSeek;
+let deepseek: DeepSeekUpstream;
 let gemini: Emulator;
 let gateway: TestGateway;
 let client: GoogleGenAI;
 
 beforeAll(async () => {
-  deepseek = await startStrictDeepSeek();
+  deepseek = await startDeepSeek();
   gemini = await startGeminiEmulator({ apiKey: "gemini-test-key" });
   gateway = await startTestGateway({
     routes: `version: 1

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { ConnectionDigests, sameToken } from "../../src/http/keys/connection-digests.js";
 import { KeyRing } from "../../src/http/keys/key-ring.js";
 import { newDataScope, newSecret, secretDigest, secretHash } from "../../src/http/keys/secret.js";
-import { silentLogger } from "../../src/operations/logging/logger.js";
+import { silentLogger } from "../../src/foundation/logging/logger.js";
 import { openStorage } from "../../src/storage/open/open-storage.js";
 import type { Storage } from "../../src/storage/storage.js";
 

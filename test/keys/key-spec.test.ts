@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { checkKeySpec } from "../../src/http/keys/key-spec.js";
 import { newSecret, secretHash } from "../../src/http/keys/secret.js";
-import { redactText } from "../../src/operations/logging/redact.js";
+import { redactText } from "../../src/foundation/logging/redact.js";
 
 const spec = (extra: Partial<Parameters<typeof checkKeySpec>[0]> = {}) =>
   checkKeySpec({ name: "web", scopes: [], models: [], eventsOf: [], expires: undefined, ...extra }, Date.parse("2026-06-01T00:00:00Z"));

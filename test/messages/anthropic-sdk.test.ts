@@ -1,15 +1,16 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
-import { startStrictDeepSeek, strictRoutes, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
+import { deepseekRoutes } from "../support/family-routes.js";
+import { startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 
-let upstream: StrictDeepSeek;
+let upstream: DeepSeekUpstream;
 let gateway: TestGateway;
 let client: Anthropic;
 
 beforeAll(async () => {
-  upstream = await startStrictDeepSeek();
-  gateway = await startTestGateway({ routes: strictRoutes(upstream.baseUrl), env: { DEEPSEEK_API_KEY: "sk-emulated" } });
+  upstream = await startDeepSeek();
+  gateway = await startTestGateway({ routes: deepseekRoutes(upstream.baseUrl), env: { DEEPSEEK_API_KEY: "sk-emulated" } });
   client = new Anthropic({ apiKey: gateway.key, baseURL: gateway.url, maxRetries: 0 });
 });
 afterAll(async () => {

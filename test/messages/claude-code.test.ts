@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { agentCli, type AgentCliName } from "../support/agent-clients.js";
 import { killGroup, spawnTracked } from "../support/child-processes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startStrictDeepSeek, strictRoutes, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
+import { deepseekRoutes } from "../support/family-routes.js";
+import { startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 
 /**
  * The real Claude Code, as people run it, against a DeepSeek-like upstream
@@ -40,18 +41,23 @@ const CHOICES: readonly ModelChoice[] = [
 
 const SECRET = "carrierd-7f3a9c";
 
-let upstream: StrictDeepSeek;
+let upstream: DeepSeekUpstream;
 let gateway: TestGateway;
 let root: string;
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "carrierd-claude-code-"));
   // the model reads the file the prompt names with Claude Code's Read tool, then answers with what it read
-  upstream = await startStrictDeepSeek((tools, prompt) => {
-    const file = /file (\S+) /.exec(prompt)?.[1];
-    return tools.includes("Read") && file ? { name: "Read", arguments: { file_path: file } } : undefined;
+  upstream = await startDeepSeek({
+    answers: {
+      kind: "planned",
+      plan: (tools, prompt) => {
+        const file = /file (\S+) /.exec(prompt)?.[1];
+        return tools.includes("Read") && file ? { name: "Read", arguments: { file_path: file } } : undefined;
+      },
+    },
   });
-  gateway = await startTestGateway({ routes: strictRoutes(upstream.baseUrl), env: { DEEPSEEK_API_KEY: "sk-emulated" } });
+  gateway = await startTestGateway({ routes: deepseekRoutes(upstream.baseUrl), env: { DEEPSEEK_API_KEY: "sk-emulated" } });
 });
 afterAll(async () => {
   await gateway?.stop();

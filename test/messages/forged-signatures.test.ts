@@ -7,7 +7,7 @@ import { EnvelopeKeyRing } from "../../src/routing/carriers/envelope-keys.js";
 import { Envelopes, type SealedCarriers } from "../../src/routing/carriers/envelope.js";
 import type { ResolvedModel } from "../../src/routing/routes/route-table.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
-import { silentLogger } from "../../src/operations/logging/logger.js";
+import { silentLogger } from "../../src/foundation/logging/logger.js";
 
 /**
  * Thinking signatures a client forged from one of carrierd's (its key id

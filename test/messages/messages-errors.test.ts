@@ -3,15 +3,16 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { addKey } from "../keys/keys-support.js";
 import { readFixture } from "../support/fixtures-dir.js";
-import { startStrictDeepSeek, strictRoutes, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
+import { deepseekRoutes } from "../support/family-routes.js";
+import { startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 
-let upstream: StrictDeepSeek;
+let upstream: DeepSeekUpstream;
 let gateway: TestGateway;
 
 beforeAll(async () => {
-  upstream = await startStrictDeepSeek();
+  upstream = await startDeepSeek();
   gateway = await startTestGateway({
-    routes: strictRoutes(upstream.baseUrl),
+    routes: deepseekRoutes(upstream.baseUrl),
     env: { DEEPSEEK_API_KEY: "sk-emulated" },
     gatewayOptions: { bodyLimit: 64 * 1024 },
   });

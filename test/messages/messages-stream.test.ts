@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { startDeepSeekEmulator, type EmulatedUpstream } from "../conformance/deepseek-emulator.js";
 import { openEvents } from "../events/ws-client.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startStrictDeepSeek, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
+import { startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 
-let slow: StrictDeepSeek;
-let lingering: StrictDeepSeek;
-let recorded: EmulatedUpstream;
+let slow: DeepSeekUpstream;
+let lingering: DeepSeekUpstream;
+let recorded: DeepSeekUpstream;
 let gateway: TestGateway;
 
 beforeAll(async () => {
-  slow = await startStrictDeepSeek(undefined, { firstByteDelayMs: 1600 });
-  lingering = await startStrictDeepSeek(undefined, { finishDelayMs: 800 });
-  recorded = await startDeepSeekEmulator();
+  slow = await startDeepSeek({ firstByteDelayMs: 1600 });
+  lingering = await startDeepSeek({ finishDelayMs: 800 });
+  recorded = await startDeepSeek({ answers: { kind: "recorded" } });
   gateway = await startTestGateway({
     routes: `version: 1
 providers:

@@ -4,7 +4,7 @@ import { startAnthropicEmulator, type AnthropicEmulator } from "../plugins/emula
 import { startGeminiEmulator } from "../plugins/emulators/gemini-emulator.js";
 import type { Emulator } from "../plugins/emulators/http-emulator.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startStrictDeepSeek, type StrictDeepSeek } from "./strict-deepseek-emulator.js";
+import { startDeepSeek, type DeepSeekUpstream } from "../support/openai-upstream.js";
 
 /**
  * One conversation on the Messages door, switched as Claude Code's `/model`
@@ -15,14 +15,14 @@ import { startStrictDeepSeek, type StrictDeepSeek } from "./strict-deepseek-emul
  * Anthropic, Anthropic's signatures never reach the others
  * (docs/sessions-and-replay.md#switching-models).
  */
-let deepseek: StrictDeepSeek;
+let deepseek: DeepSeekUpstream;
 let anthropic: AnthropicEmulator;
 let gemini: Emulator;
 let gateway: TestGateway;
 let client: Anthropic;
 
 beforeAll(async () => {
-  deepseek = await startStrictDeepSeek();
+  deepseek = await startDeepSeek();
   anthropic = await startAnthropicEmulator({ apiKey: "sk-ant-emulated" });
   gemini = await startGeminiEmulator({ apiKey: "gemini-test-key" });
   gateway = await startTestGateway({

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
-import { loadCassette, startCassetteUpstream, type CassetteUpstream, type Interaction } from "../support/cassette-upstream.js";
+import { loadCassette, startOpenAIUpstream, type Interaction, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { ask, assistantsOf, CARRIER_KEYS } from "../support/stateless-client.js";
 
@@ -40,7 +40,7 @@ const RECORDER_DEVIATIONS = new Set([
   "TestOpenRouterCommon/grok/tool_streaming",
 ]);
 
-let upstream: CassetteUpstream | undefined;
+let upstream: OpenAIUpstream | undefined;
 let gateway: TestGateway | undefined;
 afterEach(async () => {
   await gateway?.stop();
@@ -50,11 +50,11 @@ afterEach(async () => {
 describe.each(CASES)("$cassette", ({ cassette, fields }) => {
   test("a stateless client's turn 2 reaches the upstream with the provider's own carriers", async () => {
     const interactions = loadCassette(cassette);
-    upstream = await startCassetteUpstream(interactions);
+    upstream = await startOpenAIUpstream({ answers: { kind: "cassette", interactions } });
     gateway = await startTestGateway({
       routes: `version: 1
 providers:
-  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}" }
+  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl("recorded")}" }
 models:
   - { name: "rec/*", provider: recorded }
 carriers:
@@ -73,7 +73,7 @@ carriers:
     expect(second.status, JSON.stringify(second.error)).toBe(200);
     expect(second.sessionId).toBe(first.sessionId);
 
-    const sent = upstream.received[1]!;
+    const sent = upstream.received[1]!.body;
     // nothing but the carriers differs from the recorded request's messages
     expect(sent.messages.map(withoutCarriers)).toEqual(turnTwo!.messages.map(withoutCarriers));
     const [sentTurn] = assistantsOf(sent);

@@ -1,8 +1,8 @@
 import "reflect-metadata";
 import { expect, test } from "vitest";
 import type { ChatMessage, ToolCall } from "../../src/providers/contract.js";
-import { callKeyOf, fingerprintMessage, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
-import { isUniqueCallId } from "../../src/turn/sessions/call-ids.js";
+import { callKeyOf, fingerprintMessage, fingerprintOf } from "../../src/conversation/fingerprint.js";
+import { isUniqueCallId } from "../../src/conversation/call-ids.js";
 import { sessionReads } from "../support/session-reads.js";
 import { findSession } from "../../src/turn/sessions/session-finder.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";

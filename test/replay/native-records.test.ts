@@ -71,7 +71,7 @@ test("another model family of the same plugin, or a route with native: false, do
   const { history } = await toolTurn("copilot/gpt-5", false);
   const otherFamily = await ask(gateway, { model: "copilot/claude-sonnet-4.5", messages: history, tools: [WEATHER_TOOL] });
   expect(otherFamily.status).toBe(400);
-  expect(otherFamily.error!.message).toMatch(/reasoning_opaque is missing or was modified/);
+  expect(otherFamily.error!.message).toMatch(/invalid reasoning_opaque/);
   const withheld = await ask(gateway, { model: "copilotoff/gpt-5", messages: history, tools: [WEATHER_TOOL] });
   expect(withheld.status).toBe(400);
 });

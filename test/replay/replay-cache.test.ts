@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { SqliteStorage } from "../../src/storage/sqlite/sqlite-storage.js";

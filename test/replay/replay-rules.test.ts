@@ -3,7 +3,7 @@ import { ModelFamily, modelFamily } from "../../src/routing/carriers/model-famil
 import { attachStoredCarriers, type ReplayTarget } from "../../src/routing/carriers/replay.js";
 import { shapeMessages } from "../../src/routing/carriers/shape-messages.js";
 import type { CarrierPolicy, ChatMessage } from "../../src/providers/contract.js";
-import { fingerprintMessage } from "../../src/turn/sessions/fingerprint.js";
+import { fingerprintMessage } from "../../src/conversation/fingerprint.js";
 import type { ReplaySource } from "../../src/storage/turns.js";
 
 function deepFreeze<T>(value: T): T {

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { expect, test } from "vitest";
 import type { ChatMessage, ToolCall } from "../../src/providers/contract.js";
-import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { keyScope } from "../../src/turn/sessions/key-scope.js";
 import { sessionReads } from "../support/session-reads.js";
 import { findSession } from "../../src/turn/sessions/session-finder.js";

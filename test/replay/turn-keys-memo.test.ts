@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import type { ToolCall } from "../../src/providers/contract.js";
-import { callKeyOf, fingerprintOf, keysOf } from "../../src/turn/sessions/fingerprint.js";
+import { callKeyOf, fingerprintOf, keysOf } from "../../src/conversation/fingerprint.js";
 
 // The keys of a tool-call turn are looked up by what they are computed from (docs/performance.md#turn-keys-memo):
 // every answer must be the one computing them afresh gives, whatever was asked before.

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { cleanEnv, startGatewayProcess } from "../foundation/cli-process.js";
-import { heldUpstream } from "../support/held-upstream.js";
+import { Hold } from "../support/hold.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
 
 /**
@@ -15,15 +16,16 @@ import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.
 announceSkipped("test/scale/instance-killed.test.ts", 1);
 describe.skipIf(pgSkipReason() !== undefined)("an instance killed with kill -9 mid-stream", () => {
   let schema: Awaited<ReturnType<typeof freshSchema>>;
-  let upstream: Awaited<ReturnType<typeof heldUpstream>>;
+  let upstream: OpenAIUpstream;
+  const hold = new Hold();
   let home: string;
   beforeAll(async () => {
     schema = await freshSchema();
-    upstream = await heldUpstream();
+    upstream = await startOpenAIUpstream({ answers: { kind: "numbered" }, hold });
     home = mkdtempSync(join(tmpdir(), "carrierd-killed-"));
     writeFileSync(
       join(home, "routes.yaml"),
-      `version: 1\nproviders:\n  local: { plugin: openai-compatible, base_url: "${upstream.url}" }\nmodels:\n  - { name: "local/*", provider: local }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n`,
+      `version: 1\nproviders:\n  local: { plugin: openai-compatible, base_url: "${upstream.baseUrl("compatible")}" }\nmodels:\n  - { name: "local/*", provider: local }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n`,
     );
   });
   afterAll(async () => {
@@ -53,14 +55,14 @@ describe.skipIf(pgSkipReason() !== undefined)("an instance killed with kill -9 m
         if (index % 2 === 1) expect(text).toContain("[DONE]");
         done.push(answer.headers.get("x-session-id")!);
       }
-      upstream.hold();
-      const before = upstream.count();
+      hold.hold();
+      const before = upstream.received.length;
       const streaming = await post(victim.url, { model: "local/m", stream: true, messages: [{ role: "user", content: "Killed mid-stream." }] });
       const cutSession = streaming.headers.get("x-session-id")!;
       await upstream.arrived(before + 1);
       victim.process.kill("SIGKILL");
       await streaming.text().catch(() => "");
-      upstream.release();
+      hold.release();
 
       const storage = await openPostgresStorage({ url: schema.url, poolSize: 1 });
       try {

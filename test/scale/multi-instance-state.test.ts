@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { carrierd, cleanEnv } from "../foundation/cli-process.js";

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { announceSkipped, freshSchema, pgSkipReason } from "../support/postgres.js";
-import { heldUpstream } from "../support/held-upstream.js";
+import { Hold } from "../support/hold.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask } from "../support/stateless-client.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
@@ -18,7 +19,8 @@ import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 announceSkipped("test/scale/store-faults.test.ts", 4);
 describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL lost while serving", () => {
   let proxy: TcpProxy;
-  let upstream: Awaited<ReturnType<typeof heldUpstream>>;
+  let upstream: OpenAIUpstream;
+  const hold = new Hold();
   let schema: Awaited<ReturnType<typeof freshSchema>>;
   let directUrl: string;
   let gateways: TestGateway[];
@@ -30,10 +32,10 @@ describe.skipIf(pgSkipReason() !== undefined)("PostgreSQL lost while serving", (
     const proxied = new URL(directUrl);
     proxied.hostname = "127.0.0.1";
     proxied.port = String(proxy.port);
-    upstream = await heldUpstream();
+    upstream = await startOpenAIUpstream({ answers: { kind: "numbered" }, hold });
     const routes = `version: 1
 providers:
-  local: { plugin: openai-compatible, base_url: "${upstream.url}" }
+  local: { plugin: openai-compatible, base_url: "${upstream.baseUrl("compatible")}" }
 models:
   - { name: "local/*", provider: local }
 carriers:
@@ -84,7 +86,7 @@ carriers:
 
   test("a stream whose turn cannot be stored never tells the client it completed, and nothing of it is written", async () => {
     const gateway = gateways[1]!;
-    upstream.hold();
+    hold.hold();
     const response = await gateway.post("/v1/chat/completions", {
       model: "local/m",
       stream: true,
@@ -93,7 +95,7 @@ carriers:
     expect(response.status).toBe(200);
     const sessionId = response.headers.get("x-session-id")!;
     proxy.cut();
-    upstream.release();
+    hold.release();
     const { events } = await readSse(response);
     proxy.restore();
     const finished = events.some((event) =>
@@ -110,13 +112,13 @@ carriers:
   });
 
   test("a streamed Responses answer that cannot be stored ends with store_unavailable and response.failed, never response.completed", async () => {
-    upstream.hold();
-    const before = upstream.count();
+    hold.hold();
+    const before = upstream.received.length;
     const response = await gateways[0]!.post("/v1/responses", { model: "local/m", stream: true, input: "Cut while streaming a response." });
     expect(response.status).toBe(200);
     await upstream.arrived(before + 1);
     proxy.cut();
-    upstream.release();
+    hold.release();
     const text = await response.text();
     proxy.restore();
     const types = [...text.matchAll(/^event: (\S+)$/gm)].map((match) => match[1]);
@@ -127,10 +129,10 @@ carriers:
 
   test("every turn a client saw complete, with cuts while turns are at their upstream, is stored whole", async () => {
     const acknowledged: { sessionId: string; content: unknown }[] = [];
-    let sent = upstream.count();
+    let sent = upstream.received.length;
     for (let round = 0; round < 6; round++) {
       const cutting = round % 2 === 1;
-      if (cutting) upstream.hold();
+      if (cutting) hold.hold();
       // four turns at once, streamed and not, on both instances: each has matched its history and gone upstream when the store is cut
       const asked = [0, 1, 2, 3].map((index) =>
         ask(gateways[index % 2]!, { model: "local/m", stream: index >= 2, messages: [{ role: "user", content: `Round ${round}, turn ${index}.` }] }),
@@ -139,7 +141,7 @@ carriers:
       if (cutting) {
         await upstream.arrived(sent);
         proxy.cut();
-        upstream.release();
+        hold.release();
       }
       const turns = await Promise.all(asked);
       for (const turn of turns) {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Json, JsonObject } from "../../src/providers/contract.js";
-import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { callKeyOf, fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/open-sqlite-storage.js";
 import type { NewTurn } from "../../src/storage/turns.js";

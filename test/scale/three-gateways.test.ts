@@ -6,7 +6,8 @@ import { openPostgresStorage } from "../../src/storage/postgres/postgres-storage
 import { openEvents, type EventClient } from "../events/ws-client.js";
 import { REDIS_URL, testRedis } from "../events-redis/redis-for-tests.js";
 import { cleanEnv, startGatewayProcess, type RunningGateway } from "../foundation/cli-process.js";
-import { heldUpstream } from "../support/held-upstream.js";
+import { Hold } from "../support/hold.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { postgresBinDir, startOwnPostgresServer, type OwnPostgresServer } from "../support/own-postgres-server.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -26,7 +27,8 @@ const key = "t".repeat(40);
 
 describe("three gateways, one PostgreSQL, one Redis", () => {
   let pg: OwnPostgresServer;
-  let upstream: Awaited<ReturnType<typeof heldUpstream>>;
+  let upstream: OpenAIUpstream;
+  const hold = new Hold();
   let home: string;
   const gateways: RunningGateway[] = [];
   let dashboard: EventClient | undefined;
@@ -34,11 +36,11 @@ describe("three gateways, one PostgreSQL, one Redis", () => {
   beforeAll(async () => {
     if (!redis.available) return;
     pg = await startOwnPostgresServer();
-    upstream = await heldUpstream();
+    upstream = await startOpenAIUpstream({ answers: { kind: "numbered" }, hold });
     home = mkdtempSync(join(tmpdir(), "carrierd-three-"));
     writeFileSync(
       join(home, "routes.yaml"),
-      `version: 1\nproviders:\n  local: { plugin: openai-compatible, base_url: "${upstream.url}" }\nmodels:\n  - { name: "local/*", provider: local }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n    must_echo: true\n`,
+      `version: 1\nproviders:\n  local: { plugin: openai-compatible, base_url: "${upstream.baseUrl("compatible")}" }\nmodels:\n  - { name: "local/*", provider: local }\ncarriers:\n  - match: {}\n    fields: [reasoning_content]\n    must_echo: true\n`,
     );
     const env = cleanEnv({ CARRIERD_API_KEY: key, CARRIERD_STORE: pg.url, CARRIERD_EVENTS: REDIS_URL, CARRIERD_EVENTS_STREAM: redis.stream("three") });
     for (const name of ["a", "b", "c"])
@@ -81,10 +83,10 @@ describe("three gateways, one PostgreSQL, one Redis", () => {
       }
       expect(new Set(sessions).size).toBe(1);
       // turn 3's upstream request, sent by C, carries what A and B stored, verbatim
-      const third = upstream.received.at(-1)!.messages.filter((message) => message.role === "assistant");
+      const third = upstream.received.at(-1)!.body.messages.filter((message) => message.role === "assistant");
       const sent = upstream.received.slice(-3);
       expect(third.map((message) => message.reasoning_content)).toEqual(
-        sent.slice(0, 2).map((_, turn) => `Thinking ${upstream.count() - 2 + turn} about ${turn === 0 ? "First question." : "Question 2."}.`),
+        sent.slice(0, 2).map((_, turn) => `Thinking ${upstream.received.length - 2 + turn} about ${turn === 0 ? "First question." : "Question 2."}.`),
       );
       await dashboard!.waitFor(() => completedOn(sessions[0]!) === 3, 10_000);
     },
@@ -95,15 +97,15 @@ describe("three gateways, one PostgreSQL, one Redis", () => {
     "an instance killed with kill -9 mid-stream: the dashboard saw its turn start, nothing of it is stored, the others serve on",
     async () => {
       const [a, b] = gateways as [RunningGateway, RunningGateway];
-      upstream.hold();
-      const before = upstream.count();
+      hold.hold();
+      const before = upstream.received.length;
       const streaming = await post(a, { model: "local/m", stream: true, messages: [{ role: "user", content: "Cut me off." }] });
       const cut = streaming.headers.get("x-session-id")!;
       await upstream.arrived(before + 1);
       await dashboard!.waitFor((message) => message.type === "turn.started" && message.session_id === cut, 10_000);
       a.process.kill("SIGKILL");
       await streaming.text().catch(() => "");
-      upstream.release();
+      hold.release();
       const storage = await openPostgresStorage({ url: pg.url, poolSize: 1 });
       try {
         expect((await storage.sessions.show(cut))?.turns ?? 0).toBe(0);

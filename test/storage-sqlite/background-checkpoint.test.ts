@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { silentLogger } from "../../src/operations/logging/logger.js";
+import { silentLogger } from "../../src/foundation/logging/logger.js";
 import { BackgroundCheckpoint } from "../../src/storage/sqlite/background-checkpoint.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
 import { waitFor } from "../support/wait-for.js";

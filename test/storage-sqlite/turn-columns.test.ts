@@ -3,7 +3,7 @@ import type { ChatMessage } from "../../src/providers/contract.js";
 import { PROMPT_HEAD_MIN_CHARS } from "../../src/storage/prompt-heads.js";
 import { turnJsonColumns } from "../../src/storage/rows.js";
 import { columnsOf, journalJson } from "../../src/storage/sqlite/turn-columns.js";
-import { callKeyOf } from "../../src/turn/sessions/fingerprint.js";
+import { callKeyOf } from "../../src/conversation/fingerprint.js";
 import type { NewTurn } from "../../src/storage/turns.js";
 import { newTurn } from "../storage/contract.js";
 

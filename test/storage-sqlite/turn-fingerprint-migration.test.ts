@@ -7,7 +7,7 @@ import { CheckpointStore } from "../../src/storage/sqlite/checkpoint-store.js";
 import { COMPACTION_MIGRATIONS } from "../../src/storage/sqlite/compaction-migrations.js";
 import { KEY_MIGRATIONS } from "../../src/storage/sqlite/key-migrations.js";
 import { RESPONSES_MIGRATIONS } from "../../src/storage/sqlite/responses-migrations.js";
-import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage/sqlite/database.js";
 import { ENVELOPE_KEY_MIGRATIONS } from "../../src/storage/sqlite/envelope-key-migrations.js";
 import { SESSION_MIGRATIONS } from "../../src/storage/sqlite/session-migrations.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, expect, onTestFinished, test, vi } from "vitest";
-import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { openDatabase, type Db } from "../../src/storage/sqlite/database.js";
 import { SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { JOURNAL_BATCH_TURNS, JOURNAL_MAX_WAIT_MS } from "../../src/storage/sqlite/durable-turns.js";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
 import type { Json, JsonObject, ToolCall } from "../../src/providers/contract.js";
-import { callKeyOf, fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { callKeyOf, fingerprintOf } from "../../src/conversation/fingerprint.js";
 import { KeyExistsError, type NewKey } from "../../src/storage/keys.js";
 import type { ResponseRecord } from "../../src/storage/responses.js";
 import type { TurnAudit } from "../../src/storage/session-history.js";

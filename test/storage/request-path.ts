@@ -1,4 +1,4 @@
-import { fingerprintOf } from "../../src/turn/sessions/fingerprint.js";
+import { fingerprintOf } from "../../src/conversation/fingerprint.js";
 import type { Storage } from "../../src/storage/storage.js";
 import { newTurn } from "./contract.js";
 

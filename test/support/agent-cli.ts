@@ -8,7 +8,7 @@ import { cleanEnv, startGatewayProcess, type RunningGateway } from "../foundatio
 import { agentCli, type AgentCliName } from "./agent-clients.js";
 import { AGENT_MODEL } from "./agent-configs.js";
 import { killGroup, RUN_MARKER_VARIABLE, spawnTracked } from "./child-processes.js";
-import { startToolLoopUpstream, type FixtureFile, type ToolLoopUpstream } from "./tool-loop-upstream.js";
+import { startDeepSeek, type DeepSeekUpstream, type FixtureFile } from "./openai-upstream.js";
 import { waitFor } from "./wait-for.js";
 
 /**
@@ -45,7 +45,7 @@ export interface AgentStack {
   /** The throwaway working folder, holding the notes files. */
   readonly work: string;
   readonly files: readonly FixtureFile[];
-  readonly upstream: ToolLoopUpstream;
+  readonly upstream: DeepSeekUpstream;
   readonly gateway: RunningGateway;
   /** carrierd's OpenAI base URL (`…/v1`). */
   readonly baseUrl: string;
@@ -115,7 +115,7 @@ export async function startAgentStack({ replay = true }: { replay?: boolean } = 
   });
   const routes = join(root, "routes.yaml");
   const closedPort = await closedLoopbackPort();
-  let upstream: ToolLoopUpstream | undefined;
+  let upstream: DeepSeekUpstream | undefined;
   let gateway: RunningGateway | undefined;
   const stop = async () => {
     await gateway?.stop();
@@ -123,7 +123,7 @@ export async function startAgentStack({ replay = true }: { replay?: boolean } = 
     rmSync(root, { recursive: true, force: true });
   };
   try {
-    upstream = await startToolLoopUpstream(files);
+    upstream = await startDeepSeek({ answers: { kind: "tool-loop", files }, echo: "own-calls" });
     writeFileSync(routes, routesFor(upstream.baseUrl, replay));
     gateway = await startGatewayProcess(
       ["--port", "0", "--routes", routes],

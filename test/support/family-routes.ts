@@ -41,3 +41,30 @@ export const WEATHER_TOOL = {
     parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
   },
 };
+
+/** routes.yaml: `demo`, and the DeepSeek emulator as `deepseek-reasoner` (and other models, `other-reasoner`, `deepseek-v4-pro`) with DeepSeek's carrier route, plus Claude's names (`claude-*`) aliased to it. */
+export function deepseekRoutes(baseUrl: string): string {
+  return `version: 1
+providers:
+  demo: { plugin: demo }
+  deepseek: { plugin: openai-compatible, base_url: "${baseUrl}", api_key_env: DEEPSEEK_API_KEY }
+models:
+  - { name: demo, provider: demo, model: demo-reasoner }
+  - { name: deepseek-reasoner, provider: deepseek, model: deepseek-reasoner }
+  - { name: other-reasoner, provider: deepseek, model: deepseek-v4-flash }
+  - { name: deepseek-v4-pro, provider: deepseek, model: deepseek-v4-pro }
+  - { name: "claude-*", provider: deepseek, model: deepseek-reasoner }
+carriers:
+  - match: { provider: deepseek }
+    fields: [reasoning_content]
+    must_echo: true
+  - match: {}
+    fields: [reasoning_content]
+# the emulator is on loopback: spelled as api.deepseek.com's shipped dialect spells it
+dialects:
+  - match: { provider: deepseek }
+    effort: reasoning_effort
+    disable: thinking
+    developer_role: system
+`;
+}

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { GatewayOptions } from "../../src/foundation/config/options.js";
 import { DEFAULT_BODY_LIMIT } from "../../src/foundation/config/options.js";
 import { startGateway, type Gateway } from "../../src/gateway/start-gateway.js";
-import { silentLogger, type Logger } from "../../src/operations/logging/logger.js";
+import { silentLogger, type Logger } from "../../src/foundation/logging/logger.js";
 import { STORAGE } from "../../src/foundation/container/tokens.js";
 import type { Storage } from "../../src/storage/storage.js";
 import type { SpecWatch } from "./open-responses.js";

@@ -81,6 +81,8 @@ const TOP_LEVEL = new Set([
   "background",
   "conversation",
   "prompt",
+  // Codex sends it on every request to OpenAI (its client's metadata)
+  "client_metadata",
 ]);
 const ITEM_KEYS: Record<string, Set<string>> = {
   message: new Set(["type", "role", "content", "id", "status"]),

@@ -1,5 +1,10 @@
-import { createServer, type IncomingHttpHeaders } from "node:http";
+import { randomBytes, randomUUID } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parse } from "yaml";
+import { readFixture } from "./fixtures-dir.js";
+import { opaqueRefusal } from "../plugins/emulators/copilot-emulator.js";
+import type { Hold } from "./hold.js";
 
 /**
  * A loopback emulator of the OpenAI-style providers carrierd routes to. The
@@ -15,22 +20,59 @@ import type { AddressInfo } from "node:net";
  * - groq, cerebras: 400 "property '…' is unsupported"; both read `reasoning`.
  * - fireworks: `additionalProperties: false` schema that lists `reasoning_content`.
  * - openrouter, novita: `reasoning_details` must come back exactly as issued.
+ * - copilot: a tool-call turn must come back with the `reasoning_opaque` issued
+ *   for it, else Copilot's 400 (test/plugins/emulators/copilot-emulator.ts).
  * - local (Ollama / vLLM style): lenient, ignores what it does not know.
+ * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp style).
  * - any flavour: a `native_record` key is a leak and answers 400.
+ * - recorded answers: `logprobs: true` and a `service_tier` are served as OpenAI serves them.
  *
  * Custom strict flavours (`strict`) reject one field with a given phrasing.
  * Every request is recorded, rejected ones included.
+ *
+ * What the model answers is `answers`: a scripted reply per flavour (the
+ * default); DeepSeek's recorded real traffic (`recorded`); a DeepSeek that
+ * calls the tool a plan picks (`planned`); or an agent's file-reading tool
+ * loop (`tool-loop`). `echo` sets how strictly the must-echo rule above is
+ * kept, and the delays hold an answer before its first byte or its finish.
+ * `startDeepSeek` is the same emulator seen as one DeepSeek endpoint.
  */
 
-export type Flavor = "deepseek" | "kimi" | "mimo" | "zai" | "mistral" | "groq" | "cerebras" | "fireworks" | "openrouter" | "novita" | "local";
+export type Flavor = "deepseek" | "kimi" | "mimo" | "zai" | "mistral" | "groq" | "cerebras" | "fireworks" | "openrouter" | "novita" | "local" | "compatible";
+
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  reasoning_content?: unknown;
+  tool_calls?: { id: string; type?: string; function: { name: string; arguments: string } }[];
+  [key: string]: unknown;
+}
+
+export interface ChatBody {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  tools?: { type: string; function?: { name: string; description?: string; parameters?: { required?: string[] } } }[];
+  [key: string]: unknown;
+}
 
 export interface ReceivedRequest {
   readonly flavor: string;
-  readonly body: { model: string; messages: Record<string, unknown>[]; stream?: boolean; [key: string]: unknown };
+  readonly body: ChatBody;
   readonly raw: string;
   readonly headers: IncomingHttpHeaders;
   /** The status the emulator answered with. */
   status: number;
+  /** What it answered: a tool call, a final answer (after tools were offered), a plain answer to a request without tools, or a refusal. */
+  answer?: "tool_call" | "final" | "plain" | "rejected";
+  /** The tool a tool-call answer called. */
+  tool?: string;
+  /** Why a request was refused, in words (the body is the provider's). */
+  reason?: string;
+  /** How many earlier tool-call turns the request sent back. */
+  readonly resentToolTurns: number;
+  /** A recorded answer's body as it was sent (`recorded` answers). */
+  answered?: string;
 }
 
 /** A strict flavour that refuses `fields` on assistant messages with a provider's phrasing. */
@@ -51,11 +93,64 @@ export interface FixedError {
   readonly body: string;
 }
 
+/** What the model does with a request that offers tools and does not end in a tool result: call this tool with these arguments. */
+export type ToolPlan = (tools: string[], lastUserText: string) => { name: string; arguments: Record<string, unknown> } | undefined;
+
+/** A file the model reads through the client's tool, and the words that prove it was read. */
+export interface FixtureFile {
+  /** Absolute path. */
+  readonly path: string;
+  /** A word that is in the file and in no prompt: the final answer quotes it only after a tool result carried it. */
+  readonly marker: string;
+}
+
+/**
+ * What the model answers.
+ * - `scripted`: a tool call to the first offered tool after a user turn, else
+ *   a text answer, in the flavour's own reasoning fields (with
+ *   `reasoning_details` and opaque state where the flavour has them).
+ * - `recorded`: DeepSeek's recorded real streams (test/fixtures/chunks): the
+ *   tool-call recording, calling `callName` or the first offered function,
+ *   when tools are offered and no tool result is last, else the reasoning
+ *   one; Groq's, Mistral's and Alibaba's recordings for their model names. A
+ *   last user message with FAIL_400 gets DeepSeek's 400, FAIL_MID_STREAM half
+ *   the stream and a dropped connection, FINISH_LENGTH `finish_reason: "length"`.
+ * - `planned`: DeepSeek in thinking mode: fresh reasoning every turn, the tool
+ *   `plan` picks (the first offered, by default), after a tool result what the
+ *   tool said; streamed in token-sized fragments with DeepSeek's cache usage.
+ * - `tool-loop`: an agent's tool loop: it reads `files`, one per turn, with the
+ *   reading tool (or shell) the client offers, then answers with their markers.
+ * - `cassette`: the n-th request gets the n-th recorded response of a go-vcr
+ *   cassette (`loadCassette`), byte for byte, with its status and content type.
+ * - `numbered`: a chat turn, never a tool call: "Thinking n about <the last
+ *   message>." and "Answer n.", n counting the answers.
+ */
+export type Answers =
+  | { readonly kind: "scripted" }
+  | { readonly kind: "numbered" }
+  | { readonly kind: "recorded" }
+  | { readonly kind: "cassette"; readonly interactions: readonly Interaction[] }
+  | { readonly kind: "planned"; readonly plan?: ToolPlan }
+  | { readonly kind: "tool-loop"; readonly files: readonly FixtureFile[] };
+
 export interface UpstreamOptions {
   strict?: Record<string, StrictProfile>;
   fixedErrors?: Record<string, FixedError>;
-  /** The id of the n-th tool call a flavour issues; default `call_<flavor>_<n>`. */
+  /** The id of the n-th tool call a flavour issues (scripted answers); default `call_<flavor>_<n>`. */
   callId?: (flavor: string, n: number) => string;
+  answers?: Answers;
+  /**
+   * The must-echo rule of DeepSeek, Kimi and MiMo: `issued` (the default) wants
+   * the very reasoning it issued for a tool call, and any non-empty text for a
+   * call it did not issue; `own-calls` also refuses a call it never made.
+   */
+  echo?: "issued" | "own-calls";
+  /** Holds every answer this long before its first byte. */
+  firstByteDelayMs?: number;
+  /** Holds a stream this long before its finishing chunk. */
+  finishDelayMs?: number;
+  /** While held, a stream waits after its reasoning, a whole answer before its first byte. */
+  hold?: Hold;
 }
 
 export interface OpenAIUpstream {
@@ -63,6 +158,23 @@ export interface OpenAIUpstream {
   baseUrl(flavor: string): string;
   readonly received: ReceivedRequest[];
   requestsFor(flavor: string): ReceivedRequest[];
+  /** The function a recorded tool-call answer calls; the first offered when unset. */
+  callName: string | undefined;
+  /** Resolves once `count` requests in all have arrived. */
+  arrived(count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The emulator as one DeepSeek endpoint (`baseUrl` is its `/deepseek/v1`). */
+export interface DeepSeekUpstream {
+  readonly baseUrl: string;
+  /** Every request body received, parsed, in order. */
+  readonly requests: ChatBody[];
+  /** The status of every answer, in order. */
+  readonly statuses: number[];
+  /** Every request with what was answered. */
+  readonly exchanges: ReceivedRequest[];
+  callName: string | undefined;
   close(): Promise<void>;
 }
 
@@ -72,16 +184,16 @@ interface Issued {
   opaque?: string | number;
 }
 
+/** DeepSeek's answer to a tool-call turn sent back without its reasoning (https://api-docs.deepseek.com/guides/thinking_mode). */
+export const MISSING_REASONING = "The `reasoning_content` in the thinking mode must be passed back to the API.";
+
+/** DeepSeek's whole 400 body for it (V4 thinking mode). */
+export const DEEPSEEK_MISSING_REASONING = {
+  error: { message: MISSING_REASONING, type: "invalid_request_error", param: null, code: "invalid_request_error" },
+} as const;
+
 const MUST_ECHO: Record<string, (index: number) => string> = {
-  deepseek: () =>
-    JSON.stringify({
-      error: {
-        message: "The `reasoning_content` in the thinking mode must be passed back to the API.",
-        type: "invalid_request_error",
-        param: null,
-        code: "invalid_request_error",
-      },
-    }),
+  deepseek: () => JSON.stringify(DEEPSEEK_MISSING_REASONING),
   kimi: (index) =>
     JSON.stringify({
       error: {
@@ -158,6 +270,7 @@ const SCHEMAS: Record<string, { keys: string[]; reject(violations: { index: numb
 /** Which field each flavour answers its reasoning in. */
 const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
   deepseek: { text: ["reasoning_content"], details: false },
+  compatible: { text: ["reasoning_content"], details: false },
   kimi: { text: ["reasoning_content"], details: false },
   mimo: { text: ["reasoning_content"], details: false },
   zai: { text: ["reasoning_content"], details: false },
@@ -178,7 +291,48 @@ const DEFAULT_REPLY = { text: ["reasoning_content"], details: true };
 export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promise<OpenAIUpstream> {
   const received: ReceivedRequest[] = [];
   const issued = new Map<string, Issued>(); // by tool-call id, or by content for text turns
+  const answers = options.answers ?? { kind: "scripted" };
+  const recordings = answers.kind === "recorded" ? loadRecordings() : undefined;
+  const waiting: { count: number; resolve: () => void }[] = [];
   let counter = 0;
+
+  const handle = async (record: ReceivedRequest, response: ServerResponse): Promise<void> => {
+    const { flavor, body } = record;
+    const answer = (status: number, text: string) => {
+      record.status = status;
+      response.writeHead(status, { "content-type": "application/json" }).end(text);
+    };
+    if (options.firstByteDelayMs) await delay(options.firstByteDelayMs);
+    const fixed = options.fixedErrors?.[flavor];
+    if (fixed) return answer(fixed.status, fixed.body);
+    const problem = validate(flavor, body, issued, options.strict?.[flavor], options.echo ?? "issued");
+    if (problem) {
+      record.answer = "rejected";
+      record.reason = problem.reason;
+      return answer(problem.status, problem.body);
+    }
+    if (recordings) return replayRecording(record, response, recordings, upstream.callName);
+    if (answers.kind === "cassette") return replayInteraction(record, response, answers.interactions[received.indexOf(record)]);
+    const n = ++counter;
+    const reply =
+      answers.kind === "numbered"
+        ? numberedReply(body, n)
+        : answers.kind === "planned"
+          ? plannedReply(body, n, answers.plan ?? firstTool)
+          : answers.kind === "tool-loop"
+            ? toolLoopReply(body, n, answers.files)
+            : scriptReply(flavor, body, n, options.callId);
+    if (flavor === "copilot") reply.opaque = `opaque-${n}-Zm9v/+==`;
+    if (flavor === "copilotbad") reply.opaque = n;
+    remember(issued, reply);
+    record.answer = reply.answer;
+    if (reply.toolCalls[0]) record.tool = reply.toolCalls[0].name;
+    if (body.stream) await streamReply(response, flavor, body.model, reply, options);
+    else {
+      await options.hold?.passage();
+      answer(200, JSON.stringify(wholeReply(flavor, body.model, reply)));
+    }
+  };
 
   const server = createServer((request, response) => {
     let raw = "";
@@ -186,46 +340,82 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     request.on("data", (chunk: string) => (raw += chunk));
     request.on("end", () => {
       const flavor = (request.url ?? "/").split("/")[1] ?? "";
-      const body = JSON.parse(raw) as ReceivedRequest["body"];
-      const record: ReceivedRequest = { flavor, body, raw, headers: request.headers, status: 200 };
+      let body: ChatBody;
+      try {
+        body = JSON.parse(raw) as ChatBody;
+      } catch (error) {
+        response.writeHead(400, { "content-type": "application/json" });
+        response.end(JSON.stringify({ error: { message: String(error), type: "invalid_request_error", param: null, code: "invalid_request_error" } }));
+        return;
+      }
+      const resentToolTurns = (body.messages ?? []).filter((message) => message.role === "assistant" && message.tool_calls?.length).length;
+      const record: ReceivedRequest = { flavor, body, raw, headers: request.headers, status: 200, resentToolTurns };
       received.push(record);
-      const answer = (status: number, text: string) => {
-        record.status = status;
-        response.writeHead(status, { "content-type": "application/json" }).end(text);
-      };
-      const fixed = options.fixedErrors?.[flavor];
-      if (fixed) return answer(fixed.status, fixed.body);
-      const problem = validate(flavor, body, issued, options.strict?.[flavor]);
-      if (problem) return answer(problem.status, problem.body);
-      const reply = scriptReply(flavor, body, ++counter, options.callId);
-      if (flavor === "copilot") reply.opaque = `opaque-${counter}-Zm9v/+==`;
-      if (flavor === "copilotbad") reply.opaque = counter;
-      remember(issued, reply);
-      if (body.stream) streamReply(response, flavor, body.model, reply);
-      else answer(200, JSON.stringify(wholeReply(flavor, body.model, reply)));
+      for (const waiter of waiting.filter((entry) => entry.count <= received.length)) waiter.resolve();
+      void handle(record, response);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
+  const upstream: OpenAIUpstream = {
     url,
     baseUrl: (flavor) => `${url}/${flavor}/v1`,
     received,
     requestsFor: (flavor) => received.filter((request) => request.flavor === flavor),
+    callName: undefined,
+    arrived: (count) => (received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve }))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+  return upstream;
+}
+
+/** The emulator as one DeepSeek endpoint; answers `planned` unless told otherwise. */
+export async function startDeepSeek(options: UpstreamOptions = {}): Promise<DeepSeekUpstream> {
+  const upstream = await startOpenAIUpstream({ answers: { kind: "planned" }, ...options });
+  const exchanges = () => upstream.requestsFor("deepseek");
+  return {
+    baseUrl: upstream.baseUrl("deepseek"),
+    get requests() {
+      return exchanges().map((request) => request.body);
+    },
+    get statuses() {
+      return exchanges().map((request) => request.status);
+    },
+    get exchanges() {
+      return exchanges();
+    },
+    get callName() {
+      return upstream.callName;
+    },
+    set callName(name) {
+      upstream.callName = name;
+    },
+    close: () => upstream.close(),
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A refusal: the provider's status and body, and why in words (for the test's messages). */
+interface Refusal {
+  status: number;
+  body: string;
+  reason?: string;
 }
 
 function validate(
   flavor: string,
-  body: ReceivedRequest["body"],
+  body: ChatBody,
   issued: Map<string, Issued>,
   strict: StrictProfile | undefined,
-): { status: number; body: string } | undefined {
+  echo: "issued" | "own-calls",
+): Refusal | undefined {
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {
     if ("native_record" in message)
@@ -272,8 +462,15 @@ function validate(
       const sent = message.reasoning_content;
       const expected = calls.map((call) => issued.get(call.id)).find(Boolean)?.reasoning;
       // DeepSeek V4 rejects "" too; " " stands in only where this provider issued no reasoning
-      const ok = typeof sent === "string" && sent !== "" && (expected === undefined ? true : sent === expected);
-      if (!ok) return { status: 400, body: mustEcho(index) };
+      const reason =
+        expected === undefined && echo === "own-calls"
+          ? `messages[${index}] calls ${calls[0]!.id}, a tool call this upstream never made`
+          : typeof sent !== "string" || sent === ""
+            ? `messages[${index}] has no reasoning_content`
+            : expected !== undefined && sent !== expected
+              ? `messages[${index}].reasoning_content is not the reasoning of that turn`
+              : undefined;
+      if (reason) return { status: 400, body: mustEcho(index), reason };
     }
   }
   if (flavor === "copilot") {
@@ -284,7 +481,7 @@ function validate(
       if (expected !== undefined && message.reasoning_opaque !== expected) {
         return {
           status: 400,
-          body: JSON.stringify({ error: { message: `messages[${index}]: reasoning_opaque is missing or was modified`, type: "invalid_request_error" } }),
+          body: JSON.stringify(opaqueRefusal(index)),
         };
       }
     }
@@ -324,12 +521,18 @@ interface Reply {
   content: string;
   toolCalls: { id: string; name: string; arguments: string }[];
   details: Record<string, unknown>[] | undefined;
+  answer: "tool_call" | "final" | "plain";
+  usage: Record<string, unknown>;
+  /** Streamed in fragments of this many characters, as a provider streams tokens; unset: reasoning in two halves, the rest whole. */
+  fragment?: number;
 }
 
+const SCRIPTED_USAGE = { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } };
+
 /** Offered tools and a user turn → a tool call; a tool result → the answer. Deterministic per request number. */
-function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number, callId = (name: string, index: number) => `call_${name}_${index}`): Reply {
+function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: string, index: number) => `call_${name}_${index}`): Reply {
   const last = body.messages.at(-1);
-  const tools = (body.tools as { function: { name: string } }[] | undefined) ?? [];
+  const tools = (body.tools ?? []).flatMap((tool) => (tool.function ? [tool.function.name] : []));
   const reasoning = `Step ${n}: the ${flavor} model thinks about "${String(last?.content ?? "").slice(0, 40)}".`;
   const details = (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).details
     ? [
@@ -343,15 +546,93 @@ function scriptReply(flavor: string, body: ReceivedRequest["body"], n: number, c
         { type: "reasoning.encrypted", data: `enc-${n}-AAEC/+8=`, format: "anthropic-claude-v1", index: 1 },
       ]
     : undefined;
+  const usage = SCRIPTED_USAGE;
   if (tools.length > 0 && last?.role === "user") {
-    return {
-      reasoning,
-      content: "",
-      toolCalls: [{ id: callId(flavor, n), name: tools[0]!.function.name, arguments: `{"city": "Florence", "n": ${n}}` }],
-      details,
-    };
+    const call = { id: callId(flavor, n), name: tools[0]!, arguments: `{"city": "Florence", "n": ${n}}` };
+    return { reasoning, content: "", toolCalls: [call], details, answer: "tool_call", usage };
   }
-  return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details };
+  return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details, answer: tools.length > 0 ? "final" : "plain", usage };
+}
+
+/** A chat turn numbered by the answers so far. */
+function numberedReply(body: ChatBody, n: number): Reply {
+  const reasoning = `Thinking ${n} about ${String(body.messages.at(-1)?.content)}.`;
+  return { reasoning, content: `Answer ${n}.`, toolCalls: [], details: undefined, answer: "plain", usage: SCRIPTED_USAGE };
+}
+
+const firstTool: ToolPlan = (tools) => ({ name: tools[0]!, arguments: { location: "Paris" } });
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part: { text?: unknown }) => (typeof part?.text === "string" ? part.text : "")).join("");
+  return "";
+}
+
+/** DeepSeek's usage, with its prompt cache counts. */
+const DEEPSEEK_USAGE = {
+  prompt_tokens: 40,
+  completion_tokens: 20,
+  total_tokens: 60,
+  prompt_cache_hit_tokens: 8,
+  prompt_cache_miss_tokens: 32,
+  completion_tokens_details: { reasoning_tokens: 12 },
+};
+
+/** Fresh reasoning every turn; the tool `plan` picks after a user turn; what the tool said after a tool result. */
+function plannedReply(body: ChatBody, n: number, plan: ToolPlan): Reply {
+  const last = body.messages.at(-1)!;
+  const lastUser = body.messages.findLast((message) => message.role === "user");
+  const fullText = textOf(lastUser?.content);
+  const tools = (body.tools ?? []).flatMap((tool) => (tool.function ? [tool.function.name] : []));
+  const call = last.role !== "tool" && tools.length > 0 ? plan(tools, fullText) : undefined;
+  const reasoning = `Turn ${n}: the user wrote ${JSON.stringify(fullText.slice(0, 60))}. ${call ? `I will call ${call.name}.` : "I can answer now."} (${randomBytes(4).toString("hex")})`;
+  const content = last.role === "tool" ? `The tool answered: ${textOf(last.content).slice(0, 300)}` : call ? "" : `Hello from the emulator, turn ${n}.`;
+  const toolCalls = call ? [{ id: `call_00_${randomBytes(12).toString("hex")}`, name: call.name, arguments: JSON.stringify(call.arguments) }] : [];
+  const answer = call ? "tool_call" : tools.length > 0 ? "final" : "plain";
+  return { reasoning, content, toolCalls, details: undefined, answer, usage: DEEPSEEK_USAGE, fragment: 12 };
+}
+
+/**
+ * How to read a file with each tool an agent CLI offers, by tool name, in
+ * order of preference: a reading tool first (opencode's and pi's `read`,
+ * Gemini CLI's `read_file`), then a shell (Codex's `exec_command`, opencode's and pi's `bash`).
+ */
+const READERS: readonly { name: string; args: (path: string, required: readonly string[]) => Record<string, unknown> }[] = [
+  { name: "read", args: (path, required) => ({ [required[0] ?? "path"]: path }) },
+  { name: "read_file", args: (path, required) => ({ [required[0] ?? "file_path"]: path }) },
+  { name: "exec_command", args: (path) => ({ cmd: `cat ${path}` }) },
+  { name: "bash", args: (path) => ({ command: `cat ${path}`, description: "Print the notes file" }) },
+  { name: "shell", args: (path) => ({ command: ["cat", path] }) },
+];
+
+const TOOL_LOOP_USAGE = { prompt_tokens: 400, completion_tokens: 60, total_tokens: 460, completion_tokens_details: { reasoning_tokens: 30 } };
+
+/** Reads `files` one per turn with the offered reader, then answers with the markers the tool results carried. */
+function toolLoopReply(body: ChatBody, n: number, files: readonly FixtureFile[]): Reply {
+  const base = { details: undefined, usage: TOOL_LOOP_USAGE, fragment: 12 };
+  const lastUser = body.messages.map((message) => message.role).lastIndexOf("user");
+  const results = body.messages.slice(lastUser + 1).filter((message) => message.role === "tool");
+  const offered = new Map(
+    (body.tools ?? []).flatMap((tool) => (tool.function ? [[tool.function.name, tool.function.parameters?.required ?? []] as const] : [])),
+  );
+  const reader = READERS.find((candidate) => offered.has(candidate.name));
+  // a request without tools (a title, a summary): DeepSeek answers it with reasoning and text
+  if (!reader) return { ...base, reasoning: `Turn ${n}: a short reply is all this needs.`, content: "Reading the notes", toolCalls: [], answer: "plain" };
+  const next = files[results.length];
+  if (next) {
+    const call = {
+      id: `call_${n}_${randomUUID().slice(0, 8)}`,
+      name: reader.name,
+      arguments: JSON.stringify(reader.args(next.path, offered.get(reader.name)!)),
+    };
+    // every turn reasons differently, with characters a careless re-encoding would alter
+    const reasoning = `Turn ${n} — I should read ${next.path} with \`${reader.name}\` before I answer; naïve guesses won't do. ${randomUUID()}`;
+    return { ...base, reasoning, content: "", toolCalls: [call], answer: "tool_call" };
+  }
+  const seen = files.filter((file) => results.some((result) => JSON.stringify(result.content ?? "").includes(file.marker)));
+  const content =
+    seen.length === files.length ? `The notes say ${files.map((file) => file.marker).join(" and ")}.` : "The tool results did not contain the notes.";
+  return { ...base, reasoning: `Turn ${n}: the tool results are in; I can answer now.`, content, toolCalls: [], answer: "final" };
 }
 
 function remember(issued: Map<string, Issued>, reply: Reply): void {
@@ -382,22 +663,39 @@ function wholeReply(flavor: string, model: string, reply: Reply): object {
     created: 1_700_000_000,
     model,
     choices: [{ index: 0, message: messageOf(flavor, reply), finish_reason: reply.toolCalls.length > 0 ? "tool_calls" : "stop" }],
-    usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } },
+    usage: reply.usage,
   };
 }
 
+/** `text` in fragments of `size` characters, or in `whole` pieces when unset. */
+function pieces(text: string, size: number | undefined, whole: number): string[] {
+  if (text === "") return [];
+  if (size) return text.match(new RegExp(`.{1,${size}}`, "gsu")) ?? [];
+  const cut = Math.ceil(text.length / whole);
+  return Array.from({ length: whole }, (_, index) => text.slice(index * cut, (index + 1) * cut)).filter(Boolean);
+}
+
 /** Streams the reply the way the provider does: reasoning in fragments, details fragments merged by index downstream. */
-function streamReply(response: import("node:http").ServerResponse, flavor: string, model: string, reply: Reply): void {
+async function streamReply(
+  response: ServerResponse,
+  flavor: string,
+  model: string,
+  reply: Reply,
+  { hold, finishDelayMs }: Pick<UpstreamOptions, "hold" | "finishDelayMs">,
+): Promise<void> {
   response.writeHead(200, { "content-type": "text/event-stream" });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: object) =>
     `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
   const out: string[] = [chunk({ role: "assistant", content: "" })];
-  const half = Math.ceil(reply.reasoning.length / 2);
-  for (const piece of [reply.reasoning.slice(0, half), reply.reasoning.slice(half)]) {
+  for (const piece of pieces(reply.reasoning, reply.fragment, 2)) {
     const delta: Record<string, unknown> = {};
     if (flavor === "mistral") delta.content = [{ type: "thinking", thinking: [{ type: "text", text: piece }] }];
     for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) delta[field] = piece;
     out.push(chunk(delta));
+  }
+  if (hold) {
+    for (const piece of out.splice(0)) response.write(piece);
+    await hold.passage();
   }
   if (reply.details) {
     // text in two fragments, then the signature alone with no text (as OpenRouter streams Claude), then the encrypted item whole
@@ -414,13 +712,139 @@ function streamReply(response: import("node:http").ServerResponse, flavor: strin
     const cut = Math.floor(reply.opaque.length / 2);
     out.push(chunk({ reasoning_opaque: reply.opaque.slice(0, cut) }), chunk({ reasoning_opaque: reply.opaque.slice(cut) }));
   } else if (reply.opaque !== undefined) out.push(chunk({ reasoning_opaque: reply.opaque }));
-  if (reply.content) out.push(chunk({ content: reply.content }));
+  for (const piece of pieces(reply.content, reply.fragment, 1)) out.push(chunk({ content: piece }));
   reply.toolCalls.forEach((call, index) => {
     out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
-    out.push(chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] }));
+    for (const piece of pieces(call.arguments, reply.fragment && reply.fragment - 2, 1))
+      out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
-  out.push(chunk({}, reply.toolCalls.length > 0 ? "tool_calls" : "stop", { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 }));
-  out.push("data: [DONE]\n\n");
   for (const piece of out) response.write(piece);
-  response.end();
+  if (finishDelayMs) await delay(finishDelayMs);
+  response.write(chunk({}, reply.toolCalls.length > 0 ? "tool_calls" : "stop", reply.usage));
+  response.end("data: [DONE]\n\n");
+}
+
+/** One recorded exchange: the stream (one JSON chunk per line) and the same answer whole. */
+interface Recording {
+  chunks: string[];
+  whole: string;
+}
+
+function recording(name: string): Recording {
+  const chunks = readFixture(`chunks/${name}.chunks.txt`)
+    .split("\n")
+    .filter((line) => line.trim());
+  return { chunks, whole: readFixture(`chunks/${name}.json`) };
+}
+
+/**
+ * Other providers' recorded reasoning streams, served when the request names
+ * their upstream model: Groq's `reasoning` deltas, Mistral's `thinking`
+ * content chunks, Alibaba's `reasoning_content` with a `choices: []` usage chunk.
+ */
+const OTHER_RECORDINGS: Record<string, string> = {
+  "qwen/qwen3-32b": "groq/groq-reasoning",
+  "magistral-medium-2507": "mistral/mistral-reasoning",
+  "qwen3-max": "alibaba/alibaba-reasoning",
+};
+
+interface Recordings {
+  reasoning: Recording;
+  toolCall: Recording;
+  byModel: Record<string, Recording>;
+}
+
+function loadRecordings(): Recordings {
+  return {
+    reasoning: recording("deepseek/deepseek-reasoning"),
+    toolCall: recording("deepseek/deepseek-tool-call"),
+    byModel: Object.fromEntries(Object.entries(OTHER_RECORDINGS).map(([model, name]) => [model, recording(name)])),
+  };
+}
+
+/** The recorded answer for the request, with the markers of its last message applied. */
+function replayRecording(record: ReceivedRequest, response: ServerResponse, recordings: Recordings, callName: string | undefined): void {
+  const { body } = record;
+  const last = body.messages.at(-1);
+  const lastText = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
+  const answer = (status: number, type: string, text: string) => {
+    record.status = status;
+    response.writeHead(status, { "content-type": type });
+    response.end(text);
+  };
+  if (lastText.includes("FAIL_400")) {
+    record.answer = "rejected";
+    return answer(400, "application/json", JSON.stringify(DEEPSEEK_MISSING_REASONING));
+  }
+  const name = callName ?? body.tools?.find((tool) => tool.type === "function")?.function?.name;
+  const callsTool = Boolean(body.tools?.length) && last?.role !== "tool" && name !== undefined;
+  let chosen = recordings.byModel[body.model] ?? (callsTool ? renamed(recordings.toolCall, name!) : recordings.reasoning);
+  record.answer = chosen === recordings.reasoning ? (body.tools?.length ? "final" : "plain") : callsTool ? "tool_call" : "plain";
+  if (record.answer === "tool_call") record.tool = name;
+  // the same answer, cut off by max_tokens
+  if (lastText.includes("FINISH_LENGTH")) chosen = edited(chosen, (text) => text.replace(/"finish_reason":\s*"stop"/, '"finish_reason":"length"'));
+  const asked = body as ChatBody & { logprobs?: unknown; service_tier?: unknown };
+  if (asked.logprobs === true || typeof asked.service_tier === "string")
+    chosen = withServing(chosen, asked.logprobs === true, typeof asked.service_tier === "string" ? asked.service_tier : undefined);
+  if (!body.stream) {
+    record.answered = chosen.whole;
+    return answer(200, "application/json", chosen.whole);
+  }
+  response.writeHead(200, { "content-type": "text/event-stream" });
+  const failing = lastText.includes("FAIL_MID_STREAM");
+  record.answered = (failing ? chosen.chunks.slice(0, 20) : chosen.chunks).map((chunk) => `data: ${chunk}\n\n`).join("") + (failing ? "" : "data: [DONE]\n\n");
+  for (const chunk of failing ? chosen.chunks.slice(0, 20) : chosen.chunks) response.write(`data: ${chunk}\n\n`);
+  // let the first half reach the gateway, then drop the connection as a crashing upstream would
+  if (failing) setTimeout(() => response.socket?.destroy(), 50);
+  else response.end("data: [DONE]\n\n");
+}
+
+/**
+ * A recording as served to a request that asked for log probabilities or
+ * named a service tier, as OpenAI's API serves them: each content token's
+ * log probability (`choices[].logprobs.content`), and the tier that served
+ * it (`default` for `auto`) on the answer and every chunk.
+ */
+function withServing(recording: Recording, logprobs: boolean, tier: string | undefined): Recording {
+  const serve = (json: string, key: "delta" | "message"): string => {
+    const object = JSON.parse(json) as Record<string, unknown> & { choices: Record<string, unknown>[] };
+    for (const choice of object.choices) {
+      const text = (choice[key] as { content?: unknown } | undefined)?.content;
+      if (logprobs && typeof text === "string" && text !== "")
+        choice.logprobs = { content: [{ token: text, logprob: -0.0125, bytes: [...Buffer.from(text)], top_logprobs: [] }], refusal: null };
+    }
+    if (tier !== undefined) object.service_tier = tier === "auto" ? "default" : tier;
+    return JSON.stringify(object);
+  };
+  return { chunks: recording.chunks.map((chunk) => serve(chunk, "delta")), whole: serve(recording.whole, "message") };
+}
+
+function edited(answer: Recording, edit: (text: string) => string): Recording {
+  return { chunks: answer.chunks.map(edit), whole: edit(answer.whole) };
+}
+
+/** The recorded turn calling `name` instead of `weather`. */
+function renamed(answer: Recording, name: string): Recording {
+  return edited(answer, (text) => text.replace(/"name":\s*"weather"/, `"name":${JSON.stringify(name)}`));
+}
+
+/** One exchange of recorded real traffic (charmbracelet/fantasy go-vcr cassettes under test/fixtures/cassettes, with their LICENSE and NOTICE). */
+export interface Interaction {
+  request: { url: string; body: string };
+  response: { body: string; code: number; headers: Record<string, string[]> };
+}
+
+export function loadCassette(name: string): Interaction[] {
+  return (parse(readFixture(`cassettes/${name}.yaml`)) as { interactions: Interaction[] }).interactions;
+}
+
+function replayInteraction(record: ReceivedRequest, response: ServerResponse, recorded: Interaction | undefined): void {
+  if (!recorded) {
+    record.status = 500;
+    response.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"cassette has no more interactions"}}');
+    return;
+  }
+  record.status = recorded.response.code;
+  const contentType = recorded.response.headers["Content-Type"]?.[0] ?? "application/json";
+  response.writeHead(recorded.response.code, { "content-type": contentType }).end(recorded.response.body);
 }

@@ -50,7 +50,7 @@ function tracingModules(paths: string[]): string[] {
   return paths.filter(
     (path) =>
       (path.includes("@opentelemetry/") && !path.includes("@opentelemetry/api/")) ||
-      /dist\/src\/operations\/tracing\/(open-telemetry|request-spans|genai-metrics)\.js/.test(path),
+      /dist\/src\/foundation\/tracing\/(open-telemetry|request-spans|genai-metrics)\.js/.test(path),
   );
 }
 
@@ -67,7 +67,7 @@ test("with no OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry SDK module is loaded;
   try {
     const on = await modulesLoaded("on", { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
     expect(tracingModules(on).some((path) => path.includes("@opentelemetry/sdk-trace-base/"))).toBe(true);
-    expect(tracingModules(on).some((path) => path.includes("operations/tracing/open-telemetry.js"))).toBe(true);
+    expect(tracingModules(on).some((path) => path.includes("foundation/tracing/open-telemetry.js"))).toBe(true);
   } finally {
     await receiver.close();
   }

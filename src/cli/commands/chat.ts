@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { scopeOfStored } from "../../turn/sessions/session-scope.js";
+import { scopeOfStored } from "../../conversation/session-scope.js";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Readable, Writable } from "node:stream";

@@ -10,7 +10,7 @@ import { PortInUseError } from "../../http/http-server.js";
 import { describeStore } from "../../foundation/config/store-choice.js";
 import { StoreUnreachableError } from "../../storage/open/open-storage.js";
 import { isLoopbackHost } from "../../routing/routes/host-match.js";
-import { createLogger, printLine } from "../../operations/logging/logger.js";
+import { createLogger, printLine } from "../../foundation/logging/logger.js";
 
 const SHUTDOWN_GRACE_MS = 30_000;
 /** Under npm, a signal this soon after the first is the same stop, delivered twice. */

@@ -1,5 +1,5 @@
 import type { CommandModule } from "yargs";
-import { scopeOfStored, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { scopeOfStored, storedSessionId } from "../../conversation/session-scope.js";
 import { newId } from "../../turn/sessions/session-id.js";
 import { checkpointJson, checkpointLine } from "../../turn/compaction/session-view.js";
 import type { StoredTurn } from "../../storage/turns.js";

@@ -1,4 +1,4 @@
-import { keyOf, withKey, type GatewayEvent } from "../bus/event-bus.js";
+import { keyOf, withKey, type GatewayEvent } from "../../foundation/event-bus/event-bus.js";
 import { CONTROL, WIRE_TEXT, type GapNotice, type HubEvent } from "../event-feed.js";
 
 const NEWLINE = 0x0a;

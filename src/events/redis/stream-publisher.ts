@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
-import type { EventBus, GatewayEvent } from "../bus/event-bus.js";
+import type { EventBus, GatewayEvent } from "../../foundation/event-bus/event-bus.js";
 import type { GapNotice } from "../event-feed.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { entryFields } from "./stream-entry.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { HubEvent } from "../event-feed.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { gapAfter } from "./stream-gap.js";
 import { entryId, gapEvent, hubEventsOf } from "./stream-entry.js";
 

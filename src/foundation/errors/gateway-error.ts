@@ -4,7 +4,7 @@
  * turned into the wire shape `{"error":{message,type,param,code}}`.
  */
 
-import { redactText } from "../../operations/logging/redact.js";
+import { redactText } from "../logging/redact.js";
 import { isRecord } from "../util/json-readers.js";
 
 /** Every code with its status and type; docs/api.md#errors lists them all (test/docs/errors.test.ts compares the two). */

@@ -1,4 +1,4 @@
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { keyScope } from "../../turn/sessions/key-scope.js";
 import { KEY_SCOPES, type StoredKey } from "../../storage/keys.js";
 import type { KeyStorage } from "../../storage/storage.js";

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { UpstreamReportedError, type CarriedRequest, type StreamPart } from "../../providers/contract.js";
-import { redactText } from "../../operations/logging/redact.js";
-import { noteError } from "../../operations/logging/access-log.js";
+import { redactText } from "../../foundation/logging/redact.js";
+import { noteError } from "../../foundation/logging/access-log.js";
 import type { TurnRun } from "../../turn/chat-service.js";
+import type { AssistantTurn } from "../../routing/carriers/turn-accumulator.js";
 import type { FailureFrame } from "../first-byte-wait.js";
 import type { TurnStreamWriter } from "../relay-turn.js";
 import { readTurn } from "../relay-turn.js";
@@ -87,14 +88,24 @@ export class CarriedStream implements TurnStreamWriter {
   }
 }
 
-/** An answer sent whole, carried: the upstream's status, headers and body bytes, once the turn is stored. */
-export async function sendCarriedWhole(run: TurnRun, response: ServerResponse, extraHeaders: Readonly<Record<string, string>>): Promise<void> {
+/**
+ * An answer sent whole, carried: the upstream's status, headers and body
+ * bytes, once the turn is stored — and once `stored` has kept what the door
+ * keeps of the answer itself (the Responses door: the Response, retrievable).
+ */
+export async function sendCarriedWhole(
+  run: TurnRun,
+  response: ServerResponse,
+  extraHeaders: Readonly<Record<string, string>>,
+  stored?: (body: Buffer, turn: AssistantTurn) => Promise<void>,
+): Promise<void> {
   const chunks: Buffer[] = [];
   await readTurn(run, (part) => {
     if (part.type === "answer-bytes") chunks.push(part.bytes);
   });
-  await run.complete();
+  const turn = await run.complete();
   const body = Buffer.concat(chunks);
+  if (stored) await stored(body, turn);
   response.writeHead(run.head?.status ?? 200, { ...run.head?.headers, "content-length": body.length, ...extraHeaders });
   response.end(body);
 }

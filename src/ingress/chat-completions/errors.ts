@@ -1,7 +1,7 @@
 import { toOpenAIError, type GatewayError } from "../../foundation/errors/gateway-error.js";
 import type { ErrorShape } from "../../http/respond.js";
 import type { FailureFrame } from "../first-byte-wait.js";
-import { redactText } from "../../operations/logging/redact.js";
+import { redactText } from "../../foundation/logging/redact.js";
 
 /**
  * OpenAI's `{"error":{message,type,param,code}}`, with carrierd's status:

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
-import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { sessionName, sessionScopeOf, storedSessionId } from "../../conversation/session-scope.js";
 import { requireProviderKey } from "../provider-keys.js";
 import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
@@ -12,8 +12,8 @@ import type { Envelopes } from "../../routing/carriers/envelope.js";
 import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { requireModel, type Caller } from "../../http/keys/caller.js";
-import { noteModel } from "../../operations/logging/access-log.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import { noteModel } from "../../foundation/logging/access-log.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { PluginHost } from "../../providers/plugin-host.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import type { RouteSource } from "../../routing/routes/route-source.js";

@@ -1,5 +1,5 @@
 import { isEnvelope, type Envelopes } from "../../routing/carriers/envelope.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { ChatMessage } from "../../providers/contract.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import type { ReplaySource } from "../../storage/turns.js";

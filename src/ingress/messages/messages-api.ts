@@ -1,7 +1,7 @@
-import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { sessionName, sessionScopeOf, storedSessionId } from "../../conversation/session-scope.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { inject, injectable } from "tsyringe";
-import { requireProviderKey } from "../provider-keys.js";
+import { requireProviderKeyOf } from "../provider-keys.js";
 import { clientSessionName, contextCompacted } from "../client-session.js";
 import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
@@ -13,10 +13,10 @@ import type { Envelopes } from "../../routing/carriers/envelope.js";
 import { CHAT_SERVICE, ENVELOPES, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import { requireModel, type Caller } from "../../http/keys/caller.js";
-import { noteModel, noteRequestedModel } from "../../operations/logging/access-log.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import { noteModel, noteRequestedModel } from "../../foundation/logging/access-log.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { PluginHost } from "../../providers/plugin-host.js";
-import type { ResolvedModel } from "../../routing/routes/route-table.js";
+import type { ResolvedModel, RouteTable } from "../../routing/routes/route-table.js";
 import type { Storage } from "../../storage/storage.js";
 import { countsUpstream, estimateInputTokens, upstreamCount } from "./count-tokens.js";
 import type { RouteSource } from "../../routing/routes/route-source.js";
@@ -62,10 +62,11 @@ export class MessagesApi {
     const bytes = await readBodyBytes(request, this.options.bodyLimit);
     const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
-    const carriedRoute = this.carriedRoute(parsed);
-    if (carriedRoute) return this.carry(request, response, caller, { bytes, body: carriedRoute.body, model: carriedRoute.model });
+    const lookup = this.lookup(parsed);
+    const carriedRoute = this.carriedRoute(parsed, lookup);
+    if (carriedRoute) return this.carry(request, response, caller, { bytes, body: carriedRoute.body, model: carriedRoute.model }, lookup);
     const body = validateMessagesRequest(parsed);
-    const resolved = this.route(body.model, response, caller);
+    const resolved = this.route(body.model, response, caller, lookup);
     const stream = body.stream === true;
     const anthropic = isAnthropicRoute(resolved);
     const chatRequest = toChatRequest(body, { anthropic, betas: headerOf(request, "anthropic-beta") });
@@ -82,6 +83,7 @@ export class MessagesApi {
       compacted: contextCompacted(request),
       stream,
       sealed,
+      route: { table: lookup.table, resolved },
       client: { options: this.options, failureFrame: errorEvent, keepaliveFrame: PING },
     });
     const identity: MessageIdentity = { id: `msg_${run.turnId.slice(5)}`, model: run.model };
@@ -100,16 +102,22 @@ export class MessagesApi {
    * it (docs/api.md#carried-requests), and the provider judges it. A body
    * without a model name or a list of messages is refused here as before.
    */
-  private carriedRoute(parsed: unknown): { body: JsonObject; model: string } | undefined {
+  private carriedRoute(parsed: unknown, lookup: ModelLookup): { body: JsonObject; model: string } | undefined {
     if (!isRecord(parsed) || typeof parsed.model !== "string" || !Array.isArray(parsed.messages)) return undefined;
-    const resolved = this.routes.current.resolveModel(parsed.model);
+    const resolved = lookup.resolved;
     if (!resolved || this.plugins.registry.get(resolved.provider.plugin)?.definition.wire !== "anthropic-messages") return undefined;
     return { body: parsed as JsonObject, model: parsed.model };
   }
 
   /** A request carried to an Anthropic route: the turn reads its view, the upstream gets its bytes, the client the upstream's answer. */
-  private async carry(request: IncomingMessage, response: ServerResponse, caller: Caller, sent: { bytes: Buffer; body: JsonObject; model: string }) {
-    const resolved = this.route(sent.model, response, caller);
+  private async carry(
+    request: IncomingMessage,
+    response: ServerResponse,
+    caller: Caller,
+    sent: { bytes: Buffer; body: JsonObject; model: string },
+    lookup: ModelLookup,
+  ) {
+    const resolved = this.route(sent.model, response, caller, lookup);
     const view = carriedView(sent.body, sent.model);
     const chatRequest = toChatRequest(view, { anthropic: true });
     const stream = sent.body.stream === true;
@@ -123,6 +131,7 @@ export class MessagesApi {
         stream,
         sealed: clientThinking(view.messages, chatRequest.messages, resolved),
         carried: carriedRequest(request, sent.bytes, "anthropic-"),
+        route: { table: lookup.table, resolved },
         client: { options: this.options, failureFrame, keepaliveFrame: PING },
       });
     } catch (error) {
@@ -144,9 +153,10 @@ export class MessagesApi {
     const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
     // an Anthropic route counts the request as the client sent it: the provider judges it, as it judges the request itself
-    const carried = this.carriedRoute(parsed);
+    const lookup = this.lookup(parsed);
+    const carried = this.carriedRoute(parsed, lookup);
     if (carried) {
-      const resolved = this.route(carried.model, response, caller);
+      const resolved = this.route(carried.model, response, caller, lookup);
       if (countsUpstream(resolved)) {
         const apiKey = resolved.provider.apiKeyEnv ? this.options.env[resolved.provider.apiKeyEnv] : undefined;
         const answer = await upstreamCount(resolved, bytes, apiKey, carriedRequest(request, bytes, "anthropic-").headers);
@@ -156,7 +166,7 @@ export class MessagesApi {
       }
     }
     const body = validateCountTokensRequest(parsed);
-    const resolved = this.route(body.model, response, caller);
+    const resolved = this.route(body.model, response, caller, lookup);
     const chatRequest = toChatRequest(body, { anthropic: false });
     const context = { storage: this.storage, registry: this.plugins.registry, env: this.options.env, table: this.routes.current };
     const sealed = await openThinkingSignatures(this.envelopes, body.messages, chatRequest.messages, resolved, caller.keyHash, this.log);
@@ -170,13 +180,23 @@ export class MessagesApi {
     });
   }
 
+  /**
+   * The route of the model a body asks for, looked up once per request on the
+   * table in force: whether it is carried, the checks below and the turn all
+   * read this one (a body without a model name has none; its check refuses it).
+   */
+  private lookup(parsed: unknown): ModelLookup {
+    const table = this.routes.current;
+    const model = isRecord(parsed) && typeof parsed.model === "string" ? parsed.model : undefined;
+    return { table, resolved: model === undefined ? undefined : table.resolveModel(model) };
+  }
+
   /** The request's route: the key may use the model, the model is in routes.yaml, its provider has its key. */
-  route(model: string, response: ServerResponse, caller: Caller): ResolvedModel {
+  private route(model: string, response: ServerResponse, caller: Caller, { resolved }: ModelLookup): ResolvedModel {
     noteModel(response, model);
     requireModel(caller, model);
-    const resolved = this.routes.current.resolveModel(model);
     if (!resolved) throw new GatewayError("model_not_found", `model: ${model} does not exist in routes.yaml`, "model");
-    requireProviderKey(this.routes.current, model, this.options.env, this.chat.plugins.registry);
+    requireProviderKeyOf(resolved, model, this.options.env, this.chat.plugins.registry);
     return resolved;
   }
 
@@ -245,6 +265,12 @@ export class MessagesApi {
       return undefined;
     }
   }
+}
+
+/** A request's model looked up: the table it was looked up in, and its route there (undefined: no model name, or no route for it). */
+interface ModelLookup {
+  readonly table: RouteTable;
+  readonly resolved: ResolvedModel | undefined;
 }
 
 /** A request header's value, several sent as one comma-separated list. */

@@ -22,6 +22,9 @@ export type ItemResolver = (id: string) => JsonObject | undefined;
  * foldedIntoPrevious), and the caller opens it. With `strings` (the
  * input's long strings in the request bytes), a message's string that is an
  * item's string as it was sent is noted as those bytes (request-strings.ts).
+ * With `carried` (a request carried as sent, docs/architecture.md#two-paths)
+ * nothing is refused: an item the conversion cannot read is left out of the
+ * turn's view only, and each assistant message's input positions are noted.
  */
 export function convertInput(
   input: string | unknown[],
@@ -29,17 +32,35 @@ export function convertInput(
   names: NamespacedNames = NamespacedNames.NONE,
   envelopes?: Map<ChatMessage, string>,
   strings?: RequestStrings,
+  carried?: Map<ChatMessage, number[]>,
 ): ChatMessage[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: ChatMessage[] = [];
   let assistant: ChatMessage | undefined;
   const flush = () => {
-    if (assistant && !foldedIntoPrevious(assistant, messages, envelopes)) messages.push(assistant);
+    if (!assistant) return;
+    if (!foldedIntoPrevious(assistant, messages, envelopes)) messages.push(assistant);
+    else if (carried) carried.set(messages.at(-1)!, [...(carried.get(messages.at(-1)!) ?? []), ...(carried.get(assistant) ?? [])]);
     assistant = undefined;
   };
   const turn = (): ChatMessage => (assistant ??= { role: "assistant", content: null });
 
   input.forEach((raw, position) => {
+    if (!carried) return void convertItem(raw, position);
+    let joined: ChatMessage | undefined;
+    try {
+      joined = convertItem(raw, position);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+    }
+    // the carried body finds a turn's items by these positions
+    if (joined) carried.set(joined, [...(carried.get(joined) ?? []), position]);
+  });
+  flush();
+  return messages;
+
+  /** One item into the messages; returns the assistant turn it joined, if it did. */
+  function convertItem(raw: unknown, position: number): ChatMessage | undefined {
     const path = `input[${position}]`;
     let item = asObject(raw, path);
     if (item.type === "item_reference") {
@@ -56,6 +77,7 @@ export function convertInput(
           const text = assistantText(item.content, `${path}.content`);
           const current = turn();
           current.content = typeof current.content === "string" ? current.content + text : text;
+          return current;
         } else if (role === "user" || role === "system" || role === "developer") {
           flush();
           // a developer message stays one: the plugin spells it as its upstream reads it
@@ -73,8 +95,9 @@ export function convertInput(
       }
       case "reasoning": {
         if (assistant && (assistant.content || assistant.tool_calls?.length)) flush();
-        addReasoning(turn(), item, path, envelopes);
-        break;
+        const current = turn();
+        addReasoning(current, item, path, envelopes);
+        return current;
       }
       case "function_call": {
         const name = requireString(item.name, `${path}.name`);
@@ -87,7 +110,7 @@ export function convertInput(
         };
         const current = turn();
         (current.tool_calls ??= []).push(call);
-        break;
+        return current;
       }
       case "function_call_output": {
         flush();
@@ -103,9 +126,8 @@ export function convertInput(
       default:
         throw new GatewayError("invalid_request", `Input items of type '${shown(type)}' are not supported by carrierd.`, `${path}.type`);
     }
-  });
-  flush();
-  return messages;
+    return undefined;
+  }
 }
 
 /**

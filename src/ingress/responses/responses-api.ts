@@ -16,10 +16,10 @@ import { CHAT_SERVICE, COMPACTOR, ENVELOPES, HOSTED_TOOL_GATE, LOGGER, OPTIONS, 
 import type { HostedToolGate } from "../hosted-tools.js";
 import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
 import { requireProviderKey } from "../provider-keys.js";
-import { noteRequestedModel } from "../../operations/logging/access-log.js";
+import { noteRequestedModel } from "../../foundation/logging/access-log.js";
 import type { RouteSource } from "../../routing/routes/route-source.js";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import { convertInput } from "./convert-input.js";
 import { inputItemsOf, pageOf, referencedIds } from "./input-items.js";
@@ -30,14 +30,18 @@ import { ResponseStream, type ResponseFinisher } from "./stream.js";
 import { OutputBuilder } from "./output-builder.js";
 import { toChatRequest, validateCompactRequest, validateResponsesRequest, type ResponsesRequest } from "./request.js";
 import { upstreamTools } from "./request-tools.js";
-import type { NamespacedNames } from "./namespaced-names.js";
 import { incompleteReasonOf, type ResponseIdentity, type ResponseOutcome } from "./final-object.js";
 import { ResponseBody } from "./response-body.js";
 import { RecentEchoes } from "./recent-echoes.js";
 import type { StoredResponse } from "../../storage/responses.js";
 import type { ResponseStorage, Storage } from "../../storage/storage.js";
 import { owns, requireModel, type Caller } from "../../http/keys/caller.js";
-import { sessionName, sessionScopeOf, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { isRecord } from "../../foundation/util/json-readers.js";
+import { shown } from "../../foundation/util/shown.js";
+import { carriedErrorFrame, carriedRequest, sendCarriedRefusal, sendCarriedWhole } from "../carried/carried-answer.js";
+import { CarriedResponseStream, carriedView, finalResponse, outputItems, type ResponseKeeper } from "./carried-responses.js";
+import { NamespacedNames } from "./namespaced-names.js";
+import { sessionName, sessionScopeOf, storedSessionId } from "../../conversation/session-scope.js";
 
 /** What one POST continues from and must store afterwards. */
 interface Continuation {
@@ -83,6 +87,7 @@ export class ResponsesApi {
     const bytes = await readBodyBytes(request, this.options.bodyLimit);
     const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
+    if (this.carries(parsed)) return this.carry(request, response, caller, bytes, parsed);
     const body = validateResponsesRequest(parsed);
     if (body.background === true) throw new GatewayError("invalid_request", "background responses are not supported by carrierd", "background");
     requireModel(caller, body.model);
@@ -124,6 +129,79 @@ export class ResponsesApi {
     const responseBody = new ResponseBody(identity, this.echoes);
     if (stream) await this.streamResponse(run, response, responseBody, continuation);
     else await this.respondWhole(run, response, responseBody, continuation);
+  }
+
+  /**
+   * Whether the request goes to a route whose upstream speaks the Responses
+   * API itself: then it is carried as the client sent it, every field with
+   * it (docs/api.md#carried-requests), and the provider judges it. What
+   * carrierd keeps itself stays translated: a request continuing a stored
+   * response (`previous_response_id`) or a named `conversation` (the upstream
+   * knows neither), and `background` (refused: carrierd runs none).
+   */
+  private carries(parsed: unknown): parsed is JsonObject & { model: string } {
+    if (!isRecord(parsed) || typeof parsed.model !== "string") return false;
+    if (!(typeof parsed.input === "string" || Array.isArray(parsed.input))) return false;
+    if (isSet(parsed.previous_response_id) || isSet(parsed.conversation) || parsed.background === true) return false;
+    const resolved = this.routes.current.resolveModel(parsed.model);
+    return resolved !== undefined && this.chat.plugins.registry.get(resolved.provider.plugin)?.definition.wire === "openai-responses";
+  }
+
+  /**
+   * A request carried to a Responses route: the turn reads its view, the
+   * upstream gets its bytes, the client the upstream's answer. A Response the
+   * request lets be kept (`store` not false) is stored under the upstream's
+   * id, so `previous_response_id` with that id continues it.
+   */
+  private async carry(request: IncomingMessage, response: ServerResponse, caller: Caller, bytes: Buffer, body: JsonObject & { model: string }): Promise<void> {
+    requireModel(caller, body.model);
+    requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
+    const stream = body.stream === true;
+    const view = carriedView(body, body.model, stream);
+    const sessionHeader = sessionOf(clientSessionName(request));
+    const sealed = view.envelopes.size > 0 ? await openEnvelopes(this.envelopes, view.envelopes, caller.keyHash, this.log) : NOTHING_SEALED;
+    const failureFrame = carriedErrorFrame(responsesFailureFrame);
+    let run: TurnRun;
+    try {
+      run = await startTurn(this.chat, view.request, response, {
+        keyHash: caller.keyHash,
+        explicitSession: sessionHeader === undefined ? undefined : storedSessionId(sessionHeader, sessionScopeOf(caller)),
+        sessionScope: sessionScopeOf(caller),
+        stream,
+        sealed: sealedByIndex(view.request.messages, sealed),
+        carried: { ...carriedRequest(request, bytes, "openai-"), assistantItems: view.assistantItems },
+        client: { options: this.options, failureFrame },
+      });
+    } catch (error) {
+      if (sendCarriedRefusal(response, error, failureFrame)) return;
+      throw error;
+    }
+    const headers = { "x-session-id": sessionName(run.sessionId) };
+    const keeper: ResponseKeeper | undefined =
+      body.store === false
+        ? undefined
+        : (upstream, turn) =>
+            this.store.save(
+              {
+                id: shown(upstream.id),
+                parentId: null,
+                sessionId: run.sessionId,
+                keyHash: caller.keyHash,
+                model: run.model,
+                createdAt: typeof upstream.created_at === "number" ? upstream.created_at : Math.floor(Date.now() / 1000),
+                conversationId: null,
+                messages: [...view.input, assistantMessage(turn, outputItems(upstream), NamespacedNames.NONE)],
+                body: upstream,
+                inputItems: inputItemsOf(typeof body.input === "string" || Array.isArray(body.input) ? body.input : [], () => undefined),
+              },
+              outputItems(upstream),
+            );
+    if (stream) await streamTurn(run, response, new CarriedResponseStream(response, run, headers, failureFrame, keeper), this.log);
+    else
+      await sendCarriedWhole(run, response, headers, async (answer, turn) => {
+        const upstream = keeper && run.head?.status === 200 ? finalResponse(answer, false) : undefined;
+        if (upstream) await keeper!(upstream, turn);
+      });
   }
 
   /**
@@ -366,6 +444,11 @@ function sendJsonText(response: ServerResponse, json: string, headers: Record<st
   const bytes = Buffer.from(json);
   response.writeHead(200, { "content-type": "application/json", "content-length": bytes.length, ...headers });
   response.end(bytes);
+}
+
+/** Whether a request member is given (not absent and not null). */
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null;
 }
 
 function sessionOf(header: string | undefined): string | undefined {

@@ -1,5 +1,5 @@
 import type { Envelopes, SealedCarriers } from "../../routing/carriers/envelope.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { ChatMessage, JsonObject } from "../../providers/contract.js";
 import type { NewTurn, ReplaySource } from "../../storage/turns.js";
 import type { OutputSink } from "./output-builder.js";

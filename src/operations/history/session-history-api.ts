@@ -4,7 +4,7 @@ import type { Caller } from "../../http/keys/caller.js";
 import { sendJson } from "../../http/respond.js";
 import { ListDeadlineError, type SessionQuery, type SessionSummary } from "../../storage/sessions.js";
 import type { Storage } from "../../storage/storage.js";
-import { sessionName, storedSessionId } from "../../turn/sessions/session-scope.js";
+import { sessionName, storedSessionId } from "../../conversation/session-scope.js";
 import { ListGate } from "./list-gate.js";
 import { cursorAfter, parseListQuery } from "./list-query.js";
 import { sessionDetail, sessionSummary, type ViewContext } from "./session-view.js";

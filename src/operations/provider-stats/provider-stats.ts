@@ -1,7 +1,7 @@
 import { inject, injectable } from "tsyringe";
 import { EVENT_BUS } from "../../foundation/container/tokens.js";
-import type { EventBus, GatewayEvent, GatewayEventType } from "../../events/bus/event-bus.js";
-import { OpenTurns } from "../../events/bus/open-turns.js";
+import type { EventBus, GatewayEvent, GatewayEventType } from "../../foundation/event-bus/event-bus.js";
+import { OpenTurns } from "../../foundation/event-bus/open-turns.js";
 import { shown } from "../../foundation/util/shown.js";
 import { ReloadTally, Tally } from "./tally.js";
 import { TimeRing } from "./time-ring.js";

@@ -25,7 +25,7 @@ import { DeadlineCuts } from "./deadline-cuts.js";
 import { OpenExchanges } from "./open-exchanges.js";
 import { deadlineMessage, watchDeadlines, type DeadlineName, type Watched } from "./deadline-watch.js";
 import { carriedAnswerHeaders, passedOnHeaders } from "./passed-on-headers.js";
-import { withTraceContext } from "../../operations/tracing/trace-hooks.js";
+import { withTraceContext } from "../../foundation/tracing/trace-hooks.js";
 import { postRaw } from "./raw-exchange.js";
 
 /** Bytes of a stream read from the upstream and not yet taken by its client, past which the upstream is no longer read. */

@@ -1,5 +1,5 @@
 import type { ChatMessage, JsonObject } from "../../providers/contract.js";
-import { splitInlineReasoning } from "../../turn/sessions/reasoning-blocks.js";
+import { splitInlineReasoning } from "../../conversation/reasoning-blocks.js";
 
 /** An assistant message's content with the reasoning blocks a frontend inlined cut out, and the reasoning they held. */
 export interface InlineSplit {

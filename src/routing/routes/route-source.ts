@@ -1,8 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { basename, dirname, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
-import type { EventBus } from "../../events/bus/event-bus.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { EventBus } from "../../foundation/event-bus/event-bus.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { cannotRead, formatProblem, revisionOf, type RouteProblem } from "./load-routes.js";
 import { readRoutesFile, type RoutesRead } from "./read-routes-file.js";
 import { RouteParser } from "./route-parser.js";

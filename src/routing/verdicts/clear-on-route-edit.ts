@@ -1,4 +1,4 @@
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { ProviderConfig } from "../../providers/contract.js";
 import type { RouteSource } from "../routes/route-source.js";
 import type { RouteTable } from "../routes/route-table.js";

@@ -1,6 +1,6 @@
-import { withKey, type EventBus } from "../../events/bus/event-bus.js";
-import { sessionName } from "../../turn/sessions/session-scope.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import { withKey, type EventBus } from "../../foundation/event-bus/event-bus.js";
+import { sessionName } from "../../conversation/session-scope.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { isCarrierField, type CarrierField } from "../../providers/contract.js";
 import type { Storage } from "../../storage/storage.js";
 import type { SessionModelConfig } from "../../storage/turns.js";

@@ -1,4 +1,4 @@
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { StoreChoice } from "../../foundation/config/store-choice.js";
 import type { Storage } from "../storage.js";
 import { openPostgresStorage } from "../postgres/postgres-storage.js";

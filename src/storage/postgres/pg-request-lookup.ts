@@ -1,4 +1,4 @@
-import { CALL_KEY_PREFIX } from "../../turn/sessions/fingerprint.js";
+import { CALL_KEY_PREFIX } from "../../conversation/fingerprint.js";
 import type { CarrierField } from "../../providers/contract.js";
 import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
 import type { FingerprintMatch, ReplaySource, SessionModelConfig } from "../turns.js";

@@ -1,4 +1,4 @@
-import { callKeyOf } from "../../turn/sessions/fingerprint.js";
+import { callKeyOf } from "../../conversation/fingerprint.js";
 import type { RequestLookup, RequestLookupAnswer } from "../request-lookup.js";
 import { TURN_COLUMNS, turnJsonColumns, turnValues, type ReplayRow } from "../rows.js";
 import { storedPromptSql } from "../prompt-heads.js";

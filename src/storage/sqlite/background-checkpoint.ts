@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { ANALYSIS_LIMIT, type Db } from "./database.js";
 
 /** Default checkpoint interval. */

@@ -1,4 +1,4 @@
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { GroupCommit } from "./group-commit.js";
 import type { NewTurn } from "../turns.js";
 import type { JournaledTurn, TurnJournal } from "./turn-journal.js";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import { BackgroundCheckpoint } from "./background-checkpoint.js";
 import { openDatabase } from "./database.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import { CALL_KEY_PREFIX } from "../../turn/sessions/fingerprint.js";
+import { CALL_KEY_PREFIX } from "../../conversation/fingerprint.js";
 import { TURNS_PER_DEPTH } from "../storage.js";
 import type { DepthAsked, DepthMatch, FingerprintMatch, ReplaySource } from "../turns.js";
 import type { Db } from "./database.js";

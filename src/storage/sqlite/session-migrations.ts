@@ -1,5 +1,5 @@
 import type { Db, Migration } from "./database.js";
-import { callKeyOf, fingerprintOf } from "../../turn/sessions/fingerprint.js";
+import { callKeyOf, fingerprintOf } from "../../conversation/fingerprint.js";
 import type { ToolCall } from "../../providers/contract.js";
 import { shown } from "../../foundation/util/shown.js";
 

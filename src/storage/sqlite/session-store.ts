@@ -7,7 +7,7 @@ import type { SessionStorage } from "../storage.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { Db } from "./database.js";
 import { IN_TIME, isPastDeadline, ListReader, registerInTime } from "./list-reader.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 
 // a session's model, provider and last activity are its newest turn's (see TurnWrites.writeTurn), or the row's own for a session without turns
 const SESSION_ROW = `

@@ -1,4 +1,4 @@
-import { callKeyOf } from "../../turn/sessions/fingerprint.js";
+import { callKeyOf } from "../../conversation/fingerprint.js";
 import type { NewTurn } from "../turns.js";
 import { joinPrompt } from "../prompt-heads.js";
 import { turnJsonColumns, type TurnJsonColumns } from "../rows.js";

@@ -1,11 +1,11 @@
 import { inject, injectable } from "tsyringe";
-import { sessionName } from "../sessions/session-scope.js";
+import { sessionName } from "../../conversation/session-scope.js";
 import type { ChatService } from "../chat-service.js";
 import { newId } from "../sessions/session-id.js";
 import type { GatewayOptions } from "../../foundation/config/options.js";
 import { CHAT_SERVICE, EVENT_BUS, LOGGER, OPTIONS, PLUGIN_HOST, ROUTE_SOURCE, STORAGE } from "../../foundation/container/tokens.js";
-import { withKey, type EventBus } from "../../events/bus/event-bus.js";
-import type { Logger } from "../../operations/logging/logger.js";
+import { withKey, type EventBus } from "../../foundation/event-bus/event-bus.js";
+import type { Logger } from "../../foundation/logging/logger.js";
 import type { ChatMessage, ChatRequest } from "../../providers/contract.js";
 import type { PluginHost } from "../../providers/plugin-host.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";

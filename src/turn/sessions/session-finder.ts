@@ -2,7 +2,7 @@ import type { ChatMessage } from "../../providers/contract.js";
 import type { DepthAsked, FingerprintMatch } from "../../storage/turns.js";
 import type { MatchKey } from "../../storage/session-history.js";
 import type { TurnStorage } from "../../storage/storage.js";
-import { keysOf, type TurnKeys } from "./fingerprint.js";
+import { keysOf, type TurnKeys } from "../../conversation/fingerprint.js";
 import { chooseSession, chooseTurn } from "./conversation-order.js";
 import { placeByDepth } from "./depth-placement.js";
 

@@ -1,7 +1,7 @@
 import { vi } from "vitest";
 import { sessionsCommand } from "../../../src/cli/commands/sessions.js";
 import { EVENT_BUS } from "../../../src/foundation/container/tokens.js";
-import type { EventBus, GatewayEvent } from "../../../src/events/bus/event-bus.js";
+import type { EventBus, GatewayEvent } from "../../../src/foundation/event-bus/event-bus.js";
 import { afterGatewayCommits, type TestGateway } from "../../support/gateway.js";
 
 export { captureLog, type CapturedLog } from "../../support/captured-log.js";

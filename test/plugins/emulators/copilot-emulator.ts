@@ -34,8 +34,16 @@ export async function startCopilotEmulator(options: { token: string }): Promise<
   return { ...emulator, issued };
 }
 
+/** Copilot's 400 body. */
+export function copilotRefusal(message: string): { error: { message: string; code: string } } {
+  return { error: { message, code: "invalid_request_body" } };
+}
+
+/** What Copilot answers to an assistant tool-call turn whose `reasoning_opaque` is not the one it issued. */
+export const opaqueRefusal = (index: number) => copilotRefusal(`messages[${index}]: invalid reasoning_opaque`);
+
 function reject(message: string): Reply {
-  return { status: 400, json: { error: { message, code: "invalid_request_body" } } };
+  return { status: 400, json: copilotRefusal(message) };
 }
 
 function handle(request: Received, token: string, issued: Map<string, string>): Reply {
@@ -52,7 +60,7 @@ function handle(request: Received, token: string, issued: Map<string, string>): 
       return reject(`messages[${index}]: reasoning_text requires reasoning_opaque`);
     const calls = (message.tool_calls as { id: string }[] | undefined) ?? [];
     const expected = calls.map((call) => issued.get(call.id)).find((value) => value !== undefined);
-    if (expected !== undefined && message.reasoning_opaque !== expected) return reject(`messages[${index}]: invalid reasoning_opaque`);
+    if (expected !== undefined && message.reasoning_opaque !== expected) return { status: 400, json: opaqueRefusal(index) };
   }
   const tools = (body.tools as { function: { name: string } }[] | undefined) ?? [];
   const last = messages.at(-1)!;

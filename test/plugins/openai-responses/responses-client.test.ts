@@ -5,10 +5,11 @@ import { startOpenAIResponsesUpstream, type ResponsesUpstream } from "../../supp
 
 /**
  * A stateless Responses client (Codex: `store: false`, its whole history as
- * `input`, reasoning items resent with carrierd's envelope) through carrierd
- * to the Responses API. OpenAI's blob never reaches the client: carrierd
- * seals it in its envelope, and hands it back to the same model verbatim —
- * from the store, or from the envelope once the session is removed.
+ * `input`, `include: ["reasoning.encrypted_content"]`) through carrierd to
+ * the Responses API, carried (docs/api.md#carried-requests): the client gets
+ * the upstream's reasoning items as the upstream sent them, its own blobs
+ * in them, and sends them back; the upstream receives them as the client
+ * sent them, whether or not carrierd still holds the session.
  */
 const KEY = "sk-openai-test";
 let upstream: ResponsesUpstream;
@@ -39,29 +40,33 @@ describe.each([
   [false, "removed"],
   [true, "removed"],
 ] as const)("stream=%s, session %s before each request", (stream, session) => {
-  test("the tool loop is accepted on the first try, each blob back before its call, none shown to the client", async () => {
+  test("the tool loop is accepted on the first try, each blob the upstream's, back before its call as the client kept it", async () => {
     const before = upstream.received.length;
     const input: Item[] = [...CODEX_PREAMBLE, userMessage(`Weather in Florence? (${String(stream)} ${session})`)];
+    let asked: Item[] = [];
     for (let turn = 0; turn < 3; turn++) {
+      asked = [...input];
       const answered = await codexTurn(gateway, "gpt-5-codex", input, stream);
       expect(answered.status).toBe(200);
       if (session === "removed") await storageOf(gateway).sessions.remove(answered.sessionId!);
+      // the upstream's items as it sent them: its blob in each reasoning item, no item of carrierd's after the output
       const reasoning = answered.done.filter((entry) => entry.type === "reasoning");
-      // streamed, the reasoning went out sealed as it ended, the upstream's blob (which comes at its item's end) in one more item after the output
-      if (stream) expect(answered.done.at(-1)).toMatchObject({ type: "reasoning", summary: [], encrypted_content: expect.stringMatching(/^cd1\./) as string });
-      for (const item of stream ? reasoning.slice(0, -1) : reasoning) {
-        expect(String(item.encrypted_content)).not.toMatch(/^gAAAAA/); // carrierd's envelope, never the upstream's blob
-        expect(item.summary).toEqual([
-          { type: "summary_text", text: turn < 2 ? "**Choosing a tool**\n\nI should look it up." : "**Answering**\n\nThe result is in." },
-        ]);
-      }
+      expect(reasoning).toHaveLength(1);
+      expect(answered.done.at(-1)!.type).not.toBe("reasoning");
+      expect(String(reasoning[0]!.encrypted_content)).toMatch(/^gAAAAA/);
+      expect(reasoning[0]!.summary).toEqual([
+        { type: "summary_text", text: turn < 2 ? "**Choosing a tool**\n\nI should look it up." : "**Answering**\n\nThe result is in." },
+      ]);
+      expect(answered.output).toEqual(answered.done);
       input.push(...kept(answered.done, "as codex"), ...toolOutputs(answered.done));
     }
     const sent = upstream.received.slice(before);
     expect(sent.map((request) => request.status)).toEqual([200, 200, 200]);
     const last = sent.at(-1)!.body as { input: Item[]; reasoning: unknown; store: boolean };
     expect(last.store).toBe(false);
+    // the client's own reasoning settings, as it sent them
     expect(last.reasoning).toEqual({ summary: "auto" });
+    expect(last.input).toEqual(asked);
     const calls = last.input.filter((item) => item.type === "function_call");
     expect(calls).toHaveLength(2);
     for (const call of calls) {

@@ -72,7 +72,8 @@ describe.each([false, true])("stream=%s", (stream) => {
   });
 
   test("Responses API: the same refusal, unchanged", async () => {
-    const base = { model: "gpt-5", store: false, tools: [RESPONSES_TOOL] };
+    // carried: the client asks for the upstream's blob itself, as Codex does, and sends it back
+    const base = { model: "gpt-5", store: false, include: ["reasoning.encrypted_content"], tools: [RESPONSES_TOOL] };
     const first = await gateway.post("/v1/responses", { ...base, input: "Weather in Paris?" });
     const output = ((await first.json()) as { output: Record<string, unknown>[] }).output;
     const call = output.find((item) => item.type === "function_call")!;

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { EventBus } from "../../events/bus/event-bus.js";
+import type { EventBus } from "../event-bus/event-bus.js";
 import type { Logger } from "./logger.js";
-import { isRecord } from "../../foundation/util/json-readers.js";
+import { isRecord } from "../util/json-readers.js";
 
 /** What the handlers learn about a request that the access log names (never bodies, never reasoning). */
 interface RequestFacts {

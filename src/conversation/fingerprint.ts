@@ -1,7 +1,7 @@
 import { hash } from "node:crypto";
-import type { ChatMessage, ToolCall } from "../../providers/contract.js";
-import { textOf } from "../../providers/message-text.js";
-import { GenerationalCache } from "../../foundation/util/generational-cache.js";
+import type { ChatMessage, ToolCall } from "../providers/contract.js";
+import { textOf } from "../providers/message-text.js";
+import { GenerationalCache } from "../foundation/util/generational-cache.js";
 import { withoutReasoningBlocks } from "./reasoning-blocks.js";
 import { isUniqueCallId } from "./call-ids.js";
 

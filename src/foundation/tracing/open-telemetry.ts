@@ -2,7 +2,7 @@ import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
-import type { EventBus, GatewayEvent } from "../../events/bus/event-bus.js";
+import type { EventBus, GatewayEvent } from "../event-bus/event-bus.js";
 import { GenAiMetrics } from "./genai-metrics.js";
 import { RequestSpans, type SpanMaking } from "./request-spans.js";
 import type { Tracing } from "./start-tracing.js";

@@ -2,8 +2,8 @@ import type { IncomingMessage } from "node:http";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapPropagator, type Tracer } from "@opentelemetry/api";
 import type { GenAiMetrics } from "./genai-metrics.js";
 import { forgetTurn, type ReplayDecision, type RequestTrace, type RetryCause, type UpstreamTarget } from "./trace-hooks.js";
-import { readObject } from "../../foundation/util/json-readers.js";
-import type { GatewayEvent } from "../../events/bus/event-bus.js";
+import { readObject } from "../util/json-readers.js";
+import type { GatewayEvent } from "../event-bus/event-bus.js";
 
 /** What every request's spans are made with: the gateway's tracer, propagator, metrics and the content opt-in. */
 export interface SpanMaking {

@@ -1,4 +1,4 @@
-import type { EventBus } from "../../events/bus/event-bus.js";
+import type { EventBus } from "../event-bus/event-bus.js";
 import type { RequestTracer } from "./trace-hooks.js";
 import { tracingConfig } from "./tracing-config.js";
 
