@@ -12,6 +12,7 @@ import {
   UpstreamReportedError,
   type UpstreamCall,
 } from "../../src/providers/plugin-api.js";
+import { carriedChatBody } from "./carried-body.js";
 import { chunkReader } from "./chunk-reader.js";
 import { applyReasoningControls } from "./reasoning-controls.js";
 import { applyRequestNames } from "./request-names.js";
@@ -34,6 +35,17 @@ export function createOpenAICompatibleCodec(onSkip: OnSkip): HttpCodec {
     buildRequest(call: UpstreamCall) {
       const messages = placeExtras(call, onSkip);
       return openAICompatibleCodec.buildRequest(messages === call.body.messages ? call : { ...call, body: { ...call.body, messages } });
+    },
+    buildCarriedRequest(call, carried) {
+      // the client's openai-* headers as it sent them (its organization, project, betas), then routes.yaml's, then the route's key
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        accept: call.stream ? "text/event-stream" : "application/json",
+        ...carried.headers,
+        ...call.provider.headers,
+      };
+      if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
+      return { url: `${call.provider.baseUrl}/chat/completions`, headers, body: carriedChatBody(call, carried, placeExtras(call, onSkip)) };
     },
     decodeResponse: (body) => openAICompatibleCodec.decodeResponse(body),
     createStreamDecoder: () => openAICompatibleCodec.createStreamDecoder(),

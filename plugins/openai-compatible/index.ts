@@ -15,6 +15,8 @@ export default definePlugin({
   name: "openai-compatible",
   apiVersion: 1,
   description: "OpenAI-style chat completions (reasoning_content / reasoning / reasoning_details, tool calls' extra_content)",
+  // a chat completions client on this plugin's routes is carried as it sent its request (docs/architecture.md#two-paths)
+  wire: "openai-chat",
   native: { type: "openai_compatible.tool_call_extra", schema, field: "extra_content" },
   create(context) {
     const codec = createOpenAICompatibleCodec((model, name) =>

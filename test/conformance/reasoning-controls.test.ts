@@ -88,7 +88,11 @@ describe("end to end through the gateway and the emulated upstream", () => {
     });
     const { events } = await readSse(streamed);
     const deltas = events.map((event) => (event as { choices: { delta: Record<string, unknown> }[] }).choices[0]?.delta ?? {});
-    expect(deltas.some((delta) => "reasoning_content" in delta)).toBe(false);
+    // carried (docs/api.md#carried-chat-completions): carrierd's own key never goes upstream, the loopback host's (fallback)
+    // dialect has no switch to send, and the answer is the host's: what it streams reaches the client
+    expect(last()).not.toHaveProperty("model_options");
+    expect(last()).not.toHaveProperty("thinking");
+    expect(deltas.some((delta) => typeof delta.reasoning_content === "string" && delta.reasoning_content.length > 0)).toBe(true);
     expect(deltas.some((delta) => typeof delta.content === "string" && delta.content.length > 0)).toBe(true);
     const whole = await setup.gateway.post("/v1/chat/completions", {
       model: "demo",

@@ -18,15 +18,23 @@ afterEach(() => setup?.spec.verify());
 const DIALECTS = ["groq-qwen", "magistral", "qwen3-max"] as const;
 
 describe.each(DIALECTS)("recorded %s stream through real clients", (model) => {
-  test("openai SDK chat stream: reasoning as reasoning_content, choices on every chunk", async () => {
+  // carried (docs/api.md#carried-chat-completions): the SDK gets the host's own spelling, as the host streamed it
+  test("openai SDK chat stream: reasoning in the host's own spelling, choices on every chunk", async () => {
     const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: "user", content: "2+2?" }] });
     let reasoning = "";
     let content = "";
     for await (const chunk of stream) {
       expect(Array.isArray(chunk.choices)).toBe(true);
-      const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
-      reasoning += delta?.reasoning_content ?? "";
-      content += delta?.content ?? "";
+      const delta = chunk.choices[0]?.delta as
+        | { content?: string | null | { type: string; text?: string; thinking?: { text: string }[] }[]; reasoning_content?: string; reasoning?: string }
+        | undefined;
+      reasoning += delta?.reasoning_content ?? delta?.reasoning ?? "";
+      if (typeof delta?.content === "string") content += delta.content;
+      else
+        for (const part of delta?.content ?? []) {
+          if (part.type === "thinking") reasoning += (part.thinking ?? []).map((inner) => inner.text).join("");
+          if (part.type === "text") content += part.text ?? "";
+        }
     }
     expect(reasoning.length).toBeGreaterThan(5);
     expect(content.length).toBeGreaterThan(0);

@@ -81,12 +81,21 @@ test("a later turn does not get the cut-off thought replayed as a whole one", as
 });
 
 test("a chunk that is not JSON ends the turn with upstream_stream_corrupt: never dropped silently, not stored", async () => {
-  const { chunks, done } = await streamChat("corrupt", "fault-corrupt");
-  expect(done).toBe(true);
-  const text = chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? "").join("");
-  expect(text).toBe("Before. "); // nothing after the unreadable chunk passes for the rest of the answer
-  expect(chunks.at(-1)!.error).toMatchObject({ code: "upstream_stream_corrupt", type: "upstream_error" });
-  expect(chunks.at(-1)!.error!.message).toContain("not json at all");
+  const response = await gateway.post(
+    "/v1/chat/completions",
+    { model: "corrupt", stream: true, messages: [{ role: "user", content: "2+2?" }] },
+    { "x-session-id": "fault-corrupt" },
+  );
+  expect(response.status).toBe(200);
+  // carried (docs/api.md#carried-chat-completions): the client gets the upstream's bytes as they came, the unreadable
+  // chunk with them, then carrierd's error event: the answer is not passed off as whole
+  const text = await response.text();
+  expect(text).toContain("data: {not json at all\n\n");
+  const frames = text.split("\n\n").filter(Boolean);
+  expect(frames.at(-1)).toBe("data: [DONE]");
+  const failure = JSON.parse(frames.at(-2)!.slice("data: ".length)) as Chunk;
+  expect(failure.error).toMatchObject({ code: "upstream_stream_corrupt", type: "upstream_error" });
+  expect(failure.error!.message).toContain("not json at all");
   expect(await storedTurns("fault-corrupt")).toBe(0);
 });
 

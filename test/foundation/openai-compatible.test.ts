@@ -90,45 +90,27 @@ describe.each([
   ["alibaba-reasoning", "alibaba/alibaba-reasoning"],
   ["mistral-reasoning", "mistral/mistral-reasoning"],
 ])("recorded %s stream", (model, recording) => {
-  test("reasoning and content come back exactly as recorded, reasoning first", async () => {
+  // a carried route (docs/api.md#carried-chat-completions): the client gets the recording itself, not carrierd's chunks
+  test("the stream comes back exactly as recorded, frame by frame, reasoning in the recording's own field", async () => {
     const expected = recordedText(recording);
     expect(expected.reasoning.length).toBeGreaterThan(0);
-    const stream = await streamFrom(model);
-    expect(stream.reasoning).toBe(expected.reasoning);
-    expect(stream.content).toBe(expected.content);
-    expect(stream.firstContentIndex).toBeGreaterThan(stream.lastReasoningIndex);
-    expect(stream.finishReason).toBe("stop");
+    const response = await gateway.post("/v1/chat/completions", {
+      model: `rec/${model}`,
+      stream: true,
+      messages: [{ role: "user", content: "How many r's are in strawberry?" }],
+    });
+    expect(response.status).toBe(200);
+    const { events, done } = await readSse(response);
+    expect(done).toBe(true);
+    expect(events).toEqual(fixtureLines(recording).map((line) => JSON.parse(line) as unknown));
     expect(upstream.received.at(-1)!.body.stream).toBe(true);
   });
 
-  test("non-stream mirrors the recorded message and asks the upstream for a whole body", async () => {
-    const recorded = fixtureJson(`${recording}.json`) as { choices: { message: Record<string, unknown> }[] };
-    const message = recorded.choices[0]!.message;
+  test("non-stream is the recorded body itself, asked of the upstream as the client asked (no stream member)", async () => {
     const response = await gateway.post("/v1/chat/completions", { model: `rec/${model}`, messages: [{ role: "user", content: "How many r's?" }] });
     expect(response.status).toBe(200);
-    expect(upstream.received.at(-1)!.body.stream).toBe(false);
-    const body = (await response.json()) as { object: string; choices: { message: Record<string, unknown>; finish_reason: string }[] };
-    expect(body.object).toBe("chat.completion");
-    const relayed = body.choices[0]!.message;
-    if (Array.isArray(message.content)) {
-      const parts = message.content as { type: string; text?: string; thinking?: { text: string }[] }[];
-      expect(relayed.reasoning_content).toBe(
-        parts
-          .filter((part) => part.type === "thinking")
-          .flatMap((part) => part.thinking!.map((inner) => inner.text))
-          .join(""),
-      );
-      expect(relayed.content).toBe(
-        parts
-          .filter((part) => part.type === "text")
-          .map((part) => part.text)
-          .join(""),
-      );
-    } else {
-      expect(relayed.reasoning_content).toBe(message.reasoning_content ?? message.reasoning);
-      expect(relayed.content).toBe(message.content);
-    }
-    expect(body.choices[0]!.finish_reason).toBe("stop");
+    expect(upstream.received.at(-1)!.body).not.toHaveProperty("stream");
+    expect(await response.json()).toEqual(fixtureJson(`${recording}.json`));
   });
 });
 
@@ -139,7 +121,7 @@ test("the provider key from api_key_env is sent upstream as a bearer token; carr
   expect(JSON.stringify(headers)).not.toContain(gateway.key);
 });
 
-test("include_usage adds a choices:[] usage chunk with the recorded reasoning_tokens", async () => {
+test("include_usage: the recorded usage chunk, with its reasoning_tokens", async () => {
   const response = await gateway.post("/v1/chat/completions", {
     model: "rec/deepseek-reasoning",
     stream: true,
@@ -147,8 +129,9 @@ test("include_usage adds a choices:[] usage chunk with the recorded reasoning_to
     messages: [{ role: "user", content: "How many r's?" }],
   });
   const { events } = await readSse(response);
+  // the upstream's own usage chunk, as it sent it
   const last = events.at(-1) as Chunk;
-  expect(last.choices).toEqual([]);
+  expect(last).toEqual(JSON.parse(fixtureLines("deepseek/deepseek-reasoning").at(-1)!));
   expect(last.usage).toMatchObject({ prompt_tokens: 18, completion_tokens: 219, completion_tokens_details: { reasoning_tokens: 205 } });
   expect(upstream.received.at(-1)!.body.stream_options).toEqual({ include_usage: true });
 });
@@ -171,8 +154,9 @@ test("a non-stream tool call mirrors the recorded message", async () => {
     messages: [{ role: "user", content: "Weather in SF?" }],
   });
   const body = (await response.json()) as { choices: { message: { tool_calls: unknown[]; reasoning_content: string }; finish_reason: string }[] };
+  expect(body).toEqual(fixtureJson("deepseek/deepseek-tool-call.json"));
   expect(body.choices[0]!.message.tool_calls).toEqual([
-    { id: "call_00_9V0vrf86Pc9aelHCJMZqnJBo", type: "function", function: { name: "weather", arguments: '{"location": "San Francisco"}' } },
+    { index: 0, id: "call_00_9V0vrf86Pc9aelHCJMZqnJBo", type: "function", function: { name: "weather", arguments: '{"location": "San Francisco"}' } },
   ]);
   expect(body.choices[0]!.message.reasoning_content).toMatch(/^The user is asking for the weather/);
   expect(body.choices[0]!.finish_reason).toBe("tool_calls");
@@ -204,13 +188,14 @@ const weatherTool = {
 test("an error the upstream sends mid-stream reaches the client as an error event, not a clean finish", async () => {
   const response = await gateway.post("/v1/chat/completions", { model: "rec/fails-mid-stream", stream: true, messages: [{ role: "user", content: "hi" }] });
   expect(response.status).toBe(200);
-  const { events, done } = await readSse(response);
-  expect(done).toBe(true);
+  const { events } = await readSse(response);
+  // the upstream's chunks up to its error chunk, as it sent them (carried: docs/api.md#carried-chat-completions)
+  expect(events).toEqual(RECORDINGS["fails-mid-stream"].chunks.map((line) => JSON.parse(line) as unknown));
   const failure = events.at(-1) as { error?: { message: string; type: string } };
   expect(failure.error?.message).toContain("Provider returned error");
-  const summary = chunkDeltas(events.filter((event) => "choices" in (event as object)) as Chunk[]);
+  const summary = chunkDeltas(events as Chunk[]);
   expect(summary.reasoning).toBe("We need to");
-  expect(summary.finishReason).toBeNull();
+  expect(summary.finishReason).toBe("error");
 });
 
 test("a client that hangs up mid-stream makes the gateway hang up on the upstream", async () => {

@@ -30,6 +30,15 @@ const FAMILIES: Record<string, string[]> = {
   local: ["reasoning_content", "reasoning"],
 };
 
+/** The field each family answers its reasoning in: a carried route's client gets it there, as the upstream sent it. */
+const ANSWER_FIELD: Record<string, string> = {
+  mistral: "thinking",
+  groq: "reasoning",
+  cerebras: "reasoning",
+  openrouter: "reasoning",
+  local: "reasoning",
+};
+
 /**
  * A stateless client runs a tool loop (tool call → tool result → answer →
  * follow-up), never sending reasoning back. Every upstream must accept every
@@ -69,6 +78,7 @@ describe.each(Object.entries(FAMILIES))("%s", (flavor, fields) => {
       [textTurn!, second.reasoning],
     ] as const) {
       expect(reasoning).toMatch(/^Step \d+: /);
+      expect([first.reasoningField, second.reasoningField]).toEqual(Array(2).fill(ANSWER_FIELD[flavor] ?? "reasoning_content"));
       if (fields.includes("reasoning_content")) expect(turn.reasoning_content).toBe(reasoning);
       if (fields.includes("reasoning")) expect(turn.reasoning).toBe(reasoning);
       if (fields.includes("reasoning_details")) {

@@ -25,6 +25,7 @@ import type { Hold } from "./hold.js";
  * - local (Ollama / vLLM style): lenient, ignores what it does not know.
  * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp style).
  * - any flavour: a `native_record` key is a leak and answers 400.
+ * - recorded answers: `logprobs: true` and a `service_tier` are served as OpenAI serves them.
  *
  * Custom strict flavours (`strict`) reject one field with a given phrasing.
  * Every request is recorded, rejected ones included.
@@ -70,6 +71,8 @@ export interface ReceivedRequest {
   reason?: string;
   /** How many earlier tool-call turns the request sent back. */
   readonly resentToolTurns: number;
+  /** A recorded answer's body as it was sent (`recorded` answers). */
+  answered?: string;
 }
 
 /** A strict flavour that refuses `fields` on assistant messages with a provider's phrasing. */
@@ -783,13 +786,40 @@ function replayRecording(record: ReceivedRequest, response: ServerResponse, reco
   if (record.answer === "tool_call") record.tool = name;
   // the same answer, cut off by max_tokens
   if (lastText.includes("FINISH_LENGTH")) chosen = edited(chosen, (text) => text.replace(/"finish_reason":\s*"stop"/, '"finish_reason":"length"'));
-  if (!body.stream) return answer(200, "application/json", chosen.whole);
+  const asked = body as ChatBody & { logprobs?: unknown; service_tier?: unknown };
+  if (asked.logprobs === true || typeof asked.service_tier === "string")
+    chosen = withServing(chosen, asked.logprobs === true, typeof asked.service_tier === "string" ? asked.service_tier : undefined);
+  if (!body.stream) {
+    record.answered = chosen.whole;
+    return answer(200, "application/json", chosen.whole);
+  }
   response.writeHead(200, { "content-type": "text/event-stream" });
   const failing = lastText.includes("FAIL_MID_STREAM");
+  record.answered = (failing ? chosen.chunks.slice(0, 20) : chosen.chunks).map((chunk) => `data: ${chunk}\n\n`).join("") + (failing ? "" : "data: [DONE]\n\n");
   for (const chunk of failing ? chosen.chunks.slice(0, 20) : chosen.chunks) response.write(`data: ${chunk}\n\n`);
   // let the first half reach the gateway, then drop the connection as a crashing upstream would
   if (failing) setTimeout(() => response.socket?.destroy(), 50);
   else response.end("data: [DONE]\n\n");
+}
+
+/**
+ * A recording as served to a request that asked for log probabilities or
+ * named a service tier, as OpenAI's API serves them: each content token's
+ * log probability (`choices[].logprobs.content`), and the tier that served
+ * it (`default` for `auto`) on the answer and every chunk.
+ */
+function withServing(recording: Recording, logprobs: boolean, tier: string | undefined): Recording {
+  const serve = (json: string, key: "delta" | "message"): string => {
+    const object = JSON.parse(json) as Record<string, unknown> & { choices: Record<string, unknown>[] };
+    for (const choice of object.choices) {
+      const text = (choice[key] as { content?: unknown } | undefined)?.content;
+      if (logprobs && typeof text === "string" && text !== "")
+        choice.logprobs = { content: [{ token: text, logprob: -0.0125, bytes: [...Buffer.from(text)], top_logprobs: [] }], refusal: null };
+    }
+    if (tier !== undefined) object.service_tier = tier === "auto" ? "default" : tier;
+    return JSON.stringify(object);
+  };
+  return { chunks: recording.chunks.map((chunk) => serve(chunk, "delta")), whole: serve(recording.whole, "message") };
 }
 
 function edited(answer: Recording, edit: (text: string) => string): Recording {

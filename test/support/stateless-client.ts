@@ -8,12 +8,18 @@ export interface ClientTurn {
   /** The assistant message as a stateless frontend keeps it: text and tool calls, no reasoning. */
   kept: Message;
   reasoning: string;
+  /** Where the answer's reasoning came: the upstream's own field on a carried route (`reasoning_content`, `reasoning`, Mistral's `thinking` chunks). */
+  reasoningField?: string;
   error?: { message: string; type: string; code: string | null };
 }
 
 /**
  * One chat-completions call the way Open WebUI / LibreChat make them: the
  * whole history resent, reasoning dropped from what it keeps of the answer.
+ * The answer is read as such a client reads its upstream's: on a carried
+ * route it is the upstream's own (docs/api.md#carried-chat-completions), so
+ * reasoning is read from whichever field it came in, and text from a
+ * content string or its text parts.
  */
 export async function ask(gateway: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<ClientTurn> {
   const response = await gateway.post("/v1/chat/completions", body, headers);
@@ -24,14 +30,12 @@ export async function ask(gateway: TestGateway, body: Record<string, unknown>, h
   }
   if (body.stream) {
     const { events } = await readSse(response);
-    let content = "";
-    let reasoning = "";
+    const read: Read = { text: "", reasoning: "" };
     const calls: { id: string; type: string; function: { name: string; arguments: string } }[] = [];
     for (const event of events as { choices?: { delta?: Record<string, unknown> }[]; error?: ClientTurn["error"] }[]) {
-      if (event.error) return { status: 502, sessionId, kept: { role: "assistant" }, reasoning, error: event.error };
+      if (event.error) return { status: 502, sessionId, kept: { role: "assistant" }, reasoning: read.reasoning, error: event.error };
       const delta = event.choices?.[0]?.delta ?? {};
-      if (typeof delta.content === "string") content += delta.content;
-      if (typeof delta.reasoning_content === "string") reasoning += delta.reasoning_content;
+      readMessage(delta, read);
       for (const call of (delta.tool_calls as { index: number; id?: string; function?: { name?: string; arguments?: string } }[] | undefined) ?? []) {
         const entry = (calls[call.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
         if (call.id) entry.id = call.id;
@@ -39,13 +43,40 @@ export async function ask(gateway: TestGateway, body: Record<string, unknown>, h
         if (call.function?.arguments) entry.function.arguments += call.function.arguments;
       }
     }
-    return { status: 200, sessionId, kept: keep(content || null, calls), reasoning };
+    return { status: 200, sessionId, kept: keep(read.text || null, calls), reasoning: read.reasoning, reasoningField: read.field };
   }
-  const json = (await response.json()) as {
-    choices: { message: { content: string | null; reasoning_content?: string; tool_calls?: ClientTurn["kept"]["tool_calls"] } }[];
-  };
+  const json = (await response.json()) as { choices: { message: Record<string, unknown> & { tool_calls?: unknown[] } }[] };
   const message = json.choices[0]!.message;
-  return { status: 200, sessionId, kept: keep(message.content, (message.tool_calls as never) ?? []), reasoning: message.reasoning_content ?? "" };
+  const read: Read = { text: "", reasoning: "" };
+  readMessage(message, read);
+  const content = typeof message.content === "string" || message.content === null ? message.content : read.text;
+  return { status: 200, sessionId, kept: keep(content, message.tool_calls ?? []), reasoning: read.reasoning, reasoningField: read.field };
+}
+
+interface Read {
+  text: string;
+  reasoning: string;
+  field?: string;
+}
+
+/** A message's or delta's text and reasoning, as a client of its upstream reads them. */
+function readMessage(message: Record<string, unknown>, read: Read): void {
+  for (const field of ["reasoning_content", "reasoning"]) {
+    const value = message[field];
+    if (typeof value !== "string" || value === "") continue;
+    read.reasoning += value;
+    read.field ??= field;
+    break;
+  }
+  if (typeof message.content === "string") read.text += message.content;
+  else if (Array.isArray(message.content))
+    for (const part of message.content as { type?: string; text?: string; thinking?: { text?: string }[] }[]) {
+      if (part.type === "text" && typeof part.text === "string") read.text += part.text;
+      if (part.type === "thinking" && Array.isArray(part.thinking)) {
+        read.reasoning += part.thinking.map((inner) => inner.text ?? "").join("");
+        read.field ??= "thinking";
+      }
+    }
 }
 
 function keep(content: string | null, calls: unknown[]): Message {

@@ -61,8 +61,9 @@ async function converse(env: Record<string, string>): Promise<Conversation> {
   try {
     const first = await gateway.post("/v1/chat/completions", { model, messages: [{ role: "user", content: prompt }] });
     expect(first.status).toBe(200);
-    const answer = ((await first.json()) as { choices: { message: { content: string; reasoning_content?: string } }[] }).choices[0]!.message;
-    reasoning = answer.reasoning_content ?? "";
+    const answer = ((await first.json()) as { choices: { message: { content: string; reasoning?: string } }[] }).choices[0]!.message;
+    // the carried answer is the upstream's: Cerebras puts reasoning in `reasoning`
+    reasoning = answer.reasoning ?? "";
     const second = await gateway.post(
       "/v1/chat/completions",
       {

@@ -20,7 +20,9 @@ import { startTurn } from "../start-turn.js";
 import { noteListedMessages, requestStringsOf } from "../request-strings.js";
 import { DroppedFields } from "../dropped-fields.js";
 import { droppedOnTarget } from "../target-fields.js";
-import { chatFailureFrame } from "./errors.js";
+import { isRecord } from "../../foundation/util/json-readers.js";
+import { carriedChatFailureFrame, chatFailureFrame } from "./errors.js";
+import { CarriedStream, carriedRequest, sendCarriedRefusal, sendCarriedWhole } from "../carried/carried-answer.js";
 import { completionObject, type CompletionIdentity } from "./final-object.js";
 import { includesUsage, rereadOf, validateChatRequest } from "./request.js";
 import { ChunkStream } from "./stream.js";
@@ -30,6 +32,8 @@ interface Starting {
   readonly started: Promise<TurnRun>;
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** The route's upstream speaks chat completions: the request is carried, the answer is the upstream's (docs/architecture.md#two-paths). */
+  readonly carried: boolean;
 }
 
 /** POST /v1/chat/completions, streaming and not (docs/api.md#post-v1chatcompletions). */
@@ -50,7 +54,8 @@ export class ChatCompletionsApi {
 
   async create(request: IncomingMessage, response: ServerResponse, caller: Caller): Promise<void> {
     const bytes = await readBodyBytes(request, this.options.bodyLimit);
-    const { started, stream, includeUsage } = this.start(bytes, request, response, caller);
+    const { started, stream, includeUsage, carried } = this.start(bytes, request, response, caller);
+    if (carried) return this.answerCarried(started, response, stream);
     const run = await started;
     const identity: CompletionIdentity = { id: `chatcmpl-${run.turnId.slice(5)}`, created: Math.floor(Date.now() / 1000), model: run.model };
     const headers = { "x-session-id": sessionName(run.sessionId) };
@@ -72,10 +77,12 @@ export class ChatCompletionsApi {
   private start(bytes: Buffer, request: IncomingMessage, response: ServerResponse, caller: Caller): Starting {
     const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
-    const body = validateChatRequest(parsed);
+    const carried = this.carries(parsed);
+    const body = validateChatRequest(parsed, carried);
     requireModel(caller, body.model);
-    // the messages' long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes)
-    const strings = requestStringsOf(bytes, "messages");
+    // the messages' long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes);
+    // a carried body is the client's bytes already
+    const strings = carried ? undefined : requestStringsOf(bytes, "messages");
     if (strings) {
       noteListedMessages(strings, body.messages);
       response.once("close", () => strings.body.release());
@@ -98,10 +105,37 @@ export class ChatCompletionsApi {
       explicitSession: sessionHeader === undefined ? undefined : storedSessionId(sessionHeader, sessionScope),
       sessionScope,
       stream,
-      reread: rereadOf(bytes, sortTools),
-      client: { options: this.options, failureFrame: chatFailureFrame },
+      reread: rereadOf(bytes, sortTools, carried),
+      ...(carried ? { carried: carriedRequest(request, bytes, "openai-") } : {}),
+      client: { options: this.options, failureFrame: carried ? carriedChatFailureFrame : chatFailureFrame },
     });
-    return { started, stream, includeUsage: includesUsage(body) };
+    return { started, stream, includeUsage: includesUsage(body), carried };
+  }
+
+  /**
+   * Whether the model's route reaches an upstream that speaks chat
+   * completions itself (the `openai-compatible` plugin): then the request is
+   * carried as the client sent it, changed only where carrierd must
+   * (docs/api.md#carried-chat-completions), and the answer is the upstream's.
+   */
+  private carries(parsed: unknown): boolean {
+    if (!isRecord(parsed) || typeof parsed.model !== "string") return false;
+    const resolved = this.routes.current.resolveModel(parsed.model);
+    return resolved !== undefined && this.chat.plugins.registry.get(resolved.provider.plugin)?.definition.wire === "openai-chat";
+  }
+
+  /** A carried request's answer: the upstream's status, headers and bytes, a stream frame by frame; its refusal as it was sent. */
+  private async answerCarried(started: Promise<TurnRun>, response: ServerResponse, stream: boolean): Promise<void> {
+    let run: TurnRun;
+    try {
+      run = await started;
+    } catch (error) {
+      if (sendCarriedRefusal(response, error, carriedChatFailureFrame)) return;
+      throw error;
+    }
+    const headers = { "x-session-id": sessionName(run.sessionId) };
+    if (stream) await streamTurn(run, response, new CarriedStream(response, run, headers, carriedChatFailureFrame), this.log);
+    else await sendCarriedWhole(run, response, headers);
   }
 
   /** On a route whose upstream speaks another wire, the fields its request has no place for (docs/api.md#across-wires). */
