@@ -25,7 +25,9 @@ export async function ask(gateway: TestGateway, body: Record<string, unknown>, h
   const response = await gateway.post("/v1/chat/completions", body, headers);
   const sessionId = response.headers.get("x-session-id");
   if (response.status !== 200) {
-    const error = ((await response.json()) as { error: ClientTurn["error"] }).error;
+    // a carried refusal is the upstream's body as sent: Google's OpenAI endpoint wraps its error object in an array
+    const refusal = (await response.json()) as { error: ClientTurn["error"] } | [{ error: ClientTurn["error"] }];
+    const error = Array.isArray(refusal) ? refusal[0].error : refusal.error;
     return { status: response.status, sessionId, kept: { role: "assistant" }, reasoning: "", error };
   }
   if (body.stream) {
