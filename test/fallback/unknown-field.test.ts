@@ -112,7 +112,8 @@ describe("no verdict, no retry", () => {
     expect(requests).toBe(1);
     expect(second.status).toBe(error.status);
     // carried (docs/api.md#carried-chat-completions): the upstream's body reaches the client as it came, whatever its shape
-    expect(second.error).toEqual((JSON.parse(error.body) as { error?: unknown }).error);
+    const sent = JSON.parse(error.body) as { error?: unknown } | [{ error?: unknown }];
+    expect(second.error).toEqual(Array.isArray(sent) ? sent[0].error : sent.error);
     expect((await verdicts().list()).filter((verdict) => verdict.provider === flavor)).toEqual([]);
   });
 
