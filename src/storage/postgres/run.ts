@@ -52,6 +52,10 @@ export function run<Row extends object = object>(on: Runner, text: string, value
 export async function transaction<T>(sql: Sql, body: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await guarded(() => withDeadline(sql.connect()));
   let broken: Error | undefined;
+  // a checked-out connection whose server goes away emits "error" beside failing its query; the pool listens only
+  // while a connection is idle, so without this listener a lost database would end the process instead of a 503
+  const lost = (error: Error) => (broken ??= error);
+  client.on("error", lost);
   try {
     await guarded(() => withDeadline(client.query("BEGIN")));
     const result = await body(client);
@@ -62,6 +66,7 @@ export async function transaction<T>(sql: Sql, body: (tx: pg.PoolClient) => Prom
     else await client.query("ROLLBACK").catch((rollback: Error) => (broken = rollback));
     throw error;
   } finally {
+    client.off("error", lost);
     client.release(broken);
   }
 }
