@@ -7,13 +7,12 @@ import type { GatewayOptions } from "../../foundation/config/options.js";
 import { CHAT_SERVICE, HOSTED_TOOL_GATE, LOGGER, OPTIONS, ROUTE_SOURCE } from "../../foundation/container/tokens.js";
 import type { ChatRequest } from "../../providers/contract.js";
 import type { RouteSource } from "../../routing/routes/route-source.js";
-import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import { requireModel, type Caller } from "../../http/keys/caller.js";
 import { parseJsonBody, readBodyBytes } from "../../http/read-body.js";
 import { sendJson } from "../../http/respond.js";
 import { noteRequestedModel } from "../../foundation/logging/access-log.js";
 import type { Logger } from "../../foundation/logging/logger.js";
-import { requireProviderKey } from "../provider-keys.js";
+import { requireProviderKeyOf } from "../provider-keys.js";
 import { sortChatTools, type HostedToolGate } from "../hosted-tools.js";
 import { readTurn, streamTurn } from "../relay-turn.js";
 import { startTurn } from "../start-turn.js";
@@ -77,7 +76,13 @@ export class ChatCompletionsApi {
   private start(bytes: Buffer, request: IncomingMessage, response: ServerResponse, caller: Caller): Starting {
     const parsed = parseJsonBody(bytes);
     noteRequestedModel(response, parsed);
-    const carried = this.carries(parsed);
+    // the route is looked up once, on the table in force: whether the request is carried, its checks, its tools and its turn all read it
+    const table = this.routes.current;
+    const resolved = isRecord(parsed) && typeof parsed.model === "string" ? table.resolveModel(parsed.model) : undefined;
+    // the route's upstream speaks chat completions itself (the `openai-compatible` plugin): the request is carried as the
+    // client sent it, changed only where carrierd must (docs/api.md#carried-chat-completions), and the answer is the upstream's
+    const wire = resolved ? this.chat.plugins.registry.get(resolved.provider.plugin)?.definition.wire : undefined;
+    const carried = wire === "openai-chat";
     const body = validateChatRequest(parsed, carried);
     requireModel(caller, body.model);
     // the messages' long strings go upstream as the client's own bytes, held until this response ends (docs/performance.md#request-string-bytes);
@@ -87,15 +92,14 @@ export class ChatCompletionsApi {
       noteListedMessages(strings, body.messages);
       response.once("close", () => strings.body.release());
     }
-    requireProviderKey(this.routes.current, body.model, this.options.env, this.chat.plugins.registry);
-    // the route of the table in force at the first sort, kept: a retry reads the body again and sorts its tools the same way, quietly
-    let resolved: ResolvedModel | undefined;
-    const route = (model: string) => (resolved ??= this.routes.current.resolveModel(model));
+    if (resolved) requireProviderKeyOf(resolved, body.model, this.options.env, this.chat.plugins.registry);
+    // the validated body names the model looked up above, and a retry reads the same bytes: its tools sort the same way, quietly
+    const route = () => resolved;
     const sortTools = (chatRequest: ChatRequest) => sortChatTools(chatRequest, route, this.gate);
     const omitted = sortTools(body);
-    const sortedFor = omitted.length > 0 ? route(body.model) : undefined;
-    if (sortedFor) this.gate.announce(response, sortedFor, omitted);
-    this.noteDropped(body, route(body.model));
+    if (resolved && omitted.length > 0) this.gate.announce(response, resolved, omitted);
+    // on a route whose upstream speaks another wire, the fields its request has no place for (docs/api.md#across-wires)
+    if (resolved) this.dropped.note("chat_completions", body.model, droppedOnTarget(body, wire));
     const stream = body.stream === true;
     // X-Session-Id (checked by the server) or the agent's own session id; the session it names is the caller's of that name (session-scope.ts)
     const sessionHeader = clientSessionName(request);
@@ -107,21 +111,11 @@ export class ChatCompletionsApi {
       stream,
       reread: rereadOf(bytes, sortTools, carried),
       ...(carried ? { carried: carriedRequest(request, bytes, "openai-") } : {}),
+      // the turn keeps this table and route rather than looking the model up again
+      ...(resolved ? { route: { table, resolved } } : {}),
       client: { options: this.options, failureFrame: carried ? carriedChatFailureFrame : chatFailureFrame },
     });
     return { started, stream, includeUsage: includesUsage(body), carried };
-  }
-
-  /**
-   * Whether the model's route reaches an upstream that speaks chat
-   * completions itself (the `openai-compatible` plugin): then the request is
-   * carried as the client sent it, changed only where carrierd must
-   * (docs/api.md#carried-chat-completions), and the answer is the upstream's.
-   */
-  private carries(parsed: unknown): boolean {
-    if (!isRecord(parsed) || typeof parsed.model !== "string") return false;
-    const resolved = this.routes.current.resolveModel(parsed.model);
-    return resolved !== undefined && this.chat.plugins.registry.get(resolved.provider.plugin)?.definition.wire === "openai-chat";
   }
 
   /** A carried request's answer: the upstream's status, headers and bytes, a stream frame by frame; its refusal as it was sent. */
@@ -136,12 +130,5 @@ export class ChatCompletionsApi {
     const headers = { "x-session-id": sessionName(run.sessionId) };
     if (stream) await streamTurn(run, response, new CarriedStream(response, run, headers, carriedChatFailureFrame), this.log);
     else await sendCarriedWhole(run, response, headers);
-  }
-
-  /** On a route whose upstream speaks another wire, the fields its request has no place for (docs/api.md#across-wires). */
-  private noteDropped(body: ChatRequest, resolved: ResolvedModel | undefined): void {
-    if (!resolved) return;
-    const wire = this.chat.plugins.registry.get(resolved.provider.plugin)?.definition.wire;
-    this.dropped.note("chat_completions", body.model, droppedOnTarget(body, wire));
   }
 }
