@@ -27,6 +27,18 @@ test("secret keys are censored at any depth, and bearer tokens inside strings", 
   });
 });
 
+test("texts are masked whatever the case of what gives them away, and a key name judged once is judged the same again", () => {
+  const texts = [
+    "BEARER abcdefgh1234 and basic dXNlcjpwYXNz",
+    "GET /v1/models?API_KEY=abc123&x=1",
+    "upstream said: Incorrect API key provided: sk-ABCDEFGHIJKLMNOPQRSTUV",
+    "AIzaSyA0123456789abcdefghijklmnopqrstu ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+  ];
+  for (const text of texts) expect(redact(text)).not.toMatch(/abcdefgh1234|dXNlcjpwYXNz|abc123|sk-ABC|AIzaSy|ghp_0/);
+  for (let i = 0; i < 3; i++)
+    expect(redact({ Authorization: "x", path: "/v1/chat/completions" })).toEqual({ Authorization: CENSOR, path: "/v1/chat/completions" });
+});
+
 test("errors keep their message and stack, scrubbed, with their cause", () => {
   const cause = Object.assign(new Error("socket hang up"), { headers: { authorization: "Bearer sk-6" } });
   const scrubbed = redact({ err: new Error("upstream said: invalid Bearer sk-7", { cause }) }) as { err: Record<string, unknown> };
