@@ -93,7 +93,10 @@ export class HttpServer {
       if (match.kind === "none") caller = await this.authenticate(request, { keyHeader: this.keyHeaderSent(request) }, target);
       else if (match.kind === "wrong-method")
         caller = await this.authenticate(request, { keyHeader: match.served.keyHeader, keyQuery: match.served.keyQuery }, target);
-      else if (match.endpoint.auth) caller = await this.authenticate(request, match.endpoint, target);
+      else if (match.endpoint.auth) {
+        const found = this.authenticate(request, match.endpoint, target);
+        caller = found instanceof Promise ? await found : found; // a key the ring holds costs no turn of the microtask queue
+      }
       // a malformed X-Session-Id is a 400 on every route, whatever else names the session (docs/api.md#sessions-x-session-id)
       const sessionHeader = request.headers["x-session-id"];
       if (sessionHeader !== undefined) checkSessionId(Array.isArray(sessionHeader) ? sessionHeader.join(", ") : sessionHeader);
@@ -141,18 +144,28 @@ export class HttpServer {
     return this.endpoints.keyHeaders.find((name) => request.headers[name] !== undefined);
   }
 
-  /** The request's key, valid and holding the endpoint's scope; a 401 (missing, unknown, revoked, expired) or 403 otherwise. */
-  private async authenticate(
+  /**
+   * The request's key, valid and holding the endpoint's scope; a 401 (missing, unknown, revoked, expired) or 403 otherwise.
+   * A key the ring holds is answered without a promise (every request asks, and an `await` costs a turn of the
+   * microtask queue); only a key it does not hold yet is looked up in the store.
+   */
+  private authenticate(
     request: IncomingMessage,
     endpoint: Pick<Endpoint, "scope" | "keyHeader" | "keyQuery"> | undefined,
     target: RequestTarget,
-  ): Promise<Caller> {
-    const scope: KeyScope | undefined = endpoint?.scope;
+  ): Caller | Promise<Caller> {
     const keyQuery = endpoint?.keyQuery;
     const token = requestKey(request.headers, endpoint?.keyHeader, keyQuery ? { name: keyQuery, url: () => target.url } : undefined);
-    let identified: Identification = this.keys.identify(token, Date.now(), request.socket);
+    const identified: Identification = this.keys.identify(token, Date.now(), request.socket);
     // a key this gateway does not hold yet (created a moment ago elsewhere) is looked up before it is refused
-    if (!identified.ok && identified.reason === "unknown") identified = await this.keys.identifyStored(token, Date.now(), request.socket);
+    if (!identified.ok && identified.reason === "unknown")
+      return this.keys.identifyStored(token, Date.now(), request.socket).then((stored) => this.admitted(stored, endpoint));
+    return this.admitted(identified, endpoint);
+  }
+
+  /** The caller a key identified, if its endpoint's scope is among the key's; else the refusal. */
+  private admitted(identified: Identification, endpoint: Pick<Endpoint, "scope" | "keyHeader"> | undefined): Caller {
+    const scope: KeyScope | undefined = endpoint?.scope;
     if (!identified.ok) {
       const message = REFUSED[identified.reason];
       // where the key may also come in another header, the message names it first (Anthropic's clients send x-api-key, Google's x-goog-api-key)

@@ -104,7 +104,8 @@ export async function sendCarriedWhole(
     if (part.type === "answer-bytes") chunks.push(part.bytes);
   });
   const turn = await run.complete();
-  const body = Buffer.concat(chunks);
+  // an answer read in one piece (most whole answers) is sent as it came, not copied
+  const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
   if (stored) await stored(body, turn);
   response.writeHead(run.head?.status ?? 200, { ...run.head?.headers, "content-length": body.length, ...extraHeaders });
   response.end(body);
