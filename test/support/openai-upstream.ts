@@ -124,10 +124,17 @@ export interface FixtureFile {
  *   cassette (`loadCassette`), byte for byte, with its status and content type.
  * - `numbered`: a chat turn, never a tool call: "Thinking n about <the last
  *   message>." and "Answer n.", n counting the answers.
+ * - `late-carriers`: a chat turn streamed in the order of a route whose
+ *   carriers come last (OpenRouter streaming Gemini): "Thinking n, step by
+ *   step." and "Answer n is here." first, then — past `hold`, when held —
+ *   the turn's `reasoning_details` (`lateCarriers(n)`, one
+ *   `reasoning.encrypted` item, as OpenRouter streams Gemini's thought
+ *   signature), the finish and the usage.
  */
 export type Answers =
   | { readonly kind: "scripted" }
   | { readonly kind: "numbered" }
+  | { readonly kind: "late-carriers" }
   | { readonly kind: "recorded" }
   | { readonly kind: "cassette"; readonly interactions: readonly Interaction[] }
   | { readonly kind: "planned"; readonly plan?: ToolPlan }
@@ -149,7 +156,7 @@ export interface UpstreamOptions {
   firstByteDelayMs?: number;
   /** Holds a stream this long before its finishing chunk. */
   finishDelayMs?: number;
-  /** While held, a stream waits after its reasoning, a whole answer before its first byte. */
+  /** While held, a stream waits after its reasoning (`late-carriers`: after its text), a whole answer before its first byte. */
   hold?: Hold;
   /** How a host says it served each answer, as OpenAI does on every answer and chunk (`service_tier`, `system_fingerprint`); none by default. */
   served?: { readonly service_tier?: string; readonly system_fingerprint?: string };
@@ -319,11 +326,13 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     const reply =
       answers.kind === "numbered"
         ? numberedReply(body, n)
-        : answers.kind === "planned"
-          ? plannedReply(body, n, answers.plan ?? firstTool)
-          : answers.kind === "tool-loop"
-            ? toolLoopReply(body, n, answers.files)
-            : scriptReply(flavor, body, n, options.callId);
+        : answers.kind === "late-carriers"
+          ? lateCarriersReply(n)
+          : answers.kind === "planned"
+            ? plannedReply(body, n, answers.plan ?? firstTool)
+            : answers.kind === "tool-loop"
+              ? toolLoopReply(body, n, answers.files)
+              : scriptReply(flavor, body, n, options.callId);
     if (flavor === "copilot") reply.opaque = `opaque-${n}-Zm9v/+==`;
     if (flavor === "copilotbad") reply.opaque = n;
     remember(issued, reply);
@@ -527,6 +536,8 @@ interface Reply {
   usage: Record<string, unknown>;
   /** Streamed in fragments of this many characters, as a provider streams tokens; unset: reasoning in two halves, the rest whole. */
   fragment?: number;
+  /** The details come whole after the text (and wait there while held), not after the reasoning. */
+  late?: boolean;
 }
 
 const SCRIPTED_USAGE = { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } };
@@ -554,6 +565,24 @@ function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: 
     return { reasoning, content: "", toolCalls: [call], details, answer: "tool_call", usage };
   }
   return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details, answer: tools.length > 0 ? "final" : "plain", usage };
+}
+
+/** The `reasoning_details` the n-th `late-carriers` answer sends after its text. */
+export function lateCarriers(n: number): Record<string, unknown>[] {
+  return [{ type: "reasoning.encrypted", data: `late-signature-${n}`, format: "google-gemini-v1", index: 0 }];
+}
+
+function lateCarriersReply(n: number): Reply {
+  const usage = { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 };
+  return {
+    reasoning: `Thinking ${n}, step by step.`,
+    content: `Answer ${n} is here.`,
+    toolCalls: [],
+    details: lateCarriers(n),
+    late: true,
+    answer: "plain",
+    usage,
+  };
 }
 
 /** A chat turn numbered by the answers so far. */
@@ -678,6 +707,22 @@ function pieces(text: string, size: number | undefined, whole: number): string[]
   return Array.from({ length: whole }, (_, index) => text.slice(index * cut, (index + 1) * cut)).filter(Boolean);
 }
 
+/**
+ * Details as OpenRouter streams them, merged by `index` downstream: a text
+ * or summary in two fragments, then its signature alone with no text (as
+ * OpenRouter streams Claude), each encrypted item whole.
+ */
+function detailFragments(details: readonly Record<string, unknown>[]): Record<string, unknown>[][] {
+  return details.flatMap((detail) => {
+    const key = detail.type === "reasoning.summary" ? "summary" : detail.type === "reasoning.text" ? "text" : undefined;
+    if (!key) return [[detail]];
+    const { signature, ...unsigned } = detail;
+    const whole = String(detail[key]);
+    const fragments = [[{ ...unsigned, [key]: whole.slice(0, 5) }], [{ ...unsigned, [key]: whole.slice(5) }]];
+    return signature === undefined ? fragments : [...fragments, [{ type: detail.type, signature, format: detail.format, index: detail.index }]];
+  });
+}
+
 /** Streams the reply the way the provider does: reasoning in fragments, details fragments merged by index downstream. */
 async function streamReply(
   response: ServerResponse,
@@ -696,20 +741,11 @@ async function streamReply(
     for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) delta[field] = piece;
     out.push(chunk(delta));
   }
-  if (hold) {
+  if (hold && !reply.late) {
     for (const piece of out.splice(0)) response.write(piece);
     await hold.passage();
   }
-  if (reply.details) {
-    // text in two fragments, then the signature alone with no text (as OpenRouter streams Claude), then the encrypted item whole
-    const [text, encrypted] = reply.details as [Record<string, unknown>, Record<string, unknown>];
-    const body = String(text.text);
-    const { signature, ...unsigned } = text;
-    out.push(chunk({ reasoning_details: [{ ...unsigned, text: body.slice(0, 5) }] }));
-    out.push(chunk({ reasoning_details: [{ ...unsigned, text: body.slice(5) }] }));
-    out.push(chunk({ reasoning_details: [{ type: text.type, signature, format: text.format, index: text.index }] }));
-    out.push(chunk({ reasoning_details: [encrypted] }));
-  }
+  if (reply.details && !reply.late) for (const details of detailFragments(reply.details)) out.push(chunk({ reasoning_details: details }));
   if (typeof reply.opaque === "string") {
     // Copilot may split one opaque across chunks: the plugin concatenates
     const cut = Math.floor(reply.opaque.length / 2);
@@ -721,6 +757,11 @@ async function streamReply(
     for (const piece of pieces(call.arguments, reply.fragment && reply.fragment - 2, 1))
       out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
+  if (reply.late) {
+    for (const piece of out.splice(0)) response.write(piece);
+    await hold?.passage();
+    if (reply.details) out.push(chunk({ reasoning_details: reply.details }));
+  }
   for (const piece of out) response.write(piece);
   if (finishDelayMs) await delay(finishDelayMs);
   response.write(chunk({}, reply.toolCalls.length > 0 ? "tool_calls" : "stop", reply.usage));
