@@ -22,8 +22,20 @@ import type { Hold } from "./hold.js";
  * - openrouter, novita: `reasoning_details` must come back exactly as issued.
  * - copilot: a tool-call turn must come back with the `reasoning_opaque` issued
  *   for it, else Copilot's 400 (test/plugins/emulators/copilot-emulator.ts).
- * - local (Ollama / vLLM style): lenient, ignores what it does not know.
- * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp style).
+ * - local (Ollama / vLLM style): lenient, ignores what it does not know;
+ *   `vllm` and `ollama` are the same server under their own names.
+ * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp
+ *   style); `vllm-legacy`, `sglang` and `llamacpp` are it under their own names.
+ * - minimax: with `reasoning_split: true` its reasoning comes as
+ *   `reasoning_details` (`reasoning.text`, format `MiniMax-response-v1`),
+ *   without it inline as `<think>…</think>` in the content.
+ * - dashscope (Qwen): `reasoning_content`; zai is GLM.
+ * - what the model saw: for the hosts whose reasoning rules the shipped
+ *   routes.yaml encodes (kimi, zai, dashscope, fireworks, minimax and the
+ *   local servers), each request records the earlier reasoning the host's
+ *   template renders (`seen`): read from its one field only, and from turns
+ *   before the last user message only when its preserve switch is on — so a
+ *   wrong field name or a missing switch shows as forgotten reasoning.
  * - any flavour: a `native_record` key is a leak and answers 400.
  * - recorded answers: `logprobs: true` and a `service_tier` are served as OpenAI serves them.
  *
@@ -38,7 +50,26 @@ import type { Hold } from "./hold.js";
  * `startDeepSeek` is the same emulator seen as one DeepSeek endpoint.
  */
 
-export type Flavor = "deepseek" | "kimi" | "mimo" | "zai" | "mistral" | "groq" | "cerebras" | "fireworks" | "openrouter" | "novita" | "local" | "compatible";
+export type Flavor =
+  | "deepseek"
+  | "kimi"
+  | "mimo"
+  | "zai"
+  | "dashscope"
+  | "minimax"
+  | "mistral"
+  | "groq"
+  | "cerebras"
+  | "fireworks"
+  | "openrouter"
+  | "novita"
+  | "local"
+  | "vllm"
+  | "ollama"
+  | "compatible"
+  | "vllm-legacy"
+  | "sglang"
+  | "llamacpp";
 
 export interface ChatMessage {
   role: string;
@@ -73,6 +104,10 @@ export interface ReceivedRequest {
   readonly resentToolTurns: number;
   /** A recorded answer's body as it was sent (`recorded` answers). */
   answered?: string;
+  /** The reasoning this request's answer issued. */
+  reasoning?: string;
+  /** The earlier reasoning texts the host's template rendered for the model, in order (the hosts of `TEMPLATES`). */
+  seen?: string[];
 }
 
 /** A strict flavour that refuses `fields` on assistant messages with a provider's phrasing. */
@@ -290,12 +325,92 @@ const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
   cerebras: { text: ["reasoning"], details: false },
   local: { text: ["reasoning"], details: false },
   mistral: { text: [], details: false },
+  dashscope: { text: ["reasoning_content"], details: false },
+  minimax: { text: [], details: false },
   copilot: { text: ["reasoning_text"], details: false },
   copilotbad: { text: ["reasoning_text"], details: false },
 };
 
 /** Custom (strict / fixed-error) flavours answer like an OpenRouter-format gateway: plain text and details. */
 const DEFAULT_REPLY = { text: ["reasoning_content"], details: true };
+
+/** Local servers under their own names: the same lenient server as `local` or `compatible`. */
+const SAME_AS: Record<string, string> = { vllm: "local", ollama: "local", "vllm-legacy": "compatible", sglang: "compatible", llamacpp: "compatible" };
+
+function replyFields(flavor: string): { text: string[]; details: boolean } {
+  return REPLY_FIELDS[flavor] ?? REPLY_FIELDS[SAME_AS[flavor] ?? ""] ?? DEFAULT_REPLY;
+}
+
+const object = (value: unknown): Record<string, unknown> => (value && typeof value === "object" ? (value as Record<string, unknown>) : {});
+
+/**
+ * How each host's chat template renders earlier reasoning: the one field it
+ * reads, whether the request asks it to keep turns before the last user
+ * message, and whether it drops them all. Sources:
+ * - kimi (K2.6): `thinking.keep: "all"` ("null (default, not kept) / \"all\" (enables it)"),
+ *   https://platform.kimi.ai/docs/guide/use-kimi-k2-thinking-model.
+ * - zai (GLM-4.7 / GLM-5): `thinking.clear_thinking: false` is "Preserved Thinking",
+ *   https://docs.z.ai/guides/capabilities/thinking-mode; GLM silently drops what it does not keep.
+ * - dashscope (Qwen3.6): `preserve_thinking: true` (the chat template renders reasoning only after
+ *   the last user query otherwise), https://huggingface.co/Qwen/Qwen3.6-35B-A3B.
+ * - fireworks: `reasoning_history`: `disabled` | `interleaved` (the default here: the current tool
+ *   loop only) | `preserved` (https://docs.fireworks.ai/guides/reasoning; the names as Fireworks
+ *   defines them, https://github.com/vercel/ai/blob/main/packages/fireworks/CHANGELOG.md, release 1.0.50).
+ * - vllm: `reasoning` (https://github.com/vllm-project/vllm/pull/27752; the old name removed by
+ *   https://github.com/vllm-project/vllm/pull/33402); vllm-legacy: `reasoning_content`. sglang and
+ *   llamacpp: `reasoning_content` (https://docs.sglang.ai/advanced_features/separate_reasoning.html,
+ *   https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md). ollama (`/v1`):
+ *   `reasoning`, mapped to its native thinking (https://github.com/ollama/ollama/blob/main/openai/openai.go).
+ *   Local servers keep what their template renders.
+ * - minimax (M2.x): read back from `reasoning_details`, or inline `<think>` in the content ("MiniMax
+ *   highly recommends preserving reasoning between turns", https://openrouter.ai/minimax/minimax-m2;
+ *   the switch, https://platform.minimax.io/docs/guides/text-m2-function-call); what is not sent back is forgotten.
+ */
+const TEMPLATES: Record<string, { field: string; keepsAll: (body: ChatBody) => boolean; keepsNone?: (body: ChatBody) => boolean }> = {
+  kimi: { field: "reasoning_content", keepsAll: (body) => object(body.thinking).keep === "all" },
+  zai: { field: "reasoning_content", keepsAll: (body) => object(body.thinking).clear_thinking === false },
+  dashscope: { field: "reasoning_content", keepsAll: (body) => body.preserve_thinking === true },
+  fireworks: {
+    field: "reasoning_content",
+    keepsAll: (body) => body.reasoning_history === "preserved",
+    keepsNone: (body) => body.reasoning_history === "disabled",
+  },
+  minimax: { field: "reasoning_details", keepsAll: () => true },
+  local: { field: "reasoning", keepsAll: () => true },
+  compatible: { field: "reasoning_content", keepsAll: () => true },
+};
+
+/** The earlier reasoning the host's template renders: from its one field, all turns or only those after the last user message. */
+function seenReasoning(flavor: string, body: ChatBody): string[] | undefined {
+  const template = TEMPLATES[flavor] ?? TEMPLATES[SAME_AS[flavor] ?? ""];
+  if (!template) return undefined;
+  if (template.keepsNone?.(body)) return [];
+  const lastUser = body.messages.findLastIndex((message) => message.role === "user");
+  const keepAll = template.keepsAll(body);
+  return body.messages.flatMap((message, index) => {
+    const text = template.field === "reasoning_details" ? (detailsText(message.reasoning_details) ?? inlineText(message.content)) : message[template.field];
+    return message.role === "assistant" && typeof text === "string" && text.trim() !== "" && (keepAll || index > lastUser) ? [text] : [];
+  });
+}
+
+function detailsText(details: unknown): string | undefined {
+  if (!Array.isArray(details)) return undefined;
+  return (details as { type?: string; text?: unknown }[])
+    .map((detail) => (detail.type === "reasoning.text" && typeof detail.text === "string" ? detail.text : ""))
+    .join("");
+}
+
+/** Reasoning left inline in the content, as MiniMax writes it without `reasoning_split` (and reads it back). */
+function inlineText(content: unknown): string | undefined {
+  return typeof content === "string" ? /<think>\n?([\s\S]*?)\n?<\/think>/.exec(content)?.[1] : undefined;
+}
+
+/** MiniMax's reasoning: split out into its `reasoning_details` when the request asks, else inline in the content. */
+function asMiniMax(body: ChatBody, reply: Reply): void {
+  if (body.reasoning_split === true)
+    reply.details = [{ type: "reasoning.text", id: "reasoning-text-1", format: "MiniMax-response-v1", index: 0, text: reply.reasoning }];
+  else reply.inline = true;
+}
 
 export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promise<OpenAIUpstream> {
   const received: ReceivedRequest[] = [];
@@ -335,8 +450,11 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
               : scriptReply(flavor, body, n, options.callId);
     if (flavor === "copilot") reply.opaque = `opaque-${n}-Zm9v/+==`;
     if (flavor === "copilotbad") reply.opaque = n;
+    if (flavor === "minimax") asMiniMax(body, reply);
     remember(issued, reply);
     record.answer = reply.answer;
+    record.reasoning = reply.reasoning;
+    record.seen = seenReasoning(flavor, body);
     if (reply.toolCalls[0]) record.tool = reply.toolCalls[0].name;
     if (body.stream) await streamReply(response, flavor, body.model, reply, options);
     else {
@@ -538,6 +656,8 @@ interface Reply {
   fragment?: number;
   /** The details come whole after the text (and wait there while held), not after the reasoning. */
   late?: boolean;
+  /** The reasoning is written in the content, `<think>` first (MiniMax without `reasoning_split`). */
+  inline?: boolean;
 }
 
 const SCRIPTED_USAGE = { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } };
@@ -547,7 +667,7 @@ function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: 
   const last = body.messages.at(-1);
   const tools = (body.tools ?? []).flatMap((tool) => (tool.function ? [tool.function.name] : []));
   const reasoning = `Step ${n}: the ${flavor} model thinks about "${String(last?.content ?? "").slice(0, 40)}".`;
-  const details = (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).details
+  const details = replyFields(flavor).details
     ? [
         {
           type: "reasoning.text",
@@ -679,12 +799,17 @@ function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
       { type: "thinking", thinking: [{ type: "text", text: reply.reasoning }] },
       { type: "text", text: reply.content },
     ];
-  for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) message[field] = reply.reasoning;
+  if (reply.inline) message.content = `${thinkTag(reply.reasoning)}${reply.content}`;
+  for (const field of replyFields(flavor).text) message[field] = reply.reasoning;
   if (reply.details) message.reasoning_details = reply.details;
   if (reply.opaque !== undefined) message.reasoning_opaque = reply.opaque;
   if (reply.toolCalls.length > 0)
     message.tool_calls = reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
   return message;
+}
+
+function thinkTag(reasoning: string): string {
+  return `<think>\n${reasoning}\n</think>\n\n`;
 }
 
 function wholeReply(flavor: string, model: string, reply: Reply, served: UpstreamOptions["served"]): object {
@@ -735,11 +860,13 @@ async function streamReply(
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: object) =>
     `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, ...served, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
   const out: string[] = [chunk({ role: "assistant", content: "" })];
-  for (const piece of pieces(reply.reasoning, reply.fragment, 2)) {
+  for (const piece of pieces(reply.inline ? thinkTag(reply.reasoning) : reply.reasoning, reply.fragment, 2)) {
     const delta: Record<string, unknown> = {};
+    if (reply.inline) delta.content = piece;
     if (flavor === "mistral") delta.content = [{ type: "thinking", thinking: [{ type: "text", text: piece }] }];
-    for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) delta[field] = piece;
-    out.push(chunk(delta));
+    for (const field of replyFields(flavor).text) delta[field] = piece;
+    // MiniMax's split-out reasoning comes only in its details
+    if (Object.keys(delta).length > 0) out.push(chunk(delta));
   }
   if (hold && !reply.late) {
     for (const piece of out.splice(0)) response.write(piece);
