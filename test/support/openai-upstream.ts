@@ -1,8 +1,9 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parse } from "yaml";
-import { readFixture } from "./fixtures-dir.js";
+import { fixtureJson, fixtureLines, readFixture } from "./fixtures-dir.js";
 import { opaqueRefusal } from "../plugins/emulators/copilot-emulator.js";
 import type { Hold } from "./hold.js";
 
@@ -19,7 +20,16 @@ import type { Hold } from "./hold.js";
  * - mistral: 422 `extra_forbidden` for any assistant key outside its schema.
  * - groq, cerebras: 400 "property '…' is unsupported"; both read `reasoning`.
  * - fireworks: `additionalProperties: false` schema that lists `reasoning_content`.
- * - openrouter, novita: `reasoning_details` must come back exactly as issued.
+ * - openrouter: `reasoning_details` in the shape of the model's family
+ *   (`anthropic/…`, `openai/…`, `google/…`; Claude's for any other), refused
+ *   in OpenRouter's wrapper with that family's text when its own come back
+ *   changed, or missing from the current tool loop.
+ * - novita: `reasoning_details` must come back exactly as issued.
+ * - sealed: a provider that verifies its encrypted reasoning: every answer
+ *   carries one `reasoning.encrypted` item of `blobBytes` incompressible
+ *   bytes, and a turn it answered that comes back without exactly that array
+ *   is OpenAI's 400 `invalid_encrypted_content` (the text as
+ *   test/support/openai-responses-upstream.ts quotes it).
  * - copilot: a tool-call turn must come back with the `reasoning_opaque` issued
  *   for it, else Copilot's 400 (test/plugins/emulators/copilot-emulator.ts).
  * - local (Ollama / vLLM style): lenient, ignores what it does not know;
@@ -36,7 +46,12 @@ import type { Hold } from "./hold.js";
  *   template renders (`seen`): read from its one field only, and from turns
  *   before the last user message only when its preserve switch is on — so a
  *   wrong field name or a missing switch shows as forgotten reasoning.
- * - any flavour: a `native_record` key is a leak and answers 400.
+ * - gemini: Gemini 3 through Google's OpenAI-compatible endpoint
+ *   (`/gemini/v1beta/openai/chat/completions`, https://ai.google.dev/gemini-api/docs/openai):
+ *   its API key (`apiKeys`), no field it does not know, a thought signature
+ *   on the first call of each step of the current turn; its errors are a
+ *   JSON array around one error object (`geminiProblem` below).
+ * - any other flavour: a `native_record` key is a leak and answers 400.
  * - recorded answers: `logprobs: true` and a `service_tier` are served as OpenAI serves them.
  *
  * Custom strict flavours (`strict`) reject one field with a given phrasing.
@@ -51,6 +66,7 @@ import type { Hold } from "./hold.js";
  */
 
 export type Flavor =
+  | "gemini"
   | "deepseek"
   | "kimi"
   | "mimo"
@@ -139,6 +155,17 @@ export interface FixtureFile {
   readonly marker: string;
 }
 
+/** What `replay` answers one model with. */
+export type Replay =
+  /** A recording: path under fixtures/chunks without extension (`deepseek/deepseek-reasoning`). */
+  | { readonly name: string }
+  /** A recorded upstream error: `status` and the body of a file under fixtures/chunks (`openai/openai-error.1.json`). */
+  | { readonly status: number; readonly file: string }
+  /** A stream spelled out in the test (for shapes no recording has), and the body a non-stream request gets instead. */
+  | { readonly chunks: readonly string[]; readonly whole?: unknown }
+  /** A stream that never ends: `endless` every 10 ms until the gateway hangs up. */
+  | { readonly endless: string };
+
 /**
  * What the model answers.
  * - `scripted`: a tool call to the first offered tool after a user turn, else
@@ -159,6 +186,16 @@ export interface FixtureFile {
  *   cassette (`loadCassette`), byte for byte, with its status and content type.
  * - `numbered`: a chat turn, never a tool call: "Thinking n about <the last
  *   message>." and "Answer n.", n counting the answers.
+ * - `replay`: the request's model picks what is served (`models`): a
+ *   recording under test/fixtures/chunks (its chunks one network write each,
+ *   so the gateway's SSE parser sees real framing boundaries, or its whole
+ *   body), a recorded error with its status, chunks spelled out in the test
+ *   (with the body a whole request gets instead), or an endless stream, one
+ *   chunk every 10 ms until the gateway hangs up (`nextHangUp`). Any other
+ *   model is OpenAI's 404 `model_not_found`.
+ * - `steps`: a tool loop of `steps` rounds, as the gemini flavour's tests
+ *   run it: to a question two parallel calls of the first offered tool, to
+ *   each round of tool results one more call, then "Done after n steps.".
  * - `late-carriers`: a chat turn streamed in the order of a route whose
  *   carriers come last (OpenRouter streaming Gemini): "Thinking n, step by
  *   step." and "Answer n is here." first, then — past `hold`, when held —
@@ -170,6 +207,8 @@ export type Answers =
   | { readonly kind: "scripted" }
   | { readonly kind: "numbered" }
   | { readonly kind: "late-carriers" }
+  | { readonly kind: "steps"; readonly steps: number }
+  | { readonly kind: "replay"; readonly models: Readonly<Record<string, Replay>> }
   | { readonly kind: "recorded" }
   | { readonly kind: "cassette"; readonly interactions: readonly Interaction[] }
   | { readonly kind: "planned"; readonly plan?: ToolPlan }
@@ -193,6 +232,12 @@ export interface UpstreamOptions {
   finishDelayMs?: number;
   /** While held, a stream waits after its reasoning (`late-carriers`: after its text), a whole answer before its first byte. */
   hold?: Hold;
+  /** The API key a flavour wants (`Authorization: Bearer <key>`); without it, its provider's refusal. */
+  apiKeys?: Record<string, string>;
+  /** Scripted reasoning padded to this many characters, as a model that thinks at length (the compaction tests' long histories). */
+  reasoningChars?: number;
+  /** The size of the `sealed` flavour's encrypted reasoning, in bytes before base64; default 64. */
+  blobBytes?: number;
   /** How a host says it served each answer, as OpenAI does on every answer and chunk (`service_tier`, `system_fingerprint`); none by default. */
   served?: { readonly service_tier?: string; readonly system_fingerprint?: string };
 }
@@ -206,6 +251,10 @@ export interface OpenAIUpstream {
   callName: string | undefined;
   /** Resolves once `count` requests in all have arrived. */
   arrived(count: number): Promise<void>;
+  /** Resolves when the gateway next hangs up on an endless stream (`replay`). */
+  nextHangUp(): Promise<void>;
+  /** What was issued with the turn that made this tool call (by its id) or answered this text (`text:<content>`). */
+  issuedFor(key: string): Issued | undefined;
   close(): Promise<void>;
 }
 
@@ -222,10 +271,11 @@ export interface DeepSeekUpstream {
   close(): Promise<void>;
 }
 
-interface Issued {
-  reasoning: string;
-  details: unknown[] | undefined;
-  opaque?: string | number;
+/** What an answer issued, as the emulator keeps it to check what comes back. */
+export interface Issued {
+  readonly reasoning: string;
+  readonly details: Record<string, unknown>[] | undefined;
+  readonly opaque?: string | number;
 }
 
 /** DeepSeek's answer to a tool-call turn sent back without its reasoning (https://api-docs.deepseek.com/guides/thinking_mode). */
@@ -325,7 +375,9 @@ const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
   cerebras: { text: ["reasoning"], details: false },
   local: { text: ["reasoning"], details: false },
   mistral: { text: [], details: false },
+  gemini: { text: [], details: false },
   dashscope: { text: ["reasoning_content"], details: false },
+  sealed: { text: ["reasoning_content"], details: false },
   minimax: { text: [], details: false },
   copilot: { text: ["reasoning_text"], details: false },
   copilotbad: { text: ["reasoning_text"], details: false },
@@ -418,6 +470,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
   const answers = options.answers ?? { kind: "scripted" };
   const recordings = answers.kind === "recorded" ? loadRecordings() : undefined;
   const waiting: { count: number; resolve: () => void }[] = [];
+  const hangUps = new EventEmitter();
   let counter = 0;
 
   const handle = async (record: ReceivedRequest, response: ServerResponse): Promise<void> => {
@@ -427,6 +480,12 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       response.writeHead(status, { "content-type": "application/json" }).end(text);
     };
     if (options.firstByteDelayMs) await delay(options.firstByteDelayMs);
+    const key = options.apiKeys?.[flavor];
+    if (key !== undefined && record.headers.authorization !== `Bearer ${key}`) {
+      record.answer = "rejected";
+      const refusal = keyRefusal(flavor);
+      return answer(refusal.status, refusal.body);
+    }
     const fixed = options.fixedErrors?.[flavor];
     if (fixed) return answer(fixed.status, fixed.body);
     const problem = validate(flavor, body, issued, options.strict?.[flavor], options.echo ?? "issued");
@@ -437,20 +496,15 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     }
     if (recordings) return replayRecording(record, response, recordings, upstream.callName);
     if (answers.kind === "cassette") return replayInteraction(record, response, answers.interactions[received.indexOf(record)]);
+    if (answers.kind === "replay") return replayModel(record, response, answers.models[body.model], hangUps);
     const n = ++counter;
-    const reply =
-      answers.kind === "numbered"
-        ? numberedReply(body, n)
-        : answers.kind === "late-carriers"
-          ? lateCarriersReply(n)
-          : answers.kind === "planned"
-            ? plannedReply(body, n, answers.plan ?? firstTool)
-            : answers.kind === "tool-loop"
-              ? toolLoopReply(body, n, answers.files)
-              : scriptReply(flavor, body, n, options.callId);
+    const reply = replyFor(answers, flavor, body, n, options.callId);
     if (flavor === "copilot") reply.opaque = `opaque-${n}-Zm9v/+==`;
     if (flavor === "copilotbad") reply.opaque = n;
     if (flavor === "minimax") asMiniMax(body, reply);
+    if (flavor === "gemini") signFirstCall(reply);
+    if (options.reasoningChars) reply.reasoning = padded(reply.reasoning, options.reasoningChars);
+    if (flavor === "sealed") reply.details = [{ type: "reasoning.encrypted", data: blob(n, options.blobBytes ?? 64), format: "openai-responses-v1", index: 0 }];
     remember(issued, reply);
     record.answer = reply.answer;
     record.reasoning = reply.reasoning;
@@ -488,10 +542,12 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const upstream: OpenAIUpstream = {
     url,
-    baseUrl: (flavor) => `${url}/${flavor}/v1`,
+    baseUrl: (flavor) => `${url}/${flavor}/${flavor === "gemini" ? "v1beta/openai" : "v1"}`,
     received,
     requestsFor: (flavor) => received.filter((request) => request.flavor === flavor),
     callName: undefined,
+    issuedFor: (key) => issued.get(key),
+    nextHangUp: () => new Promise<void>((resolve) => hangUps.once("hang-up", () => resolve())),
     arrived: (count) => (received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve }))),
     close: () =>
       new Promise<void>((resolve) => {
@@ -545,6 +601,7 @@ function validate(
   strict: StrictProfile | undefined,
   echo: "issued" | "own-calls",
 ): Refusal | undefined {
+  if (flavor === "gemini") return geminiProblem(body);
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {
     if ("native_record" in message)
@@ -615,7 +672,9 @@ function validate(
       }
     }
   }
-  if (flavor === "openrouter" || flavor === "novita") {
+  if (flavor === "openrouter") return routerProblem(body, issued);
+  if (flavor === "sealed") return sealedProblem(body, issued);
+  if (flavor === "novita") {
     for (const message of messages) {
       if (message.role !== "assistant" || message.reasoning_details === undefined) continue;
       const calls = (message.tool_calls as { id: string }[] | undefined) ?? [];
@@ -648,7 +707,7 @@ interface Reply {
   opaque?: string | number;
   reasoning: string;
   content: string;
-  toolCalls: { id: string; name: string; arguments: string }[];
+  toolCalls: { id: string; name: string; arguments: string; extra_content?: Record<string, unknown> }[];
   details: Record<string, unknown>[] | undefined;
   answer: "tool_call" | "final" | "plain";
   usage: Record<string, unknown>;
@@ -661,6 +720,24 @@ interface Reply {
 }
 
 const SCRIPTED_USAGE = { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } };
+
+/** The answer of the model `answers` describes (the recorded kinds are served before this). */
+function replyFor(answers: Answers, flavor: string, body: ChatBody, n: number, callId: UpstreamOptions["callId"]): Reply {
+  switch (answers.kind) {
+    case "numbered":
+      return numberedReply(body, n);
+    case "late-carriers":
+      return lateCarriersReply(n);
+    case "steps":
+      return stepsReply(body, answers.steps);
+    case "planned":
+      return plannedReply(body, n, answers.plan ?? firstTool);
+    case "tool-loop":
+      return toolLoopReply(body, n, answers.files);
+    default:
+      return scriptReply(flavor, body, n, callId);
+  }
+}
 
 /** Offered tools and a user turn → a tool call; a tool result → the answer. Deterministic per request number. */
 function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: string, index: number) => `call_${name}_${index}`): Reply {
@@ -680,11 +757,301 @@ function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: 
       ]
     : undefined;
   const usage = SCRIPTED_USAGE;
+  const family = flavor === "openrouter" ? routerFamily(body.model) : undefined;
   if (tools.length > 0 && last?.role === "user") {
-    const call = { id: callId(flavor, n), name: tools[0]!, arguments: `{"city": "Florence", "n": ${n}}` };
-    return { reasoning, content: "", toolCalls: [call], details, answer: "tool_call", usage };
+    // Gemini behind OpenRouter calls in parallel: each call gets its own signature
+    const calls = Array.from({ length: family === "google" ? 2 : 1 }, (_, i) => ({
+      id: i === 0 ? callId(flavor, n) : `${callId(flavor, n)}_${i}`,
+      name: tools[0]!,
+      arguments: `{"city": "Florence", "n": ${n}}`,
+    }));
+    return { reasoning, content: "", toolCalls: calls, details: family ? routerDetails(family, n, reasoning, calls) : details, answer: "tool_call", usage };
   }
-  return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details, answer: tools.length > 0 ? "final" : "plain", usage };
+  return {
+    reasoning,
+    content: `Answer ${n} from ${flavor}.`,
+    toolCalls: [],
+    details: family ? routerDetails(family, n, reasoning, []) : details,
+    answer: tools.length > 0 ? "final" : "plain",
+    usage,
+  };
+}
+
+/** A request without the flavour's API key: Google's 400 for Gemini, OpenAI's 401 for the others. */
+function keyRefusal(flavor: string): Refusal {
+  if (flavor === "gemini") return geminiError("API key not valid. Please pass a valid API key.");
+  return {
+    status: 401,
+    body: JSON.stringify({ error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }),
+  };
+}
+
+/**
+ * Gemini 3 through Google's OpenAI-compatible endpoint, as strict as the real one:
+ *
+ * - a thought signature rides on a tool call as
+ *   `extra_content.google.thought_signature` and must come back on the same
+ *   call (https://ai.google.dev/gemini-api/docs/thought-signatures; the shape
+ *   as Continue reads it, https://github.com/continuedev/continue/pull/8865);
+ *   in the current turn (after the last user message) the first call of each
+ *   assistant step must carry one — this server's own for that call, or the
+ *   documented `skip_thought_signature_validator` — else the 400 quoted in
+ *   https://github.com/openai/openai-python/issues/2758 and
+ *   https://github.com/manthanabc/paws/issues/103 ("Function call is missing a
+ *   thought_signature in functionCall parts. …");
+ * - any field it does not know, at the top level, on a message or on a tool
+ *   call, is "Invalid JSON payload received. Unknown name … Cannot find
+ *   field." (https://github.com/FuzzAnything/PromptFuzz/issues/42,
+ *   https://github.com/liliMozi/openhanako/issues/394; the `at '…'` location of
+ *   a nested field as Google words it, https://github.com/gera2ld/ai.nvim/issues/13);
+ * - its error bodies are a JSON array around one error object, as those
+ *   issues show.
+ */
+const GEMINI_RULES = {
+  topLevel: new Set([
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "n",
+    "stop",
+    "max_tokens",
+    "max_completion_tokens",
+    "reasoning_effort",
+    "response_format",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "extra_body",
+  ]),
+  messageKeys: new Set(["role", "content", "name", "tool_calls", "tool_call_id", "extra_content"]),
+  toolCallKeys: new Set(["id", "type", "function", "extra_content"]),
+};
+
+/** Gemini's documented way to send a call whose signature was lost. */
+export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
+const SIGNING_KEY = randomBytes(32);
+
+/** The signature the gemini flavour issues for a call: bound to its name and arguments. */
+export function signCall(name: string, args: string): string {
+  return createHmac("sha256", SIGNING_KEY).update(`${name}\u0000${args}`).digest("base64");
+}
+
+/** Gemini signs the first call of each step it answers. */
+function signFirstCall(reply: Reply): void {
+  const first = reply.toolCalls[0];
+  if (first) first.extra_content = { google: { thought_signature: signCall(first.name, first.arguments) } };
+}
+
+/** Google's error envelope on this endpoint: an array around one error. */
+function geminiError(message: string, status = 400, code = "INVALID_ARGUMENT"): Refusal {
+  return { status, body: JSON.stringify([{ error: { code: status, message, status: code } }]), reason: message };
+}
+
+function unknownName(name: string, at?: string): Refusal {
+  return geminiError(`Invalid JSON payload received. Unknown name "${name}"${at ? ` at '${at}'` : ""}: Cannot find field.`);
+}
+
+type GeminiCall = { function: { name: string; arguments: string }; extra_content?: { google?: { thought_signature?: unknown } } } & Record<string, unknown>;
+
+/**
+ * Field names, then signatures. Positions count Gemini's contents: the
+ * system message is not one, and consecutive tool results are one.
+ */
+function geminiProblem(body: ChatBody): Refusal | undefined {
+  if (!Array.isArray(body.messages)) return geminiError("Invalid JSON payload received.");
+  for (const key of Object.keys(body)) if (!GEMINI_RULES.topLevel.has(key)) return unknownName(key);
+  const messages = body.messages as (ChatMessage & { tool_calls?: GeminiCall[] })[];
+  for (const [i, message] of messages.entries()) {
+    for (const key of Object.keys(message)) if (!GEMINI_RULES.messageKeys.has(key)) return unknownName(key, `messages[${i}]`);
+    for (const [j, call] of (message.tool_calls ?? []).entries())
+      for (const key of Object.keys(call)) if (!GEMINI_RULES.toolCallKeys.has(key)) return unknownName(key, `messages[${i}].tool_calls[${j}]`);
+  }
+  let position = 0;
+  let previous = "";
+  const lastUser = messages.findLastIndex((message) => message.role === "user");
+  for (const [i, message] of messages.entries()) {
+    if (message.role === "system" || message.role === "developer") continue;
+    if (!(message.role === "tool" && previous === "tool")) position++;
+    previous = message.role;
+    for (const call of message.tool_calls ?? []) {
+      const signature = call.extra_content?.google?.thought_signature;
+      if (typeof signature === "string" && signature !== SKIP_THOUGHT_SIGNATURE && signature !== signCall(call.function.name, call.function.arguments))
+        return geminiError("Corrupted thought signature.");
+    }
+    const first = message.tool_calls?.[0];
+    if (i > lastUser && first && typeof first.extra_content?.google?.thought_signature !== "string")
+      return geminiError(
+        `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${first.function.name}\` , position ${position}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
+      );
+  }
+  return undefined;
+}
+
+/** A tool loop of `steps` rounds: two parallel calls to a question, one more per round of results, then the answer. */
+function stepsReply(body: ChatBody, steps: number): Reply {
+  const messages = body.messages;
+  const tool = body.tools?.[0]?.function?.name;
+  const lastUser = messages.findLastIndex((message) => message.role === "user");
+  const done = messages.slice(lastUser + 1).filter((message) => message.role === "assistant" && message.tool_calls?.length).length;
+  const usage = { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 };
+  if (!tool || done >= steps)
+    return { reasoning: "", content: `Done after ${done} steps.`, toolCalls: [], details: undefined, answer: tool ? "final" : "plain", usage };
+  const call = (city: string) => ({ id: `function-call-${randomBytes(6).toString("hex")}`, name: tool, arguments: JSON.stringify({ location: city }) });
+  const toolCalls = done === 0 ? [call("Rome"), call("Oslo")] : [call(`City ${done}`)];
+  return { reasoning: "", content: "", toolCalls, details: undefined, answer: "tool_call", usage };
+}
+
+/** `reasoning` padded with more of the same thought to `chars` characters. */
+function padded(reasoning: string, chars: number): string {
+  return `${reasoning} ${"considering the request carefully. ".repeat(Math.ceil(chars / 34))}`.slice(0, Math.max(chars, reasoning.length));
+}
+
+/** Deterministic base64 of `bytes` pseudo-random bytes: incompressible, like real ciphertext. */
+function blob(n: number, bytes: number): string {
+  const parts: Buffer[] = [];
+  for (let block = 0; parts.length * 32 < bytes; block++) parts.push(createHash("sha256").update(`${n}:${block}`).digest());
+  return Buffer.concat(parts).subarray(0, bytes).toString("base64");
+}
+
+/** A turn the `sealed` flavour answered must come back with its encrypted reasoning, byte for byte. */
+function sealedProblem(body: ChatBody, issued: Map<string, Issued>): Refusal | undefined {
+  for (const [index, message] of body.messages.entries()) {
+    if (message.role !== "assistant") continue;
+    const calls = message.tool_calls ?? [];
+    const expected = (calls.length > 0 ? issued.get(calls[0]!.id) : issued.get(`text:${String(message.content ?? "")}`))?.details;
+    if (!expected || JSON.stringify(message.reasoning_details) === JSON.stringify(expected)) continue;
+    const data = String((expected[0] as { data?: unknown }).data);
+    return {
+      status: 400,
+      reason: `messages[${index}]: the encrypted reasoning is missing or was modified`,
+      body: JSON.stringify({
+        error: {
+          message: `The encrypted content ${data.slice(0, 4)}...${data.slice(-4)} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`,
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_encrypted_content",
+        },
+      }),
+    };
+  }
+  return undefined;
+}
+
+/** The `format` of OpenRouter's `reasoning_details` per upstream model family. */
+export const ROUTER_FORMATS = { anthropic: "anthropic-claude-v1", openai: "openai-responses-v1", google: "google-gemini-v1" } as const;
+type RouterFamily = keyof typeof ROUTER_FORMATS;
+
+/** The family of an OpenRouter model name (`google/gemini-3-pro`); Claude's shape for any other. */
+function routerFamily(model: string): RouterFamily {
+  const prefix = model.split("/")[0] ?? "";
+  return prefix === "openai" || prefix === "google" ? prefix : "anthropic";
+}
+
+/**
+ * OpenRouter's details per family
+ * (https://openrouter.ai/docs/use-cases/reasoning-tokens#reasoning-details; the
+ * types as its SDK declares them,
+ * https://github.com/OpenRouterTeam/ai-sdk-provider/blob/main/src/schemas/reasoning-details.ts):
+ * Claude's signed `reasoning.text` (and a redacted block as `reasoning.encrypted`);
+ * OpenAI's `reasoning.summary` and `reasoning.encrypted` under the reasoning
+ * item's `rs_` id and one index; Gemini's `reasoning.text` and one
+ * `reasoning.encrypted` per function call, its `id` that call's id (the thought signature).
+ */
+function routerDetails(family: RouterFamily, n: number, reasoning: string, calls: { id: string }[]): Record<string, unknown>[] {
+  const format = ROUTER_FORMATS[family];
+  if (family === "anthropic")
+    return [
+      { type: "reasoning.text", text: reasoning, format, index: 0, signature: `sig-openrouter-${n}-${Buffer.from(reasoning).toString("base64")}` },
+      { type: "reasoning.encrypted", data: `enc-${n}-AAEC/+8=`, format, index: 1 },
+    ];
+  if (family === "openai")
+    return [
+      { type: "reasoning.summary", summary: `**Plan ${n}** ${reasoning}`, id: `rs_${n}`, format, index: 0 },
+      { type: "reasoning.encrypted", data: `gAAAAB${n}enc+/==`, id: `rs_${n}`, format, index: 0 },
+    ];
+  return [
+    { type: "reasoning.text", text: reasoning, format, index: 0 },
+    ...calls.map((call, i) => ({ type: "reasoning.encrypted", data: `CiQB${n}${i}sig==`, id: call.id, format, index: i + 1 })),
+  ];
+}
+
+/** JSON with keys sorted: a provider compares what it parsed, not the order the keys came in. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item && typeof item === "object" && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : item,
+  );
+}
+
+/** OpenRouter's wrapper around an upstream provider's refusal. */
+function routerRefusal(provider: string, raw: string): Refusal {
+  return { status: 400, body: JSON.stringify({ error: { message: "Provider returned error", code: 400, metadata: { raw, provider_name: provider } } }) };
+}
+
+/**
+ * What OpenRouter passes on when the details come back wrong, for the family
+ * of the model asked: a changed array of its own family's is Anthropic's
+ * "Invalid `signature` in `thinking` block", or for OpenAI the wrapper alone
+ * (no public text of OpenAI's for it was found); in the current tool loop a
+ * tool-call turn without its details is Anthropic's "Expected `thinking`…"
+ * (https://docs.claude.com/en/docs/build-with-claude/extended-thinking) or
+ * Gemini's "Function call is missing a thought_signature…"
+ * (https://ai.google.dev/gemini-api/docs/thought-signatures). Another
+ * family's details are the upstream's to ignore.
+ */
+function routerProblem(body: ChatBody, issued: Map<string, Issued>): Refusal | undefined {
+  const family = routerFamily(body.model);
+  const lastUser = body.messages.findLastIndex((message) => message.role === "user");
+  for (const [index, message] of body.messages.entries()) {
+    if (message.role !== "assistant") continue;
+    const calls = message.tool_calls ?? [];
+    const expected = (calls.length > 0 ? issued.get(calls[0]!.id) : issued.get(`text:${String(message.content ?? "")}`))?.details as
+      Record<string, unknown>[] | undefined;
+    const sent = message.reasoning_details as Record<string, unknown>[] | undefined;
+    const own = expected?.[0]?.format === ROUTER_FORMATS[family];
+    if (sent !== undefined && own && canonical(sent) !== canonical(expected)) {
+      if (family === "anthropic")
+        return routerRefusal(
+          "Anthropic",
+          JSON.stringify({
+            type: "error",
+            error: { type: "invalid_request_error", message: `messages.${index}.content.0: Invalid \`signature\` in \`thinking\` block` },
+          }),
+        );
+      if (family === "openai") return routerRefusal("OpenAI", "");
+    }
+    if (index <= lastUser || calls.length === 0 || !own) continue;
+    // the current tool loop's own turns must carry what was issued for them
+    if (family === "anthropic" && !sent?.some((detail) => detail.type === "reasoning.text" && typeof detail.signature === "string"))
+      return routerRefusal(
+        "Anthropic",
+        JSON.stringify({
+          type: "error",
+          error: {
+            type: "invalid_request_error",
+            message: `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`tool_use\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`,
+          },
+        }),
+      );
+    if (family === "google" && !sent?.some((detail) => detail.type === "reasoning.encrypted" && detail.id === calls[0]!.id))
+      return routerRefusal(
+        "Google",
+        JSON.stringify({
+          error: {
+            code: 400,
+            message: `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${calls[0]!.function.name}\` , position ${index + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
+            status: "INVALID_ARGUMENT",
+          },
+        }),
+      );
+  }
+  return undefined;
 }
 
 /** The `reasoning_details` the n-th `late-carriers` answer sends after its text. */
@@ -804,7 +1171,12 @@ function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
   if (reply.details) message.reasoning_details = reply.details;
   if (reply.opaque !== undefined) message.reasoning_opaque = reply.opaque;
   if (reply.toolCalls.length > 0)
-    message.tool_calls = reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+    message.tool_calls = reply.toolCalls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: call.arguments },
+      ...(call.extra_content ? { extra_content: call.extra_content } : {}),
+    }));
   return message;
 }
 
@@ -880,7 +1252,8 @@ async function streamReply(
   } else if (reply.opaque !== undefined) out.push(chunk({ reasoning_opaque: reply.opaque }));
   for (const piece of pieces(reply.content, reply.fragment, 1)) out.push(chunk({ content: piece }));
   reply.toolCalls.forEach((call, index) => {
-    out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
+    const extra = call.extra_content ? { extra_content: call.extra_content } : {};
+    out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" }, ...extra }] }));
     for (const piece of pieces(call.arguments, reply.fragment && reply.fragment - 2, 1))
       out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
@@ -1007,6 +1380,46 @@ export interface Interaction {
 
 export function loadCassette(name: string): Interaction[] {
   return (parse(readFixture(`cassettes/${name}.yaml`)) as { interactions: Interaction[] }).interactions;
+}
+
+/** What `replay` serves for the request's model. */
+async function replayModel(record: ReceivedRequest, response: ServerResponse, replay: Replay | undefined, hangUps: EventEmitter): Promise<void> {
+  const { body } = record;
+  const answer = (status: number, text: string) => {
+    record.status = status;
+    response.writeHead(status, { "content-type": "application/json" }).end(text);
+  };
+  if (!replay) {
+    record.answer = "rejected";
+    return answer(
+      404,
+      JSON.stringify({
+        error: {
+          message: `The model \`${body.model}\` does not exist or you do not have access to it.`,
+          type: "invalid_request_error",
+          param: null,
+          code: "model_not_found",
+        },
+      }),
+    );
+  }
+  if ("status" in replay) return answer(replay.status, readFixture(`chunks/${replay.file}`));
+  if ("endless" in replay) {
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    const timer = setInterval(() => response.write(`data: ${replay.endless}\n\n`), 10);
+    response.once("close", () => {
+      clearInterval(timer);
+      hangUps.emit("hang-up");
+    });
+    return;
+  }
+  const inline = "chunks" in replay;
+  if (body.stream !== true && (!inline || replay.whole !== undefined))
+    return answer(200, JSON.stringify(inline ? replay.whole : fixtureJson(`${replay.name}.json`)));
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const line of inline ? replay.chunks : fixtureLines(replay.name))
+    if (!response.write(`data: ${line}\n\n`)) await new Promise((resolve) => response.once("drain", resolve));
+  response.end("data: [DONE]\n\n");
 }
 
 function replayInteraction(record: ReceivedRequest, response: ServerResponse, recorded: Interaction | undefined): void {
