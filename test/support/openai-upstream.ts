@@ -483,7 +483,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     const key = options.apiKeys?.[flavor];
     if (key !== undefined && record.headers.authorization !== `Bearer ${key}`) {
       record.answer = "rejected";
-      const refusal = keyRefusal(flavor);
+      const refusal = keyRefusal(flavor, record.headers.authorization);
       return answer(refusal.status, refusal.body);
     }
     const fixed = options.fixedErrors?.[flavor];
@@ -777,12 +777,21 @@ function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: 
   };
 }
 
-/** A request without the flavour's API key: Google's 400 for Gemini, OpenAI's 401 for the others. */
-function keyRefusal(flavor: string): Refusal {
+/** A request without the flavour's API key: Google's 400 for Gemini, OpenAI's 401 (the key sent, masked as OpenAI masks it) for the others. */
+function keyRefusal(flavor: string, sent: string | undefined): Refusal {
   if (flavor === "gemini") return geminiError("API key not valid. Please pass a valid API key.");
+  const key = (sent ?? "").replace(/^Bearer /, "");
+  const masked = key.length > 8 ? `${key.slice(0, 3)}${"*".repeat(key.length - 7)}${key.slice(-4)}` : key;
   return {
     status: 401,
-    body: JSON.stringify({ error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }),
+    body: JSON.stringify({
+      error: {
+        message: `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_api_key",
+      },
+    }),
   };
 }
 
