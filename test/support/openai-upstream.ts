@@ -465,6 +465,9 @@ function asMiniMax(body: ChatBody, reply: Reply): void {
 }
 
 export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promise<OpenAIUpstream> {
+  // a custom flavour named like a built-in one would answer and refuse by both sets of rules at once
+  for (const name of Object.keys(options.strict ?? {}))
+    if (name in REPLY_FIELDS || name in SAME_AS) throw new Error(`strict flavour ${name} is a built-in flavour`);
   const received: ReceivedRequest[] = [];
   const issued = new Map<string, Issued>(); // by tool-call id, or by content for text turns
   const answers = options.answers ?? { kind: "scripted" };
