@@ -19,6 +19,9 @@ import type { AddressInfo } from "node:net";
  * - `stall-after-head`: sends the head and one chunk, then nothing;
  * - `trickle`: a byte of an SSE comment every 20 ms, forever;
  * - `rate-limit`: 429 with Retry-After and x-ratelimit-* headers;
+ * - `bom`: "Hello world", its body led by a UTF-8 byte order mark (some .NET
+ *   and Windows-hosted servers send one); streamed, the mark's first two
+ *   bytes come alone, as a network read may deliver them;
  * - `flood`: reasoning chunks as fast as the socket takes them, until it
  *   stops taking them (`write()` false and no `drain`) or the exchange closes.
  *
@@ -49,6 +52,7 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-f", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
 
 const SSE = { "content-type": "text/event-stream" };
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** OpenAI's text for a request-rate limit (its requests-per-minute wording; the tokens-per-minute one is in openai-responses-upstream.ts). */
 export const RATE_LIMITED =
@@ -121,6 +125,32 @@ function answer(model: string, _request: IncomingMessage, response: ServerRespon
       response.on("close", () => clearInterval(timer));
       return;
     }
+    case "bom":
+      if (exchange.body.stream) {
+        response.writeHead(200, SSE);
+        response.write(BOM.subarray(0, 2));
+        setTimeout(() => {
+          response.write(Buffer.concat([BOM.subarray(2), Buffer.from(chunk({ role: "assistant", content: "Hello" }))]));
+          response.end(chunk({ content: " world" }, "stop") + "data: [DONE]\n\n");
+        }, 20);
+        return;
+      }
+      response.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+      response.end(
+        Buffer.concat([
+          BOM,
+          Buffer.from(
+            JSON.stringify({
+              id: "chatcmpl-f",
+              object: "chat.completion",
+              created: 1,
+              model: "m",
+              choices: [{ index: 0, message: { role: "assistant", content: "Hello world" }, finish_reason: "stop" }],
+            }),
+          ),
+        ]),
+      );
+      return;
     case "rate-limit":
       response.writeHead(429, {
         "content-type": "application/json",
