@@ -79,6 +79,7 @@ export type Flavor =
   | "fireworks"
   | "openrouter"
   | "novita"
+  | "sealed"
   | "local"
   | "vllm"
   | "ollama"
