@@ -54,14 +54,17 @@ import type { Hold } from "./hold.js";
  * - any other flavour: a `native_record` key is a leak and answers 400.
  * - recorded answers: `logprobs: true` and a `service_tier` are served as OpenAI serves them.
  *
- * Custom strict flavours (`strict`) reject one field with a given phrasing.
- * Every request is recorded, rejected ones included.
+ * Custom strict flavours (`strict`, named unlike any built-in one) reject one
+ * field with a given phrasing. Every request is recorded, rejected ones included.
  *
- * What the model answers is `answers`: a scripted reply per flavour (the
- * default); DeepSeek's recorded real traffic (`recorded`); a DeepSeek that
- * calls the tool a plan picks (`planned`); or an agent's file-reading tool
- * loop (`tool-loop`). `echo` sets how strictly the must-echo rule above is
- * kept, and the delays hold an answer before its first byte or its finish.
+ * What the model answers is `answers` (see `Answers`): a scripted reply per
+ * flavour (the default); recorded real traffic (DeepSeek's `recorded`, any
+ * recording by model name in `replay`, a go-vcr `cassette`); a DeepSeek that
+ * calls the tool a plan picks (`planned`); an agent's file-reading tool loop
+ * (`tool-loop`); numbered chat turns; Gemini's parallel-call `steps`; or
+ * carriers that come after the text (`late-carriers`). `echo` sets how
+ * strictly the must-echo rule above is kept; the delays and `hold` keep an
+ * answer before its first byte, its late carriers or its finish.
  * `startDeepSeek` is the same emulator seen as one DeepSeek endpoint.
  */
 
