@@ -48,10 +48,11 @@ test("the WAL stays bounded under seconds of sustained turns", async () => {
   let previous = 0;
   let truncations = 0;
   const started = performance.now();
-  // at least 4 s, and on a slow machine longer (up to 20 s) until the WAL was cut back a few times: how many turns a
-  // second this machine stores decides how often the limit is passed, not whether the WAL is bounded
+  // at least 4 s, and on a slow or loaded machine longer (up to 100 s, short of the test's limit so the assertions say
+  // what is missing) until the WAL was cut back a few times: how many turns a second this machine stores decides how
+  // often the limit is passed, not whether the WAL is bounded
   const elapsed = () => performance.now() - started;
-  while (elapsed() < 4000 || (truncations <= 5 && elapsed() < 20_000)) {
+  while (elapsed() < 4000 || (truncations <= 5 && elapsed() < 100_000)) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     let size = 0;
     try {
@@ -73,4 +74,4 @@ test("the WAL stays bounded under seconds of sustained turns", async () => {
   expect(written).toBeGreaterThan(4 * LIMIT); // the limit passed several times over
   expect(largest).toBeLessThan(BOUND);
   expect(truncations).toBeGreaterThan(5); // SQLite alone reuses the file and never shrinks it: here it is cut back again and again
-}, 30_000);
+}, 120_000);

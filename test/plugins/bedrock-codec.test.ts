@@ -13,9 +13,10 @@ import { validation } from "./emulators/bedrock-emulator.js";
 import { verifySigV4 } from "./emulators/sigv4-verifier.js";
 import { fold, replayedAssistant, upstreamCall } from "./support/calls.js";
 import { cassette, chunkJson, chunkLines, json } from "./support/fixtures.js";
+import { saveEnv } from "../support/saved-env.js";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sessionToken: "session-token-1" };
-const saved = { ...process.env };
+const restoreEnv = saveEnv();
 beforeAll(() => {
   Object.assign(process.env, {
     AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
@@ -24,9 +25,7 @@ beforeAll(() => {
     AWS_REGION: "us-east-1",
   });
 });
-afterAll(() => {
-  process.env = saved;
-});
+afterAll(restoreEnv);
 
 // the core's transport: Bedrock reads its binary event stream itself, through the core's pool and deadlines
 const http = new UpstreamHttp();

@@ -8,6 +8,7 @@ import { carrierd, cleanEnv } from "../foundation/cli-process.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startBedrockEmulator } from "./emulators/bedrock-emulator.js";
 import type { Emulator } from "./emulators/http-emulator.js";
+import { saveEnv } from "../support/saved-env.js";
 
 /**
  * Bedrock needs AWS credentials (or a Bedrock API key) as every other
@@ -17,13 +18,11 @@ import type { Emulator } from "./emulators/http-emulator.js";
  */
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const AWS = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION"];
-const saved = { ...process.env };
+const restoreEnv = saveEnv();
 const withoutAws = () => {
   for (const name of AWS) delete process.env[name];
 };
-afterAll(() => {
-  process.env = saved;
-});
+afterAll(restoreEnv);
 
 const routes = (baseUrl: string, extra = "") => `version: 1
 providers:

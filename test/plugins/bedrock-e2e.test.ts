@@ -5,10 +5,11 @@ import { signReasoning, startBedrockEmulator, validation } from "./emulators/bed
 import { startCassetteEmulator, type Emulator } from "./emulators/http-emulator.js";
 import { verifySigV4 } from "./emulators/sigv4-verifier.js";
 import { cassette, json } from "./support/fixtures.js";
+import { saveEnv } from "../support/saved-env.js";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sessionToken: "session-token-1" };
 const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
-const saved = { ...process.env };
+const restoreEnv = saveEnv();
 beforeAll(() => {
   // the plugin reads AWS credentials from the daemon's environment, as the AWS SDKs do
   Object.assign(process.env, {
@@ -18,9 +19,7 @@ beforeAll(() => {
     AWS_REGION: "us-east-1",
   });
 });
-afterAll(() => {
-  process.env = saved;
-});
+afterAll(restoreEnv);
 
 const weather = {
   type: "function",

@@ -30,11 +30,15 @@ export default class FailureSummaryReporter implements Reporter {
 const ERROR_LINES = 3;
 
 function entry(where: string, error: SerializedError | undefined): string {
-  const message = error ? `${error.name && !error.message.startsWith(error.name) ? `${error.name}: ` : ""}${error.message}` : "(no error recorded)";
+  const text = error?.message ?? "";
+  const message = error ? `${error.name && !text.startsWith(error.name) ? `${error.name}: ` : ""}${text}` : "(no error recorded)";
   const lines = message
     .split("\n")
     .map((line) => line.trimEnd())
     .filter(Boolean)
     .slice(0, ERROR_LINES);
+  // where it was thrown, in the test's own code when the stack reaches it
+  const frame = error?.stacks?.[0];
+  if (frame) lines.push(`at ${relative(process.cwd(), frame.file)}:${frame.line}:${frame.column}`);
   return `  FAIL ${where}\n${lines.map((line) => `       ${line}`).join("\n")}`;
 }
