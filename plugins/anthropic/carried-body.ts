@@ -4,6 +4,7 @@ import {
   objectSpan,
   openCarriedBody,
   spliceTopLevel,
+  type BodyPieces,
   type ArraySpan,
   type CarriedRequest,
   type ChatMessage,
@@ -25,7 +26,7 @@ import { readLayout, type LayoutBlock, type RedactedThinkingBlock, type Thinking
  * another model signed — is left out: Anthropic refuses a signature it did
  * not issue.
  */
-export function carriedMessagesBody(call: UpstreamCall, carried: CarriedRequest, vertex: boolean): Buffer {
+export function carriedMessagesBody(call: UpstreamCall, carried: CarriedRequest, vertex: boolean): Buffer | BodyPieces {
   const body = openCarriedBody(carried.bytes);
   spliceTopLevel(body, vertex ? undefined : call.model, carried.settings);
   if (vertex) body.splices.setMember(body.top, memberOf(body.top, "anthropic_version"), "anthropic_version", JSON.stringify("vertex-2023-10-16"));
@@ -45,7 +46,7 @@ export function carriedMessagesBody(call: UpstreamCall, carried: CarriedRequest,
       if (keep) body.splices.rewriteArray(arraySpan(body.bytes, content.valueStart), keep);
     }
   }
-  return body.splices.apply();
+  return body.splices.applied();
 }
 
 type Kept = number | { json: string };

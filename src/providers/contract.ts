@@ -319,7 +319,17 @@ export interface HttpCodec {
    * name, the replayed carriers, the route's settings). A codec whose
    * definition declares a `wire` has it.
    */
-  buildCarriedRequest?(call: UpstreamCall, carried: CarriedRequest): { url: string; headers: Record<string, string>; body: Buffer };
+  buildCarriedRequest?(call: UpstreamCall, carried: CarriedRequest): { url: string; headers: Record<string, string>; body: Buffer | BodyPieces };
+}
+
+/**
+ * A request body sent as the pieces it is made of, in order, `byteLength`
+ * bytes in all: a large carried body, the client's bytes between carrierd's
+ * changes, never copied into one buffer (src/providers/carried/splices.ts).
+ */
+export interface BodyPieces {
+  readonly pieces: readonly Uint8Array[];
+  readonly byteLength: number;
 }
 
 /** One HTTP request a plugin built itself, for `PluginContext.http.post`. */
