@@ -147,7 +147,7 @@ describe("Claude Code's requests on an Anthropic route: the upstream gets the cl
   test("a body of 128 KiB or more, sent upstream in pieces: the same bytes, its Content-Length theirs", async () => {
     const { headers, body } = capture("claude-code-2.1.337-continue-toolresult-req.json");
     // a long pasted document before the turns answered elsewhere: the envelopes' blocks are cut out around it
-    const document = { role: "user", content: [{ type: "text", text: "é lorem \\ \"ipsum\" ".repeat(9_000) }] };
+    const document = { role: "user", content: [{ type: "text", text: 'é lorem \\ "ipsum" '.repeat(9_000) }] };
     const assistant = { role: "assistant", content: [{ type: "text", text: "read" }] };
     const request = { ...body, messages: [document, assistant, ...body.messages.slice(0, 5)] };
     const sent = JSON.stringify(request);

@@ -125,8 +125,7 @@ export class UpstreamHttp {
  */
 function sentBody(headers: Record<string, string>, body: string | Buffer | BodyPieces): { headers: Record<string, string>; body: string | Buffer | Readable } {
   if (typeof body === "string" || Buffer.isBuffer(body)) return { headers, body };
-  if (Object.keys(headers).some((name) => name.toLowerCase() === "content-length"))
-    return { headers, body: Buffer.concat(body.pieces, body.byteLength) };
+  if (Object.keys(headers).some((name) => name.toLowerCase() === "content-length")) return { headers, body: Buffer.concat(body.pieces, body.byteLength) };
   return { headers: { ...headers, "content-length": String(body.byteLength) }, body: Readable.from(body.pieces, { objectMode: false }) };
 }
 
