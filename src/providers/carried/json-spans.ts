@@ -148,7 +148,7 @@ const keptSpans = new WeakMap<Buffer, Map<number, ObjectSpan | ArraySpan>>();
 /** Keeps a span of `bytes` for objectSpan and arraySpan to hand out again. */
 export function keepSpan(bytes: Buffer, span: ObjectSpan | ArraySpan): void {
   let spans = keptSpans.get(bytes);
-  if (!spans) keptSpans.set(bytes, (spans = new Map()));
+  if (!spans) keptSpans.set(bytes, (spans = new Map<number, ObjectSpan | ArraySpan>()));
   spans.set(span.open, span);
 }
 
