@@ -16,17 +16,19 @@ export const KEY = "bench-key-0123456789";
  * API behind an `openai-responses` route: a Responses client there is
  * carried (the `codex-same-wire` workload of agents.mjs).
  */
-export function routesYaml(upstreamPort, extraModel = "") {
+export function routesYaml(upstreamPort, extraModel = "", { responses = true } = {}) {
+  // a build from before the openai-responses plugin refuses a table naming it: `responses: false` leaves its routes out
+  const responsesProvider = responses ? `\n  bench-responses: { plugin: openai-responses, base_url: "http://127.0.0.1:${upstreamPort}/v1" }` : "";
+  const responsesModels = responses
+    ? `\n  - { name: bench-responses, provider: bench-responses, model: bench-reasoner }\n  - { name: bench-responses-paced, provider: bench-responses, model: bench-reasoner-paced }`
+    : "";
   return `version: 1
 providers:
-  bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
-  bench-responses: { plugin: openai-responses, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
+  bench: { plugin: openai-compatible, base_url: "http://127.0.0.1:${upstreamPort}/v1" }${responsesProvider}
 models:
   - { name: bench, provider: bench, model: bench-reasoner }
   - { name: bench-paced, provider: bench, model: bench-reasoner-paced }
-  - { name: bench-repeat, provider: bench, model: bench-reasoner-repeat }
-  - { name: bench-responses, provider: bench-responses, model: bench-reasoner }
-  - { name: bench-responses-paced, provider: bench-responses, model: bench-reasoner-paced }${extraModel}
+  - { name: bench-repeat, provider: bench, model: bench-reasoner-repeat }${responsesModels}${extraModel}
 carriers:
   # must_echo with reasoning_content: the most demanding replay route
   - match: { provider: bench }

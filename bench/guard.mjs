@@ -260,7 +260,8 @@ async function main() {
       upstreams[kind] = upstream;
       targets[kind] = { direct: { port: upstream.port }, raw: { port: raw.port, pid: raw.pid } };
       for (const [side, checkout] of Object.entries(builds)) {
-        const routesOf = kind === "chat" ? routesYaml : anthropicRoutesYaml;
+        const responses = existsSync(join(checkout, "plugins", "openai-responses"));
+        const routesOf = kind === "chat" ? (port) => routesYaml(port, "", { responses }) : anthropicRoutesYaml;
         const gateway = await begin(await startCarrierd(upstream.port, join(work, `${kind}-${side}`), { checkout, routesOf }));
         targets[kind][side] = { port: gateway.port, pid: gateway.pid };
       }

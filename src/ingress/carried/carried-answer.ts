@@ -136,11 +136,15 @@ export function sendCarriedRefusal(
 }
 
 /**
- * The stream's error event holding the upstream's own error body, as a
- * provider streams an error: `event: error` (Anthropic's), or an unnamed
- * `data:` event (`named` false: Google's).
+ * The stream's error event holding the upstream's own error body (each of
+ * its lines a `data:` line), as a provider streams an error: `event: error`
+ * (Anthropic's, the Responses API's), or an unnamed `data:` event (`named`
+ * false: Google's); any other failure is the door's own frame. It opens with
+ * a blank line: the upstream's bytes before it may end mid-line (an upstream
+ * cut off by a deadline), and the event must not join that line.
  */
 export function carriedErrorFrame(fallback: FailureFrame, named = true): FailureFrame {
   const event = named ? "event: error\n" : "";
-  return (failure) => (failure.upstreamBody !== undefined ? `${event}data: ${redactText(failure.upstreamBody)}\n\n` : fallback(failure));
+  return (failure) =>
+    failure.upstreamBody !== undefined ? `\n\n${event}data: ${redactText(failure.upstreamBody).replace(/\r?\n/g, "\ndata: ")}\n\n` : `\n\n${fallback(failure)}`;
 }
