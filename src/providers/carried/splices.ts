@@ -1,4 +1,3 @@
-import type { BodyPieces } from "../contract.js";
 import { skipSpace, type ArraySpan, type MemberSpan, type ObjectSpan } from "./json-spans.js";
 
 /** One change to a carried body: the bytes `[start, end)` replaced by `text` (an insertion when start equals end). */
@@ -124,8 +123,8 @@ export class Splices {
  */
 const PIECES_FROM = 128 * 1024;
 
-/** A carried body as the pieces it is made of: the client's bytes (views, not copies) and the changed text between them. */
-export class SplicedBytes implements BodyPieces {
+/** A carried body as the pieces it is made of: the client's bytes (views, not copies) and the changed text between them (the contract's BodyPieces). */
+export class SplicedBytes {
   constructor(
     readonly pieces: readonly Buffer[],
     readonly byteLength: number,
