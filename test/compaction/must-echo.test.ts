@@ -5,7 +5,7 @@ import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { ECHO_PLACEHOLDER } from "../../src/routing/carriers/shape-messages.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { collectCompactions, respond, showSession } from "./support/harness.js";
-import { startCompactionUpstream, type CompactionUpstream, type WireBody } from "./support/upstream.js";
+import { startOpenAIUpstream, type ChatBody, type OpenAIUpstream } from "../support/openai-upstream.js";
 
 /**
  * DeepSeek's thinking mode with tools: every assistant tool-call turn must
@@ -14,12 +14,12 @@ import { startCompactionUpstream, type CompactionUpstream, type WireBody } from 
  * Responses tool loop compacts several times on a must-echo route; every
  * request must still be accepted.
  */
-let upstream: CompactionUpstream;
+let upstream: OpenAIUpstream;
 let gateway: TestGateway;
 let compactions: GatewayEvent[];
 
 beforeAll(async () => {
-  upstream = await startCompactionUpstream({ blobBytes: 0, reasoningChars: 1500 });
+  upstream = await startOpenAIUpstream({ echo: "own-calls", reasoningChars: 1500 });
   gateway = await startTestGateway({
     spec,
     routes: `version: 1
@@ -52,7 +52,7 @@ const tools = [
 ];
 
 /** Upstream requests sent right after a compaction, with the input kind of the Responses request that caused it. */
-const compactedRequests: { body: WireBody; input: "user" | "tool" }[] = [];
+const compactedRequests: { body: ChatBody; input: "user" | "tool" }[] = [];
 let sessionId = "";
 
 test("a tool loop compacts several times on a must-echo route and every request is accepted", async () => {
@@ -85,7 +85,7 @@ test("after compaction the retained tool-call turns carry their real reasoning_c
       if (message.role !== "assistant" || !message.tool_calls?.length) continue;
       toolCallTurns++;
       expect(message.reasoning_content).not.toBe(ECHO_PLACEHOLDER);
-      expect(message.reasoning_content).toBe(upstream.issued.get(message.tool_calls[0]!.id)!.reasoning);
+      expect(message.reasoning_content).toBe(upstream.issuedFor(message.tool_calls[0]!.id)!.reasoning);
     }
   }
   expect(toolCallTurns).toBeGreaterThan(0);
@@ -106,7 +106,7 @@ test("no compaction separates a tool result from its call, also when the new inp
     const [call, result] = body.messages.slice(-2);
     expect(result!.role).toBe("tool");
     expect(call!.tool_calls?.[0]?.id).toBe(result!.tool_call_id);
-    expect(call!.reasoning_content).toBe(upstream.issued.get(String(result!.tool_call_id))!.reasoning);
+    expect(call!.reasoning_content).toBe(upstream.issuedFor(String(result!.tool_call_id))!.reasoning);
   }
 });
 

@@ -6,7 +6,7 @@ import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { loadEventValidators, schemaProblems } from "../events/event-schemas.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { captureLog, collectCompactions, respond, showSession, sessionsCli, type CapturedLog } from "./support/harness.js";
-import { startCompactionUpstream, type CompactionUpstream, type WireMessage } from "./support/upstream.js";
+import { startOpenAIUpstream, type ChatMessage, type OpenAIUpstream } from "../support/openai-upstream.js";
 
 /**
  * A Responses chain whose turns carry large encrypted reasoning blobs
@@ -19,13 +19,13 @@ const CONTEXT_WINDOW = 24_000;
 const COMPACT_AT = 0.75;
 const BUDGET = Math.floor(CONTEXT_WINDOW * COMPACT_AT);
 
-let upstream: CompactionUpstream;
+let upstream: OpenAIUpstream;
 let gateway: TestGateway;
 let log: CapturedLog;
 let compactions: GatewayEvent[];
 
 beforeAll(async () => {
-  upstream = await startCompactionUpstream({ blobBytes: 6000, reasoningChars: 200 });
+  upstream = await startOpenAIUpstream({ blobBytes: 6000, reasoningChars: 200 });
   log = captureLog();
   gateway = await startTestGateway({
     spec,
@@ -33,7 +33,7 @@ beforeAll(async () => {
     routes: `version: 1
 providers:
   demo: { plugin: demo }
-  opaque: { plugin: openai-compatible, base_url: "${upstream.baseUrl("opaque")}" }
+  opaque: { plugin: openai-compatible, base_url: "${upstream.baseUrl("sealed")}" }
 models:
   - { name: demo, provider: demo, model: demo-reasoner }
   - { name: opaque-model, provider: opaque, model: opaque-1, context_window: ${CONTEXT_WINDOW}, compact_at: ${COMPACT_AT}, summarizer: demo }
@@ -56,7 +56,7 @@ afterAll(async () => {
 
 /** The upstream body's weight in the unit the budget is in (four bytes a token). */
 const wireTokens = (raw: string) => Math.ceil(Buffer.byteLength(raw, "utf8") / 4);
-const assistants = (messages: WireMessage[]) => messages.filter((message) => message.role === "assistant");
+const assistants = (messages: ChatMessage[]) => messages.filter((message) => message.role === "assistant");
 
 let sessionId: string;
 let lastResponse: string;
@@ -71,7 +71,7 @@ async function turn(input: string): Promise<void> {
   expect(result.status, JSON.stringify(result.body)).toBe(200);
   sessionId = result.sessionId;
   lastResponse = result.body.id;
-  if (compactions.length > before) compactedAt.push(upstream.received.filter((request) => request.flavor === "opaque").length - 1);
+  if (compactions.length > before) compactedAt.push(upstream.received.filter((request) => request.flavor === "sealed").length - 1);
 }
 
 test("one compaction brings a history of large opaque items under the budget, and the next turns need no second pass", async () => {
@@ -85,7 +85,7 @@ test("one compaction brings a history of large opaque items under the budget, an
   expect(event!.tokens_before as number).toBeGreaterThan(BUDGET);
   expect(event!.tokens_after as number).toBeLessThanOrEqual(BUDGET);
 
-  const opaque = upstream.received.filter((request) => request.flavor === "opaque");
+  const opaque = upstream.received.filter((request) => request.flavor === "sealed");
   const compactedRequest = opaque[compactedAt[0]!]!;
   const uncompacted = opaque[compactedAt[0]! - 1]!;
   // what really went upstream: the compacted request is under the budget, the one before it was nearly there
@@ -95,14 +95,14 @@ test("one compaction brings a history of large opaque items under the budget, an
   // three more turns: each adds ~2k tokens of blobs, and none triggers another compaction
   for (let index = 0; index < 3; index++) await turn(`Follow-up ${index}`);
   expect(compactions).toHaveLength(1);
-  for (const request of upstream.received.filter((request) => request.flavor === "opaque").slice(compactedAt[0]!)) {
+  for (const request of upstream.received.filter((request) => request.flavor === "sealed").slice(compactedAt[0]!)) {
     expect(request.status).toBe(200);
     expect(wireTokens(request.raw)).toBeLessThanOrEqual(BUDGET);
   }
 });
 
 test("kept turns keep their reasoning text and encrypted reasoning_details byte-identical; head first, summary after it", () => {
-  const compactedRequest = upstream.received.filter((request) => request.flavor === "opaque")[compactedAt[0]!]!;
+  const compactedRequest = upstream.received.filter((request) => request.flavor === "sealed")[compactedAt[0]!]!;
   const messages = compactedRequest.body.messages;
   expect(messages[0]).toEqual({ role: "user", content: "Plan a trip to Siena, please. Keep this goal in mind." });
   expect(messages[1]!.role).toBe("user");
@@ -110,14 +110,14 @@ test("kept turns keep their reasoning text and encrypted reasoning_details byte-
   const kept = assistants(messages);
   expect(kept.length).toBeGreaterThan(0);
   for (const message of kept) {
-    const issued = upstream.issued.get(String(message.content))!;
+    const issued = upstream.issuedFor(`text:${String(message.content)}`)!;
     expect(issued, `kept assistant message ${String(message.content)} was issued by the upstream`).toBeDefined();
     expect(message.reasoning_content).toBe(issued.reasoning);
     // the raw wire bytes hold the blob exactly as issued
     expect(compactedRequest.raw).toContain(JSON.stringify(issued.details));
   }
   // and what was summarised is gone from the wire
-  const total = upstream.received.filter((request) => request.flavor === "opaque")[compactedAt[0]! - 1]!;
+  const total = upstream.received.filter((request) => request.flavor === "sealed")[compactedAt[0]! - 1]!;
   expect(assistants(total.body.messages).length).toBeGreaterThan(kept.length);
 });
 
@@ -155,7 +155,7 @@ test("sessions show hides archived turns behind the checkpoint; --all shows them
   expect(archived.length).toBeGreaterThan(0);
   expect(all.turns).toHaveLength(active.turns.length + archived.length);
   for (const turn of archived) {
-    const issued = upstream.issued.get(turn.content)!;
+    const issued = upstream.issuedFor(`text:${turn.content}`)!;
     expect(turn.carriers).toEqual(["reasoning_text", "reasoning_details"]);
     expect(JSON.stringify(turn.reasoning_details)).toBe(JSON.stringify(issued.details));
   }

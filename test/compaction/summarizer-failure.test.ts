@@ -4,7 +4,7 @@ import { SpecWatch } from "../support/open-responses.js";
 import type { GatewayEvent } from "../../src/foundation/event-bus/event-bus.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { captureLog, collectCompactions, respond, type CapturedLog } from "./support/harness.js";
-import { startCompactionUpstream, type CompactionUpstream } from "./support/upstream.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 
 /**
  * When no summary can be had (here: the summariser names no model), the
@@ -12,20 +12,20 @@ import { startCompactionUpstream, type CompactionUpstream } from "./support/upst
  * silently drop what the user said — and a warning says why. A model
  * without context_window is never compacted.
  */
-let upstream: CompactionUpstream;
+let upstream: OpenAIUpstream;
 let gateway: TestGateway;
 let log: CapturedLog;
 let compactions: GatewayEvent[];
 
 beforeAll(async () => {
-  upstream = await startCompactionUpstream({ blobBytes: 4000, reasoningChars: 100 });
+  upstream = await startOpenAIUpstream({ blobBytes: 4000, reasoningChars: 100 });
   log = captureLog();
   gateway = await startTestGateway({
     spec,
     log: log.logger,
     routes: `version: 1
 providers:
-  opaque: { plugin: openai-compatible, base_url: "${upstream.baseUrl("opaque")}" }
+  opaque: { plugin: openai-compatible, base_url: "${upstream.baseUrl("sealed")}" }
 models:
   - { name: broken-summary, provider: opaque, model: opaque-1, context_window: 6000, summarizer: no-such-model }
   - { name: no-window, provider: opaque, model: opaque-1 }

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startFaultUpstream, type FaultUpstream } from "../faults/fault-upstream.js";
+import { RATE_LIMITED, startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startDeepSeek, startOpenAIUpstream, type DeepSeekUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { WEATHER_TOOL } from "./harness.js";
@@ -16,12 +16,12 @@ import { WEATHER_TOOL } from "./harness.js";
 const KEY = "sk-emulated";
 let deepseek: DeepSeekUpstream;
 let flavours: OpenAIUpstream;
-let faults: FaultUpstream;
+let faults: FaultInjector;
 let gateway: TestGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
-  [deepseek, flavours, faults] = await Promise.all([startDeepSeek({ answers: { kind: "recorded" } }), startOpenAIUpstream(), startFaultUpstream()]);
+  [deepseek, flavours, faults] = await Promise.all([startDeepSeek({ answers: { kind: "recorded" } }), startOpenAIUpstream(), startFaultInjector()]);
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
@@ -190,9 +190,7 @@ describe("the answer reaches the client as the upstream sent it", () => {
     for (const stream of [false, true]) {
       const response = await post(JSON.stringify({ model: "rate-limit", stream, messages: [{ role: "user", content: "hi" }] }));
       expect(response.status).toBe(429);
-      expect(response.text).toBe(
-        JSON.stringify({ error: { message: "Rate limit reached for requests", type: "requests", param: null, code: "rate_limit_exceeded" } }),
-      );
+      expect(response.text).toBe(JSON.stringify({ error: { message: RATE_LIMITED, type: "requests", param: null, code: "rate_limit_exceeded" } }));
       expect(response.headers.get("retry-after")).toBe("7");
       expect(response.headers.get("x-ratelimit-remaining-requests")).toBe("0");
       expect(response.headers.get("x-ratelimit-reset-requests")).toBe("7s");

@@ -2,7 +2,7 @@ import type { FixedError, StrictProfile } from "../support/openai-upstream.js";
 
 /** Upstreams that refuse one carrier field, each in a real provider's phrasing. */
 export const PHRASINGS: Record<string, StrictProfile & { routeFields: string; named: string; recorded: string[] }> = {
-  gemini: {
+  googlestyle: {
     fields: ["reasoning"],
     status: 400,
     body: (index, field) =>

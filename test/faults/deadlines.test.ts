@@ -1,15 +1,15 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
+import { RATE_LIMITED, startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { faultRoutes } from "./routes.js";
 
 // routes.yaml deadlines, keepalives while the upstream has not answered, and what a 429 passes on.
-let upstream: FaultUpstream;
+let upstream: FaultInjector;
 let gateway: TestGateway;
 
 beforeAll(async () => {
-  upstream = await startFaultUpstream();
+  upstream = await startFaultInjector();
   gateway = await startTestGateway({
     routes: faultRoutes(upstream.baseUrl(), "{ first_byte: 0.6, idle: 0.3, total: 1.2 }"),
     // a keepalive comment is due after 0.1 s of silence (the sweep runs every 250 ms)
@@ -93,7 +93,7 @@ test("a 429 passes on Retry-After and the rate-limit headers (and nothing else o
     expect(response.headers.get("x-unrelated")).toBeNull();
     expect(response.headers.get("x-session-id")).toBe("deadline-429");
     const body = (await response.json()) as Chunk;
-    expect(body.error!.message).toBe("Rate limit reached for requests");
+    expect(body.error!.message).toBe(RATE_LIMITED);
   }
 });
 

@@ -1,15 +1,15 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { readSse, startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
-import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
+import { startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { faultRoutes } from "./routes.js";
 
 // An upstream stream that ends without its terminal marker, or with a chunk that cannot be read, is an incomplete turn.
-let upstream: FaultUpstream;
+let upstream: FaultInjector;
 let gateway: TestGateway;
 
 beforeAll(async () => {
-  upstream = await startFaultUpstream();
+  upstream = await startFaultInjector();
   gateway = await startTestGateway({ routes: faultRoutes(upstream.baseUrl()) });
 });
 

@@ -6,16 +6,16 @@ import { UPSTREAM_HTTP } from "../../src/foundation/container/tokens.js";
 import type { UpstreamHttp } from "../../src/providers/upstream/upstream-http.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { waitFor } from "../support/wait-for.js";
-import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
+import { startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { faultRoutes } from "./routes.js";
 
 // The transport's count of requests open upstream, which the SQLite store reads to tell a turn that completes alone
 // (docs/performance.md#a-turn-made-durable): up while a request waits on its upstream, back to 0 however it ends.
-let upstream: FaultUpstream;
+let upstream: FaultInjector;
 let gateway: TestGateway;
 
 beforeAll(async () => {
-  upstream = await startFaultUpstream();
+  upstream = await startFaultInjector();
   gateway = await startTestGateway({ routes: faultRoutes(upstream.baseUrl(), "{ first_byte: 0.6, idle: 0.3, total: 1.2 }") });
 });
 

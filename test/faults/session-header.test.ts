@@ -1,16 +1,16 @@
 import "reflect-metadata";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
+import { startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { faultRoutes } from "./routes.js";
 
 // an X-Session-Id outside [A-Za-z0-9._:-]{1,128} is a 400 wherever it appears (docs/api.md#sessions-x-session-id).
-let upstream: FaultUpstream;
+let upstream: FaultInjector;
 let gateway: TestGateway;
 let previousId: string;
 
 beforeAll(async () => {
-  upstream = await startFaultUpstream();
+  upstream = await startFaultInjector();
   gateway = await startTestGateway({ routes: faultRoutes(upstream.baseUrl()) });
   const created = await gateway.post("/v1/responses", { model: "ok", stream: true, input: "2+2?", conversation: "conv-valid" });
   const raw = await created.text();

@@ -3,16 +3,16 @@ import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
-import { startFaultUpstream, type FaultUpstream } from "./fault-upstream.js";
+import { startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { faultRoutes } from "./routes.js";
 
 // Backpressure end to end: a client that never reads pauses its upstream, holds a bounded amount, and is cut off after the stall deadline.
-let upstream: FaultUpstream;
+let upstream: FaultInjector;
 let gateway: TestGateway;
 const STREAM_BUFFER = 64 * 1024;
 
 beforeAll(async () => {
-  upstream = await startFaultUpstream();
+  upstream = await startFaultInjector();
   gateway = await startTestGateway({ routes: faultRoutes(upstream.baseUrl()), gatewayOptions: { streamBufferBytes: STREAM_BUFFER, clientStallSeconds: 1.5 } });
 });
 

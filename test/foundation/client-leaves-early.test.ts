@@ -1,49 +1,36 @@
 import "reflect-metadata";
-import { EventEmitter, once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { captureLog, type CapturedLog } from "../support/captured-log.js";
+import { startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { startTestGateway, TEST_KEY, type TestGateway } from "../support/gateway.js";
 
-// An upstream that takes its time before answering: the client gives up first.
-let upstream: Server;
-let upstreamClosed: Promise<unknown>;
-/** Emits "request" when a request reaches the upstream. */
-const upstreamEvents = new EventEmitter();
+// An upstream that takes its time before answering (the fault injector's `stall`): the client gives up first.
+let upstream: FaultInjector;
 let gateway: TestGateway;
 let log: CapturedLog;
 
 beforeAll(async () => {
-  upstream = createServer((request) => {
-    upstreamClosed = once(request.socket, "close");
-    upstreamEvents.emit("request");
-    request.resume(); // and never answer
-  });
-  upstream.listen(0, "127.0.0.1");
-  await once(upstream, "listening");
-  const port = (upstream.address() as AddressInfo).port;
+  upstream = await startFaultInjector();
   log = captureLog();
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
-  slow: { plugin: openai-compatible, base_url: "http://127.0.0.1:${port}/v1" }
+  slow: { plugin: openai-compatible, base_url: "${upstream.baseUrl()}" }
 models:
-  - { name: slow, provider: slow }
+  - { name: slow, provider: slow, model: stall }
 `,
     log: log.logger,
   });
 });
 afterAll(async () => {
   await gateway.stop();
-  upstream.closeAllConnections();
-  upstream.close();
+  await upstream.close();
 });
 
 test.each([false, true])(
   "a client that leaves before the upstream answers cancels the upstream call, and nothing is logged as a failure (stream: %s)",
   async (stream) => {
-    const reached = once(upstreamEvents, "request");
+    const reached = upstream.next("stall");
     const client = new AbortController();
     const pending = fetch(`${gateway.url}/v1/chat/completions`, {
       method: "POST",
@@ -51,8 +38,7 @@ test.each([false, true])(
       body: JSON.stringify({ model: "slow", stream, messages: [{ role: "user", content: "take your time" }] }),
       signal: client.signal,
     });
-    await reached; // the gateway is waiting for the upstream's answer
-    const closed = upstreamClosed;
+    const { closed } = await reached; // the gateway is waiting for the upstream's answer
     client.abort();
     await expect(pending).rejects.toThrow();
     await closed; // the gateway hung up on the upstream: no answer nobody waits for is paid for

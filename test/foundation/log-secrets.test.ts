@@ -3,13 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { cleanEnv, startGatewayProcess } from "./cli-process.js";
-import { fixtureJson, startRecordedUpstream, type RecordedUpstream } from "./recorded-upstream.js";
+import { fixtureJson } from "../support/fixtures-dir.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 
 const PROVIDER_KEY = "sk-provider-secret-7f3a9c1e5b";
 const GATEWAY_KEY = "cd-gateway-secret-2b8d4e6f0a";
 const WRONG_KEY = "cd-wrong-secret-9e1c3a5b7d";
 
-let upstream: RecordedUpstream;
+let upstream: OpenAIUpstream;
 let home: string;
 let logLines: { level: number; text: string }[];
 let reasoning: string;
@@ -20,9 +21,14 @@ let reasoning: string;
  * (stream, non-stream, upstream error, bad key), then reads the log file.
  */
 beforeAll(async () => {
-  upstream = await startRecordedUpstream({
-    "deepseek-reasoner": { name: "deepseek/deepseek-reasoning" },
-    "bad-temperature": { status: 400, file: "openai/reasoning-model-temperature-error.json" },
+  upstream = await startOpenAIUpstream({
+    answers: {
+      kind: "replay",
+      models: {
+        "deepseek-reasoner": { name: "deepseek/deepseek-reasoning" },
+        "bad-temperature": { status: 400, file: "openai/reasoning-model-temperature-error.json" },
+      },
+    },
   });
   home = mkdtempSync(join(tmpdir(), "carrierd-logs-"));
   mkdirSync(home, { recursive: true });
@@ -30,7 +36,7 @@ beforeAll(async () => {
   const routes = join(home, "routes.yaml");
   writeFileSync(
     routes,
-    `version: 1\nproviders:\n  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}", api_key_env: RECORDED_KEY }\nmodels:\n  - { name: "rec/*", provider: recorded }\n`,
+    `version: 1\nproviders:\n  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl("openai")}", api_key_env: RECORDED_KEY }\nmodels:\n  - { name: "rec/*", provider: recorded }\n`,
   );
   const gateway = await startGatewayProcess(
     ["--port", "0", "--routes", routes, "--log-level", "trace"],

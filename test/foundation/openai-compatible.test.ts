@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
-import { fixtureJson, fixtureLines, startRecordedUpstream, type RecordedUpstream } from "./recorded-upstream.js";
+import { fixtureJson, fixtureLines } from "../support/fixtures-dir.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { chunkDeltas, type Chunk } from "./sse-chunks.js";
 
 /** Model name (what the emulator replays) → recording under test/fixtures/chunks. */
@@ -28,15 +29,15 @@ const RECORDINGS = {
 };
 const PROVIDER_KEY = "sk-emulated-provider-key";
 
-let upstream: RecordedUpstream;
+let upstream: OpenAIUpstream;
 let gateway: TestGateway;
 
 beforeAll(async () => {
-  upstream = await startRecordedUpstream(RECORDINGS);
+  upstream = await startOpenAIUpstream({ answers: { kind: "replay", models: RECORDINGS } });
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
-  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}", api_key_env: RECORDED_KEY }
+  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl("openai")}", api_key_env: RECORDED_KEY }
   nobody-home: { plugin: openai-compatible, base_url: "http://127.0.0.1:1/v1" }
 models:
   - { name: "rec/*", provider: recorded }

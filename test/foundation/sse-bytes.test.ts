@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { dataFrame, SseWriter } from "../../src/ingress/sse.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startRecordedUpstream, type RecordedUpstream } from "./recorded-upstream.js";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 
 /** The exact bytes a client reads of a carried chat stream: the upstream's, split surrogates and all, nothing shifted or re-encoded. */
 describe("a streamed chat completion, byte for byte", () => {
@@ -31,14 +31,14 @@ describe("a streamed chat completion, byte for byte", () => {
     }),
   ];
 
-  let upstream: RecordedUpstream;
+  let upstream: OpenAIUpstream;
   let gateway: TestGateway;
   beforeAll(async () => {
-    upstream = await startRecordedUpstream({ unicode: { chunks: UPSTREAM } });
+    upstream = await startOpenAIUpstream({ answers: { kind: "replay", models: { unicode: { chunks: UPSTREAM } } } });
     gateway = await startTestGateway({
       routes: `version: 1
 providers:
-  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl}" }
+  recorded: { plugin: openai-compatible, base_url: "${upstream.baseUrl("openai")}" }
 models:
   - { name: "rec/*", provider: recorded }
 `,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { captureLog, type CapturedLog } from "../support/captured-log.js";
 import { waitFor } from "../support/wait-for.js";
 import { readSse, startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startFaultUpstream, type FaultUpstream } from "../faults/fault-upstream.js";
+import { RATE_LIMITED, startFaultInjector, type FaultInjector } from "../support/fault-injector.js";
 import { faultRoutes } from "../faults/routes.js";
 
 /**
@@ -11,12 +11,12 @@ import { faultRoutes } from "../faults/routes.js";
  * 200) or from the upstream is on the request's access-log line too: its
  * code and message, beside the model.
  */
-let upstream: FaultUpstream;
+let upstream: FaultInjector;
 let gateway: TestGateway;
 let log: CapturedLog;
 
 beforeAll(async () => {
-  upstream = await startFaultUpstream();
+  upstream = await startFaultInjector();
   log = captureLog();
   gateway = await startTestGateway({ routes: faultRoutes(upstream.baseUrl()), log: log.logger });
 });
@@ -62,5 +62,5 @@ test("an upstream's own 429 is logged with the upstream's code and message", asy
   expect(response.status).toBe(429);
   const { error } = (await response.json()) as { error: { message: string } };
   expect(await accessLine("log-429")).toMatchObject({ status: 429, model: "rate-limit", error_code: "rate_limit_exceeded", error_message: error.message });
-  expect(error.message).toBe("Rate limit reached for requests");
+  expect(error.message).toBe(RATE_LIMITED);
 });

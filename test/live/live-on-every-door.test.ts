@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTestGateway, storageOf, type TestGateway } from "../support/gateway.js";
-import { startGatedUpstream, type GatedUpstream } from "../support/gated-upstream.js";
+import { Hold } from "../support/hold.js";
+import { lateCarriers, startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 
 /**
  * No door holds answer text back: against an upstream that streams its
  * reasoning and text, then waits on a gate before its late carriers
- * (`reasoning_details`) and its finish, every door's client sees its first
+ * (`reasoning_details`) and its finish (the OpenAI chat emulator's
+ * `late-carriers` answers behind a closed `Hold`), every door's client sees its first
  * text delta while the upstream still waits (the gate opens only once the
  * client has seen it). The late carriers still reach a client that hands
  * back an envelope (the Messages API's last thinking block, the Responses
@@ -13,15 +15,18 @@ import { startGatedUpstream, type GatedUpstream } from "../support/gated-upstrea
  * session removed from the store, the next request takes them upstream.
  */
 
-let upstream: GatedUpstream;
+let upstream: OpenAIUpstream;
 let gateway: TestGateway;
+/** Closed before every answer: each waits at it after its text until the client has seen that text. */
+const gate = new Hold();
 
 beforeAll(async () => {
-  upstream = await startGatedUpstream();
+  gate.hold();
+  upstream = await startOpenAIUpstream({ answers: { kind: "late-carriers" }, hold: gate });
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
-  router: { plugin: openai-compatible, base_url: "${upstream.baseUrl}", api_key_env: ROUTER_KEY }
+  router: { plugin: openai-compatible, base_url: "${upstream.baseUrl("router")}", api_key_env: ROUTER_KEY }
 models:
   - { name: late-carriers, provider: router, model: google/gemini-3-pro }
 carriers:
@@ -32,6 +37,7 @@ carriers:
   });
 });
 afterAll(async () => {
+  gate.release();
   await upstream?.close(); // first: an answer a door held would keep the gateway waiting on it
   await gateway?.stop();
 });
@@ -51,7 +57,7 @@ interface Frame {
 async function readLive(response: Response, isFirstText: (frame: Frame) => boolean): Promise<{ frames: Frame[]; textWhileUpstreamWaited: boolean }> {
   expect(response.status).toBe(200);
   let atGate = false;
-  void upstream.atGate().then(() => (atGate = true));
+  void gate.reached().then(() => (atGate = true));
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   const frames: Frame[] = [];
@@ -71,9 +77,10 @@ async function readLive(response: Response, isFirstText: (frame: Frame) => boole
       const frame = { event, data };
       frames.push(frame);
       if (textWhileUpstreamWaited === undefined && isFirstText(frame)) {
-        await upstream.atGate(); // the upstream sent its text before its gate: it is there now, or about to be
+        await gate.reached(); // the upstream sent its text before its gate: it is there now, or about to be
         textWhileUpstreamWaited = atGate;
-        upstream.open();
+        gate.release();
+        gate.hold(); // shut again for the next answer
       }
     }
   }
@@ -91,7 +98,7 @@ function post(path: string, body: unknown): Promise<Response> {
 
 /** The last request's assistant message, as the upstream received it. */
 function lastAssistant(): Record<string, unknown> {
-  return upstream.received.at(-1)!.messages.findLast((message) => message.role === "assistant")!;
+  return upstream.received.at(-1)!.body.messages.findLast((message) => message.role === "assistant")!;
 }
 
 async function forgetSession(response: Response): Promise<void> {
@@ -141,9 +148,9 @@ describe.each([
     expect(lastAssistant()).toMatchObject({
       content: `Answer ${n} is here.`,
       reasoning_content: `Thinking ${n}, step by step.`,
-      reasoning_details: upstream.lateDetails(n),
+      reasoning_details: lateCarriers(n),
     });
-    expect(upstream.received.at(-1)!.messages.filter((message) => message.role === "assistant")).toHaveLength(1);
+    expect(upstream.received.at(-1)!.body.messages.filter((message) => message.role === "assistant")).toHaveLength(1);
   });
 });
 
@@ -179,6 +186,6 @@ test("Messages: the first text_delta leaves while the upstream still waits; late
   expect(lastAssistant()).toMatchObject({
     content: `Answer ${n} is here.`,
     reasoning_content: `Thinking ${n}, step by step.`,
-    reasoning_details: upstream.lateDetails(n),
+    reasoning_details: lateCarriers(n),
   });
 });

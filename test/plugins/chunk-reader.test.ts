@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect, test, vi } from "vitest";
 import { chunkReader } from "../../plugins/openai-compatible/chunk-reader.js";
-import { CHUNKS_DIR, fixtureLines } from "../foundation/recorded-upstream.js";
+import { CHUNKS_DIR, fixtureLines } from "../support/fixtures-dir.js";
 
 /** The reader's view must be exactly what a whole parse gives: the first choice (when it is an object), and every top-level member. Returns how many chunks took the short path. */
 function expectSameAsWholeParse(lines: readonly string[]): number {

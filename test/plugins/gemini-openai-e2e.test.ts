@@ -4,8 +4,7 @@ import { loadRoutesFile } from "../../src/routing/routes/load-routes.js";
 import { captureLog } from "../support/captured-log.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { ask, type Message } from "../support/stateless-client.js";
-import { signCall, SKIP, startGeminiOpenAIEmulator } from "./emulators/gemini-openai-emulator.js";
-import type { Emulator } from "./emulators/http-emulator.js";
+import { signCall, SKIP_THOUGHT_SIGNATURE as SKIP, startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 
 /**
  * Gemini 3 through Google's OpenAI-compatible endpoint: the thought
@@ -27,15 +26,15 @@ const weather = {
 type Call = { id: string; function: { name: string; arguments: string }; extra_content?: { google?: { thought_signature?: string } } };
 type UpstreamMessage = { role: string; tool_calls?: Call[] } & Record<string, unknown>;
 
-let upstream: Emulator;
+let upstream: OpenAIUpstream;
 let gateway: TestGateway;
 const log = captureLog();
 beforeAll(async () => {
-  upstream = await startGeminiOpenAIEmulator({ apiKey: KEY, steps: 3 });
+  upstream = await startOpenAIUpstream({ apiKeys: { gemini: KEY }, answers: { kind: "steps", steps: 3 } });
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
-  gemini-openai: { plugin: openai-compatible, base_url: ${upstream.url}/v1beta/openai, api_key_env: CARRIERD_TEST_GEMINI_KEY }
+  gemini-openai: { plugin: openai-compatible, base_url: ${upstream.baseUrl("gemini")}, api_key_env: CARRIERD_TEST_GEMINI_KEY }
 models:
   - { name: "gemini-openai/*", provider: gemini-openai }
 carriers:
@@ -154,7 +153,7 @@ test("a signature the client kept itself is sent as it is; the endpoint's own re
 });
 
 test("without carrierd's record or the skip value the endpoint refuses with Google's text (the emulator is strict)", async () => {
-  const response = await fetch(`${upstream.url}/v1beta/openai/chat/completions`, {
+  const response = await fetch(`${upstream.baseUrl("gemini")}/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
     body: JSON.stringify({
@@ -180,7 +179,7 @@ test("without carrierd's record or the skip value the endpoint refuses with Goog
       },
     },
   ]);
-  const unsigned = await fetch(`${upstream.url}/v1beta/openai/chat/completions`, {
+  const unsigned = await fetch(`${upstream.baseUrl("gemini")}/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
     body: JSON.stringify({

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startAnthropicEmulator, type AnthropicEmulator } from "../plugins/emulators/anthropic-emulator.js";
-import { startGeminiOpenAIEmulator } from "../plugins/emulators/gemini-openai-emulator.js";
-import type { Emulator } from "../plugins/emulators/http-emulator.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
+import { type OpenAIUpstream, startOpenAIUpstream } from "../support/openai-upstream.js";
 
 /**
  * One chat completions conversation switched between carried and translated
@@ -25,18 +23,18 @@ const tool = {
 };
 
 let openai: OpenAIUpstream;
-let gemini: Emulator;
+let gemini: OpenAIUpstream;
 let anthropic: AnthropicEmulator;
 let gateway: TestGateway;
 beforeAll(async () => {
   openai = await startOpenAIUpstream();
-  gemini = await startGeminiOpenAIEmulator({ apiKey: "gemini-key", steps: 2 });
+  gemini = await startOpenAIUpstream({ apiKeys: { gemini: "gemini-key" }, answers: { kind: "steps", steps: 2 } });
   anthropic = await startAnthropicEmulator({ apiKey: "anthropic-key" });
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
   deepseek: { plugin: openai-compatible, base_url: "${openai.baseUrl("deepseek")}" }
-  gemini-openai: { plugin: openai-compatible, base_url: ${gemini.url}/v1beta/openai, api_key_env: CARRIERD_TEST_GEMINI_KEY }
+  gemini-openai: { plugin: openai-compatible, base_url: ${gemini.baseUrl("gemini")}, api_key_env: CARRIERD_TEST_GEMINI_KEY }
   anthropic: { plugin: anthropic, base_url: ${anthropic.url}, api_key_env: CARRIERD_TEST_ANTHROPIC_KEY }
 models:
   - { name: deepseek-reasoner, provider: deepseek, model: deepseek-reasoner }

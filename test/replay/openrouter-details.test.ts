@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { loadRoutesFile } from "../../src/routing/routes/load-routes.js";
 import { WEATHER_TOOL } from "../support/family-routes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { canonical, FORMATS, startOpenRouterDetails, type OpenRouterEmulator } from "../support/openrouter-details.js";
+import { canonical, ROUTER_FORMATS as FORMATS, startOpenAIUpstream, type ChatBody, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask, type Message } from "../support/stateless-client.js";
 
 /**
@@ -14,9 +14,10 @@ import { ask, type Message } from "../support/stateless-client.js";
  * id), each with its `format`. carrierd stores each turn's array verbatim and
  * sends it back on the message it came with, to the same model family only
  * (docs/sessions-and-replay.md#replay-rules, rule 7), for a client that keeps
- * none of it.
+ * none of it. The upstream is the OpenAI chat emulator's `openrouter` flavour,
+ * which answers in the model family's shape.
  */
-let router: OpenRouterEmulator;
+let router: OpenAIUpstream;
 let gateway: TestGateway;
 beforeAll(async () => {
   const loaded = await loadRoutesFile(fileURLToPath(new URL("../../routes.yaml", import.meta.url)), {
@@ -28,11 +29,11 @@ beforeAll(async () => {
     "x",
   );
   expect(shipped.fields).toEqual(["reasoning_content", "reasoning", "reasoning_details"]);
-  router = await startOpenRouterDetails();
+  router = await startOpenAIUpstream();
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
-  openrouter: { plugin: openai-compatible, base_url: "${router.baseUrl}" }
+  openrouter: { plugin: openai-compatible, base_url: "${router.baseUrl("openrouter")}" }
 models:
   - { name: "openrouter/*", provider: openrouter }
 carriers:
@@ -64,10 +65,17 @@ async function loop(messages: Message[], model: string, stream: boolean, questio
   return statuses;
 }
 
+/** The `format` of every detail on a request's assistant messages. */
+function formatsOf(body: ChatBody): unknown[] {
+  return body.messages.flatMap((message) =>
+    Array.isArray(message.reasoning_details) ? (message.reasoning_details as { format: unknown }[]).map((detail) => detail.format) : [],
+  );
+}
+
 /** The issued array a sent assistant message stands for. */
 function issuedFor(message: Record<string, unknown>) {
   const calls = (message.tool_calls as { id: string }[] | undefined) ?? [];
-  return router.issuedFor(calls.length > 0 ? calls[0]!.id : `text:${String(message.content)}`);
+  return router.issuedFor(calls.length > 0 ? calls[0]!.id : `text:${String(message.content)}`)?.details;
 }
 
 describe.each([false, true])("stream=%s", (stream) => {
@@ -83,7 +91,7 @@ describe.each([false, true])("stream=%s", (stream) => {
       for (const message of assistants) {
         const issued = issuedFor(message)!;
         expect(canonical(message.reasoning_details)).toBe(canonical(issued));
-        expect(issued.every((detail) => detail.format === FORMATS[family])).toBe(true);
+        expect(issued.every((detail) => detail.format === FORMATS[family as keyof typeof FORMATS])).toBe(true);
       }
       if (family === "google") {
         // one signature per call, each under its tool call's id, on the message that made the calls
@@ -105,10 +113,11 @@ test("switching families on one conversation: no request carries another family'
   expect(requests).toHaveLength(8);
   for (const request of requests) {
     expect(request.status).toBe(200);
-    const family = request.body.model.split("/")[0]!;
-    expect({ model: request.body.model, formats: request.formats }).toEqual({
+    const family = request.body.model.split("/")[0] as keyof typeof FORMATS;
+    const formats = formatsOf(request.body);
+    expect({ model: request.body.model, formats }).toEqual({
       model: request.body.model,
-      formats: request.formats.filter((format) => format === FORMATS[family]),
+      formats: formats.filter((format) => format === FORMATS[family]),
     });
   }
   // Claude's first turns reach Claude again at the end, signed and verbatim; the others' plain text may cross, never their blobs

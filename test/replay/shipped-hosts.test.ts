@@ -5,12 +5,13 @@ import { loadRoutesFile } from "../../src/routing/routes/load-routes.js";
 import type { RouteTable } from "../../src/routing/routes/route-table.js";
 import { WEATHER_TOOL } from "../support/family-routes.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { startReasoningHosts, type Host, type HostsEmulator } from "../support/reasoning-hosts.js";
+import { startOpenAIUpstream, type Flavor, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask, type Message } from "../support/stateless-client.js";
 
 /**
  * The shipped routes.yaml's routes for the OpenAI-style hosts of 2026, each
- * run against an emulator of its host through a client that keeps no
+ * run against the OpenAI chat emulator's flavour of its host (which records
+ * the reasoning the host's template renders) through a client that keeps no
  * reasoning (docs/routes.md#the-shipped-table-and-why-each-route-exists). The
  * emulators listen on loopback, so each route is copied from the shipped
  * table as it resolves for the real host and model, and matched by provider.
@@ -19,28 +20,32 @@ import { ask, type Message } from "../support/stateless-client.js";
  * (the host's preserve switch went with every request, and the reasoning
  * under the name the host reads).
  */
-const CASES: { host: Host; realHost: string; model: string }[] = [
-  { host: "minimax", realHost: "api.minimax.io", model: "MiniMax-M2.7" },
-  { host: "kimi-k2.6", realHost: "api.moonshot.ai", model: "kimi-k2.6" },
-  { host: "glm", realHost: "api.z.ai", model: "glm-5" },
-  { host: "qwen3.6", realHost: "dashscope-intl.aliyuncs.com", model: "qwen3.6-plus" },
-  { host: "fireworks", realHost: "api.fireworks.ai", model: "kimi-k2p6" },
-  { host: "vllm", realHost: "127.0.0.1", model: "qwen3" },
-  { host: "vllm-legacy", realHost: "192.168.1.40", model: "qwen3" },
-  { host: "sglang", realHost: "10.0.0.7", model: "qwen3" },
-  { host: "llamacpp", realHost: "localhost", model: "qwen3" },
-  { host: "ollama", realHost: "127.0.0.1", model: "qwen3" },
+type Host = "minimax" | "kimi-k2.6" | "glm" | "qwen3.6" | "fireworks" | "vllm" | "vllm-legacy" | "sglang" | "llamacpp" | "ollama";
+const CASES: { host: Host; flavor: Flavor; realHost: string; model: string }[] = [
+  { host: "minimax", flavor: "minimax", realHost: "api.minimax.io", model: "MiniMax-M2.7" },
+  { host: "kimi-k2.6", flavor: "kimi", realHost: "api.moonshot.ai", model: "kimi-k2.6" },
+  { host: "glm", flavor: "zai", realHost: "api.z.ai", model: "glm-5" },
+  { host: "qwen3.6", flavor: "dashscope", realHost: "dashscope-intl.aliyuncs.com", model: "qwen3.6-plus" },
+  { host: "fireworks", flavor: "fireworks", realHost: "api.fireworks.ai", model: "kimi-k2p6" },
+  { host: "vllm", flavor: "vllm", realHost: "127.0.0.1", model: "qwen3" },
+  { host: "vllm-legacy", flavor: "vllm-legacy", realHost: "192.168.1.40", model: "qwen3" },
+  { host: "sglang", flavor: "sglang", realHost: "10.0.0.7", model: "qwen3" },
+  { host: "llamacpp", flavor: "llamacpp", realHost: "localhost", model: "qwen3" },
+  { host: "ollama", flavor: "ollama", realHost: "127.0.0.1", model: "qwen3" },
 ];
+const flavorOf = (host: Host): Flavor => CASES.find((entry) => entry.host === host)!.flavor;
 
 let table: RouteTable;
-let hosts: HostsEmulator;
+let hosts: OpenAIUpstream;
+/** Every reasoning text the host issued so far, in order. */
+const issued = (host: Host): string[] => hosts.requestsFor(flavorOf(host)).flatMap((request) => (request.reasoning === undefined ? [] : [request.reasoning]));
 beforeAll(async () => {
   const loaded = await loadRoutesFile(fileURLToPath(new URL("../../routes.yaml", import.meta.url)), {
     knownPlugins: new Set(["demo", "openai-compatible", "openai-responses", "anthropic", "gemini", "bedrock", "copilot"]),
   });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
   table = loaded.table;
-  hosts = await startReasoningHosts();
+  hosts = await startOpenAIUpstream();
 });
 afterAll(() => hosts?.close());
 
@@ -57,7 +62,7 @@ function routesFor(drop?: "request_extra" | "must_echo"): string {
   });
   return `version: 1
 providers:
-${CASES.map(({ host }) => `  ${host}: { plugin: openai-compatible, base_url: "${hosts.baseUrl(host)}" }`).join("\n")}
+${CASES.map(({ host }) => `  ${host}: { plugin: openai-compatible, base_url: "${hosts.baseUrl(flavorOf(host))}" }`).join("\n")}
 models:
 ${CASES.map(({ host }) => `  - { name: "${host}/*", provider: ${host} }`).join("\n")}
 carriers:
@@ -92,17 +97,17 @@ describe("the shipped routes, through the daemon", () => {
   describe.each([false, true])("stream=%s", (stream) => {
     test.each(CASES)("$host: every request accepted first time, and the model still sees all its reasoning", async ({ host, model }) => {
       const before = hosts.received.length;
-      const issuedBefore = hosts.issued(host).length;
+      const issuedBefore = issued(host).length;
       expect(await conversation(gateway, host, model, stream)).toEqual([200, 200, 200, 200]);
       const requests = hosts.received.slice(before);
       expect(requests.map((request) => request.status)).toEqual([200, 200, 200, 200]);
-      const mine = hosts.issued(host).slice(issuedBefore);
+      const mine = issued(host).slice(issuedBefore);
       expect(requests.at(-1)!.seen).toEqual(mine.slice(0, 3));
     });
   });
 
   test("the switches go as each host spells them", () => {
-    const last = (host: Host) => hosts.received.findLast((request) => request.host === host)!.body;
+    const last = (host: Host) => hosts.requestsFor(flavorOf(host)).at(-1)!.body;
     expect(last("kimi-k2.6").thinking).toEqual({ type: "enabled", keep: "all" });
     expect(last("glm").thinking).toEqual({ type: "enabled", clear_thinking: false });
     expect(last("qwen3.6").preserve_thinking).toBe(true);
@@ -127,13 +132,13 @@ describe("the emulators are strict: without the shipped route's switch a host fo
     "$host without its switch forgets the earlier turns' reasoning",
     async ({ host, model }) => {
       const before = hosts.received.length;
-      const issuedBefore = hosts.issued(host).length;
+      const issuedBefore = issued(host).length;
       expect(await conversation(gateway, host, model, false)).toEqual([200, 200, 200, 200]);
-      const mine = hosts.issued(host).slice(issuedBefore);
+      const mine = issued(host).slice(issuedBefore);
       // MiniMax without reasoning_split writes its reasoning inline, which carrierd takes out of the content into
       // reasoning_content, a field MiniMax does not read: it forgets even the current loop's
       expect(hosts.received.at(-1)!.seen).toEqual(host === "minimax" ? [] : [mine[2]]);
-      expect(hosts.received.slice(before).every((request) => request.host === host)).toBe(true);
+      expect(hosts.received.slice(before).every((request) => request.flavor === flavorOf(host))).toBe(true);
     },
   );
 });

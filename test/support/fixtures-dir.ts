@@ -14,3 +14,18 @@ export function readFixture(relativePath: string): string {
   if (!existsSync(path)) throw new Error(`missing fixture file: test/fixtures/${relativePath} (${path})`);
   return readFileSync(path, "utf8");
 }
+
+/** Recorded provider streams (vercel/ai `__fixtures__`): `<name>.chunks.txt`, one JSON payload per line, and `<name>.json`, the same answer whole. */
+export const CHUNKS_DIR = join(FIXTURES_DIR, "chunks");
+
+/** The payload lines of a recorded stream (`deepseek/deepseek-reasoning`). */
+export function fixtureLines(name: string): string[] {
+  return readFixture(`chunks/${name}.chunks.txt`)
+    .split("\n")
+    .filter((line) => line.trim() !== "");
+}
+
+/** A recorded body under fixtures/chunks (`openai/openai-error.1.json`), parsed. */
+export function fixtureJson(file: string): Record<string, unknown> {
+  return JSON.parse(readFixture(`chunks/${file}`)) as Record<string, unknown>;
+}

@@ -1,8 +1,9 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parse } from "yaml";
-import { readFixture } from "./fixtures-dir.js";
+import { fixtureJson, fixtureLines, readFixture } from "./fixtures-dir.js";
 import { opaqueRefusal } from "../plugins/emulators/copilot-emulator.js";
 import type { Hold } from "./hold.js";
 
@@ -19,26 +20,76 @@ import type { Hold } from "./hold.js";
  * - mistral: 422 `extra_forbidden` for any assistant key outside its schema.
  * - groq, cerebras: 400 "property '…' is unsupported"; both read `reasoning`.
  * - fireworks: `additionalProperties: false` schema that lists `reasoning_content`.
- * - openrouter, novita: `reasoning_details` must come back exactly as issued.
+ * - openrouter: `reasoning_details` in the shape of the model's family
+ *   (`anthropic/…`, `openai/…`, `google/…`; Claude's for any other), refused
+ *   in OpenRouter's wrapper with that family's text when its own come back
+ *   changed, or missing from the current tool loop.
+ * - novita: `reasoning_details` must come back exactly as issued.
+ * - sealed: a provider that verifies its encrypted reasoning: every answer
+ *   carries one `reasoning.encrypted` item of `blobBytes` incompressible
+ *   bytes, and a turn it answered that comes back without exactly that array
+ *   is OpenAI's 400 `invalid_encrypted_content` (the text as
+ *   test/support/openai-responses-upstream.ts quotes it).
  * - copilot: a tool-call turn must come back with the `reasoning_opaque` issued
  *   for it, else Copilot's 400 (test/plugins/emulators/copilot-emulator.ts).
- * - local (Ollama / vLLM style): lenient, ignores what it does not know.
- * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp style).
- * - any flavour: a `native_record` key is a leak and answers 400.
+ * - local (Ollama / vLLM style): lenient, ignores what it does not know;
+ *   `vllm` and `ollama` are the same server under their own names.
+ * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp
+ *   style); `vllm-legacy`, `sglang` and `llamacpp` are it under their own names.
+ * - minimax: with `reasoning_split: true` its reasoning comes as
+ *   `reasoning_details` (`reasoning.text`, format `MiniMax-response-v1`),
+ *   without it inline as `<think>…</think>` in the content.
+ * - dashscope (Qwen): `reasoning_content`; zai is GLM.
+ * - what the model saw: for the hosts whose reasoning rules the shipped
+ *   routes.yaml encodes (kimi, zai, dashscope, fireworks, minimax and the
+ *   local servers), each request records the earlier reasoning the host's
+ *   template renders (`seen`): read from its one field only, and from turns
+ *   before the last user message only when its preserve switch is on — so a
+ *   wrong field name or a missing switch shows as forgotten reasoning.
+ * - gemini: Gemini 3 through Google's OpenAI-compatible endpoint
+ *   (`/gemini/v1beta/openai/chat/completions`, https://ai.google.dev/gemini-api/docs/openai):
+ *   its API key (`apiKeys`), no field it does not know, a thought signature
+ *   on the first call of each step of the current turn; its errors are a
+ *   JSON array around one error object (`geminiProblem` below).
+ * - any other flavour: a `native_record` key is a leak and answers 400.
  * - recorded answers: `logprobs: true` and a `service_tier` are served as OpenAI serves them.
  *
- * Custom strict flavours (`strict`) reject one field with a given phrasing.
- * Every request is recorded, rejected ones included.
+ * Custom strict flavours (`strict`, named unlike any built-in one) reject one
+ * field with a given phrasing. Every request is recorded, rejected ones included.
  *
- * What the model answers is `answers`: a scripted reply per flavour (the
- * default); DeepSeek's recorded real traffic (`recorded`); a DeepSeek that
- * calls the tool a plan picks (`planned`); or an agent's file-reading tool
- * loop (`tool-loop`). `echo` sets how strictly the must-echo rule above is
- * kept, and the delays hold an answer before its first byte or its finish.
+ * What the model answers is `answers` (see `Answers`): a scripted reply per
+ * flavour (the default); recorded real traffic (DeepSeek's `recorded`, any
+ * recording by model name in `replay`, a go-vcr `cassette`); a DeepSeek that
+ * calls the tool a plan picks (`planned`); an agent's file-reading tool loop
+ * (`tool-loop`); numbered chat turns; Gemini's parallel-call `steps`; or
+ * carriers that come after the text (`late-carriers`). `echo` sets how
+ * strictly the must-echo rule above is kept; the delays and `hold` keep an
+ * answer before its first byte, its late carriers or its finish.
  * `startDeepSeek` is the same emulator seen as one DeepSeek endpoint.
  */
 
-export type Flavor = "deepseek" | "kimi" | "mimo" | "zai" | "mistral" | "groq" | "cerebras" | "fireworks" | "openrouter" | "novita" | "local" | "compatible";
+export type Flavor =
+  | "gemini"
+  | "deepseek"
+  | "kimi"
+  | "mimo"
+  | "zai"
+  | "dashscope"
+  | "minimax"
+  | "mistral"
+  | "groq"
+  | "cerebras"
+  | "fireworks"
+  | "openrouter"
+  | "novita"
+  | "sealed"
+  | "local"
+  | "vllm"
+  | "ollama"
+  | "compatible"
+  | "vllm-legacy"
+  | "sglang"
+  | "llamacpp";
 
 export interface ChatMessage {
   role: string;
@@ -73,6 +124,10 @@ export interface ReceivedRequest {
   readonly resentToolTurns: number;
   /** A recorded answer's body as it was sent (`recorded` answers). */
   answered?: string;
+  /** The reasoning this request's answer issued. */
+  reasoning?: string;
+  /** The earlier reasoning texts the host's template rendered for the model, in order (the hosts of `TEMPLATES`). */
+  seen?: string[];
 }
 
 /** A strict flavour that refuses `fields` on assistant messages with a provider's phrasing. */
@@ -104,6 +159,17 @@ export interface FixtureFile {
   readonly marker: string;
 }
 
+/** What `replay` answers one model with. */
+export type Replay =
+  /** A recording: path under fixtures/chunks without extension (`deepseek/deepseek-reasoning`). */
+  | { readonly name: string }
+  /** A recorded upstream error: `status` and the body of a file under fixtures/chunks (`openai/openai-error.1.json`). */
+  | { readonly status: number; readonly file: string }
+  /** A stream spelled out in the test (for shapes no recording has), and the body a non-stream request gets instead. */
+  | { readonly chunks: readonly string[]; readonly whole?: unknown }
+  /** A stream that never ends: `endless` every 10 ms until the gateway hangs up. */
+  | { readonly endless: string };
+
 /**
  * What the model answers.
  * - `scripted`: a tool call to the first offered tool after a user turn, else
@@ -124,10 +190,29 @@ export interface FixtureFile {
  *   cassette (`loadCassette`), byte for byte, with its status and content type.
  * - `numbered`: a chat turn, never a tool call: "Thinking n about <the last
  *   message>." and "Answer n.", n counting the answers.
+ * - `replay`: the request's model picks what is served (`models`): a
+ *   recording under test/fixtures/chunks (its chunks one network write each,
+ *   so the gateway's SSE parser sees real framing boundaries, or its whole
+ *   body), a recorded error with its status, chunks spelled out in the test
+ *   (with the body a whole request gets instead), or an endless stream, one
+ *   chunk every 10 ms until the gateway hangs up (`nextHangUp`). Any other
+ *   model is OpenAI's 404 `model_not_found`.
+ * - `steps`: a tool loop of `steps` rounds, as the gemini flavour's tests
+ *   run it: to a question two parallel calls of the first offered tool, to
+ *   each round of tool results one more call, then "Done after n steps.".
+ * - `late-carriers`: a chat turn streamed in the order of a route whose
+ *   carriers come last (OpenRouter streaming Gemini): "Thinking n, step by
+ *   step." and "Answer n is here." first, then — past `hold`, when held —
+ *   the turn's `reasoning_details` (`lateCarriers(n)`, one
+ *   `reasoning.encrypted` item, as OpenRouter streams Gemini's thought
+ *   signature), the finish and the usage.
  */
 export type Answers =
   | { readonly kind: "scripted" }
   | { readonly kind: "numbered" }
+  | { readonly kind: "late-carriers" }
+  | { readonly kind: "steps"; readonly steps: number }
+  | { readonly kind: "replay"; readonly models: Readonly<Record<string, Replay>> }
   | { readonly kind: "recorded" }
   | { readonly kind: "cassette"; readonly interactions: readonly Interaction[] }
   | { readonly kind: "planned"; readonly plan?: ToolPlan }
@@ -149,8 +234,14 @@ export interface UpstreamOptions {
   firstByteDelayMs?: number;
   /** Holds a stream this long before its finishing chunk. */
   finishDelayMs?: number;
-  /** While held, a stream waits after its reasoning, a whole answer before its first byte. */
+  /** While held, a stream waits after its reasoning (`late-carriers`: after its text), a whole answer before its first byte. */
   hold?: Hold;
+  /** The API key a flavour wants (`Authorization: Bearer <key>`); without it, its provider's refusal. */
+  apiKeys?: Record<string, string>;
+  /** Scripted reasoning padded to this many characters, as a model that thinks at length (the compaction tests' long histories). */
+  reasoningChars?: number;
+  /** The size of the `sealed` flavour's encrypted reasoning, in bytes before base64; default 64. */
+  blobBytes?: number;
   /** How a host says it served each answer, as OpenAI does on every answer and chunk (`service_tier`, `system_fingerprint`); none by default. */
   served?: { readonly service_tier?: string; readonly system_fingerprint?: string };
 }
@@ -164,6 +255,10 @@ export interface OpenAIUpstream {
   callName: string | undefined;
   /** Resolves once `count` requests in all have arrived. */
   arrived(count: number): Promise<void>;
+  /** Resolves when the gateway next hangs up on an endless stream (`replay`). */
+  nextHangUp(): Promise<void>;
+  /** What was issued with the turn that made this tool call (by its id) or answered this text (`text:<content>`). */
+  issuedFor(key: string): Issued | undefined;
   close(): Promise<void>;
 }
 
@@ -180,10 +275,11 @@ export interface DeepSeekUpstream {
   close(): Promise<void>;
 }
 
-interface Issued {
-  reasoning: string;
-  details: unknown[] | undefined;
-  opaque?: string | number;
+/** What an answer issued, as the emulator keeps it to check what comes back. */
+export interface Issued {
+  readonly reasoning: string;
+  readonly details: Record<string, unknown>[] | undefined;
+  readonly opaque?: string | number;
 }
 
 /** DeepSeek's answer to a tool-call turn sent back without its reasoning (https://api-docs.deepseek.com/guides/thinking_mode). */
@@ -283,6 +379,10 @@ const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
   cerebras: { text: ["reasoning"], details: false },
   local: { text: ["reasoning"], details: false },
   mistral: { text: [], details: false },
+  gemini: { text: [], details: false },
+  dashscope: { text: ["reasoning_content"], details: false },
+  sealed: { text: ["reasoning_content"], details: false },
+  minimax: { text: [], details: false },
   copilot: { text: ["reasoning_text"], details: false },
   copilotbad: { text: ["reasoning_text"], details: false },
 };
@@ -290,12 +390,94 @@ const REPLY_FIELDS: Record<string, { text: string[]; details: boolean }> = {
 /** Custom (strict / fixed-error) flavours answer like an OpenRouter-format gateway: plain text and details. */
 const DEFAULT_REPLY = { text: ["reasoning_content"], details: true };
 
+/** Local servers under their own names: the same lenient server as `local` or `compatible`. */
+const SAME_AS: Record<string, string> = { vllm: "local", ollama: "local", "vllm-legacy": "compatible", sglang: "compatible", llamacpp: "compatible" };
+
+function replyFields(flavor: string): { text: string[]; details: boolean } {
+  return REPLY_FIELDS[flavor] ?? REPLY_FIELDS[SAME_AS[flavor] ?? ""] ?? DEFAULT_REPLY;
+}
+
+const object = (value: unknown): Record<string, unknown> => (value && typeof value === "object" ? (value as Record<string, unknown>) : {});
+
+/**
+ * How each host's chat template renders earlier reasoning: the one field it
+ * reads, whether the request asks it to keep turns before the last user
+ * message, and whether it drops them all. Sources:
+ * - kimi (K2.6): `thinking.keep: "all"` ("null (default, not kept) / \"all\" (enables it)"),
+ *   https://platform.kimi.ai/docs/guide/use-kimi-k2-thinking-model.
+ * - zai (GLM-4.7 / GLM-5): `thinking.clear_thinking: false` is "Preserved Thinking",
+ *   https://docs.z.ai/guides/capabilities/thinking-mode; GLM silently drops what it does not keep.
+ * - dashscope (Qwen3.6): `preserve_thinking: true` (the chat template renders reasoning only after
+ *   the last user query otherwise), https://huggingface.co/Qwen/Qwen3.6-35B-A3B.
+ * - fireworks: `reasoning_history`: `disabled` | `interleaved` (the default here: the current tool
+ *   loop only) | `preserved` (https://docs.fireworks.ai/guides/reasoning; the names as Fireworks
+ *   defines them, https://github.com/vercel/ai/blob/main/packages/fireworks/CHANGELOG.md, release 1.0.50).
+ * - vllm: `reasoning` (https://github.com/vllm-project/vllm/pull/27752; the old name removed by
+ *   https://github.com/vllm-project/vllm/pull/33402); vllm-legacy: `reasoning_content`. sglang and
+ *   llamacpp: `reasoning_content` (https://docs.sglang.ai/advanced_features/separate_reasoning.html,
+ *   https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md). ollama (`/v1`):
+ *   `reasoning`, mapped to its native thinking (https://github.com/ollama/ollama/blob/main/openai/openai.go).
+ *   Local servers keep what their template renders.
+ * - minimax (M2.x): read back from `reasoning_details`, or inline `<think>` in the content ("MiniMax
+ *   highly recommends preserving reasoning between turns", https://openrouter.ai/minimax/minimax-m2;
+ *   the switch, https://platform.minimax.io/docs/guides/text-m2-function-call); what is not sent back is forgotten.
+ */
+const TEMPLATES: Record<string, { field: string; keepsAll: (body: ChatBody) => boolean; keepsNone?: (body: ChatBody) => boolean }> = {
+  kimi: { field: "reasoning_content", keepsAll: (body) => object(body.thinking).keep === "all" },
+  zai: { field: "reasoning_content", keepsAll: (body) => object(body.thinking).clear_thinking === false },
+  dashscope: { field: "reasoning_content", keepsAll: (body) => body.preserve_thinking === true },
+  fireworks: {
+    field: "reasoning_content",
+    keepsAll: (body) => body.reasoning_history === "preserved",
+    keepsNone: (body) => body.reasoning_history === "disabled",
+  },
+  minimax: { field: "reasoning_details", keepsAll: () => true },
+  local: { field: "reasoning", keepsAll: () => true },
+  compatible: { field: "reasoning_content", keepsAll: () => true },
+};
+
+/** The earlier reasoning the host's template renders: from its one field, all turns or only those after the last user message. */
+function seenReasoning(flavor: string, body: ChatBody): string[] | undefined {
+  const template = TEMPLATES[flavor] ?? TEMPLATES[SAME_AS[flavor] ?? ""];
+  if (!template) return undefined;
+  if (template.keepsNone?.(body)) return [];
+  const lastUser = body.messages.findLastIndex((message) => message.role === "user");
+  const keepAll = template.keepsAll(body);
+  return body.messages.flatMap((message, index) => {
+    const text = template.field === "reasoning_details" ? (detailsText(message.reasoning_details) ?? inlineText(message.content)) : message[template.field];
+    return message.role === "assistant" && typeof text === "string" && text.trim() !== "" && (keepAll || index > lastUser) ? [text] : [];
+  });
+}
+
+function detailsText(details: unknown): string | undefined {
+  if (!Array.isArray(details)) return undefined;
+  return (details as { type?: string; text?: unknown }[])
+    .map((detail) => (detail.type === "reasoning.text" && typeof detail.text === "string" ? detail.text : ""))
+    .join("");
+}
+
+/** Reasoning left inline in the content, as MiniMax writes it without `reasoning_split` (and reads it back). */
+function inlineText(content: unknown): string | undefined {
+  return typeof content === "string" ? /<think>\n?([\s\S]*?)\n?<\/think>/.exec(content)?.[1] : undefined;
+}
+
+/** MiniMax's reasoning: split out into its `reasoning_details` when the request asks, else inline in the content. */
+function asMiniMax(body: ChatBody, reply: Reply): void {
+  if (body.reasoning_split === true)
+    reply.details = [{ type: "reasoning.text", id: "reasoning-text-1", format: "MiniMax-response-v1", index: 0, text: reply.reasoning }];
+  else reply.inline = true;
+}
+
 export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promise<OpenAIUpstream> {
+  // a custom flavour named like a built-in one would answer and refuse by both sets of rules at once
+  for (const name of Object.keys(options.strict ?? {}))
+    if (name in REPLY_FIELDS || name in SAME_AS) throw new Error(`strict flavour ${name} is a built-in flavour`);
   const received: ReceivedRequest[] = [];
   const issued = new Map<string, Issued>(); // by tool-call id, or by content for text turns
   const answers = options.answers ?? { kind: "scripted" };
   const recordings = answers.kind === "recorded" ? loadRecordings() : undefined;
   const waiting: { count: number; resolve: () => void }[] = [];
+  const hangUps = new EventEmitter();
   let counter = 0;
 
   const handle = async (record: ReceivedRequest, response: ServerResponse): Promise<void> => {
@@ -305,6 +487,12 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       response.writeHead(status, { "content-type": "application/json" }).end(text);
     };
     if (options.firstByteDelayMs) await delay(options.firstByteDelayMs);
+    const key = options.apiKeys?.[flavor];
+    if (key !== undefined && record.headers.authorization !== `Bearer ${key}`) {
+      record.answer = "rejected";
+      const refusal = keyRefusal(flavor, record.headers.authorization);
+      return answer(refusal.status, refusal.body);
+    }
     const fixed = options.fixedErrors?.[flavor];
     if (fixed) return answer(fixed.status, fixed.body);
     const problem = validate(flavor, body, issued, options.strict?.[flavor], options.echo ?? "issued");
@@ -315,19 +503,19 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     }
     if (recordings) return replayRecording(record, response, recordings, upstream.callName);
     if (answers.kind === "cassette") return replayInteraction(record, response, answers.interactions[received.indexOf(record)]);
+    if (answers.kind === "replay") return replayModel(record, response, answers.models[body.model], hangUps);
     const n = ++counter;
-    const reply =
-      answers.kind === "numbered"
-        ? numberedReply(body, n)
-        : answers.kind === "planned"
-          ? plannedReply(body, n, answers.plan ?? firstTool)
-          : answers.kind === "tool-loop"
-            ? toolLoopReply(body, n, answers.files)
-            : scriptReply(flavor, body, n, options.callId);
+    const reply = replyFor(answers, flavor, body, n, options.callId);
     if (flavor === "copilot") reply.opaque = `opaque-${n}-Zm9v/+==`;
     if (flavor === "copilotbad") reply.opaque = n;
+    if (flavor === "minimax") asMiniMax(body, reply);
+    if (flavor === "gemini") signFirstCall(reply);
+    if (options.reasoningChars) reply.reasoning = padded(reply.reasoning, options.reasoningChars);
+    if (flavor === "sealed") reply.details = [{ type: "reasoning.encrypted", data: blob(n, options.blobBytes ?? 64), format: "openai-responses-v1", index: 0 }];
     remember(issued, reply);
     record.answer = reply.answer;
+    record.reasoning = reply.reasoning;
+    record.seen = seenReasoning(flavor, body);
     if (reply.toolCalls[0]) record.tool = reply.toolCalls[0].name;
     if (body.stream) await streamReply(response, flavor, body.model, reply, options);
     else {
@@ -361,10 +549,12 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const upstream: OpenAIUpstream = {
     url,
-    baseUrl: (flavor) => `${url}/${flavor}/v1`,
+    baseUrl: (flavor) => `${url}/${flavor}/${flavor === "gemini" ? "v1beta/openai" : "v1"}`,
     received,
     requestsFor: (flavor) => received.filter((request) => request.flavor === flavor),
     callName: undefined,
+    issuedFor: (key) => issued.get(key),
+    nextHangUp: () => new Promise<void>((resolve) => hangUps.once("hang-up", () => resolve())),
     arrived: (count) => (received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve }))),
     close: () =>
       new Promise<void>((resolve) => {
@@ -418,6 +608,7 @@ function validate(
   strict: StrictProfile | undefined,
   echo: "issued" | "own-calls",
 ): Refusal | undefined {
+  if (flavor === "gemini") return geminiProblem(body);
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {
     if ("native_record" in message)
@@ -488,7 +679,9 @@ function validate(
       }
     }
   }
-  if (flavor === "openrouter" || flavor === "novita") {
+  if (flavor === "openrouter") return routerProblem(body, issued);
+  if (flavor === "sealed") return sealedProblem(body, issued);
+  if (flavor === "novita") {
     for (const message of messages) {
       if (message.role !== "assistant" || message.reasoning_details === undefined) continue;
       const calls = (message.tool_calls as { id: string }[] | undefined) ?? [];
@@ -521,22 +714,44 @@ interface Reply {
   opaque?: string | number;
   reasoning: string;
   content: string;
-  toolCalls: { id: string; name: string; arguments: string }[];
+  toolCalls: { id: string; name: string; arguments: string; extra_content?: Record<string, unknown> }[];
   details: Record<string, unknown>[] | undefined;
   answer: "tool_call" | "final" | "plain";
   usage: Record<string, unknown>;
   /** Streamed in fragments of this many characters, as a provider streams tokens; unset: reasoning in two halves, the rest whole. */
   fragment?: number;
+  /** The details come whole after the text (and wait there while held), not after the reasoning. */
+  late?: boolean;
+  /** The reasoning is written in the content, `<think>` first (MiniMax without `reasoning_split`). */
+  inline?: boolean;
 }
 
 const SCRIPTED_USAGE = { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } };
+
+/** The answer of the model `answers` describes (the recorded kinds are served before this). */
+function replyFor(answers: Answers, flavor: string, body: ChatBody, n: number, callId: UpstreamOptions["callId"]): Reply {
+  switch (answers.kind) {
+    case "numbered":
+      return numberedReply(body, n);
+    case "late-carriers":
+      return lateCarriersReply(n);
+    case "steps":
+      return stepsReply(body, answers.steps);
+    case "planned":
+      return plannedReply(body, n, answers.plan ?? firstTool);
+    case "tool-loop":
+      return toolLoopReply(body, n, answers.files);
+    default:
+      return scriptReply(flavor, body, n, callId);
+  }
+}
 
 /** Offered tools and a user turn → a tool call; a tool result → the answer. Deterministic per request number. */
 function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: string, index: number) => `call_${name}_${index}`): Reply {
   const last = body.messages.at(-1);
   const tools = (body.tools ?? []).flatMap((tool) => (tool.function ? [tool.function.name] : []));
   const reasoning = `Step ${n}: the ${flavor} model thinks about "${String(last?.content ?? "").slice(0, 40)}".`;
-  const details = (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).details
+  const details = replyFields(flavor).details
     ? [
         {
           type: "reasoning.text",
@@ -549,11 +764,328 @@ function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: 
       ]
     : undefined;
   const usage = SCRIPTED_USAGE;
+  const family = flavor === "openrouter" ? routerFamily(body.model) : undefined;
   if (tools.length > 0 && last?.role === "user") {
-    const call = { id: callId(flavor, n), name: tools[0]!, arguments: `{"city": "Florence", "n": ${n}}` };
-    return { reasoning, content: "", toolCalls: [call], details, answer: "tool_call", usage };
+    // Gemini behind OpenRouter calls in parallel: each call gets its own signature
+    const calls = Array.from({ length: family === "google" ? 2 : 1 }, (_, i) => ({
+      id: i === 0 ? callId(flavor, n) : `${callId(flavor, n)}_${i}`,
+      name: tools[0]!,
+      arguments: `{"city": "Florence", "n": ${n}}`,
+    }));
+    return { reasoning, content: "", toolCalls: calls, details: family ? routerDetails(family, n, reasoning, calls) : details, answer: "tool_call", usage };
   }
-  return { reasoning, content: `Answer ${n} from ${flavor}.`, toolCalls: [], details, answer: tools.length > 0 ? "final" : "plain", usage };
+  return {
+    reasoning,
+    content: `Answer ${n} from ${flavor}.`,
+    toolCalls: [],
+    details: family ? routerDetails(family, n, reasoning, []) : details,
+    answer: tools.length > 0 ? "final" : "plain",
+    usage,
+  };
+}
+
+/** A request without the flavour's API key: Google's 400 for Gemini, OpenAI's 401 (the key sent, masked as OpenAI masks it) for the others. */
+function keyRefusal(flavor: string, sent: string | undefined): Refusal {
+  if (flavor === "gemini") return geminiError("API key not valid. Please pass a valid API key.");
+  const key = (sent ?? "").replace(/^Bearer /, "");
+  const masked = key.length > 8 ? `${key.slice(0, 3)}${"*".repeat(key.length - 7)}${key.slice(-4)}` : key;
+  return {
+    status: 401,
+    body: JSON.stringify({
+      error: {
+        message: `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_api_key",
+      },
+    }),
+  };
+}
+
+/**
+ * Gemini 3 through Google's OpenAI-compatible endpoint, as strict as the real one:
+ *
+ * - a thought signature rides on a tool call as
+ *   `extra_content.google.thought_signature` and must come back on the same
+ *   call (https://ai.google.dev/gemini-api/docs/thought-signatures; the shape
+ *   as Continue reads it, https://github.com/continuedev/continue/pull/8865);
+ *   in the current turn (after the last user message) the first call of each
+ *   assistant step must carry one — this server's own for that call, or the
+ *   documented `skip_thought_signature_validator` — else the 400 quoted in
+ *   https://github.com/openai/openai-python/issues/2758 and
+ *   https://github.com/manthanabc/paws/issues/103 ("Function call is missing a
+ *   thought_signature in functionCall parts. …");
+ * - any field it does not know, at the top level, on a message or on a tool
+ *   call, is "Invalid JSON payload received. Unknown name … Cannot find
+ *   field." (https://github.com/FuzzAnything/PromptFuzz/issues/42,
+ *   https://github.com/liliMozi/openhanako/issues/394; the `at '…'` location of
+ *   a nested field as Google words it, https://github.com/gera2ld/ai.nvim/issues/13);
+ * - its error bodies are a JSON array around one error object, as those
+ *   issues show.
+ */
+const GEMINI_RULES = {
+  topLevel: new Set([
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "n",
+    "stop",
+    "max_tokens",
+    "max_completion_tokens",
+    "reasoning_effort",
+    "response_format",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "extra_body",
+  ]),
+  messageKeys: new Set(["role", "content", "name", "tool_calls", "tool_call_id", "extra_content"]),
+  toolCallKeys: new Set(["id", "type", "function", "extra_content"]),
+};
+
+/** Gemini's documented way to send a call whose signature was lost. */
+export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
+const SIGNING_KEY = randomBytes(32);
+
+/** The signature the gemini flavour issues for a call: bound to its name and arguments. */
+export function signCall(name: string, args: string): string {
+  return createHmac("sha256", SIGNING_KEY).update(`${name}\u0000${args}`).digest("base64");
+}
+
+/** Gemini signs the first call of each step it answers. */
+function signFirstCall(reply: Reply): void {
+  const first = reply.toolCalls[0];
+  if (first) first.extra_content = { google: { thought_signature: signCall(first.name, first.arguments) } };
+}
+
+/** Google's error envelope on this endpoint: an array around one error. */
+function geminiError(message: string, status = 400, code = "INVALID_ARGUMENT"): Refusal {
+  return { status, body: JSON.stringify([{ error: { code: status, message, status: code } }]), reason: message };
+}
+
+function unknownName(name: string, at?: string): Refusal {
+  return geminiError(`Invalid JSON payload received. Unknown name "${name}"${at ? ` at '${at}'` : ""}: Cannot find field.`);
+}
+
+type GeminiCall = { function: { name: string; arguments: string }; extra_content?: { google?: { thought_signature?: unknown } } } & Record<string, unknown>;
+
+/**
+ * Field names, then signatures. Positions count Gemini's contents: the
+ * system message is not one, and consecutive tool results are one.
+ */
+function geminiProblem(body: ChatBody): Refusal | undefined {
+  if (!Array.isArray(body.messages)) return geminiError("Invalid JSON payload received.");
+  for (const key of Object.keys(body)) if (!GEMINI_RULES.topLevel.has(key)) return unknownName(key);
+  const messages = body.messages as (ChatMessage & { tool_calls?: GeminiCall[] })[];
+  for (const [i, message] of messages.entries()) {
+    for (const key of Object.keys(message)) if (!GEMINI_RULES.messageKeys.has(key)) return unknownName(key, `messages[${i}]`);
+    for (const [j, call] of (message.tool_calls ?? []).entries())
+      for (const key of Object.keys(call)) if (!GEMINI_RULES.toolCallKeys.has(key)) return unknownName(key, `messages[${i}].tool_calls[${j}]`);
+  }
+  let position = 0;
+  let previous = "";
+  const lastUser = messages.findLastIndex((message) => message.role === "user");
+  for (const [i, message] of messages.entries()) {
+    if (message.role === "system" || message.role === "developer") continue;
+    if (!(message.role === "tool" && previous === "tool")) position++;
+    previous = message.role;
+    for (const call of message.tool_calls ?? []) {
+      const signature = call.extra_content?.google?.thought_signature;
+      if (typeof signature === "string" && signature !== SKIP_THOUGHT_SIGNATURE && signature !== signCall(call.function.name, call.function.arguments))
+        return geminiError("Corrupted thought signature.");
+    }
+    const first = message.tool_calls?.[0];
+    if (i > lastUser && first && typeof first.extra_content?.google?.thought_signature !== "string")
+      return geminiError(
+        `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${first.function.name}\` , position ${position}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
+      );
+  }
+  return undefined;
+}
+
+/** A tool loop of `steps` rounds: two parallel calls to a question, one more per round of results, then the answer. */
+function stepsReply(body: ChatBody, steps: number): Reply {
+  const messages = body.messages;
+  const tool = body.tools?.[0]?.function?.name;
+  const lastUser = messages.findLastIndex((message) => message.role === "user");
+  const done = messages.slice(lastUser + 1).filter((message) => message.role === "assistant" && message.tool_calls?.length).length;
+  const usage = { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 };
+  if (!tool || done >= steps)
+    return { reasoning: "", content: `Done after ${done} steps.`, toolCalls: [], details: undefined, answer: tool ? "final" : "plain", usage };
+  const call = (city: string) => ({ id: `function-call-${randomBytes(6).toString("hex")}`, name: tool, arguments: JSON.stringify({ location: city }) });
+  const toolCalls = done === 0 ? [call("Rome"), call("Oslo")] : [call(`City ${done}`)];
+  return { reasoning: "", content: "", toolCalls, details: undefined, answer: "tool_call", usage };
+}
+
+/** `reasoning` padded with more of the same thought to `chars` characters. */
+function padded(reasoning: string, chars: number): string {
+  return `${reasoning} ${"considering the request carefully. ".repeat(Math.ceil(chars / 34))}`.slice(0, Math.max(chars, reasoning.length));
+}
+
+/** Deterministic base64 of `bytes` pseudo-random bytes: incompressible, like real ciphertext. */
+function blob(n: number, bytes: number): string {
+  const parts: Buffer[] = [];
+  for (let block = 0; parts.length * 32 < bytes; block++) parts.push(createHash("sha256").update(`${n}:${block}`).digest());
+  return Buffer.concat(parts).subarray(0, bytes).toString("base64");
+}
+
+/** A turn the `sealed` flavour answered must come back with its encrypted reasoning, byte for byte. */
+function sealedProblem(body: ChatBody, issued: Map<string, Issued>): Refusal | undefined {
+  for (const [index, message] of body.messages.entries()) {
+    if (message.role !== "assistant") continue;
+    const calls = message.tool_calls ?? [];
+    const expected = (calls.length > 0 ? issued.get(calls[0]!.id) : issued.get(`text:${String(message.content ?? "")}`))?.details;
+    if (!expected || JSON.stringify(message.reasoning_details) === JSON.stringify(expected)) continue;
+    const data = String((expected[0] as { data?: unknown }).data);
+    return {
+      status: 400,
+      reason: `messages[${index}]: the encrypted reasoning is missing or was modified`,
+      body: JSON.stringify({
+        error: {
+          message: `The encrypted content ${data.slice(0, 4)}...${data.slice(-4)} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`,
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_encrypted_content",
+        },
+      }),
+    };
+  }
+  return undefined;
+}
+
+/** The `format` of OpenRouter's `reasoning_details` per upstream model family. */
+export const ROUTER_FORMATS = { anthropic: "anthropic-claude-v1", openai: "openai-responses-v1", google: "google-gemini-v1" } as const;
+type RouterFamily = keyof typeof ROUTER_FORMATS;
+
+/** The family of an OpenRouter model name (`google/gemini-3-pro`); Claude's shape for any other. */
+function routerFamily(model: string): RouterFamily {
+  const prefix = model.split("/")[0] ?? "";
+  return prefix === "openai" || prefix === "google" ? prefix : "anthropic";
+}
+
+/**
+ * OpenRouter's details per family
+ * (https://openrouter.ai/docs/use-cases/reasoning-tokens#reasoning-details; the
+ * types as its SDK declares them,
+ * https://github.com/OpenRouterTeam/ai-sdk-provider/blob/main/src/schemas/reasoning-details.ts):
+ * Claude's signed `reasoning.text` (and a redacted block as `reasoning.encrypted`);
+ * OpenAI's `reasoning.summary` and `reasoning.encrypted` under the reasoning
+ * item's `rs_` id and one index; Gemini's `reasoning.text` and one
+ * `reasoning.encrypted` per function call, its `id` that call's id (the thought signature).
+ */
+function routerDetails(family: RouterFamily, n: number, reasoning: string, calls: { id: string }[]): Record<string, unknown>[] {
+  const format = ROUTER_FORMATS[family];
+  if (family === "anthropic")
+    return [
+      { type: "reasoning.text", text: reasoning, format, index: 0, signature: `sig-openrouter-${n}-${Buffer.from(reasoning).toString("base64")}` },
+      { type: "reasoning.encrypted", data: `enc-${n}-AAEC/+8=`, format, index: 1 },
+    ];
+  if (family === "openai")
+    return [
+      { type: "reasoning.summary", summary: `**Plan ${n}** ${reasoning}`, id: `rs_${n}`, format, index: 0 },
+      { type: "reasoning.encrypted", data: `gAAAAB${n}enc+/==`, id: `rs_${n}`, format, index: 0 },
+    ];
+  return [
+    { type: "reasoning.text", text: reasoning, format, index: 0 },
+    ...calls.map((call, i) => ({ type: "reasoning.encrypted", data: `CiQB${n}${i}sig==`, id: call.id, format, index: i + 1 })),
+  ];
+}
+
+/** JSON with keys sorted: a provider compares what it parsed, not the order the keys came in. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item && typeof item === "object" && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : item,
+  );
+}
+
+/** OpenRouter's wrapper around an upstream provider's refusal. */
+function routerRefusal(provider: string, raw: string): Refusal {
+  return { status: 400, body: JSON.stringify({ error: { message: "Provider returned error", code: 400, metadata: { raw, provider_name: provider } } }) };
+}
+
+/**
+ * What OpenRouter passes on when the details come back wrong, for the family
+ * of the model asked: a changed array of its own family's is Anthropic's
+ * "Invalid `signature` in `thinking` block", or for OpenAI the wrapper alone
+ * (no public text of OpenAI's for it was found); in the current tool loop a
+ * tool-call turn without its details is Anthropic's "Expected `thinking`…"
+ * (https://docs.claude.com/en/docs/build-with-claude/extended-thinking) or
+ * Gemini's "Function call is missing a thought_signature…"
+ * (https://ai.google.dev/gemini-api/docs/thought-signatures). Another
+ * family's details are the upstream's to ignore.
+ */
+function routerProblem(body: ChatBody, issued: Map<string, Issued>): Refusal | undefined {
+  const family = routerFamily(body.model);
+  const lastUser = body.messages.findLastIndex((message) => message.role === "user");
+  for (const [index, message] of body.messages.entries()) {
+    if (message.role !== "assistant") continue;
+    const calls = message.tool_calls ?? [];
+    const expected = (calls.length > 0 ? issued.get(calls[0]!.id) : issued.get(`text:${String(message.content ?? "")}`))?.details as
+      Record<string, unknown>[] | undefined;
+    const sent = message.reasoning_details as Record<string, unknown>[] | undefined;
+    const own = expected?.[0]?.format === ROUTER_FORMATS[family];
+    if (sent !== undefined && own && canonical(sent) !== canonical(expected)) {
+      if (family === "anthropic")
+        return routerRefusal(
+          "Anthropic",
+          JSON.stringify({
+            type: "error",
+            error: { type: "invalid_request_error", message: `messages.${index}.content.0: Invalid \`signature\` in \`thinking\` block` },
+          }),
+        );
+      if (family === "openai") return routerRefusal("OpenAI", "");
+    }
+    if (index <= lastUser || calls.length === 0 || !own) continue;
+    // the current tool loop's own turns must carry what was issued for them
+    if (family === "anthropic" && !sent?.some((detail) => detail.type === "reasoning.text" && typeof detail.signature === "string"))
+      return routerRefusal(
+        "Anthropic",
+        JSON.stringify({
+          type: "error",
+          error: {
+            type: "invalid_request_error",
+            message: `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`tool_use\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`,
+          },
+        }),
+      );
+    if (family === "google" && !sent?.some((detail) => detail.type === "reasoning.encrypted" && detail.id === calls[0]!.id))
+      return routerRefusal(
+        "Google",
+        JSON.stringify({
+          error: {
+            code: 400,
+            message: `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${calls[0]!.function.name}\` , position ${index + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
+            status: "INVALID_ARGUMENT",
+          },
+        }),
+      );
+  }
+  return undefined;
+}
+
+/** The `reasoning_details` the n-th `late-carriers` answer sends after its text. */
+export function lateCarriers(n: number): Record<string, unknown>[] {
+  return [{ type: "reasoning.encrypted", data: `late-signature-${n}`, format: "google-gemini-v1", index: 0 }];
+}
+
+function lateCarriersReply(n: number): Reply {
+  const usage = { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 };
+  return {
+    reasoning: `Thinking ${n}, step by step.`,
+    content: `Answer ${n} is here.`,
+    toolCalls: [],
+    details: lateCarriers(n),
+    late: true,
+    answer: "plain",
+    usage,
+  };
 }
 
 /** A chat turn numbered by the answers so far. */
@@ -650,12 +1182,22 @@ function messageOf(flavor: string, reply: Reply): Record<string, unknown> {
       { type: "thinking", thinking: [{ type: "text", text: reply.reasoning }] },
       { type: "text", text: reply.content },
     ];
-  for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) message[field] = reply.reasoning;
+  if (reply.inline) message.content = `${thinkTag(reply.reasoning)}${reply.content}`;
+  for (const field of replyFields(flavor).text) message[field] = reply.reasoning;
   if (reply.details) message.reasoning_details = reply.details;
   if (reply.opaque !== undefined) message.reasoning_opaque = reply.opaque;
   if (reply.toolCalls.length > 0)
-    message.tool_calls = reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+    message.tool_calls = reply.toolCalls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: call.arguments },
+      ...(call.extra_content ? { extra_content: call.extra_content } : {}),
+    }));
   return message;
+}
+
+function thinkTag(reasoning: string): string {
+  return `<think>\n${reasoning}\n</think>\n\n`;
 }
 
 function wholeReply(flavor: string, model: string, reply: Reply, served: UpstreamOptions["served"]): object {
@@ -678,6 +1220,22 @@ function pieces(text: string, size: number | undefined, whole: number): string[]
   return Array.from({ length: whole }, (_, index) => text.slice(index * cut, (index + 1) * cut)).filter(Boolean);
 }
 
+/**
+ * Details as OpenRouter streams them, merged by `index` downstream: a text
+ * or summary in two fragments, then its signature alone with no text (as
+ * OpenRouter streams Claude), each encrypted item whole.
+ */
+function detailFragments(details: readonly Record<string, unknown>[]): Record<string, unknown>[][] {
+  return details.flatMap((detail) => {
+    const key = detail.type === "reasoning.summary" ? "summary" : detail.type === "reasoning.text" ? "text" : undefined;
+    if (!key) return [[detail]];
+    const { signature, ...unsigned } = detail;
+    const whole = String(detail[key]);
+    const fragments = [[{ ...unsigned, [key]: whole.slice(0, 5) }], [{ ...unsigned, [key]: whole.slice(5) }]];
+    return signature === undefined ? fragments : [...fragments, [{ type: detail.type, signature, format: detail.format, index: detail.index }]];
+  });
+}
+
 /** Streams the reply the way the provider does: reasoning in fragments, details fragments merged by index downstream. */
 async function streamReply(
   response: ServerResponse,
@@ -690,26 +1248,19 @@ async function streamReply(
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: object) =>
     `data: ${JSON.stringify({ id: `chatcmpl-${flavor}`, object: "chat.completion.chunk", created: 1_700_000_000, model, ...served, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
   const out: string[] = [chunk({ role: "assistant", content: "" })];
-  for (const piece of pieces(reply.reasoning, reply.fragment, 2)) {
+  for (const piece of pieces(reply.inline ? thinkTag(reply.reasoning) : reply.reasoning, reply.fragment, 2)) {
     const delta: Record<string, unknown> = {};
+    if (reply.inline) delta.content = piece;
     if (flavor === "mistral") delta.content = [{ type: "thinking", thinking: [{ type: "text", text: piece }] }];
-    for (const field of (REPLY_FIELDS[flavor] ?? DEFAULT_REPLY).text) delta[field] = piece;
-    out.push(chunk(delta));
+    for (const field of replyFields(flavor).text) delta[field] = piece;
+    // MiniMax's split-out reasoning comes only in its details
+    if (Object.keys(delta).length > 0) out.push(chunk(delta));
   }
-  if (hold) {
+  if (hold && !reply.late) {
     for (const piece of out.splice(0)) response.write(piece);
     await hold.passage();
   }
-  if (reply.details) {
-    // text in two fragments, then the signature alone with no text (as OpenRouter streams Claude), then the encrypted item whole
-    const [text, encrypted] = reply.details as [Record<string, unknown>, Record<string, unknown>];
-    const body = String(text.text);
-    const { signature, ...unsigned } = text;
-    out.push(chunk({ reasoning_details: [{ ...unsigned, text: body.slice(0, 5) }] }));
-    out.push(chunk({ reasoning_details: [{ ...unsigned, text: body.slice(5) }] }));
-    out.push(chunk({ reasoning_details: [{ type: text.type, signature, format: text.format, index: text.index }] }));
-    out.push(chunk({ reasoning_details: [encrypted] }));
-  }
+  if (reply.details && !reply.late) for (const details of detailFragments(reply.details)) out.push(chunk({ reasoning_details: details }));
   if (typeof reply.opaque === "string") {
     // Copilot may split one opaque across chunks: the plugin concatenates
     const cut = Math.floor(reply.opaque.length / 2);
@@ -717,10 +1268,16 @@ async function streamReply(
   } else if (reply.opaque !== undefined) out.push(chunk({ reasoning_opaque: reply.opaque }));
   for (const piece of pieces(reply.content, reply.fragment, 1)) out.push(chunk({ content: piece }));
   reply.toolCalls.forEach((call, index) => {
-    out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
+    const extra = call.extra_content ? { extra_content: call.extra_content } : {};
+    out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" }, ...extra }] }));
     for (const piece of pieces(call.arguments, reply.fragment && reply.fragment - 2, 1))
       out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
+  if (reply.late) {
+    for (const piece of out.splice(0)) response.write(piece);
+    await hold?.passage();
+    if (reply.details) out.push(chunk({ reasoning_details: reply.details }));
+  }
   for (const piece of out) response.write(piece);
   if (finishDelayMs) await delay(finishDelayMs);
   response.write(chunk({}, reply.toolCalls.length > 0 ? "tool_calls" : "stop", reply.usage));
@@ -839,6 +1396,46 @@ export interface Interaction {
 
 export function loadCassette(name: string): Interaction[] {
   return (parse(readFixture(`cassettes/${name}.yaml`)) as { interactions: Interaction[] }).interactions;
+}
+
+/** What `replay` serves for the request's model. */
+async function replayModel(record: ReceivedRequest, response: ServerResponse, replay: Replay | undefined, hangUps: EventEmitter): Promise<void> {
+  const { body } = record;
+  const answer = (status: number, text: string) => {
+    record.status = status;
+    response.writeHead(status, { "content-type": "application/json" }).end(text);
+  };
+  if (!replay) {
+    record.answer = "rejected";
+    return answer(
+      404,
+      JSON.stringify({
+        error: {
+          message: `The model \`${body.model}\` does not exist or you do not have access to it.`,
+          type: "invalid_request_error",
+          param: null,
+          code: "model_not_found",
+        },
+      }),
+    );
+  }
+  if ("status" in replay) return answer(replay.status, readFixture(`chunks/${replay.file}`));
+  if ("endless" in replay) {
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    const timer = setInterval(() => response.write(`data: ${replay.endless}\n\n`), 10);
+    response.once("close", () => {
+      clearInterval(timer);
+      hangUps.emit("hang-up");
+    });
+    return;
+  }
+  const inline = "chunks" in replay;
+  if (body.stream !== true && (!inline || replay.whole !== undefined))
+    return answer(200, JSON.stringify(inline ? replay.whole : fixtureJson(`${replay.name}.json`)));
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const line of inline ? replay.chunks : fixtureLines(replay.name))
+    if (!response.write(`data: ${line}\n\n`)) await new Promise((resolve) => response.once("drain", resolve));
+  response.end("data: [DONE]\n\n");
 }
 
 function replayInteraction(record: ReceivedRequest, response: ServerResponse, recorded: Interaction | undefined): void {

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";
 import { startOpenAIResponsesUpstream, type ResponsesUpstream } from "../../support/openai-responses-upstream.js";
-import { startOpenAIUpstream, type OpenAIUpstream } from "../../support/openai-upstream.js";
+import { type OpenAIUpstream, startOpenAIUpstream } from "../../support/openai-upstream.js";
 import { ask, type Message } from "../../support/stateless-client.js";
 import { startAnthropicEmulator, type AnthropicEmulator } from "../emulators/anthropic-emulator.js";
-import { startGeminiOpenAIEmulator } from "../emulators/gemini-openai-emulator.js";
-import type { Emulator } from "../emulators/http-emulator.js";
 
 /**
  * Model switches are safe by rule (docs/sessions-and-replay.md#replay-rules, rule 7), with OpenAI's
@@ -28,20 +26,20 @@ const tool = {
 
 let deepseek: OpenAIUpstream;
 let openai: ResponsesUpstream;
-let gemini: Emulator;
+let gemini: OpenAIUpstream;
 let anthropic: AnthropicEmulator;
 let gateway: TestGateway;
 beforeAll(async () => {
   deepseek = await startOpenAIUpstream();
   openai = await startOpenAIResponsesUpstream({ apiKey: "openai-key", steps: 2 });
-  gemini = await startGeminiOpenAIEmulator({ apiKey: "gemini-key", steps: 2 });
+  gemini = await startOpenAIUpstream({ apiKeys: { gemini: "gemini-key" }, answers: { kind: "steps", steps: 2 } });
   anthropic = await startAnthropicEmulator({ apiKey: "anthropic-key" });
   gateway = await startTestGateway({
     routes: `version: 1
 providers:
   deepseek: { plugin: openai-compatible, base_url: "${deepseek.baseUrl("deepseek")}" }
   openai: { plugin: openai-responses, base_url: ${openai.url}/v1, api_key_env: CARRIERD_TEST_OPENAI_KEY }
-  gemini-openai: { plugin: openai-compatible, base_url: ${gemini.url}/v1beta/openai, api_key_env: CARRIERD_TEST_GEMINI_KEY }
+  gemini-openai: { plugin: openai-compatible, base_url: ${gemini.baseUrl("gemini")}, api_key_env: CARRIERD_TEST_GEMINI_KEY }
   anthropic: { plugin: anthropic, base_url: ${anthropic.url}, api_key_env: CARRIERD_TEST_ANTHROPIC_KEY }
 models:
   - { name: deepseek-reasoner, provider: deepseek, model: deepseek-reasoner }

@@ -3,7 +3,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 
 /**
- * A loopback OpenAI-style upstream that misbehaves on request, by model name:
+ * A fault injector, not a provider: a loopback upstream whose only job is to
+ * break the transport in the ways any provider's can (a body cut short, a
+ * chunk that is not JSON, silence, a trickle, a flood, a 429), so the tests
+ * of carrierd's own deadlines, back-pressure and stream ends need no
+ * family's rules. It speaks OpenAI chat-completions framing because every
+ * family emulator's stream ends the same way on a broken socket; what a
+ * provider refuses and with which text is the family emulators' job
+ * (test/support/openai-upstream.ts and the others). The model name picks the fault:
  *
  * - `ok`: a whole stream (reasoning, text, finish_reason, [DONE]);
  * - `cut`: reasoning then half an answer, then a clean end of the body with no finish_reason and no [DONE];
@@ -12,13 +19,16 @@ import type { AddressInfo } from "node:net";
  * - `stall-after-head`: sends the head and one chunk, then nothing;
  * - `trickle`: a byte of an SSE comment every 20 ms, forever;
  * - `rate-limit`: 429 with Retry-After and x-ratelimit-* headers;
+ * - `bom`: "Hello world", its body led by a UTF-8 byte order mark (some .NET
+ *   and Windows-hosted servers send one); streamed, the mark's first two
+ *   bytes come alone, as a network read may deliver them;
  * - `flood`: reasoning chunks as fast as the socket takes them, until it
  *   stops taking them (`write()` false and no `drain`) or the exchange closes.
  *
  * It records what each exchange did, so tests can tell that the gateway
  * stopped reading (the upstream's socket write blocked) or hung up.
  */
-export interface FaultUpstream {
+export interface FaultInjector {
   baseUrl(): string;
   /** Exchanges in arrival order. */
   readonly exchanges: Exchange[];
@@ -42,8 +52,13 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-f", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
 
 const SSE = { "content-type": "text/event-stream" };
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-export async function startFaultUpstream(): Promise<FaultUpstream> {
+/** OpenAI's text for a request-rate limit (its requests-per-minute wording; the tokens-per-minute one is in openai-responses-upstream.ts). */
+export const RATE_LIMITED =
+  "Rate limit reached for rate-limit in organization org-emulator on requests per min (RPM): Limit 60, Used 60, Requested 1. Please try again in 7s. Visit https://platform.openai.com/account/rate-limits to learn more.";
+
+export async function startFaultInjector(): Promise<FaultInjector> {
   const exchanges: Exchange[] = [];
   const waiters = new Map<string, ((exchange: Exchange) => void)[]>();
   const server: Server = createServer((request, response) => {
@@ -110,6 +125,32 @@ function answer(model: string, _request: IncomingMessage, response: ServerRespon
       response.on("close", () => clearInterval(timer));
       return;
     }
+    case "bom":
+      if (exchange.body.stream) {
+        response.writeHead(200, SSE);
+        response.write(BOM.subarray(0, 2));
+        setTimeout(() => {
+          response.write(Buffer.concat([BOM.subarray(2), Buffer.from(chunk({ role: "assistant", content: "Hello" }))]));
+          response.end(chunk({ content: " world" }, "stop") + "data: [DONE]\n\n");
+        }, 20);
+        return;
+      }
+      response.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+      response.end(
+        Buffer.concat([
+          BOM,
+          Buffer.from(
+            JSON.stringify({
+              id: "chatcmpl-f",
+              object: "chat.completion",
+              created: 1,
+              model: "m",
+              choices: [{ index: 0, message: { role: "assistant", content: "Hello world" }, finish_reason: "stop" }],
+            }),
+          ),
+        ]),
+      );
+      return;
     case "rate-limit":
       response.writeHead(429, {
         "content-type": "application/json",
@@ -119,7 +160,7 @@ function answer(model: string, _request: IncomingMessage, response: ServerRespon
         "x-ratelimit-reset-requests": "7s",
         "x-unrelated": "not passed on",
       });
-      response.end(JSON.stringify({ error: { message: "Rate limit reached for requests", type: "requests", param: null, code: "rate_limit_exceeded" } }));
+      response.end(JSON.stringify({ error: { message: RATE_LIMITED, type: "requests", param: null, code: "rate_limit_exceeded" } }));
       return;
     case "flood": {
       response.writeHead(200, SSE);
