@@ -4,10 +4,13 @@ import {
   objectSpan,
   openCarriedBody,
   spliceTopLevel,
+  type BodyPieces,
   type ArraySpan,
   type CarriedRequest,
   type ChatMessage,
   type ElementSpan,
+  isAsSent,
+  type MemberSpan,
   type UpstreamCall,
 } from "../../src/providers/plugin-api.js";
 import { readLayout, type LayoutBlock, type RedactedThinkingBlock, type ThinkingBlock } from "./content-layout.js";
@@ -25,27 +28,36 @@ import { readLayout, type LayoutBlock, type RedactedThinkingBlock, type Thinking
  * another model signed — is left out: Anthropic refuses a signature it did
  * not issue.
  */
-export function carriedMessagesBody(call: UpstreamCall, carried: CarriedRequest, vertex: boolean): Buffer {
+export function carriedMessagesBody(call: UpstreamCall, carried: CarriedRequest, vertex: boolean): Buffer | BodyPieces {
   const body = openCarriedBody(carried.bytes);
   spliceTopLevel(body, vertex ? undefined : call.model, carried.settings);
   if (vertex) body.splices.setMember(body.top, memberOf(body.top, "anthropic_version"), "anthropic_version", JSON.stringify("vertex-2023-10-16"));
   const messages = memberOf(body.top, "messages");
-  if (messages && body.bytes[messages.valueStart] === 0x5b) {
-    const assistants = call.body.messages.filter((message) => message.role === "assistant");
+  const assistants = call.body.messages.filter((message) => message.role === "assistant");
+  // each assistant message holds its reasoning blocks as the client sent them (the view's messages are the body's, in order):
+  // none changes, and the messages are not read again
+  if (messages && body.bytes[messages.valueStart] === 0x5b && !assistants.every((message) => isAsSent(message.native_record))) {
     let ordinal = 0;
     for (const element of arraySpan(body.bytes, messages.valueStart).elements) {
       if (body.bytes[element.start] !== 0x7b) continue;
       const message = objectSpan(body.bytes, element.start);
       const role = memberOf(message, "role");
-      if (!role || body.bytes.toString("utf8", role.valueStart, role.valueEnd) !== '"assistant"') continue;
+      if (!role || !isAssistant(body.bytes, role)) continue;
       const canonical = assistants[ordinal++];
+      if (canonical && isAsSent(canonical.native_record)) continue;
       const content = memberOf(message, "content");
       if (!canonical || !content || body.bytes[content.valueStart] !== 0x5b) continue;
       const keep = assistantContent(body.bytes, arraySpan(body.bytes, content.valueStart), canonical);
       if (keep) body.splices.rewriteArray(arraySpan(body.bytes, content.valueStart), keep);
     }
   }
-  return body.splices.apply();
+  return body.splices.applied();
+}
+
+/** A role that says "assistant", as JSON.parse reads it (the view the canonical messages come from reads it so). */
+function isAssistant(bytes: Buffer, role: MemberSpan): boolean {
+  const raw = bytes.toString("utf8", role.valueStart, role.valueEnd);
+  return raw === '"assistant"' || (raw.includes("\\") && stringAt(bytes, role.valueStart, role.valueEnd) === "assistant");
 }
 
 type Kept = number | { json: string };

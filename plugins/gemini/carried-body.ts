@@ -1,5 +1,6 @@
 import {
   arraySpan,
+  type BodyPieces,
   type ChatMessage,
   type CarriedBody,
   type CarriedRequest,
@@ -31,11 +32,11 @@ import { validatesSignatures } from "./request-body.js";
  * the first call of a turn Gemini would otherwise refuse. A signature Gemini
  * issued stays as the client sent it.
  */
-export function carriedGenerateBody(call: UpstreamCall, carried: CarriedRequest): Buffer {
+export function carriedGenerateBody(call: UpstreamCall, carried: CarriedRequest): Buffer | BodyPieces {
   const body = openCarriedBody(carried.bytes);
   spliceTopLevel(body, undefined, carried.settings);
   const contents = memberOf(body.top, "contents");
-  if (!contents || body.bytes[contents.valueStart] !== 0x5b) return body.splices.apply();
+  if (!contents || body.bytes[contents.valueStart] !== 0x5b) return body.splices.applied();
   const assistants = call.body.messages.filter((message) => message.role === "assistant");
   const strict = validatesSignatures(call.model);
   let ordinal = 0;
@@ -49,7 +50,7 @@ export function carriedGenerateBody(call: UpstreamCall, carried: CarriedRequest)
     if (!canonical || !parts || body.bytes[parts.valueStart] !== 0x5b) continue;
     spliceModelParts(body, parts, canonical, strict);
   }
-  return body.splices.apply();
+  return body.splices.applied();
 }
 
 /** One of the client's parts, read from its bytes: its signature, and what matches it to a stored part. */

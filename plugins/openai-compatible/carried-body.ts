@@ -1,5 +1,6 @@
 import {
   arraySpan,
+  type BodyPieces,
   type CarriedBody,
   type CarriedRequest,
   type ChatMessage,
@@ -51,12 +52,12 @@ const OWNED_KEYS = [
  * translated path would send for it; every other member, and every message
  * but for those carriers, keeps the client's bytes.
  */
-export function carriedChatBody(call: UpstreamCall, carried: CarriedRequest, messages: readonly ChatMessage[]): Buffer {
+export function carriedChatBody(call: UpstreamCall, carried: CarriedRequest, messages: readonly ChatMessage[]): Buffer | BodyPieces {
   const body = openCarriedBody(carried.bytes);
   spliceTopLevel(body, call.model, undefined);
   spliceOwnedMembers(body, call, carried);
   const list = memberOf(body.top, "messages");
-  if (!list || body.bytes[list.valueStart] !== 0x5b) return body.splices.apply();
+  if (!list || body.bytes[list.valueStart] !== 0x5b) return body.splices.applied();
   const elements = arraySpan(body.bytes, list.valueStart).elements;
   // the call's messages are the client's, one for one (the door read them from these bytes)
   if (elements.length !== messages.length) throw new Error("a carried chat body's messages differ in number from the call's");
@@ -70,7 +71,7 @@ export function carriedChatBody(call: UpstreamCall, carried: CarriedRequest, mes
       if (role) body.splices.replaceValue(role, '"system"');
     }
   });
-  return body.splices.apply();
+  return body.splices.applied();
 }
 
 /** The top-level members carrierd owns or routes.yaml sets, each as the translated path would send it; the others are not touched. */

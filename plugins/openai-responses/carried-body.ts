@@ -1,5 +1,6 @@
 import {
   arraySpan,
+  type BodyPieces,
   type CarriedRequest,
   type ElementSpan,
   isCarrierEnvelope,
@@ -29,14 +30,14 @@ const CARRIERD_OWN = "model_options";
  * get the stored turn's item ids in place of carrierd's, or none: this
  * upstream never issued carrierd's.
  */
-export function carriedResponsesBody(call: UpstreamCall, carried: CarriedRequest): Buffer {
+export function carriedResponsesBody(call: UpstreamCall, carried: CarriedRequest): Buffer | BodyPieces {
   const body = openCarriedBody(carried.bytes);
   spliceTopLevel(body, call.model, carried.settings);
   const own = memberOf(body.top, CARRIERD_OWN);
   if (own) body.splices.removeMembers(body.top, new Set([own]));
   const input = memberOf(body.top, "input");
   const turns = carried.assistantItems;
-  if (!input || !turns || turns.length === 0 || body.bytes[input.valueStart] !== 0x5b) return body.splices.apply();
+  if (!input || !turns || turns.length === 0 || body.bytes[input.valueStart] !== 0x5b) return body.splices.applied();
   const elements = arraySpan(body.bytes, input.valueStart);
   const assistants = call.body.messages.filter((message) => message.role === "assistant");
   const plan = new InputPlan(elements.elements.length);
@@ -46,7 +47,7 @@ export function carriedResponsesBody(call: UpstreamCall, carried: CarriedRequest
   });
   const keep = plan.keep();
   if (keep) body.splices.rewriteArray(elements, keep);
-  return body.splices.apply();
+  return body.splices.applied();
 }
 
 type Kept = number | { json: string };

@@ -5,7 +5,7 @@ import { isUtf8 } from "node:buffer";
 import { GatewayError } from "../foundation/errors/gateway-error.js";
 import { errorMessage } from "../foundation/util/error-message.js";
 import { isRecord } from "../foundation/util/json-readers.js";
-import { arraySpan, objectSpan, skipSpace } from "../providers/carried/json-spans.js";
+import { arraySpan, keepSpan, objectSpan, skipSpace } from "../providers/carried/json-spans.js";
 
 const MAX_DEPTH = 64;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -71,22 +71,28 @@ const PIECES_FROM = 128 * 1024;
 function parsedInPieces(bytes: Buffer): Record<string, unknown> | undefined {
   if (!isUtf8(bytes)) return undefined;
   try {
-    const top = objectSpan(bytes, skipSpace(bytes, 0));
+    // one pass over the bytes: `messages` and `input` have their elements read with the object's members
+    const top = objectSpan(bytes, skipSpace(bytes, 0), LISTED);
     if (skipSpace(bytes, top.close + 1) !== bytes.length) return undefined;
     const value: Record<string, unknown> = {};
     for (const member of top.members) {
-      const listed = (member.key === "messages" || member.key === "input") && bytes[member.valueStart] === 0x5b;
+      const listed = LISTED.has(member.key) && bytes[member.valueStart] === 0x5b;
       const parsed: unknown = listed
         ? arraySpan(bytes, member.valueStart).elements.map((element): unknown => JSON.parse(bytes.toString("utf8", element.start, element.end)))
         : JSON.parse(bytes.toString("utf8", member.valueStart, member.valueEnd));
       // an own property, as JSON.parse makes it, even for "__proto__"
       Object.defineProperty(value, member.key, { value: parsed, enumerable: true, writable: true, configurable: true });
     }
+    // a carried body is spliced along these spans (src/providers/carried/), not read again
+    keepSpan(bytes, top);
     return value;
   } catch {
     return undefined;
   }
 }
+
+/** The top-level members parsed an element at a time: a conversation's history. */
+const LISTED: ReadonlySet<string> = new Set(["messages", "input"]);
 
 function decodeStream(request: IncomingMessage): Readable {
   const encoding = String(request.headers["content-encoding"] ?? "identity")

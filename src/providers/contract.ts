@@ -172,6 +172,21 @@ export interface UpstreamCall {
 /** The wire APIs carrierd's doors speak and a plugin's upstream may speak too (PluginDefinition.wire). */
 export type WireApi = "anthropic-messages" | "openai-responses" | "openai-chat" | "gemini";
 
+/**
+ * Marks a native record a door made of the request it goes back in: one
+ * message's own reasoning blocks, every one the client sent in it, in its
+ * order (the Messages door's thinking blocks on an Anthropic route). A
+ * carried body leaves a message whose record has it as the client sent it,
+ * without reading its blocks again. A symbol-keyed property: JSON never
+ * writes it, and setting it costs less than adding to a weak collection.
+ */
+export const AS_SENT: unique symbol = Symbol("reasoning blocks as the client sent them");
+
+/** Whether a native record is a message's reasoning blocks exactly as the client sent them in this request (see AS_SENT). */
+export function isAsSent(record: unknown): boolean {
+  return typeof record === "object" && record !== null && AS_SENT in record;
+}
+
 /** A client's request on a route whose upstream speaks the client's wire: carried as sent, but for what carrierd must change. */
 export interface CarriedRequest {
   /** The body's bytes as the client sent them. */
@@ -319,7 +334,17 @@ export interface HttpCodec {
    * name, the replayed carriers, the route's settings). A codec whose
    * definition declares a `wire` has it.
    */
-  buildCarriedRequest?(call: UpstreamCall, carried: CarriedRequest): { url: string; headers: Record<string, string>; body: Buffer };
+  buildCarriedRequest?(call: UpstreamCall, carried: CarriedRequest): { url: string; headers: Record<string, string>; body: Buffer | BodyPieces };
+}
+
+/**
+ * A request body sent as the pieces it is made of, in order, `byteLength`
+ * bytes in all: a large carried body, the client's bytes between carrierd's
+ * changes, never copied into one buffer (src/providers/carried/splices.ts).
+ */
+export interface BodyPieces {
+  readonly pieces: readonly Uint8Array[];
+  readonly byteLength: number;
 }
 
 /** One HTTP request a plugin built itself, for `PluginContext.http.post`. */

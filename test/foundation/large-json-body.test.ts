@@ -1,6 +1,7 @@
 import { expect, test } from "vitest";
 import { parseJsonBody } from "../../src/http/read-body.js";
 import { GatewayError } from "../../src/foundation/errors/gateway-error.js";
+import { arraySpan, objectSpan } from "../../src/providers/carried/json-spans.js";
 
 // A body of 128 KiB or more is parsed member by member (docs/performance.md): it must give what JSON.parse of the
 // whole text gives, and every body that is not a valid JSON object the same 400 as a small one.
@@ -50,4 +51,17 @@ test("a large body with a byte order mark parses as before, and one of invalid U
   expect(parseJsonBody(bom)).toEqual({ a: padding });
   const broken = Buffer.concat([large(`{"a":"PAD`), Buffer.from([0xc3, 0x28]), Buffer.from(`"}`)]);
   expect(refusal(broken)).toBe("invalid_json: request body is not valid UTF-8");
+});
+
+test("the spans kept from a large body's parse are the ones a fresh read of its bytes finds (a carried body is spliced along them)", () => {
+  const text = `{ "model":"m", "messages":[{"role":"user","content":"PAD"}, 7, [1,{"k":"]"}], {"role":"assistant","content":[{"type":"text","text":"}"}]}],
+    "input": [ ], "messages": [ "again" ] , "tail": {"deep": [true]} }`;
+  const bytes = large(text);
+  parseJsonBody(bytes);
+  const copy = Buffer.from(bytes);
+  const top = objectSpan(bytes, 0);
+  expect(top).toBe(objectSpan(bytes, 0)); // kept, not read again
+  expect(top).toEqual(objectSpan(copy, 0));
+  for (const member of top.members.filter((member) => bytes[member.valueStart] === 0x5b))
+    expect(arraySpan(bytes, member.valueStart)).toEqual(arraySpan(copy, member.valueStart));
 });

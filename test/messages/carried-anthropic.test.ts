@@ -144,6 +144,30 @@ describe("Claude Code's requests on an Anthropic route: the upstream gets the cl
     expect(anthropic.received.at(-1)!.raw.toString("utf8")).toBe(JSON.stringify(withoutEnvelopes));
   });
 
+  test("a body of 128 KiB or more, sent upstream in pieces: the same bytes, its Content-Length theirs", async () => {
+    const { headers, body } = capture("claude-code-2.1.337-continue-toolresult-req.json");
+    // a long pasted document before the turns answered elsewhere: the envelopes' blocks are cut out around it
+    const document = { role: "user", content: [{ type: "text", text: 'é lorem \\ "ipsum" '.repeat(9_000) }] };
+    const assistant = { role: "assistant", content: [{ type: "text", text: "read" }] };
+    const request = { ...body, messages: [document, assistant, ...body.messages.slice(0, 5)] };
+    const sent = JSON.stringify(request);
+    expect(Buffer.byteLength(sent)).toBeGreaterThan(128 * 1024);
+    const response = await post(Buffer.from(sent), headers);
+    expect(response.status, response.text).toBe(200);
+    const withoutEnvelopes = {
+      ...request,
+      model: UPSTREAM[body.model],
+      messages: request.messages.map((message) =>
+        Array.isArray(message.content)
+          ? { ...message, content: (message.content as { type: string; signature?: string }[]).filter((block) => !block.signature?.startsWith("cd1.")) }
+          : message,
+      ),
+    };
+    const received = anthropic.received.at(-1)!;
+    expect(received.raw.toString("utf8")).toBe(JSON.stringify(withoutEnvelopes));
+    expect(received.headers["content-length"]).toBe(String(received.raw.length));
+  });
+
   test("the same continued session mid tool loop: Anthropic's own refusal reaches Claude Code unchanged, status and body", async () => {
     const { headers, body } = capture("claude-code-2.1.337-continue-toolresult-req.json");
     const response = await post(Buffer.from(JSON.stringify(body)), headers);

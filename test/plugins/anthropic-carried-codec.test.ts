@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { createAnthropicCodec } from "../../plugins/anthropic/codec.js";
-import type { ChatMessage, UpstreamCall } from "../../src/providers/contract.js";
+import { AS_SENT, type ChatMessage, type UpstreamCall } from "../../src/providers/contract.js";
 import { upstreamCall } from "./support/calls.js";
 
 /** A carried Messages request (docs/api.md#carried-requests): the anthropic codec's buildCarriedRequest, the client's bytes changed only where it must. */
@@ -77,4 +77,41 @@ test("Vertex AI: the model into the URL, anthropic_version into the body; the ro
   expect(wire.headers["anthropic-version"]).toBeUndefined();
   const { model: _model, ...rest } = JSON.parse(sent) as Record<string, unknown>;
   expect(JSON.parse(wire.body.toString())).toEqual({ ...rest, unknown_field: { kept: [1, 2], extra: true }, anthropic_version: "vertex-2023-10-16", top_k: 5 });
+});
+
+test("a record of the client's own blocks as sent (AS_SENT) leaves its message unread; a later message still gets the store's block back", () => {
+  const twoTurns = (second: unknown[]) =>
+    JSON.stringify({
+      model: "claude-sonnet-4-5",
+      messages: [
+        { role: "user", content: "Weather?" },
+        { role: "assistant", content: [SIGNED, TOOL_USE] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "18°C" }] },
+        // a role written with an escape is the assistant's, as JSON.parse (and the turn's view) reads it
+        { role: "ESCAPED", content: second },
+      ],
+    }).replace('"ESCAPED"', '"\\u0061ssistant"');
+  const stored = { type: "thinking", thinking: "And Paris.", signature: "anthropic-signature-2" };
+  const canonical: ChatMessage[] = [
+    { role: "user", content: "Weather?" },
+    { role: "assistant", content: null, native_record: { content: [SIGNED, { type: "tool_use", id: "toolu_1" }], [AS_SENT]: true } },
+    { role: "tool", tool_call_id: "toolu_1", content: "18°C" },
+    { role: "assistant", content: "Sunny.", native_record: { content: [stored, { type: "text", text: "Sunny." }] } },
+  ];
+  const sent = twoTurns([{ type: "text", text: "Sunny." }]);
+  expect(sent).toContain('"role":"\\u0061ssistant"');
+  const wire = carriedCall("https://api.anthropic.com", canonical)(Buffer.from(sent));
+  expect(wire.body.toString()).toBe(
+    twoTurns([stored, { type: "text", text: "Sunny." }]).replace('"model":"claude-sonnet-4-5"', '"model":"claude-sonnet-4-5-20250929"'),
+  );
+  // every assistant message as sent: only the model changes
+  const asSent = [
+    canonical[0],
+    canonical[1],
+    canonical[2],
+    { ...canonical[3], native_record: { content: [{ type: "text", text: "Sunny." }], [AS_SENT]: true } },
+  ];
+  expect(carriedCall("https://api.anthropic.com", asSent)(Buffer.from(sent)).body.toString()).toBe(
+    sent.replace('"model":"claude-sonnet-4-5"', '"model":"claude-sonnet-4-5-20250929"'),
+  );
 });

@@ -1,4 +1,4 @@
-import type { ChatMessage, JsonObject } from "../../providers/contract.js";
+import { AS_SENT, type ChatMessage, type JsonObject } from "../../providers/contract.js";
 import type { ResolvedModel } from "../../routing/routes/route-table.js";
 import type { ReplaySource } from "../../storage/turns.js";
 import { isEnvelope } from "../../routing/carriers/envelope.js";
@@ -47,12 +47,17 @@ export function clientThinking(
       upstreamModel: resolved.upstreamModel,
       reasoningText,
       reasoningDetails: undefined,
-      nativeRecord: { content: layout },
+      // every thinking block the client sent is in the record (none was carrierd's envelope): the carried body leaves the message as sent
+      nativeRecord: message.content.every(isOwnOrNotReasoning) ? { content: layout, [AS_SENT]: true } : { content: layout },
       [FOR_ONE_REQUEST]: true,
     };
     (sources ??= new Map()).set(index, source);
   }
   return sources;
+}
+
+function isOwnOrNotReasoning(block: ContentBlock): boolean {
+  return (block.type !== "thinking" && block.type !== "redacted_thinking") || isOwnReasoning(block);
 }
 
 /** A thinking or redacted_thinking block that is not carrierd's envelope of another route's turn. */

@@ -32,7 +32,11 @@ export function spliceTopLevel(body: CarriedBody, model: string | undefined, set
   const modelMember = memberOf(top, "model");
   if (model === undefined) {
     if (modelMember) splices.removeMembers(top, new Set([modelMember]));
-  } else splices.setMember(top, modelMember, "model", JSON.stringify(model));
+  } else {
+    const json = JSON.stringify(model);
+    // the model the client named already: no change, and a body with none is sent as the client's own buffer
+    if (!modelMember || bytes.toString("latin1", modelMember.valueStart, modelMember.valueEnd) !== json) splices.setMember(top, modelMember, "model", json);
+  }
   if (!settings) return;
   const keys = new Set([...Object.keys(settings.defaults ?? {}), ...Object.keys(settings.overrides ?? {})]);
   keys.delete("model");

@@ -99,8 +99,14 @@ export function valueEnd(bytes: Buffer, at: number): number {
   throw new SpanError("unterminated value");
 }
 
-/** The members of the object whose `{` is at `at`. */
-export function objectSpan(bytes: Buffer, at: number): ObjectSpan {
+/**
+ * The members of the object whose `{` is at `at`. A member whose key
+ * `spread` holds and whose value is an array has its elements read in the
+ * same pass, kept with the bytes (see keepSpan) for arraySpan to hand out.
+ */
+export function objectSpan(bytes: Buffer, at: number, spread?: ReadonlySet<string>): ObjectSpan {
+  const kept = keptSpans.get(bytes)?.get(at);
+  if (kept && "members" in kept) return kept;
   if (bytes[at] !== 0x7b) throw new SpanError(`no object at ${at}`);
   const members: MemberSpan[] = [];
   let index = skipSpace(bytes, at + 1);
@@ -113,7 +119,12 @@ export function objectSpan(bytes: Buffer, at: number): ObjectSpan {
     index = skipSpace(bytes, keyEnd);
     if (bytes[index] !== COLON) throw new SpanError(`no colon at ${index}`);
     const valueStart = skipSpace(bytes, index + 1);
-    const end = valueEnd(bytes, valueStart);
+    let end: number;
+    if (spread?.has(key) && bytes[valueStart] === 0x5b) {
+      const array = arraySpan(bytes, valueStart);
+      keepSpan(bytes, array);
+      end = array.close + 1;
+    } else end = valueEnd(bytes, valueStart);
     members.push({ key, start: keyStart, valueStart, valueEnd: end });
     index = skipSpace(bytes, end);
     if (bytes[index] === COMMA) {
@@ -125,8 +136,26 @@ export function objectSpan(bytes: Buffer, at: number): ObjectSpan {
   }
 }
 
+/**
+ * Spans read from a body once and kept with its bytes: a large request's
+ * body is read into spans as it is parsed (src/http/read-body.ts), and a
+ * carried body is spliced along the same spans (its top-level object, its
+ * list of messages or items) without reading the body again. Weak: they go
+ * with the bytes. The bytes of a request are never written to.
+ */
+const keptSpans = new WeakMap<Buffer, Map<number, ObjectSpan | ArraySpan>>();
+
+/** Keeps a span of `bytes` for objectSpan and arraySpan to hand out again. */
+export function keepSpan(bytes: Buffer, span: ObjectSpan | ArraySpan): void {
+  let spans = keptSpans.get(bytes);
+  if (!spans) keptSpans.set(bytes, (spans = new Map<number, ObjectSpan | ArraySpan>()));
+  spans.set(span.open, span);
+}
+
 /** The elements of the array whose `[` is at `at`. */
 export function arraySpan(bytes: Buffer, at: number): ArraySpan {
+  const kept = keptSpans.get(bytes)?.get(at);
+  if (kept && "elements" in kept) return kept;
   if (bytes[at] !== 0x5b) throw new SpanError(`no array at ${at}`);
   const elements: ElementSpan[] = [];
   let index = skipSpace(bytes, at + 1);

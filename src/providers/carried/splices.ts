@@ -85,12 +85,23 @@ export class Splices {
     this.list.push({ start, end, text: parts.join(",") });
   }
 
-  /** The body with every change applied. */
+  /** The body with every change applied, in one buffer. */
   apply(): Buffer {
+    const body = this.applied();
+    return body instanceof SplicedBytes ? body.toBuffer() : body;
+  }
+
+  /**
+   * The body with every change applied, as it is sent upstream: a body of
+   * 128 KiB or more stays the pieces it is made of, the client's bytes
+   * between the changes never copied (SplicedBytes); a smaller one is one buffer.
+   */
+  applied(): Buffer | SplicedBytes {
     if (this.list.length === 0) return this.bytes;
-    const sorted = [...this.list].sort((a, b) => a.start - b.start || a.end - b.end);
+    const sorted = this.list.length === 1 ? this.list : [...this.list].sort((a, b) => a.start - b.start || a.end - b.end);
     const pieces: Buffer[] = [];
     let at = 0;
+    let length = 0;
     for (const splice of sorted) {
       if (splice.start < at) throw new Error("overlapping changes to a carried body");
       if (splice.start > at) pieces.push(this.bytes.subarray(at, splice.start));
@@ -98,6 +109,33 @@ export class Splices {
       at = splice.end;
     }
     if (at < this.bytes.length) pieces.push(this.bytes.subarray(at));
-    return Buffer.concat(pieces);
+    for (const piece of pieces) length += piece.length;
+    return length >= PIECES_FROM ? new SplicedBytes(pieces, length) : Buffer.concat(pieces, length);
+  }
+}
+
+/**
+ * From this size a changed body is sent as its pieces: a new buffer of
+ * 128 KiB or more is memory fresh from the system on every request (the
+ * allocator hands such blocks back when they are freed), and writing a
+ * 556 KB body into one cost 1.4–1.8 ms of page faults where the copy itself
+ * is 0.1 ms. Below it a buffer comes from memory the process reuses.
+ */
+const PIECES_FROM = 128 * 1024;
+
+/** A carried body as the pieces it is made of: the client's bytes (views, not copies) and the changed text between them (the contract's BodyPieces). */
+export class SplicedBytes {
+  constructor(
+    readonly pieces: readonly Buffer[],
+    readonly byteLength: number,
+  ) {}
+
+  /** The body in one buffer (a copy): for a reader that wants it whole. */
+  toBuffer(): Buffer {
+    return Buffer.concat(this.pieces, this.byteLength);
+  }
+
+  toString(): string {
+    return this.toBuffer().toString("utf8");
   }
 }

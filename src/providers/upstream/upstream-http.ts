@@ -1,10 +1,12 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
 import { StringDecoder } from "node:string_decoder";
+import { Readable } from "node:stream";
 import { Agent, type Dispatcher } from "undici";
 import { GatewayError } from "../../foundation/errors/gateway-error.js";
 import {
   DEFAULT_DEADLINES,
   UnreadableChunkError,
+  type BodyPieces,
   type CarriedAnswerHead,
   type HttpCodec,
   type JsonObject,
@@ -84,8 +86,7 @@ export class UpstreamHttp {
           origin,
           path,
           method: "POST",
-          headers: withTraceContext(wire.headers, cancellation),
-          body: wire.body,
+          ...sentBody(withTraceContext(wire.headers, cancellation), wire.body),
           headersTimeout: deadlines.firstByteMs + 1_000,
           bodyTimeout: deadlines.idleMs + 1_000,
         },
@@ -114,6 +115,18 @@ export class UpstreamHttp {
     }
     return target;
   }
+}
+
+/**
+ * The request's headers and body as undici takes them. A body in pieces (a
+ * large carried body, see BodyPieces) is written piece by piece under the
+ * Content-Length of them all, never copied into one buffer; a route whose
+ * headers name a Content-Length of their own gets it whole.
+ */
+function sentBody(headers: Record<string, string>, body: string | Buffer | BodyPieces): { headers: Record<string, string>; body: string | Buffer | Readable } {
+  if (typeof body === "string" || Buffer.isBuffer(body)) return { headers, body };
+  if (Object.keys(headers).some((name) => name.toLowerCase() === "content-length")) return { headers, body: Buffer.concat(body.pieces, body.byteLength) };
+  return { headers: { ...headers, "content-length": String(body.byteLength) }, body: Readable.from(body.pieces, { objectMode: false }) };
 }
 
 type Settle = (result: UpstreamResult) => void;
