@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import { agentCli, AGENT_CLI_NAMES, AGENT_CLIS, pinnedVersion, type AgentCliName } from "../support/agent-clients.js";
 import { ensureChromium } from "../support/browser.js";
+import { saveEnv } from "../support/saved-env.js";
 
 /**
  * What the suite gets for itself beyond `npm install`: the agent clients
@@ -34,6 +35,7 @@ test(
   async () => {
     const missing = "/nonexistent/carrierd-test/chromium";
     expect(existsSync(missing)).toBe(false);
+    const restoreEnv = saveEnv();
     process.env.CARRIERD_CHROMIUM = missing;
     try {
       // as root with apt-get, the setup runs apt-get install chromium (a no-op where it is installed), then looks again
@@ -45,7 +47,8 @@ test(
       expect(error?.message).toContain("set CARRIERD_CHROMIUM to a Chromium binary, or set CARRIERD_SKIP_BROWSER=1 to skip the browser tests");
       if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) expect(error?.message).toContain("even after apt-get installed Debian's chromium");
     } finally {
-      delete process.env.CARRIERD_CHROMIUM;
+      // a CARRIERD_CHROMIUM the run was started with stays for the files after this one in the worker
+      restoreEnv();
     }
   },
 );
