@@ -70,12 +70,16 @@ export async function startCarrierd(
   mkdirSync(home, { recursive: true });
   const routes = join(dir, "routes.yaml");
   writeFileSync(routes, routesOf(upstreamPort));
-  const handle = await startPinned(core, [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", process.env.BENCH_LOG_LEVEL ?? "warn"], {
-    CARRIERD_HOME: home,
-    CARRIERD_API_KEY: KEY,
-    BENCH_ANTHROPIC_KEY: "sk-ant-bench",
-    ...env,
-  });
+  const handle = await startPinned(
+    core,
+    [...nodeFlags, join(checkout, "bin/carrierd"), "gateway", "--port", "0", "--routes", routes, "--log-level", process.env.BENCH_LOG_LEVEL ?? "warn"],
+    {
+      CARRIERD_HOME: home,
+      CARRIERD_API_KEY: KEY,
+      BENCH_ANTHROPIC_KEY: "sk-ant-bench",
+      ...env,
+    },
+  );
   return { ...handle, routes, home };
 }
 
