@@ -34,14 +34,20 @@ export function chromiumPath(): string {
   return process.env.CARRIERD_CHROMIUM ?? DEFAULT_CHROMIUM;
 }
 
-let ensured: Promise<string> | undefined;
+/** Per path looked at: a worker runs file after file (vitest.config.ts), and a later file may look elsewhere. */
+const ensured = new Map<string, Promise<string>>();
 
 /** Chromium's path, installed with apt-get first when it is missing and this process may. */
 export function ensureChromium(): Promise<string> {
-  ensured ??= installIfMissing(chromiumPath());
-  // a failed install is tried again by the next caller
-  ensured.catch(() => (ensured = undefined));
-  return ensured;
+  const path = chromiumPath();
+  let found = ensured.get(path);
+  if (!found) {
+    found = installIfMissing(path);
+    ensured.set(path, found);
+    // a failed install is tried again by the next caller
+    found.catch(() => ensured.delete(path));
+  }
+  return found;
 }
 
 async function installIfMissing(path: string): Promise<string> {

@@ -241,7 +241,7 @@ class SealingKey {
  * one. A window that spans the payload and zlib's lookahead reaches every
  * match the default one does, so the bytes are the same as with the default
  * window (envelope-seal.test.ts checks it), and a 1 KB payload deflates in
- * about 3 µs less (docs/performance.md#deflate-window-fitted-to-the-payload).
+ * about 3 µs less (docs/performance.md#envelopes-encrypted_content).
  */
 export function deflated(payload: Buffer): Buffer {
   const windowBits = Math.min(MAX_WINDOW_BITS, Math.max(MIN_WINDOW_BITS, Math.ceil(Math.log2(payload.length + DEFLATE_LOOKAHEAD))));
