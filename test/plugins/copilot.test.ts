@@ -3,7 +3,6 @@ import { copilotCodec, mergeCopilotRecord } from "../../plugins/copilot/codec.js
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../support/openai-upstream.js";
 import { ask } from "../support/stateless-client.js";
-import { startCopilotEmulator } from "./emulators/copilot-emulator.js";
 import { decodeEvents, fold, upstreamCall, wireBody } from "./support/calls.js";
 
 describe("codec", () => {
@@ -89,19 +88,18 @@ describe("codec", () => {
 });
 
 describe("through the daemon", () => {
-  let copilot: Awaited<ReturnType<typeof startCopilotEmulator>>;
-  let other: OpenAIUpstream;
+  // the chat emulator's copilot flavour is GitHub Copilot's chat API (test/support/openai-upstream.ts)
+  let upstream: OpenAIUpstream;
   let gateway: TestGateway;
   const tool = { type: "function", function: { name: "weather", parameters: { type: "object", properties: { location: { type: "string" } } } } };
   beforeAll(async () => {
-    copilot = await startCopilotEmulator({ token: "ghu_token" });
-    other = await startOpenAIUpstream();
+    upstream = await startOpenAIUpstream({ apiKeys: { copilot: "ghu_token" } });
     gateway = await startTestGateway({
       env: { COPILOT_TOKEN: "ghu_token" },
       routes: `version: 1
 providers:
-  copilot: { plugin: copilot, base_url: ${copilot.url}, api_key_env: COPILOT_TOKEN, headers: { Copilot-Integration-Id: vscode-chat } }
-  local: { plugin: openai-compatible, base_url: ${other.baseUrl("local")} }
+  copilot: { plugin: copilot, base_url: ${upstream.baseUrl("copilot")}, api_key_env: COPILOT_TOKEN, headers: { Copilot-Integration-Id: vscode-chat } }
+  local: { plugin: openai-compatible, base_url: ${upstream.baseUrl("local")} }
 models:
   - { name: copilot-model, provider: copilot, model: gpt-5 }
   - { name: local-model, provider: local, model: local-model }
@@ -115,26 +113,28 @@ carriers:
   });
   afterAll(async () => {
     await gateway.stop();
-    await copilot.close();
-    await other.close();
+    await upstream.close();
   });
 
   test.each([false, true])("stream=%s: the concatenated opaque returns to Copilot from a stateless history", async (stream) => {
     const user = { role: "user", content: "Rome and Oslo?" };
     const first = await ask(gateway, { model: "copilot-model", stream, tools: [tool], messages: [user] });
     expect(first.status).toBe(200);
-    expect(first.reasoning).toBe("Plan it: call the tool twice.");
+    const issuedText = upstream.requestsFor("copilot").at(-1)!.reasoning;
+    expect(issuedText).toMatch(/^Step \d+: the copilot model thinks about "Rome and Oslo\?"\.$/);
+    expect(first.reasoning).toBe(issuedText);
     const calls = first.kept.tool_calls as { id: string }[];
     const history = [user, first.kept, ...calls.map((call) => ({ role: "tool", tool_call_id: call.id, content: "mild" }))];
     const second = await ask(gateway, { model: "copilot-model", stream, tools: [tool], messages: history });
     expect(second.status).toBe(200);
-    const sent = copilot.received.at(-1)!.body as { messages: Record<string, unknown>[] };
-    expect(sent.messages[1]!.reasoning_opaque).toBe(copilot.issued.get(calls[0]!.id));
-    expect(sent.messages[1]!.reasoning_text).toBe("Plan it: call the tool twice.");
-    expect(copilot.received.at(-1)!.headers["copilot-integration-id"]).toBe("vscode-chat");
+    const last = upstream.requestsFor("copilot").at(-1)!;
+    const sent = last.body as { messages: Record<string, unknown>[] };
+    expect(sent.messages[1]!.reasoning_opaque).toBe(upstream.issuedFor(calls[0]!.id)!.opaque);
+    expect(sent.messages[1]!.reasoning_text).toBe(issuedText);
+    expect(last.headers["copilot-integration-id"]).toBe("vscode-chat");
     // the same history sent to another plugin's route carries no Copilot state
     await ask(gateway, { model: "local-model", messages: history });
-    const raw = other.requestsFor("local").at(-1)!.raw;
+    const raw = upstream.requestsFor("local").at(-1)!.raw;
     expect(raw).not.toContain("reasoning_opaque");
     expect(raw).not.toContain("native_record");
   });

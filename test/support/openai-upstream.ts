@@ -4,7 +4,6 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from "nod
 import type { AddressInfo } from "node:net";
 import { parse } from "yaml";
 import { fixtureJson, fixtureLines, readFixture } from "./fixtures-dir.js";
-import { opaqueRefusal } from "../plugins/emulators/copilot-emulator.js";
 import type { Hold } from "./hold.js";
 
 /**
@@ -30,8 +29,14 @@ import type { Hold } from "./hold.js";
  *   bytes, and a turn it answered that comes back without exactly that array
  *   is OpenAI's 400 `invalid_encrypted_content` (the text as
  *   test/support/openai-responses-upstream.ts quotes it).
- * - copilot: a tool-call turn must come back with the `reasoning_opaque` issued
- *   for it, else Copilot's 400 (test/plugins/emulators/copilot-emulator.ts).
+ * - copilot (GitHub Copilot's chat API): `reasoning_text` plus a
+ *   `reasoning_opaque` which, streamed, is split in two fragments carried on
+ *   the tool-call chunks — only a client that concatenates them holds the real
+ *   value. A tool-call turn must come back with exactly the opaque issued for
+ *   it; `reasoning_text` without `reasoning_opaque`, or a key Copilot does not
+ *   know (top level or on an assistant turn), is a 400 in Copilot's phrasing.
+ *   `copilotbad` is the same with a number for the opaque, which breaks the
+ *   schema of the plugin that keeps it.
  * - local (Ollama / vLLM style): lenient, ignores what it does not know;
  *   `vllm` and `ollama` are the same server under their own names.
  * - compatible: as lenient, answering in `reasoning_content` (SGLang / llama.cpp
@@ -666,19 +671,7 @@ function validate(
       if (reason) return { status: 400, body: mustEcho(index), reason };
     }
   }
-  if (flavor === "copilot") {
-    // like Copilot and Gemini signatures: a tool-call turn must come back with the opaque state issued for it
-    for (const [index, message] of messages.entries()) {
-      const calls = message.tool_calls as { id: string }[] | undefined;
-      const expected = calls?.length ? issued.get(calls[0]!.id)?.opaque : undefined;
-      if (expected !== undefined && message.reasoning_opaque !== expected) {
-        return {
-          status: 400,
-          body: JSON.stringify(opaqueRefusal(index)),
-        };
-      }
-    }
-  }
+  if (flavor === "copilot" || flavor === "copilotbad") return copilotProblem(body, issued);
   if (flavor === "openrouter") return routerProblem(body, issued);
   if (flavor === "sealed") return sealedProblem(body, issued);
   if (flavor === "novita") {
@@ -784,9 +777,51 @@ function scriptReply(flavor: string, body: ChatBody, n: number, callId = (name: 
   };
 }
 
-/** A request without the flavour's API key: Google's 400 for Gemini, OpenAI's 401 (the key sent, masked as OpenAI masks it) for the others. */
+/** Copilot's 400 body. */
+function copilotRefusal(message: string): { error: { message: string; code: string } } {
+  return { error: { message, code: "invalid_request_body" } };
+}
+
+/** What Copilot answers to an assistant tool-call turn whose `reasoning_opaque` is not the one it issued. */
+const opaqueRefusal = (index: number) => copilotRefusal(`messages[${index}]: invalid reasoning_opaque`);
+
+/** The request keys Copilot's chat API accepts; any other is refused, not ignored. */
+const COPILOT_TOP_LEVEL = new Set([
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "tools",
+  "tool_choice",
+  "max_tokens",
+  "temperature",
+  "top_p",
+  "n",
+  "parallel_tool_calls",
+]);
+const COPILOT_ASSISTANT_KEYS = new Set(["role", "content", "tool_calls", "name", "reasoning_text", "reasoning_opaque"]);
+
+/** Copilot's checks, in its order: unknown keys, text without its opaque, then the opaque issued for each tool-call turn (as Gemini's signatures). */
+function copilotProblem(body: ChatBody, issued: Map<string, Issued>): Refusal | undefined {
+  const reject = (message: string): Refusal => ({ status: 400, body: JSON.stringify(copilotRefusal(message)), reason: message });
+  for (const key of Object.keys(body)) if (!COPILOT_TOP_LEVEL.has(key)) return reject(`CAPIError: 400 Unrecognized request argument supplied: ${key}`);
+  for (const [index, message] of body.messages.entries()) {
+    if (message.role !== "assistant") continue;
+    for (const key of Object.keys(message))
+      if (!COPILOT_ASSISTANT_KEYS.has(key)) return reject(`CAPIError: 400 Unrecognized request argument supplied: messages[${index}].${key}`);
+    if (message.reasoning_text !== undefined && message.reasoning_opaque === undefined)
+      return reject(`messages[${index}]: reasoning_text requires reasoning_opaque`);
+    const calls = (message.tool_calls as { id: string }[] | undefined) ?? [];
+    const expected = calls.map((call) => issued.get(call.id)?.opaque).find((value) => value !== undefined);
+    if (expected !== undefined && message.reasoning_opaque !== expected) return { status: 400, body: JSON.stringify(opaqueRefusal(index)) };
+  }
+  return undefined;
+}
+
+/** A request without the flavour's API key: Google's 400 for Gemini, Copilot's 401 for Copilot, OpenAI's 401 (the key sent, masked as OpenAI masks it) for the others. */
 function keyRefusal(flavor: string, sent: string | undefined): Refusal {
   if (flavor === "gemini") return geminiError("API key not valid. Please pass a valid API key.");
+  if (flavor === "copilot") return { status: 401, body: JSON.stringify({ error: { message: "unauthorized: token expired" } }) };
   const key = (sent ?? "").replace(/^Bearer /, "");
   const masked = key.length > 8 ? `${key.slice(0, 3)}${"*".repeat(key.length - 7)}${key.slice(-4)}` : key;
   return {
@@ -1261,18 +1296,19 @@ async function streamReply(
     await hold.passage();
   }
   if (reply.details && !reply.late) for (const details of detailFragments(reply.details)) out.push(chunk({ reasoning_details: details }));
-  if (typeof reply.opaque === "string") {
-    // Copilot may split one opaque across chunks: the plugin concatenates
-    const cut = Math.floor(reply.opaque.length / 2);
-    out.push(chunk({ reasoning_opaque: reply.opaque.slice(0, cut) }), chunk({ reasoning_opaque: reply.opaque.slice(cut) }));
-  } else if (reply.opaque !== undefined) out.push(chunk({ reasoning_opaque: reply.opaque }));
+  // Copilot splits one opaque in two, carried on the tool-call chunks when there are any: the plugin concatenates
+  const cut = typeof reply.opaque === "string" ? Math.floor(reply.opaque.length / 2) : 0;
+  const opaque = typeof reply.opaque === "string" ? [reply.opaque.slice(0, cut), reply.opaque.slice(cut)] : reply.opaque === undefined ? [] : [reply.opaque];
+  if (reply.toolCalls.length === 0) for (const fragment of opaque.splice(0)) out.push(chunk({ reasoning_opaque: fragment }));
+  const withOpaque = (delta: Record<string, unknown>) => (opaque.length > 0 ? { reasoning_opaque: opaque.shift(), ...delta } : delta);
   for (const piece of pieces(reply.content, reply.fragment, 1)) out.push(chunk({ content: piece }));
   reply.toolCalls.forEach((call, index) => {
     const extra = call.extra_content ? { extra_content: call.extra_content } : {};
-    out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" }, ...extra }] }));
+    out.push(chunk(withOpaque({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" }, ...extra }] })));
     for (const piece of pieces(call.arguments, reply.fragment && reply.fragment - 2, 1))
-      out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+      out.push(chunk(withOpaque({ tool_calls: [{ index, function: { arguments: piece } }] })));
   });
+  for (const fragment of opaque) out.push(chunk({ reasoning_opaque: fragment }));
   if (reply.late) {
     for (const piece of out.splice(0)) response.write(piece);
     await hold?.passage();
